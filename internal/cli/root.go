@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// Exit statuses.
+const (
+	ExitOK    = 0
+	ExitGate  = 1 // a gate (check, verdict) failed: a proven regression, a no-go
+	ExitInput = 2 // unusable input or usage
+)
+
+// version is set at build time with -ldflags "-X github.com/nsysphase/nsysphase/internal/cli.version=v1.2.3".
+var version = ""
+
+// Version returns the tool version: the linker-set one, else the module's build info.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// ExitError carries an exit status with its error.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageErr marks a usage mistake (exit 2).
+func usageErr(format string, args ...any) error {
+	return &ExitError{Code: ExitInput, Err: fmt.Errorf(format, args...)}
+}
+
+// Main runs nsysphase with args and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "nsysphase: internal error (a bug; please report it with the command and input): %v\n%s", r, debug.Stack())
+			code = ExitInput
+		}
+	}()
+	root := NewRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code = exitCode(err)
+	if code != ExitGate || !isSilent(err) {
+		fmt.Fprintf(stderr, "nsysphase: %s\n", oneLine(err.Error()))
+	}
+	return code
+}
+
+// silentErr is a gate failure whose explanation the command already printed.
+type silentErr struct{}
+
+func (silentErr) Error() string { return "gate failed" }
+
+func isSilent(err error) bool { var s silentErr; return errors.As(err, &s) }
+
+func exitCode(err error) int {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	var ie *nsys.InputError
+	if errors.As(err, &ie) {
+		return ExitInput
+	}
+	if errors.Is(err, context.Canceled) {
+		return ExitInput
+	}
+	// Anything else that reaches here is a problem with the input or its
+	// combination with the flags; a gate failure is always an ExitError.
+	return ExitInput
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// NewRootCmd builds the command tree.
+func NewRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "nsysphase",
+		Short: "Per-phase timing, host-sync inventories and honest arm comparisons from Nsight Systems exports",
+		Long: `nsysphase reads Nsight Systems SQLite exports (nsys export --type sqlite) and tells where each
+NVTX phase of a repeated step spends its time, which host syncs and allocations block a CUDA-graph
+capture, and whether arm A really beats arm B, with block-bootstrap confidence intervals.
+
+Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or usage.`,
+		Version:       Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &ExitError{Code: ExitInput, Err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+	})
+	root.AddCommand(NewCmdInfo(nil))
+	return root
+}

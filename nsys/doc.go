@@ -1,0 +1,25 @@
+// Package nsys is the first pipeline stage: it reads an Nsight Systems SQLite
+// export (`nsys export --type sqlite`).
+//
+// Input: the path of an export. Open proves the file is an Nsight Systems export
+// (META_DATA_EXPORT with EXPORT_SCHEMA_VERSION), probes once which tables and
+// columns exist, and opens the file strictly read-only: a `file:` URI with
+// mode=ro and immutable=1, so SQLite takes no locks, never checks or creates a
+// journal, and no -wal/-shm file ever appears beside the input.
+//
+// Output: typed rows streamed column-pruned through range-over-func iterators
+// (kernels, memcpy, memset, synchronization records, runtime/driver API calls,
+// NVTX events, CUDA graph trace records, OS runtime calls), plus the small
+// provenance tables (strings, threads, processes, GPUs, capture/export
+// metadata). The big activity tables are never held in memory: each scan runs
+// on its own connection so that independent tables can be read concurrently.
+//
+// An absent activity table means that activity did not happen or was not
+// traced (the exporter is lazy); scans of it yield nothing and Tables reports
+// it as absent. An absent required table or column is an *InputError naming
+// the file, what is missing and what to do.
+//
+// Identifiers: globalTid/globalPid pack <hw:8><vm:8><pid:24><tid:24>; use Pid,
+// Tid and ProcessKey. correlationId, deviceId, contextId and streamId are per
+// process: join on (ProcessKey, correlationId).
+package nsys

@@ -1,0 +1,184 @@
+package nsys
+
+import (
+	"sort"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+)
+
+// Strings is the export's StringIds table: names of kernels, API calls,
+// threads and registered NVTX strings, by id.
+type Strings struct {
+	dense []string         // ids 0..len-1 when the table is dense (the usual case)
+	has   []bool           // which dense ids exist
+	rest  map[int64]string // ids beyond the dense range
+}
+
+// Get returns the string with the given id and whether it exists.
+func (s *Strings) Get(id int64) (string, bool) {
+	if id >= 0 && id < int64(len(s.dense)) {
+		return s.dense[id], s.has[id]
+	}
+	v, ok := s.rest[id]
+	return v, ok
+}
+
+// Name returns the string with the given id, or "" when absent.
+func (s *Strings) Name(id int64) string { v, _ := s.Get(id); return v }
+
+// Len is the number of strings.
+func (s *Strings) Len() int {
+	n := len(s.rest)
+	for _, h := range s.has {
+		if h {
+			n++
+		}
+	}
+	return n
+}
+
+// Strings loads StringIds. It is required: every name in the export lives there.
+func (f *File) Strings() (*Strings, error) {
+	s := &Strings{rest: map[int64]string{}}
+	n, err := f.RowCount(TableStrings)
+	if err != nil {
+		return nil, err
+	}
+	if !f.HasTable(TableStrings) {
+		return nil, &InputError{Path: f.Path, Problem: "missing table StringIds", Hint: hintReexport}
+	}
+	limit := 2*n + 1024 // ids are dense in practice; stray large ids go to the map
+	err = f.scan(TableStrings, []column{req("id"), req("value")}, hintReexport, func(st *sqlite.Stmt) bool {
+		id := st.ColumnInt64(0)
+		v := st.ColumnText(1)
+		if id >= 0 && id < limit {
+			for int64(len(s.dense)) <= id {
+				s.dense = append(s.dense, "")
+				s.has = append(s.has, false)
+			}
+			s.dense[id], s.has[id] = v, true
+			return true
+		}
+		s.rest[id] = v
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Thread is one named thread (ThreadNames).
+type Thread struct {
+	GlobalTid int64  `json:"global_tid"`
+	Pid       int64  `json:"pid"`
+	Tid       int64  `json:"tid"`
+	Name      string `json:"name"`
+}
+
+// Threads returns the named threads, sorted by (pid, tid). Names resolve
+// through StringIds.
+func (f *File) Threads(strs *Strings) ([]Thread, error) {
+	var out []Thread
+	err := f.scan(TableThreads, []column{req("nameId"), req("globalTid")}, hintReexport, func(st *sqlite.Stmt) bool {
+		g := st.ColumnInt64(1)
+		out = append(out, Thread{GlobalTid: g, Pid: Pid(g), Tid: Tid(g), Name: strs.Name(st.ColumnInt64(0))})
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Pid != out[j].Pid {
+			return out[i].Pid < out[j].Pid
+		}
+		return out[i].Tid < out[j].Tid
+	})
+	return out, err
+}
+
+// Process is one row of PROCESSES. It lists every OS process the session saw,
+// not only profiled ones (an MPS control daemon shows up here).
+type Process struct {
+	GlobalPid int64  `json:"global_pid"`
+	Pid       int64  `json:"pid"`
+	Name      string `json:"name"`
+}
+
+// Processes returns PROCESSES sorted by pid.
+func (f *File) Processes() ([]Process, error) {
+	var out []Process
+	err := f.scan(TableProcesses, []column{req("globalPid"), reqN("pid"), reqN("name")}, hintReexport, func(st *sqlite.Stmt) bool {
+		g := st.ColumnInt64(0)
+		p := Process{GlobalPid: g, Pid: nullInt(st, 1, Pid(g)), Name: st.ColumnText(2)}
+		out = append(out, p)
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
+	return out, err
+}
+
+// GPU is one row of TARGET_INFO_GPU.
+type GPU struct {
+	ID           int64  `json:"id"`
+	Name         string `json:"name"`
+	UUID         string `json:"uuid"`
+	BusLocation  string `json:"bus_location"`
+	ChipName     string `json:"chip_name"`
+	SMCount      int64  `json:"sm_count"`
+	TotalMemory  int64  `json:"total_memory_bytes"`
+	ClockRateHz  int64  `json:"clock_rate_hz"`
+	ComputeMajor int64  `json:"compute_major"`
+	ComputeMinor int64  `json:"compute_minor"`
+}
+
+// GPUs returns TARGET_INFO_GPU sorted by device id.
+func (f *File) GPUs() ([]GPU, error) {
+	var out []GPU
+	cols := []column{req("id"), opt("name"), opt("uuid"), opt("busLocation"), opt("chipName"), opt("smCount"), opt("totalMemory"), opt("clockRate"), opt("computeMajor"), opt("computeMinor")}
+	err := f.scan(TableGPUs, cols, hintReexport, func(st *sqlite.Stmt) bool {
+		out = append(out, GPU{
+			ID: st.ColumnInt64(0), Name: st.ColumnText(1), UUID: st.ColumnText(2), BusLocation: st.ColumnText(3),
+			ChipName: st.ColumnText(4), SMCount: st.ColumnInt64(5), TotalMemory: st.ColumnInt64(6),
+			ClockRateHz: st.ColumnInt64(7), ComputeMajor: st.ColumnInt64(8), ComputeMinor: st.ColumnInt64(9),
+		})
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, err
+}
+
+// keyValues reads a two-column name/value metadata table in table order.
+func (f *File) keyValues(t, nameCol, valueCol string) ([]KeyValue, error) {
+	var out []KeyValue
+	err := f.scan(t, []column{req(nameCol), reqN(valueCol)}, hintReexport, func(st *sqlite.Stmt) bool {
+		out = append(out, KeyValue{Name: st.ColumnText(0), Value: st.ColumnText(1)})
+		return true
+	})
+	return out, err
+}
+
+// SystemEnv returns TARGET_INFO_SYSTEM_ENV (driver version, OS, CPU, host).
+func (f *File) SystemEnv() ([]KeyValue, error) { return f.keyValues(TableSystemEnv, "name", "value") }
+
+// Capture returns META_DATA_CAPTURE (how the report was recorded).
+func (f *File) Capture() ([]KeyValue, error) { return f.keyValues(TableCapture, "name", "value") }
+
+// Lookup returns the first value named name.
+func Lookup(kvs []KeyValue, name string) (string, bool) {
+	for _, kv := range kvs {
+		if kv.Name == name {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+// GraphTraceMode returns how CUDA graphs were traced ("Node", "Graph" or ""
+// when the capture metadata does not say), from META_DATA_CAPTURE.
+func GraphTraceMode(capture []KeyValue) string {
+	for _, kv := range capture {
+		if strings.HasSuffix(kv.Name, ":CUDA_GRAPH_TRACE_OPTIONS:MODE") {
+			return kv.Value
+		}
+	}
+	return ""
+}

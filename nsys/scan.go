@@ -1,0 +1,414 @@
+package nsys
+
+import (
+	"fmt"
+	"iter"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+)
+
+// Table names of the export that the reader knows.
+const (
+	TableKernel     = "CUPTI_ACTIVITY_KIND_KERNEL"
+	TableMemcpy     = "CUPTI_ACTIVITY_KIND_MEMCPY"
+	TableMemset     = "CUPTI_ACTIVITY_KIND_MEMSET"
+	TableSync       = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+	TableRuntime    = "CUPTI_ACTIVITY_KIND_RUNTIME"
+	TableGraphTrace = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+	TableNVTX       = "NVTX_EVENTS"
+	TableOSRT       = "OSRT_API"
+	TableStrings    = "StringIds"
+	TableThreads    = "ThreadNames"
+	TableProcesses  = "PROCESSES"
+	TableGPUs       = "TARGET_INFO_GPU"
+	TableSystemEnv  = "TARGET_INFO_SYSTEM_ENV"
+	TableCapture    = "META_DATA_CAPTURE"
+	TableCUDADevice = "TARGET_INFO_CUDA_DEVICE"
+)
+
+// ActivityTables are the tables whose absence means "none of that activity"
+// rather than an error (the exporter writes no empty tables).
+var ActivityTables = []string{TableKernel, TableMemcpy, TableMemset, TableSync, TableRuntime, TableGraphTrace, TableNVTX, TableOSRT}
+
+// column describes one selected column: when absent from the export an
+// optional column reads as NULL, a required one makes the scan fail with a
+// message that names it. notNull columns make a row unusable when NULL: such
+// rows are skipped and counted.
+type column struct {
+	name     string
+	required bool
+	notNull  bool
+}
+
+func req(name string) column  { return column{name: name, required: true, notNull: true} }
+func reqN(name string) column { return column{name: name, required: true} } // required, may be NULL
+func opt(name string) column  { return column{name: name} }
+
+// selectSQL builds the column-pruned SELECT for table t.
+func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if f.HasColumn(t, c.name) {
+			b.WriteString(quoteIdent(c.name))
+			continue
+		}
+		if c.required {
+			return "", &InputError{Path: f.Path, Problem: fmt.Sprintf("table %s lacks column %s (export schema %s)", t, c.name, f.Export.SchemaVersion), Hint: hint}
+		}
+		b.WriteString("NULL")
+	}
+	b.WriteString(" FROM ")
+	b.WriteString(quoteIdent(t))
+	return b.String(), nil
+}
+
+// scan streams table t through fn on a connection of its own. An absent table
+// yields no rows. Rows with NULL in a notNull column are skipped and counted.
+func (f *File) scan(t string, cols []column, hint string, fn func(*sqlite.Stmt) bool) error {
+	if !f.HasTable(t) {
+		return nil
+	}
+	q, err := f.selectSQL(t, cols, hint)
+	if err != nil {
+		return err
+	}
+	c, err := f.conn()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	st, _, err := c.PrepareTransient(q)
+	if err != nil {
+		return f.readError("cannot read "+t, err)
+	}
+	defer st.Finalize()
+	var notNull []int
+	for i, col := range cols {
+		if col.notNull {
+			notNull = append(notNull, i)
+		}
+	}
+	var skipped int64
+	defer func() { f.addSkipped(t, skipped) }()
+rows:
+	for {
+		ok, err := st.Step()
+		if err != nil {
+			return f.readError("cannot read "+t, err)
+		}
+		if !ok {
+			return nil
+		}
+		for _, i := range notNull {
+			if st.ColumnType(i) == sqlite.TypeNull {
+				skipped++
+				continue rows
+			}
+		}
+		if !fn(st) {
+			return nil
+		}
+	}
+}
+
+// seq adapts a scan to a range-over-func iterator that yields rows, then at
+// most one error.
+func seq[T any](f *File, t string, cols []column, hint string, decode func(*sqlite.Stmt) T) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		stopped := false
+		err := f.scan(t, cols, hint, func(st *sqlite.Stmt) bool {
+			if !yield(decode(st), nil) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		if err != nil && !stopped {
+			var zero T
+			yield(zero, err)
+		}
+	}
+}
+
+// nullInt reads an integer column, returning def when it is NULL.
+func nullInt(st *sqlite.Stmt, i int, def int64) int64 {
+	if st.ColumnType(i) == sqlite.TypeNull {
+		return def
+	}
+	return st.ColumnInt64(i)
+}
+
+const hintCUDA = "record with `nsys profile -t cuda,nvtx` and export again"
+
+// Kernel is one row of CUPTI_ACTIVITY_KIND_KERNEL.
+type Kernel struct {
+	Start, End    int64 // ns
+	GlobalPid     int64
+	DeviceID      int64
+	ContextID     int64
+	StreamID      int64
+	CorrelationID int64 // 0 = none
+	DemangledName int64 // StringIds id
+	ShortName     int64 // StringIds id
+	GraphNodeID   int64 // 0 = not a graph node (or not traced per node)
+}
+
+var kernelCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), opt("contextId"), req("streamId"), reqN("correlationId"), req("demangledName"), opt("shortName"), opt("graphNodeId")}
+
+// Kernels streams the kernel table.
+func (f *File) Kernels() iter.Seq2[Kernel, error] {
+	return seq(f, TableKernel, kernelCols, hintCUDA, func(st *sqlite.Stmt) Kernel {
+		return Kernel{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
+			DeviceID: st.ColumnInt64(3), ContextID: nullInt(st, 4, 0), StreamID: st.ColumnInt64(5),
+			CorrelationID: nullInt(st, 6, 0), DemangledName: st.ColumnInt64(7), ShortName: nullInt(st, 8, -1),
+			GraphNodeID: nullInt(st, 9, 0),
+		}
+	})
+}
+
+// Memcpy copy kinds (ENUM_CUDA_MEMCPY_OPER) and memory kinds (ENUM_CUDA_MEM_KIND).
+const (
+	CopyHtoD = 1
+	CopyDtoH = 2
+	CopyHtoA = 3
+	CopyAtoH = 4
+	CopyAtoA = 5
+	CopyAtoD = 6
+	CopyDtoA = 7
+	CopyDtoD = 8
+	CopyHtoH = 9
+	CopyPtoP = 10
+
+	MemPageable = 0
+	MemPinned   = 1
+	MemDevice   = 2
+	MemArray    = 3
+	MemManaged  = 4
+)
+
+// Memcpy is one row of CUPTI_ACTIVITY_KIND_MEMCPY.
+type Memcpy struct {
+	Start, End       int64
+	GlobalPid        int64
+	DeviceID         int64
+	StreamID         int64
+	CorrelationID    int64
+	Bytes            int64
+	CopyKind         int64
+	SrcKind, DstKind int64 // -1 = unknown
+	GraphNodeID      int64
+}
+
+var memcpyCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), req("bytes"), req("copyKind"), opt("srcKind"), opt("dstKind"), opt("graphNodeId")}
+
+// Memcpys streams the memcpy table.
+func (f *File) Memcpys() iter.Seq2[Memcpy, error] {
+	return seq(f, TableMemcpy, memcpyCols, hintCUDA, func(st *sqlite.Stmt) Memcpy {
+		return Memcpy{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
+			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
+			Bytes: st.ColumnInt64(6), CopyKind: st.ColumnInt64(7), SrcKind: nullInt(st, 8, -1), DstKind: nullInt(st, 9, -1),
+			GraphNodeID: nullInt(st, 10, 0),
+		}
+	})
+}
+
+// Memset is one row of CUPTI_ACTIVITY_KIND_MEMSET.
+type Memset struct {
+	Start, End    int64
+	GlobalPid     int64
+	DeviceID      int64
+	StreamID      int64
+	CorrelationID int64
+	Bytes         int64
+	MemKind       int64 // -1 = unknown
+	GraphNodeID   int64
+}
+
+var memsetCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), req("bytes"), opt("memKind"), opt("graphNodeId")}
+
+// Memsets streams the memset table.
+func (f *File) Memsets() iter.Seq2[Memset, error] {
+	return seq(f, TableMemset, memsetCols, hintCUDA, func(st *sqlite.Stmt) Memset {
+		return Memset{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
+			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
+			Bytes: st.ColumnInt64(6), MemKind: nullInt(st, 7, -1), GraphNodeID: nullInt(st, 8, 0),
+		}
+	})
+}
+
+// Sync is one row of CUPTI_ACTIVITY_KIND_SYNCHRONIZATION. Classify syncs by the
+// API call that correlationId names, not by SyncType: every
+// cudaStreamSynchronize in 2025.3 exports carries syncType 2 ("stream wait").
+type Sync struct {
+	Start, End    int64
+	GlobalPid     int64
+	DeviceID      int64
+	StreamID      int64
+	CorrelationID int64
+	SyncType      int64
+	EventID       int64
+}
+
+var syncCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), req("syncType"), opt("eventId")}
+
+// Syncs streams the synchronization table.
+func (f *File) Syncs() iter.Seq2[Sync, error] {
+	return seq(f, TableSync, syncCols, hintCUDA, func(st *sqlite.Stmt) Sync {
+		return Sync{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
+			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
+			SyncType: st.ColumnInt64(6), EventID: nullInt(st, 7, -1),
+		}
+	})
+}
+
+// Event classes of CUPTI_ACTIVITY_KIND_RUNTIME rows (ENUM_NSYS_EVENT_CLASS).
+const (
+	ClassRuntime = 0 // cuda* runtime API
+	ClassDriver  = 1 // cu* driver API; may nest inside a runtime call
+)
+
+// APICall is one row of CUPTI_ACTIVITY_KIND_RUNTIME: a CUDA runtime or driver call.
+type APICall struct {
+	Start, End    int64
+	GlobalTid     int64
+	CorrelationID int64
+	NameID        int64 // StringIds id
+	EventClass    int64
+	ReturnValue   int64
+	CallchainID   int64 // 0 = no backtrace
+}
+
+var apiCols = []column{req("start"), req("end"), req("globalTid"), reqN("correlationId"), req("nameId"), opt("eventClass"), opt("returnValue"), opt("callchainId")}
+
+// APICalls streams runtime and driver API calls.
+func (f *File) APICalls() iter.Seq2[APICall, error] {
+	return seq(f, TableRuntime, apiCols, hintCUDA, func(st *sqlite.Stmt) APICall {
+		return APICall{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
+			CorrelationID: nullInt(st, 3, 0), NameID: st.ColumnInt64(4), EventClass: nullInt(st, 5, ClassRuntime),
+			ReturnValue: nullInt(st, 6, 0), CallchainID: nullInt(st, 7, 0),
+		}
+	})
+}
+
+// GraphTrace is one row of CUPTI_ACTIVITY_KIND_GRAPH_TRACE: a whole CUDA graph
+// launch, recorded with --cuda-graph-trace=graph (no per-kernel rows then).
+type GraphTrace struct {
+	Start, End    int64
+	GlobalPid     int64
+	DeviceID      int64
+	StreamID      int64
+	CorrelationID int64
+	GraphID       int64
+	GraphExecID   int64
+}
+
+var graphTraceCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), opt("graphId"), opt("graphExecId")}
+
+// GraphTraces streams whole-graph launch records.
+func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] {
+	return seq(f, TableGraphTrace, graphTraceCols, hintCUDA, func(st *sqlite.Stmt) GraphTrace {
+		return GraphTrace{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
+			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
+			GraphID: nullInt(st, 6, 0), GraphExecID: nullInt(st, 7, 0),
+		}
+	})
+}
+
+// NVTX event types (ENUM_NSYS_EVENT_TYPE).
+const (
+	NVTXCategory     = 33
+	NVTXMark         = 34
+	NVTXPushPop      = 59
+	NVTXStartEnd     = 60
+	NVTXTPushPop     = 70 // NVTXT variants that are ranges
+	NVTXTStartEnd    = 71
+	NVTXDomainCreate = 75
+	NVTXDomainDelete = 76
+)
+
+// IsRange reports whether an NVTX event type is a range (push/pop or start/end).
+func IsRange(eventType int64) bool {
+	switch eventType {
+	case NVTXPushPop, NVTXStartEnd, NVTXTPushPop, NVTXTStartEnd:
+		return true
+	}
+	return false
+}
+
+// NVTXEvent is one row of NVTX_EVENTS.
+type NVTXEvent struct {
+	Start        int64
+	End          int64 // valid when HasEnd
+	HasEnd       bool  // false: the range was never closed (or a mark)
+	EventType    int64
+	RangeID      int64
+	Category     int64
+	Color        int64
+	Text         string // the non-registered string; see TextID
+	TextID       int64  // StringIds id of a registered string; valid when HasTextID
+	HasTextID    bool
+	GlobalTid    int64
+	EndGlobalTid int64 // valid when HasEndTid: a start/end range ended on another thread
+	HasEndTid    bool
+	DomainID     int64
+}
+
+var nvtxCols = []column{req("start"), reqN("end"), req("eventType"), opt("rangeId"), opt("category"), opt("color"), reqN("text"), reqN("globalTid"), opt("endGlobalTid"), opt("textId"), opt("domainId")}
+
+const hintNVTX = "annotate the program with NVTX ranges and record with `nsys profile -t cuda,nvtx`"
+
+// NVTXEvents streams NVTX events of every type.
+func (f *File) NVTXEvents() iter.Seq2[NVTXEvent, error] {
+	return seq(f, TableNVTX, nvtxCols, hintNVTX, func(st *sqlite.Stmt) NVTXEvent {
+		e := NVTXEvent{
+			Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), RangeID: nullInt(st, 3, 0),
+			Category: nullInt(st, 4, 0), Color: nullInt(st, 5, 0), GlobalTid: nullInt(st, 7, 0),
+			DomainID: nullInt(st, 10, 0),
+		}
+		if st.ColumnType(1) != sqlite.TypeNull {
+			e.End, e.HasEnd = st.ColumnInt64(1), true
+		}
+		if st.ColumnType(6) != sqlite.TypeNull {
+			e.Text = st.ColumnText(6)
+		}
+		if st.ColumnType(8) != sqlite.TypeNull {
+			e.EndGlobalTid, e.HasEndTid = st.ColumnInt64(8), true
+		}
+		if st.ColumnType(9) != sqlite.TypeNull {
+			e.TextID, e.HasTextID = st.ColumnInt64(9), true
+		}
+		return e
+	})
+}
+
+// OSRuntimeCall is one row of OSRT_API (present when recorded with -t osrt).
+type OSRuntimeCall struct {
+	Start, End   int64
+	GlobalTid    int64
+	NameID       int64
+	ReturnValue  int64
+	NestingLevel int64
+}
+
+var osrtCols = []column{req("start"), req("end"), req("globalTid"), req("nameId"), opt("returnValue"), opt("nestingLevel")}
+
+// OSRuntimeCalls streams OS runtime library calls.
+func (f *File) OSRuntimeCalls() iter.Seq2[OSRuntimeCall, error] {
+	return seq(f, TableOSRT, osrtCols, "record with `nsys profile -t osrt`", func(st *sqlite.Stmt) OSRuntimeCall {
+		return OSRuntimeCall{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
+			NameID: st.ColumnInt64(3), ReturnValue: nullInt(st, 4, 0), NestingLevel: nullInt(st, 5, 0),
+		}
+	})
+}
