@@ -182,3 +182,20 @@ func GraphTraceMode(capture []KeyValue) string {
 	}
 	return ""
 }
+
+// CUDADevice maps a process's CUDA device id to the GPU (TARGET_INFO_CUDA_DEVICE).
+type CUDADevice struct {
+	GPUID  int64 `json:"gpu_id"`
+	CUDAID int64 `json:"cuda_id"`
+	Pid    int64 `json:"pid"`
+}
+
+// CUDADevices returns TARGET_INFO_CUDA_DEVICE (empty when absent).
+func (f *File) CUDADevices() ([]CUDADevice, error) {
+	var out []CUDADevice
+	err := f.scan(TableCUDADevice, []column{req("gpuId"), req("cudaId"), req("pid")}, hintReexport, func(st *sqlite.Stmt) bool {
+		out = append(out, CUDADevice{GPUID: st.ColumnInt64(0), CUDAID: st.ColumnInt64(1), Pid: st.ColumnInt64(2)})
+		return true
+	})
+	return out, err
+}

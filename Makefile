@@ -1,0 +1,38 @@
+# nsysphase — build, test, benchmark, lint.
+GO       ?= go
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS  := -s -w -X github.com/nsysphase/nsysphase/internal/cli.version=$(VERSION)
+
+.PHONY: build static test test-short bench lint fuzz interop clean
+
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/nsysphase ./cmd/nsysphase
+
+# A static Linux binary to carry to the GPU host.
+static:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/nsysphase-linux-amd64 ./cmd/nsysphase
+
+# The README's test command: every test, including the DuckDB interop test
+# when interop/node_modules exists (make interop installs it).
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+test-short:
+	$(GO) test -short ./...
+
+interop:
+	cd interop && npm ci --no-audit --no-fund
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	./scripts/bench.sh
+
+lint:
+	$(GO) tool -modfile=tools.mod golangci-lint run ./...
+
+fuzz:
+	./scripts/fuzz.sh
+
+clean:
+	rm -rf bin

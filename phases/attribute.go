@@ -1,0 +1,209 @@
+package phases
+
+import (
+	"sort"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// attributor measures instances; it keeps scratch buffers between calls.
+type attributor struct {
+	tr     *trace
+	ivs    map[int32][]interval // per GPU: the instance's op intervals
+	others map[[2]int32][]interval
+}
+
+func newAttributor(tr *trace) *attributor {
+	return &attributor{tr: tr, ivs: map[int32][]interval{}, others: map[[2]int32][]interval{}}
+}
+
+// measure fills x.M for the range [x.Start, x.End] on thread gtid.
+//
+// Host side: every top-level API call of the thread is clipped to the range
+// and its time goes to exactly one category, so the six parts sum to wall.
+// GPU side: ops are attributed through the (pid, correlationId) of calls (any
+// nesting level, as driver launches count) that start inside [start, end).
+func (a *attributor) measure(x *Instance, gtid int64) {
+	tr := a.tr
+	s, e := x.Start, x.End
+	m := &x.M
+	m[Wall] = e - s
+	pid := int32(nsys.Pid(gtid))
+	for g := range a.ivs {
+		a.ivs[g] = a.ivs[g][:0]
+	}
+	var (
+		apiTime  [5]int64
+		projLo   int64 = 1<<63 - 1
+		projHi   int64 = -1 << 63
+		queueOps int64
+	)
+	if tc := tr.threads[gtid]; tc != nil {
+		calls := tc.calls
+		i0 := sort.Search(len(calls), func(i int) bool { return calls[i].start >= s })
+		// The last top-level call before the range may run into it.
+		for j := i0 - 1; j >= 0; j-- {
+			if calls[j].topLevel {
+				if calls[j].end > s {
+					c := calls[j]
+					cat, _ := a.category(c, pid)
+					apiTime[cat] += min(c.end, e) - s
+				}
+				break
+			}
+		}
+		for i := i0; i < len(calls) && calls[i].start < e; i++ {
+			c := calls[i]
+			cls := tr.classes[c.class]
+			ops := tr.index.lookup(tr.ops, pid, c.corr)
+			if c.topLevel {
+				cat, sync := a.category(c, pid)
+				apiTime[cat] += min(c.end, e) - c.start
+				m[APICalls]++
+				if sync != SyncNone {
+					m[HostSyncs]++
+				}
+				if cls.isAlloc || cls.isFree {
+					m[AllocCalls]++
+				}
+				if cls.isGraph {
+					m[GraphLaunches]++
+				}
+			}
+			if len(ops) == 0 {
+				continue
+			}
+			m[GPUOps]++
+			if cls.isLaunch {
+				m[Launches]++
+			}
+			for k, o := range ops {
+				d := o.end - o.start
+				switch o.kind {
+				case opKernel:
+					m[KernelCount]++
+					m[KernelSum] += d
+				case opGraph:
+					m[GraphTraceNs] += d
+				case opMemset:
+					m[MemsetCount]++
+					m[MemsetBytes] += o.bytes
+					m[MemsetNs] += d
+				case opMemcpy:
+					addCopy(m, o, d)
+				}
+				// Graph nodes share the launch's correlation id: only the
+				// first node's delay is launch-to-start.
+				if k == 0 || !o.graphNode {
+					q := max(0, o.start-c.end)
+					m[QueueSum] += q
+					m[QueueMax] = max(m[QueueMax], q)
+					queueOps++
+				}
+				projLo, projHi = min(projLo, o.start), max(projHi, o.end)
+				if o.end > o.start {
+					a.ivs[o.gpu] = append(a.ivs[o.gpu], interval{o.start, o.end})
+				}
+			}
+		}
+	}
+	m[Launch] = apiTime[CatLaunch]
+	m[SyncAPI] = apiTime[CatSync]
+	m[MemcpyAPI] = apiTime[CatMemcpyAPI]
+	m[Alloc] = apiTime[CatAlloc]
+	m[OtherAPI] = apiTime[CatOther]
+	m[CPUOther] = m[Wall] - m[Launch] - m[SyncAPI] - m[MemcpyAPI] - m[Alloc] - m[OtherAPI]
+	if m[GPUOps] > 0 {
+		m[Proj] = projHi - projLo
+	}
+	if queueOps > 0 {
+		x.QueueMeanNs, x.HasQueue = float64(m[QueueSum])/float64(queueOps), true
+	}
+	for g, iv := range a.ivs {
+		if len(iv) == 0 {
+			continue
+		}
+		merged := mergeIntervals(iv)
+		a.ivs[g] = merged
+		m[GPUBusy] += totalLength(merged)
+		if len(tr.busy[g]) > 1 {
+			m[OverlapOtherProcess] += intersectLength(merged, a.othersOf(g, pid))
+		}
+	}
+	a.otherThreads(x, gtid, pid)
+}
+
+// category returns the class of a top-level call's time and how it blocks.
+// A cudaMemcpyAsync touching pageable host memory is staged through a bounce
+// buffer and blocks the host: it counts as sync.
+func (a *attributor) category(c apiCall, pid int32) (APICategory, SyncKind) {
+	cls := a.tr.classes[c.class]
+	if cls.sync != SyncNone {
+		return cls.cat, cls.sync
+	}
+	if cls.isCopy {
+		for _, o := range a.tr.index.lookup(a.tr.ops, pid, c.corr) {
+			if o.kind == opMemcpy && o.pageable {
+				return CatSync, SyncPageable
+			}
+		}
+	}
+	return cls.cat, SyncNone
+}
+
+func addCopy(m *[NumMetrics]int64, o gpuOp, d int64) {
+	switch o.copyKind {
+	case nsys.CopyHtoD:
+		m[H2DCount]++
+		m[H2DBytes] += o.bytes
+		m[H2DNs] += d
+	case nsys.CopyDtoH:
+		m[D2HCount]++
+		m[D2HBytes] += o.bytes
+		m[D2HNs] += d
+	case nsys.CopyDtoD:
+		m[D2DCount]++
+		m[D2DBytes] += o.bytes
+		m[D2DNs] += d
+	case nsys.CopyPtoP:
+		m[P2PCount]++
+		m[P2PBytes] += o.bytes
+		m[P2PNs] += d
+	}
+	if o.copyKind == nsys.CopyHtoD || o.copyKind == nsys.CopyDtoH {
+		if o.pageable {
+			m[PageableCopies]++
+		} else {
+			m[PinnedCopies]++
+		}
+	}
+}
+
+func (a *attributor) othersOf(gpu, pid int32) []interval {
+	k := [2]int32{gpu, pid}
+	iv, ok := a.others[k]
+	if !ok {
+		iv = a.tr.othersBusy(gpu, pid)
+		a.others[k] = iv
+	}
+	return iv
+}
+
+// otherThreads adds GPU work launched during the range by other threads of
+// the same process (PyTorch runs backward on its autograd thread). It is
+// reported beside the range's own work, never mixed in.
+func (a *attributor) otherThreads(x *Instance, gtid int64, pid int32) {
+	pc := a.tr.procCalls[pid]
+	i := sort.Search(len(pc), func(i int) bool { return pc[i].start >= x.Start })
+	for ; i < len(pc) && pc[i].start < x.End; i++ {
+		if pc[i].globalTid == gtid {
+			continue
+		}
+		x.M[OtherThreadOps]++
+		for _, o := range a.tr.index.lookup(a.tr.ops, pid, pc[i].corr) {
+			if o.kind == opKernel || o.kind == opGraph {
+				x.M[OtherThreadKernelNs] += o.end - o.start
+			}
+		}
+	}
+}

@@ -1,0 +1,25 @@
+// Package phases is the second pipeline stage: segmentation and attribution.
+//
+// Input: an opened export (package nsys) and Options (step name, depth, arm
+// pattern, warm-up, rules file, file-level arm). Segment builds per-thread
+// NVTX range trees (push/pop and start/end, domains, registered strings),
+// finds arm blocks (ranges named like "arm=<name> block=<i>"), the step (the
+// range name that repeats most among the children of arm blocks, or at top
+// level), and the phases (the step's children, down to Depth), then measures
+// every step and phase instance.
+//
+// Output: a Result with one Instance per step and phase instance, each with
+// the int64 metrics of DESIGN.md: wall time split into six exclusive parts
+// (cpu_other, launch, sync, memcpy_api, alloc, other_api) that sum to wall
+// exactly; GPU work joined on (pid, correlationId) — kernel sum, busy union,
+// projected span, copies by direction, memsets, queueing delay, overlap with
+// other processes on the same GPU, and work that other threads of the process
+// launched during the range. Warnings and exclusions travel with the result.
+//
+// VendorProjection reproduces `nsys stats -r nvtx_gpu_proj_sum` exactly, blind
+// spots included, for reconciling with existing workflows.
+//
+// The big tables are streamed once, concurrently, and reduced to compact
+// in-memory indexes (the export has no indexes of its own); phases imports
+// only nsys.
+package phases

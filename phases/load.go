@@ -1,0 +1,390 @@
+package phases
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// opKind is the kind of a GPU operation.
+type opKind uint8
+
+const (
+	opKernel opKind = iota
+	opMemcpy
+	opMemset
+	opGraph // a whole-graph record of CUPTI_ACTIVITY_KIND_GRAPH_TRACE (graph trace mode)
+)
+
+// gpuOp is one GPU operation, compact: the big tables are reduced to this as
+// they stream, and nothing else of their rows is kept.
+type gpuOp struct {
+	start, end int64
+	bytes      int64
+	pid        int32 // OS process id (correlation ids are per process)
+	corr       int32 // correlation id (per process)
+	gpu        int32 // physical GPU (TARGET_INFO_CUDA_DEVICE), else the process's deviceId
+	kind       opKind
+	copyKind   uint8 // nsys.Copy* for memcpy
+	pageable   bool  // memcpy from or to pageable host memory
+	graphNode  bool  // a kernel/memcpy of a graph launch traced per node
+}
+
+// apiCall is one runtime or driver API call, compact.
+type apiCall struct {
+	start, end int64
+	corr       int32
+	name       int32 // StringIds id
+	class      uint16
+	topLevel   bool // not nested inside another call on the thread (driver calls nest in runtime calls)
+}
+
+// threadCalls are the API calls of one thread in start order.
+type threadCalls struct {
+	globalTid int64
+	calls     []apiCall
+}
+
+// corrIndex finds the GPU ops of (pid, correlationId) in ops, which is sorted
+// by (pid, corr, start): a dense offset table per process (CSR), since
+// correlation ids are small consecutive integers.
+type corrIndex struct {
+	byPid map[int32][]int32 // pid → first[corr], first[corr+1] bounds into ops
+}
+
+func (ix *corrIndex) lookup(ops []gpuOp, pid, corr int32) []gpuOp {
+	first := ix.byPid[pid]
+	if corr < 0 || int(corr)+1 >= len(first) {
+		return nil
+	}
+	return ops[first[corr]:first[corr+1]]
+}
+
+// trace is everything analysis needs from one export, reduced.
+type trace struct {
+	file      *nsys.File
+	strs      *nsys.Strings
+	nvtx      []nsys.NVTXEvent
+	threads   map[int64]*threadCalls // globalTid → calls
+	procCalls map[int32][]procCall   // pid → op-bearing calls of all its threads, by start
+	ops       []gpuOp
+	index     corrIndex
+	classes   []apiClass       // by class index
+	names     []string         // API name by class index
+	threadNm  map[int64]string // globalTid → thread name
+	graphMode string
+	warnings  []string
+	busy      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
+}
+
+// procCall is an API call that caused GPU work, for cross-thread attribution.
+type procCall struct {
+	start     int64
+	globalTid int64
+	corr      int32
+}
+
+// load streams the export's tables concurrently (one connection each) and
+// reduces them to a trace.
+func load(f *nsys.File) (*trace, error) {
+	tr := &trace{file: f, threads: map[int64]*threadCalls{}}
+	var (
+		g                              errgroup.Group
+		kernels, memcpys, memsets, grs []gpuOp
+		gpuOf                          map[[2]int64]int32
+		badCorr                        int
+	)
+	g.Go(func() error {
+		var err error
+		tr.strs, err = f.Strings()
+		return err
+	})
+	g.Go(func() error {
+		for e, err := range f.NVTXEvents() {
+			if err != nil {
+				return err
+			}
+			tr.nvtx = append(tr.nvtx, e)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		var last *threadCalls
+		for c, err := range f.APICalls() {
+			if err != nil {
+				return err
+			}
+			if c.CorrelationID > 1<<31-1 || c.NameID > 1<<31-1 {
+				badCorr++
+				continue
+			}
+			if last == nil || last.globalTid != c.GlobalTid {
+				last = tr.threads[c.GlobalTid]
+				if last == nil {
+					last = &threadCalls{globalTid: c.GlobalTid}
+					tr.threads[c.GlobalTid] = last
+				}
+			}
+			last.calls = append(last.calls, apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), name: int32(c.NameID)})
+		}
+		return nil
+	})
+	g.Go(func() error {
+		for k, err := range f.Kernels() {
+			if err != nil {
+				return err
+			}
+			kernels = append(kernels, gpuOp{start: k.Start, end: k.End, pid: int32(nsys.Pid(k.GlobalPid)), corr: int32(k.CorrelationID), gpu: int32(k.DeviceID), kind: opKernel, graphNode: k.GraphNodeID != 0})
+		}
+		return nil
+	})
+	g.Go(func() error {
+		for m, err := range f.Memcpys() {
+			if err != nil {
+				return err
+			}
+			pageable := (m.CopyKind == nsys.CopyHtoD && m.SrcKind == nsys.MemPageable) || (m.CopyKind == nsys.CopyDtoH && m.DstKind == nsys.MemPageable)
+			memcpys = append(memcpys, gpuOp{start: m.Start, end: m.End, bytes: m.Bytes, pid: int32(nsys.Pid(m.GlobalPid)), corr: int32(m.CorrelationID), gpu: int32(m.DeviceID), kind: opMemcpy, copyKind: uint8(m.CopyKind), pageable: pageable, graphNode: m.GraphNodeID != 0})
+		}
+		for m, err := range f.Memsets() {
+			if err != nil {
+				return err
+			}
+			memsets = append(memsets, gpuOp{start: m.Start, end: m.End, bytes: m.Bytes, pid: int32(nsys.Pid(m.GlobalPid)), corr: int32(m.CorrelationID), gpu: int32(m.DeviceID), kind: opMemset, graphNode: m.GraphNodeID != 0})
+		}
+		for r, err := range f.GraphTraces() {
+			if err != nil {
+				return err
+			}
+			grs = append(grs, gpuOp{start: r.Start, end: r.End, pid: int32(nsys.Pid(r.GlobalPid)), corr: int32(r.CorrelationID), gpu: int32(r.DeviceID), kind: opGraph})
+		}
+		return nil
+	})
+	g.Go(func() error {
+		var err error
+		gpuOf, err = cudaDeviceMap(f)
+		if err != nil {
+			return err
+		}
+		capture, err := f.Capture()
+		tr.graphMode = nsys.GraphTraceMode(capture)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+
+	// Threads' names, for reports.
+	tr.threadNm = map[int64]string{}
+	if ths, err := f.Threads(tr.strs); err == nil {
+		for _, t := range ths {
+			tr.threadNm[t.GlobalTid] = t.Name
+		}
+	}
+
+	tr.ops = slices.Concat(kernels, memcpys, memsets, grs)
+	kernels, memcpys, memsets, grs = nil, nil, nil, nil
+	for i := range tr.ops {
+		o := &tr.ops[i]
+		if g, ok := gpuOf[[2]int64{int64(o.pid), int64(o.gpu)}]; ok {
+			o.gpu = g
+		}
+	}
+	slices.SortFunc(tr.ops, func(a, b gpuOp) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.corr, b.corr), cmp.Compare(a.start, b.start))
+	})
+	tr.index = buildCorrIndex(tr.ops)
+	tr.buildBusy()
+
+	// API calls: classify each distinct name once.
+	classOf := map[int32]uint16{}
+	for _, tc := range tr.threads {
+		for i := range tc.calls {
+			c := &tc.calls[i]
+			cl, ok := classOf[c.name]
+			if !ok {
+				name := tr.strs.Name(int64(c.name))
+				cl = uint16(len(tr.classes))
+				classOf[c.name] = cl
+				tr.classes = append(tr.classes, classifyAPI(name))
+				tr.names = append(tr.names, nsys.BaseAPIName(name))
+			}
+			c.class = cl
+		}
+	}
+	if badCorr > 0 {
+		tr.warnings = append(tr.warnings, fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr))
+	}
+	tr.procCalls = map[int32][]procCall{}
+	for _, tc := range tr.threads {
+		calls := tc.calls
+		if !slices.IsSortedFunc(calls, byStart) {
+			slices.SortStableFunc(calls, byStart)
+		}
+		markTopLevel(calls)
+		pid := int32(nsys.Pid(tc.globalTid))
+		for _, c := range calls {
+			if len(tr.index.lookup(tr.ops, pid, c.corr)) > 0 {
+				tr.procCalls[pid] = append(tr.procCalls[pid], procCall{start: c.start, globalTid: tc.globalTid, corr: c.corr})
+			}
+		}
+	}
+	for pid, pc := range tr.procCalls {
+		slices.SortFunc(pc, func(a, b procCall) int {
+			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.globalTid, b.globalTid))
+		})
+		tr.procCalls[pid] = pc
+	}
+	return tr, nil
+}
+
+func byStart(a, b apiCall) int {
+	return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+}
+
+// markTopLevel flags calls not nested inside an earlier call on the same
+// thread. Driver calls made by a runtime call lie inside it; their time is
+// counted once, through the outer call.
+func markTopLevel(calls []apiCall) {
+	curEnd := int64(-1 << 62)
+	for i := range calls {
+		// A call starting inside the previous top-level call is nested in it
+		// (one thread cannot run two calls at once).
+		calls[i].topLevel = calls[i].start >= curEnd
+		if calls[i].topLevel {
+			curEnd = calls[i].end
+		}
+	}
+}
+
+func buildCorrIndex(ops []gpuOp) corrIndex {
+	ix := corrIndex{byPid: map[int32][]int32{}}
+	for i := 0; i < len(ops); {
+		pid := ops[i].pid
+		j := i
+		maxCorr := int32(0)
+		for j < len(ops) && ops[j].pid == pid {
+			maxCorr = max(maxCorr, ops[j].corr)
+			j++
+		}
+		first := make([]int32, int(maxCorr)+2)
+		k := i
+		for c := int32(0); c <= maxCorr+1; c++ {
+			for k < j && ops[k].corr < c {
+				k++
+			}
+			first[c] = int32(k)
+		}
+		ix.byPid[pid] = first
+		i = j
+	}
+	return ix
+}
+
+// cudaDeviceMap maps (pid, per-process CUDA device id) to the physical GPU id:
+// device ids are per process, and cross-process overlap needs the GPU.
+func cudaDeviceMap(f *nsys.File) (map[[2]int64]int32, error) {
+	out := map[[2]int64]int32{}
+	if !f.HasTable(nsys.TableCUDADevice) || !f.HasColumn(nsys.TableCUDADevice, "gpuId") {
+		return out, nil
+	}
+	rows, err := f.CUDADevices()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[[2]int64{r.Pid, r.CUDAID}] = int32(r.GPUID)
+	}
+	return out, nil
+}
+
+// interval is a half-open time interval [start, end).
+type interval struct{ start, end int64 }
+
+// mergeIntervals sorts and merges overlapping intervals in place.
+func mergeIntervals(iv []interval) []interval {
+	if len(iv) < 2 {
+		return iv
+	}
+	slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
+	out := iv[:1]
+	for _, x := range iv[1:] {
+		last := &out[len(out)-1]
+		if x.start <= last.end {
+			last.end = max(last.end, x.end)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func totalLength(iv []interval) int64 {
+	var s int64
+	for _, x := range iv {
+		s += x.end - x.start
+	}
+	return s
+}
+
+// buildBusy computes, per GPU and process, the merged busy intervals of its
+// GPU ops (for overlap with other processes).
+func (tr *trace) buildBusy() {
+	raw := map[int32]map[int32][]interval{}
+	for _, o := range tr.ops {
+		if o.end <= o.start {
+			continue
+		}
+		m := raw[o.gpu]
+		if m == nil {
+			m = map[int32][]interval{}
+			raw[o.gpu] = m
+		}
+		m[o.pid] = append(m[o.pid], interval{o.start, o.end})
+	}
+	for _, m := range raw {
+		for pid, iv := range m {
+			m[pid] = mergeIntervals(iv)
+		}
+	}
+	tr.busy = raw
+}
+
+// othersBusy returns the merged busy intervals of every process but pid on gpu.
+func (tr *trace) othersBusy(gpu, pid int32) []interval {
+	var all []interval
+	for p, iv := range tr.busy[gpu] {
+		if p != pid {
+			all = append(all, iv...)
+		}
+	}
+	return mergeIntervals(all)
+}
+
+// intersectLength is the total length of a ∩ b, both merged and sorted.
+func intersectLength(a, b []interval) int64 {
+	if len(a) == 0 {
+		return 0
+	}
+	var s int64
+	// b is long (a whole process's busy time): start at the first interval
+	// that can overlap a.
+	i, j := 0, sort.Search(len(b), func(k int) bool { return b[k].end > a[0].start })
+	for i < len(a) && j < len(b) && b[j].start < a[len(a)-1].end {
+		lo, hi := max(a[i].start, b[j].start), min(a[i].end, b[j].end)
+		if hi > lo {
+			s += hi - lo
+		}
+		if a[i].end < b[j].end {
+			i++
+		} else {
+			j++
+		}
+	}
+	return s
+}

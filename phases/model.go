@@ -1,0 +1,176 @@
+package phases
+
+// Metric indexes the per-instance measurements. Every metric is an int64
+// (ns, bytes or a count) that is always measured for an instance: a zero is a
+// measured zero. Metrics that can be "not measured" live beside them as
+// nullable fields of Instance.
+type Metric int
+
+// The metrics, in column order. The first seven partition wall time:
+// wall = cpu_other + launch + sync + memcpy_api + alloc + other_api.
+const (
+	Wall Metric = iota
+	CPUOther
+	Launch
+	SyncAPI
+	MemcpyAPI
+	Alloc
+	OtherAPI
+	APICalls
+	Launches
+	GraphLaunches
+	HostSyncs
+	AllocCalls
+	KernelCount
+	KernelSum
+	GPUBusy
+	Proj
+	GPUOps
+	GraphTraceNs
+	QueueSum
+	QueueMax
+	H2DCount
+	H2DBytes
+	H2DNs
+	D2HCount
+	D2HBytes
+	D2HNs
+	D2DCount
+	D2DBytes
+	D2DNs
+	P2PCount
+	P2PBytes
+	P2PNs
+	PageableCopies
+	PinnedCopies
+	MemsetCount
+	MemsetBytes
+	MemsetNs
+	OverlapOtherProcess
+	OtherThreadKernelNs
+	OtherThreadOps
+	NumMetrics
+)
+
+// MetricInfo documents one metric column.
+type MetricInfo struct {
+	Name string // column name
+	Unit string // "ns", "bytes", "count"
+	Doc  string
+}
+
+// Metrics documents every Metric, indexed by it.
+var Metrics = [NumMetrics]MetricInfo{
+	Wall:                {"wall_ns", "ns", "range end − range start"},
+	CPUOther:            {"cpu_other_ns", "ns", "wall − union of top-level CUDA API calls on the range's thread: Python/framework dispatch and host work"},
+	Launch:              {"launch_ns", "ns", "host time in kernel and graph launch calls"},
+	SyncAPI:             {"sync_ns", "ns", "host time in stream/device/event/context synchronize, synchronous copies and memsets, and pageable cudaMemcpyAsync"},
+	MemcpyAPI:           {"memcpy_api_ns", "ns", "host time in copy and memset enqueue calls that do not block"},
+	Alloc:               {"alloc_ns", "ns", "host time in malloc/free of device, pinned host and pool memory"},
+	OtherAPI:            {"other_api_ns", "ns", "host time in every other CUDA API call"},
+	APICalls:            {"api_calls", "count", "top-level CUDA API calls on the range's thread"},
+	Launches:            {"launches", "count", "kernel and graph launch calls that produced GPU work"},
+	GraphLaunches:       {"graph_launches", "count", "cudaGraphLaunch calls"},
+	HostSyncs:           {"host_syncs", "count", "API calls that made the host wait for the device (see sync_ns) plus cudaFree"},
+	AllocCalls:          {"alloc_calls", "count", "allocation and free calls"},
+	KernelCount:         {"kernels", "count", "kernels launched from the range's thread inside the range"},
+	KernelSum:           {"kernel_sum_ns", "ns", "sum of those kernels' durations"},
+	GPUBusy:             {"gpu_busy_ns", "ns", "union of the intervals of the range's GPU ops (kernels, copies, memsets, graph records)"},
+	Proj:                {"proj_ns", "ns", "last GPU op end − first GPU op start (the vendor's projected time; includes idle gaps); 0 without ops"},
+	GPUOps:              {"gpu_ops", "count", "distinct correlation ids with GPU work (a graph launch counts once)"},
+	GraphTraceNs:        {"graph_trace_ns", "ns", "duration of whole-graph records (--cuda-graph-trace=graph); kernels of such graphs have no rows"},
+	QueueSum:            {"queue_sum_ns", "ns", "Σ max(0, op start − launching call end), first op of each graph launch only"},
+	QueueMax:            {"queue_max_ns", "ns", "largest such delay"},
+	H2DCount:            {"h2d_count", "count", "host-to-device copies"},
+	H2DBytes:            {"h2d_bytes", "bytes", "bytes copied host to device"},
+	H2DNs:               {"h2d_ns", "ns", "GPU time of host-to-device copies"},
+	D2HCount:            {"d2h_count", "count", "device-to-host copies"},
+	D2HBytes:            {"d2h_bytes", "bytes", "bytes copied device to host"},
+	D2HNs:               {"d2h_ns", "ns", "GPU time of device-to-host copies"},
+	D2DCount:            {"d2d_count", "count", "device-to-device copies"},
+	D2DBytes:            {"d2d_bytes", "bytes", "bytes copied device to device"},
+	D2DNs:               {"d2d_ns", "ns", "GPU time of device-to-device copies"},
+	P2PCount:            {"p2p_count", "count", "peer-to-peer copies"},
+	P2PBytes:            {"p2p_bytes", "bytes", "bytes copied peer to peer"},
+	P2PNs:               {"p2p_ns", "ns", "GPU time of peer-to-peer copies"},
+	PageableCopies:      {"pageable_copies", "count", "H2D/D2H copies from or to pageable host memory"},
+	PinnedCopies:        {"pinned_copies", "count", "H2D/D2H copies from or to pinned host memory"},
+	MemsetCount:         {"memsets", "count", "memsets"},
+	MemsetBytes:         {"memset_bytes", "bytes", "bytes set"},
+	MemsetNs:            {"memset_ns", "ns", "GPU time of memsets"},
+	OverlapOtherProcess: {"overlap_other_process_ns", "ns", "time the range's GPU work ran while another process had GPU work on the same GPU (MPS or time slicing)"},
+	OtherThreadKernelNs: {"other_thread_kernel_ns", "ns", "kernel time launched during the range by other threads of the process (e.g. PyTorch's autograd thread); not in kernel_sum_ns"},
+	OtherThreadOps:      {"other_thread_ops", "count", "GPU ops (distinct correlation ids) launched during the range by other threads of the process"},
+}
+
+// WallParts are the six exclusive parts that sum to Wall for every instance.
+var WallParts = []Metric{CPUOther, Launch, SyncAPI, MemcpyAPI, Alloc, OtherAPI}
+
+// MetricByName returns the metric with the given column name.
+func MetricByName(name string) (Metric, bool) {
+	for m := Metric(0); m < NumMetrics; m++ {
+		if Metrics[m].Name == name {
+			return m, true
+		}
+	}
+	return 0, false
+}
+
+// Instance is one step or phase instance: one NVTX range a rule matched, on
+// one thread, inside one step instance, inside one arm block.
+type Instance struct {
+	File       string
+	Pid, Tid   int64
+	Thread     string // thread name, "" when unnamed
+	Arm        string // "<file-arm>/<nvtx-arm>", either part alone, or "" without arms
+	Block      int    // block index within the arm (block=<i>, else time order); per file for file arms
+	BlockStart int64  // start of the block (its arm range, or the file's first step), orders units
+	Unit       string // unique block label: file#arm block
+	Step       int    // step index within the block, from 0
+	Phase      string // phase name; for step rows, the step's name
+	IsStep     bool
+	Depth      int // 0 for steps, 1 for their children, …
+	Start, End int64
+	Warmup     bool // excluded from statistics (--skip-steps)
+	M          [NumMetrics]int64
+
+	// Nullable measurements (Has* false = not measured / not applicable).
+	QueueMeanNs float64 // queue_sum_ns / ops with a queue delay; absent without GPU ops
+	HasQueue    bool
+	PhaseGapNs  int64 // steps only: wall not covered by any phase instance
+	UnattrKerNs int64 // steps only: kernel time of the step outside every phase
+	HasStepOnly bool
+}
+
+// Input describes one analysed export.
+type Input struct {
+	File           string   `json:"file"`
+	FileArm        string   `json:"file_arm,omitempty"`
+	NsysVersion    string   `json:"nsys_version"`
+	SchemaVersion  string   `json:"export_schema_version"`
+	GraphTraceMode string   `json:"cuda_graph_trace_mode"`
+	Step           string   `json:"step"`
+	Steps          int      `json:"steps"`
+	Phases         []string `json:"phases"`
+	Absent         []string `json:"absent_activity_tables"`
+}
+
+// Exclusions counts what segmentation left out, by reason.
+type Exclusions struct {
+	UnclosedRanges   int `json:"unclosed_ranges"`
+	WarmupSteps      int `json:"warmup_steps"`       // inside a warm-up range
+	SkippedSteps     int `json:"skipped_steps"`      // first --skip-steps of each block (kept, flagged warmup)
+	OutsideArmSteps  int `json:"outside_arm_steps"`  // in a process with arm blocks, but in none of them
+	CrossThreadEnded int `json:"cross_thread_ended"` // start/end ranges that ended on another thread (kept on the start thread)
+}
+
+// Result is the segmentation and attribution of one or more exports.
+type Result struct {
+	Inputs     []Input
+	Arms       []string   // in order of first block start
+	Instances  []Instance // file order, then time order
+	Excluded   Exclusions
+	Warnings   []string
+	StepName   string
+	PhaseOrder []string // phases in step order (first appearance), step first
+}

@@ -1,0 +1,480 @@
+package phases
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// DefaultArmPattern recognises arm block ranges: "arm=<name> block=<i>".
+const DefaultArmPattern = `^arm=(\S+)(?:\s+block=(\d+))?`
+
+// Options control segmentation of one export.
+type Options struct {
+	ArmPattern *regexp.Regexp // nil: DefaultArmPattern
+	Step       string         // step range name; "" = the name that repeats most
+	Depth      int            // phase depth below the step (default 1: direct children)
+	SkipSteps  int            // the first N steps of each block are flagged warm-up
+	FileArm    string         // arm label given to the whole file ("" none)
+	Rules      *Rules         // optional rules file
+}
+
+// rng is one closed NVTX range.
+type rng struct {
+	start, end int64
+	gtid       int64
+	name       string
+	parent     int32 // index into the thread's ranges, -1 = top level
+	depth      int32
+}
+
+// threadRanges are one thread's ranges sorted by (start, −end).
+type threadRanges struct {
+	gtid   int64
+	ranges []rng
+}
+
+// armBlock is one arm range.
+type armBlock struct {
+	arm        string
+	block      int // from block=<i>; -1 when absent
+	start, end int64
+	pid        int64
+}
+
+// Segment analyses one export: it builds range trees, finds arms, steps and
+// phases, and attributes CUDA activity to every step and phase instance.
+func Segment(f *nsys.File, opt Options) (*Result, error) {
+	if opt.ArmPattern == nil {
+		opt.ArmPattern = regexp.MustCompile(DefaultArmPattern)
+	}
+	if opt.Depth <= 0 {
+		opt.Depth = 1
+	}
+	if opt.Rules != nil {
+		opt = opt.Rules.apply(opt)
+	}
+	if !f.HasTable(nsys.TableNVTX) {
+		return nil, &nsys.InputError{Path: f.Path, Problem: "no NVTX_EVENTS table: the program was not annotated or NVTX was not traced", Hint: "mark phases with NVTX ranges and record with `nsys profile -t cuda,nvtx`"}
+	}
+	tr, err := load(f)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	threads := tr.buildRanges(opt, &res.Excluded)
+	if len(threads) == 0 {
+		return nil, &nsys.InputError{Path: f.Path, Problem: "no closed NVTX ranges", Hint: "mark each step and phase with an NVTX range (push/pop or start/end)"}
+	}
+	blocks := findArmBlocks(threads, opt.ArmPattern)
+	stepName := opt.Step
+	if stepName == "" {
+		stepName = pickStep(threads, blocks, opt.ArmPattern)
+		if stepName == "" {
+			return nil, &nsys.InputError{Path: f.Path, Problem: "no repeated NVTX range to use as the step", Hint: "name the step with --step NAME"}
+		}
+	}
+	res.StepName = stepName
+	in := Input{File: f.Path, FileArm: opt.FileArm, NsysVersion: f.Export.ProductVersion, SchemaVersion: f.Export.SchemaVersion, GraphTraceMode: tr.graphMode, Step: stepName}
+	for _, t := range nsys.ActivityTables {
+		if !f.HasTable(t) {
+			in.Absent = append(in.Absent, t)
+		}
+	}
+	res.Warnings = append(res.Warnings, tr.warnings...)
+	if res.Excluded.UnclosedRanges > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d NVTX ranges were never closed (NULL end) and were left out", f.Path, res.Excluded.UnclosedRanges))
+	}
+	if err := tr.segment(threads, blocks, stepName, opt, res); err != nil {
+		return nil, err
+	}
+	steps := 0
+	seen := map[string]bool{}
+	for _, x := range res.Instances {
+		if x.IsStep {
+			steps++
+			continue
+		}
+		if !seen[x.Phase] {
+			seen[x.Phase] = true
+			in.Phases = append(in.Phases, x.Phase)
+		}
+	}
+	in.Steps = steps
+	if steps == 0 {
+		return nil, &nsys.InputError{Path: f.Path, Problem: fmt.Sprintf("no instance of step %q found inside arm blocks or at top level", stepName), Hint: "check --step and --arm-pattern (nsysphase ranges FILE lists the range names)"}
+	}
+	res.Inputs = []Input{in}
+	res.PhaseOrder = append([]string{stepName}, in.Phases...)
+	res.Arms = armOrder(res.Instances)
+	return res, nil
+}
+
+// buildRanges turns NVTX rows into per-thread range trees. Ranges that never
+// closed are counted, not used.
+func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
+	type dkey struct{ pid, domain int64 }
+	domains := map[dkey]string{}
+	for _, e := range tr.nvtx {
+		if e.EventType == nsys.NVTXDomainCreate {
+			name := e.Text
+			if e.HasTextID {
+				name = tr.strs.Name(e.TextID)
+			}
+			domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}] = name
+		}
+	}
+	byTid := map[int64]*threadRanges{}
+	for _, e := range tr.nvtx {
+		if !nsys.IsRange(e.EventType) {
+			continue
+		}
+		if !e.HasEnd {
+			ex.UnclosedRanges++
+			continue
+		}
+		if e.HasEndTid && e.EndGlobalTid != e.GlobalTid {
+			ex.CrossThreadEnded++
+		}
+		text := e.Text
+		if e.HasTextID {
+			text = tr.strs.Name(e.TextID)
+		}
+		name := text
+		if e.DomainID != 0 {
+			if d := domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}]; d != "" {
+				name = d + ":" + text
+			}
+		}
+		if opt.Rules != nil {
+			var keep bool
+			name, keep = opt.Rules.rename(name)
+			if !keep {
+				continue
+			}
+			if !opt.Rules.selectThread(nsys.Pid(e.GlobalTid), tr.threadNm[e.GlobalTid], tr.processName(nsys.Pid(e.GlobalTid))) {
+				continue
+			}
+		}
+		end := e.End
+		if end < e.Start {
+			end = e.Start // a negative range is clamped to zero length (counted in warnings by robustness tests)
+		}
+		t := byTid[e.GlobalTid]
+		if t == nil {
+			t = &threadRanges{gtid: e.GlobalTid}
+			byTid[e.GlobalTid] = t
+		}
+		t.ranges = append(t.ranges, rng{start: e.Start, end: end, gtid: e.GlobalTid, name: name, parent: -1})
+	}
+	tr.nvtx = nil // no longer needed; free before attribution
+	out := make([]*threadRanges, 0, len(byTid))
+	for _, t := range byTid {
+		slices.SortFunc(t.ranges, func(a, b rng) int {
+			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+		})
+		// Parent = the closest earlier-starting range that contains it. The
+		// explicit stack bounds memory even for very deep nesting.
+		var stack []int32
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			for len(stack) > 0 {
+				p := &t.ranges[stack[len(stack)-1]]
+				if r.start >= p.start && r.end <= p.end {
+					break
+				}
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) > 0 {
+				r.parent = stack[len(stack)-1]
+				r.depth = t.ranges[r.parent].depth + 1
+			}
+			stack = append(stack, int32(i))
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
+	return out
+}
+
+func (tr *trace) processName(pid int64) string {
+	return tr.threadNm[pid<<24|pid] // the main thread carries the process name
+}
+
+func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
+	var out []armBlock
+	for _, t := range threads {
+		for _, r := range t.ranges {
+			m := pat.FindStringSubmatch(r.name)
+			if m == nil {
+				continue
+			}
+			b := armBlock{arm: m[1], block: -1, start: r.start, end: r.end, pid: nsys.Pid(r.gtid)}
+			if len(m) > 2 && m[2] != "" {
+				if n, err := strconv.Atoi(m[2]); err == nil {
+					b.block = n
+				}
+			}
+			if len(m) < 2 || m[1] == "" {
+				b.arm = m[0]
+			}
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(a, b armBlock) int { return cmp.Compare(a.start, b.start) })
+	return out
+}
+
+// pickStep returns the range name that repeats most among the children of arm
+// blocks, or among top-level ranges when there are no arms.
+func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) string {
+	counts := map[string]int{}
+	first := map[string]int64{}
+	add := func(r rng) {
+		if pat.MatchString(r.name) || isWarmupName(r.name) {
+			return
+		}
+		counts[r.name]++
+		if _, ok := first[r.name]; !ok || r.start < first[r.name] {
+			first[r.name] = r.start
+		}
+	}
+	for _, t := range threads {
+		for _, r := range t.ranges {
+			if len(blocks) == 0 {
+				if r.parent < 0 {
+					add(r)
+				}
+				continue
+			}
+			// A child of an arm block: its parent is the block on this
+			// thread, or it is top level on its thread and inside a block
+			// of the same process (arm ranges on another thread).
+			if r.parent >= 0 {
+				if pat.MatchString(t.ranges[r.parent].name) {
+					add(r)
+				}
+				continue
+			}
+			if inArmBlock(blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0 && !pat.MatchString(r.name) {
+				add(r)
+			}
+		}
+	}
+	best, bestN := "", 1 // a step repeats: at least 2 instances
+	for name, n := range counts {
+		if n > bestN || (n == bestN && best != "" && (first[name] < first[best] || (first[name] == first[best] && name < best))) {
+			best, bestN = name, n
+		}
+	}
+	return best
+}
+
+func isWarmupName(name string) bool {
+	return name == "warmup" || name == "warm-up" || name == "warm_up"
+}
+
+// inArmBlock returns the index of the arm block of process pid that contains
+// [start, end], or -1.
+func inArmBlock(blocks []armBlock, pid, start, end int64) int {
+	for i := range blocks {
+		b := &blocks[i]
+		if b.pid == pid && start >= b.start && end <= b.end {
+			return i
+		}
+	}
+	return -1
+}
+
+// segment finds the step instances and their phases and attributes activity.
+func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) error {
+	hasArms := map[int64]bool{}
+	for _, b := range blocks {
+		hasArms[b.pid] = true
+	}
+	// Block indices: block=<i> when given, else order within the arm.
+	blockIdx := make([]int, len(blocks))
+	seenPerArm := map[string]int{}
+	for i, b := range blocks {
+		if b.block >= 0 {
+			blockIdx[i] = b.block
+		} else {
+			blockIdx[i] = seenPerArm[b.arm]
+		}
+		seenPerArm[b.arm]++
+	}
+	type stepRef struct {
+		t     *threadRanges
+		i     int
+		block int // index into blocks, -1 none
+	}
+	var steps []stepRef
+	for _, t := range threads {
+		for i, r := range t.ranges {
+			if r.name != stepName {
+				continue
+			}
+			// Steps nested in a step of the same name (recursion) count once.
+			if hasAncestorNamed(t, i, stepName) {
+				continue
+			}
+			pid := nsys.Pid(r.gtid)
+			if hasAncestorWarmup(t, i) {
+				res.Excluded.WarmupSteps++
+				continue
+			}
+			b := -1
+			if hasArms[pid] {
+				b = inArmBlock(blocks, pid, r.start, r.end)
+				if b < 0 {
+					res.Excluded.OutsideArmSteps++
+					continue
+				}
+			}
+			steps = append(steps, stepRef{t: t, i: i, block: b})
+		}
+	}
+	slices.SortFunc(steps, func(a, b stepRef) int {
+		return cmp.Or(cmp.Compare(a.t.ranges[a.i].start, b.t.ranges[b.i].start), cmp.Compare(a.t.gtid, b.t.gtid))
+	})
+	if res.Excluded.OutsideArmSteps > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d %q ranges lie outside every arm block of their process and were left out", tr.file.Path, res.Excluded.OutsideArmSteps, stepName))
+	}
+
+	// Children index per thread: the ranges whose parent is i.
+	children := map[*threadRanges][][]int32{}
+	childrenOf := func(t *threadRanges) [][]int32 {
+		if c, ok := children[t]; ok {
+			return c
+		}
+		c := make([][]int32, len(t.ranges))
+		for j, r := range t.ranges {
+			if r.parent >= 0 {
+				c[r.parent] = append(c[r.parent], int32(j))
+			}
+		}
+		children[t] = c
+		return c
+	}
+
+	stepInBlock := map[string]int{}
+	firstStart := map[string]int64{}
+	at := newAttributor(tr)
+	for _, s := range steps {
+		r := s.t.ranges[s.i]
+		pid, tid := nsys.Pid(r.gtid), nsys.Tid(r.gtid)
+		nvtxArm, block, blockStart := "", 0, int64(0)
+		if s.block >= 0 {
+			nvtxArm, block, blockStart = blocks[s.block].arm, blockIdx[s.block], blocks[s.block].start
+		}
+		arm := joinArm(opt.FileArm, nvtxArm)
+		unit := fmt.Sprintf("%s#%s block %d", tr.file.Path, arm, block)
+		if s.block < 0 {
+			unit = fmt.Sprintf("%s#pid %d", tr.file.Path, pid)
+			if _, ok := firstStart[unit]; !ok {
+				firstStart[unit] = r.start
+			}
+			blockStart = firstStart[unit]
+		}
+		idx := stepInBlock[unit]
+		stepInBlock[unit]++
+		base := Instance{File: tr.file.Path, Pid: pid, Tid: tid, Thread: tr.threadNm[r.gtid], Arm: arm, Block: block, BlockStart: blockStart, Unit: unit, Step: idx, Warmup: idx < opt.SkipSteps}
+		if base.Warmup {
+			res.Excluded.SkippedSteps++
+		}
+		step := base
+		step.Phase, step.IsStep, step.Start, step.End = stepName, true, r.start, r.end
+		at.measure(&step, r.gtid)
+		stepAt := len(res.Instances)
+		res.Instances = append(res.Instances, step)
+
+		// Phases: descendants up to opt.Depth, named by their path below the step.
+		var phaseIv []interval
+		var phaseKernel int64
+		var walk func(i int32, depth int, prefix string)
+		walk = func(i int32, depth int, prefix string) {
+			for _, c := range childrenOf(s.t)[i] {
+				cr := s.t.ranges[c]
+				name := cr.name
+				if prefix != "" {
+					name = prefix + "/" + name
+				}
+				if opt.Rules != nil && !opt.Rules.isPhase(name) {
+					continue
+				}
+				ph := base
+				ph.Phase, ph.Depth, ph.Start, ph.End = name, depth, cr.start, cr.end
+				at.measure(&ph, cr.gtid)
+				res.Instances = append(res.Instances, ph)
+				if depth == 1 {
+					phaseIv = append(phaseIv, interval{cr.start, cr.end})
+					phaseKernel += ph.M[KernelSum]
+				}
+				if depth < opt.Depth {
+					walk(c, depth+1, name)
+				}
+			}
+		}
+		walk(int32(s.i), 1, "")
+		st := &res.Instances[stepAt]
+		st.HasStepOnly = true
+		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
+		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
+	}
+	return nil
+}
+
+func hasAncestorNamed(t *threadRanges, i int, name string) bool {
+	for p := t.ranges[i].parent; p >= 0; p = t.ranges[p].parent {
+		if t.ranges[p].name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAncestorWarmup(t *threadRanges, i int) bool {
+	for p := t.ranges[i].parent; p >= 0; p = t.ranges[p].parent {
+		if isWarmupName(t.ranges[p].name) {
+			return true
+		}
+	}
+	return false
+}
+
+// joinArm labels an arm from its file-level and NVTX parts.
+func joinArm(fileArm, nvtxArm string) string {
+	switch {
+	case fileArm != "" && nvtxArm != "":
+		return fileArm + "/" + nvtxArm
+	case fileArm != "":
+		return fileArm
+	}
+	return nvtxArm
+}
+
+// armOrder lists arms by the start of their first block.
+func armOrder(xs []Instance) []string {
+	first := map[string]int64{}
+	for _, x := range xs {
+		if s, ok := first[x.Arm]; !ok || x.BlockStart < s {
+			first[x.Arm] = x.BlockStart
+		}
+	}
+	arms := make([]string, 0, len(first))
+	for a := range first {
+		arms = append(arms, a)
+	}
+	sort.Slice(arms, func(i, j int) bool {
+		if first[arms[i]] != first[arms[j]] {
+			return first[arms[i]] < first[arms[j]]
+		}
+		return arms[i] < arms[j]
+	})
+	return arms
+}
