@@ -1,0 +1,457 @@
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// hiveNull is the directory value Hive, Spark, pyarrow and DuckDB read as a
+// null partition key.
+const hiveNull = "__HIVE_DEFAULT_PARTITION__"
+
+// partFile is the file name inside a partition directory, without extension.
+const partFile = "part"
+
+// validTableName reports whether name is safe as a file name on every OS
+// and cannot escape the dataset directory.
+func validTableName(name string) bool {
+	if name == "" || name[0] == '.' || len(name) > 200 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteDataset writes each table to dir in format f (normally Parquet):
+// <dir>/<table><ext>, or Hive-partitioned <dir>/<table>/<k>=<v>/…/part<ext>
+// for tables holding any of opt.PartitionBy. DuckDB reads a partitioned
+// table as one with
+//
+//	read_parquet('<dir>/<table>/**/*.parquet', hive_partitioning=true)
+//
+// Everything is first written to a temporary directory beside dir. If any
+// table fails, that directory is removed and dir is untouched. Otherwise a
+// new dir is created by one rename; into an existing dir each table is
+// moved by rename, replacing an older file or directory of the same name
+// and leaving other entries alone.
+func WriteDataset(dir string, tables []*Table, f Format, opt Options) (err error) {
+	if f.Ext() == "" {
+		return fmt.Errorf("write dataset %s: invalid format %v", dir, f)
+	}
+	seen := make(map[string]bool, len(tables))
+	for _, t := range tables {
+		if !validTableName(t.Name) {
+			return fmt.Errorf("write dataset %s: table name %q is not a safe file name (letters, digits, '_', '-', '.')", dir, t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("write dataset %s: duplicate table %s", dir, t.Name)
+		}
+		seen[t.Name] = true
+	}
+
+	dir = filepath.Clean(dir)
+	parent, base := filepath.Split(dir)
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("write dataset %s: %w", dir, err)
+	}
+	// Staging beside dir keeps every rename on one file system.
+	staging, err := os.MkdirTemp(parent, "."+base+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write dataset %s: create staging directory: %w", dir, err)
+	}
+	defer func() {
+		// After a successful commit staging is gone or holds leftovers only.
+		if rmErr := os.RemoveAll(staging); rmErr != nil && err == nil {
+			err = fmt.Errorf("write dataset %s: remove staging directory: %w", dir, rmErr)
+		}
+	}()
+	if err := os.Chmod(staging, 0o755); err != nil { // MkdirTemp makes 0700
+		return fmt.Errorf("write dataset %s: %w", dir, err)
+	}
+
+	var entries []string // top-level names in staging, in table order
+	for _, t := range tables {
+		name, err := stageTable(staging, t, f, opt)
+		if err != nil {
+			return fmt.Errorf("write dataset %s: %w", dir, err)
+		}
+		entries = append(entries, name)
+	}
+	if err := commitDataset(staging, dir, entries); err != nil {
+		return fmt.Errorf("write dataset %s: %w", dir, err)
+	}
+	return nil
+}
+
+// stageTable writes one table below staging and returns the name of the
+// top-level entry it created.
+func stageTable(staging string, t *Table, f Format, opt Options) (string, error) {
+	var keys []int
+	for _, k := range opt.PartitionBy {
+		if i := t.ColumnIndex(k); i >= 0 && !slices.Contains(keys, i) {
+			keys = append(keys, i)
+		}
+	}
+	if len(keys) == 0 {
+		name := t.Name + f.Ext()
+		return name, writeNewFile(filepath.Join(staging, name), t, f, opt)
+	}
+	for _, k := range keys {
+		if t.cols[k].Type == TypeFloat64 {
+			return "", fmt.Errorf("table %s: cannot partition by float column %s", t.Name, t.cols[k].Name)
+		}
+	}
+	if len(keys) == len(t.cols) {
+		return "", fmt.Errorf("table %s: partitioning by every column leaves no data columns", t.Name)
+	}
+	root := filepath.Join(staging, t.Name)
+	if err := os.Mkdir(root, 0o755); err != nil {
+		return "", fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	// Group rows by partition path, in order of first appearance.
+	var order []string
+	groups := make(map[string][]int)
+	var sb strings.Builder
+	for r := range t.rows {
+		sb.Reset()
+		for _, k := range keys {
+			sb.WriteString(t.cols[k].Name)
+			sb.WriteByte('=')
+			sb.WriteString(partitionValue(t, r, k))
+			sb.WriteByte('/')
+		}
+		p := sb.String()
+		if _, ok := groups[p]; !ok {
+			order = append(order, p)
+		}
+		groups[p] = append(groups[p], r)
+	}
+	drop := make(map[int]bool, len(keys))
+	pkeys := make([]partitionKey, len(keys))
+	for i, k := range keys {
+		drop[k] = true
+		c := t.cols[k]
+		pkeys[i] = partitionKey{Index: k, Name: c.Name, Type: c.Type.String(), Unit: c.Unit, Doc: c.Doc, Nullable: c.Nullable}
+	}
+	pkJSON, err := json.Marshal(pkeys)
+	if err != nil {
+		return "", err
+	}
+	opt.partitionKeys = string(pkJSON)
+	for _, p := range order {
+		pdir := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			return "", fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		part := t.project(groups[p], drop)
+		if err := writeNewFile(filepath.Join(pdir, partFile+f.Ext()), part, f, opt); err != nil {
+			return "", fmt.Errorf("table %s partition %s: %w", t.Name, strings.TrimSuffix(p, "/"), err)
+		}
+	}
+	return t.Name, nil
+}
+
+// partitionKey describes a key column in MetaPartitionKeys.
+type partitionKey struct {
+	Index    int    `json:"index"` // position in the full table
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Unit     string `json:"unit,omitempty"`
+	Doc      string `json:"doc,omitempty"`
+	Nullable bool   `json:"nullable"`
+}
+
+// partitionValue renders a key cell as a Hive directory value. Anything
+// outside [A-Za-z0-9._~-] is percent-encoded, which Hive, Spark, pyarrow
+// and DuckDB all decode; null is __HIVE_DEFAULT_PARTITION__.
+func partitionValue(t *Table, row, col int) string {
+	v := t.Value(row, col)
+	switch v.typ {
+	case 0:
+		return hiveNull
+	case TypeInt64:
+		return strconv.FormatInt(v.i, 10)
+	case TypeBool:
+		return strconv.FormatBool(v.i != 0)
+	}
+	const hex = "0123456789ABCDEF"
+	s := v.s
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&0xf])
+	}
+	// "." and ".." are not directory names we can create.
+	if out := b.String(); out != "." && out != ".." {
+		return out
+	}
+	return strings.ReplaceAll(b.String(), ".", "%2E")
+}
+
+// writeNewFile writes one output file and syncs it, so that the renames in
+// commitDataset publish complete data.
+func writeNewFile(path string, t *Table, f Format, opt Options) error {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := Write(out, t, f, opt); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	return nil
+}
+
+// commitDataset moves the staged entries into dir.
+func commitDataset(staging, dir string, entries []string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(staging, dir); err != nil {
+			return fmt.Errorf("rename staging directory into place: %w", err)
+		}
+		return syncDir(filepath.Dir(dir))
+	} else if err != nil {
+		return err
+	}
+	for _, name := range entries {
+		src, dst := filepath.Join(staging, name), filepath.Join(dir, name)
+		st, err := os.Lstat(dst)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return err
+		case st.IsDir():
+			// rename(2) cannot replace a non-empty directory: move the old
+			// one aside into staging, which is removed afterwards.
+			if err := os.Rename(dst, filepath.Join(staging, ".old-"+name)); err != nil {
+				return fmt.Errorf("move old %s aside: %w", dst, err)
+			}
+		}
+		if err := os.Rename(src, dst); err != nil {
+			return fmt.Errorf("move %s into place: %w", name, err)
+		}
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes renames in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// ReadDataset loads every table of a dataset written by WriteDataset in
+// Parquet: <dir>/<table>.parquet files and Hive-partitioned <dir>/<table>/
+// directories, sorted by table name. Key columns of partitioned tables are
+// restored from the directory names with their original types, units and
+// positions; rows come in partition-path order. Hidden entries (staging
+// directories of a concurrent write) are skipped.
+func ReadDataset(dir string) ([]*Table, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read dataset: %w", err)
+	}
+	var out []*Table
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			t, err := readPartitioned(path)
+			if err != nil {
+				return nil, fmt.Errorf("read dataset %s: %w", dir, err)
+			}
+			if t != nil {
+				out = append(out, t)
+			}
+		case strings.HasSuffix(e.Name(), ".parquet"):
+			t, err := ReadParquet(path)
+			if err != nil {
+				return nil, fmt.Errorf("read dataset %s: %w", dir, err)
+			}
+			out = append(out, t)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// readPartitioned reassembles one Hive-partitioned table; nil if the
+// directory holds no Parquet files.
+func readPartitioned(root string) (*Table, error) {
+	var full *Table
+	var keys []partitionKey
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".parquet") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		dirVals := map[string]string{}
+		for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {
+			k, v, ok := strings.Cut(seg, "=")
+			if !ok {
+				return fmt.Errorf("%s: directory %q is not key=value", path, seg)
+			}
+			dirVals[k] = v
+		}
+		md, err := ReadParquetMetadata(path)
+		if err != nil {
+			return err
+		}
+		part, err := ReadParquet(path)
+		if err != nil {
+			return err
+		}
+		if full == nil {
+			full, keys, err = partitionedSchema(part, md[MetaPartitionKeys], dirVals)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		return appendPartition(full, part, keys, dirVals, path)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", filepath.Base(root), err)
+	}
+	return full, nil
+}
+
+// partitionedSchema builds the empty full table from the first part file.
+// Without MetaPartitionKeys (a foreign dataset) keys become nullable string
+// columns after the data columns, as DuckDB shows them.
+func partitionedSchema(part *Table, keysJSON string, dirVals map[string]string) (*Table, []partitionKey, error) {
+	var keys []partitionKey
+	if keysJSON != "" {
+		if err := json.Unmarshal([]byte(keysJSON), &keys); err != nil {
+			return nil, nil, fmt.Errorf("bad %s: %w", MetaPartitionKeys, err)
+		}
+	} else {
+		names := make([]string, 0, len(dirVals))
+		for k := range dirVals {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for i, k := range names {
+			keys = append(keys, partitionKey{Index: part.NumColumns() + i, Name: k, Type: TypeString.String(), Nullable: true})
+		}
+	}
+	cols := part.Columns()
+	// Insert in ascending position so each lands where it was written from.
+	byIndex := slices.Clone(keys)
+	slices.SortFunc(byIndex, func(a, b partitionKey) int { return a.Index - b.Index })
+	for _, k := range byIndex {
+		typ, err := parseType(k.Type)
+		if err != nil {
+			return nil, nil, err
+		}
+		if k.Index < 0 || k.Index > len(cols) {
+			return nil, nil, fmt.Errorf("partition key %s has index %d of %d columns", k.Name, k.Index, len(cols))
+		}
+		cols = slices.Insert(cols, k.Index, Column{Name: k.Name, Type: typ, Unit: k.Unit, Doc: k.Doc, Nullable: k.Nullable})
+	}
+	return NewTable(part.Name, part.Doc, cols...), keys, nil
+}
+
+func parseType(s string) (Type, error) {
+	for t := TypeInt64; t <= TypeBool; t++ {
+		if t.String() == s {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown column type %q", s)
+}
+
+// appendPartition appends the rows of one part file to full, filling key
+// columns from the directory values.
+func appendPartition(full, part *Table, keys []partitionKey, dirVals map[string]string, path string) error {
+	keyVals := make(map[int]Value, len(keys))
+	for _, k := range keys {
+		raw, ok := dirVals[k.Name]
+		if !ok {
+			return fmt.Errorf("%s: no %s= directory", path, k.Name)
+		}
+		v, err := parsePartitionValue(raw, full.cols[k.Index].Type)
+		if err != nil {
+			return fmt.Errorf("%s: key %s: %w", path, k.Name, err)
+		}
+		keyVals[k.Index] = v
+	}
+	row := make([]Value, full.NumColumns())
+	for r := range part.Len() {
+		src := 0
+		for c := range row {
+			if v, ok := keyVals[c]; ok {
+				row[c] = v
+				continue
+			}
+			row[c] = part.Value(r, src)
+			src++
+		}
+		if err := full.AppendRow(row...); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// parsePartitionValue inverts partitionValue.
+func parsePartitionValue(s string, typ Type) (Value, error) {
+	if s == hiveNull {
+		return Null(), nil
+	}
+	switch typ {
+	case TypeInt64:
+		v, err := strconv.ParseInt(s, 10, 64)
+		return Int(v), err
+	case TypeBool:
+		v, err := strconv.ParseBool(s)
+		return Bool(v), err
+	case TypeString:
+		v, err := url.PathUnescape(s)
+		return Str(v), err
+	}
+	return Value{}, fmt.Errorf("cannot partition by %v", typ)
+}

@@ -1,0 +1,248 @@
+package export
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// listTree returns every file below dir as slash paths, sorted.
+func listTree(tb testing.TB, dir string) []string {
+	tb.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, path)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// instancesTable looks like the phase-instances table: one row per phase
+// instance, with the arm and input file as partition keys.
+func instancesTable(tb testing.TB) *Table {
+	tb.Helper()
+	t := NewTable("phase_instances", "one row per phase instance",
+		Column{Name: "arm", Type: TypeString, Nullable: true},
+		Column{Name: "file", Type: TypeString},
+		Column{Name: "phase", Type: TypeString},
+		Column{Name: "dur_ns", Type: TypeInt64, Unit: UnitNanoseconds, Nullable: true},
+	)
+	for _, r := range [][]Value{
+		{Str("a"), Str("run1.nsys-rep"), Str("forward"), Int(100)},
+		{Str("a"), Str("run1.nsys-rep"), Str("backward"), Int(bigInt)},
+		{Str("b"), Str("dir/run 2=é.nsys-rep"), Str("forward"), Int(300)},
+		{Str("a"), Str("run3.nsys-rep"), Str("forward"), Null()},
+		{Null(), Str("run4.nsys-rep"), Str("forward"), Int(500)},
+		{Str("b"), Str("dir/run 2=é.nsys-rep"), Str("backward"), Int(600)},
+	} {
+		if err := t.AppendRow(r...); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return t
+}
+
+func TestWriteDatasetFlat(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	tables := []*Table{sampleTable(t), randomTable(1000, 5)}
+	if err := WriteDataset(dir, tables, FormatParquet, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listTree(t, dir), []string{"phase_summary.parquet", "random.parquet"}; !slices.Equal(got, want) {
+		t.Fatalf("dataset files %v, want %v", got, want)
+	}
+	for _, tab := range tables {
+		got, err := ReadParquet(filepath.Join(dir, tab.Name+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireEqualTables(t, got, tab)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("staging left behind: %v", entries)
+	}
+}
+
+func TestWriteDatasetFailureLeavesNothing(t *testing.T) {
+	// A table without columns cannot be written as Parquet; it comes after a
+	// good table, so the good one is already staged when the failure hits.
+	tables := []*Table{sampleTable(t), NewTable("broken", "")}
+
+	t.Run("new dir", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "out")
+		if err := WriteDataset(dir, tables, FormatParquet, Options{}); err == nil {
+			t.Fatal("dataset with a broken table written")
+		}
+		if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+			t.Errorf("failed write left %v", entries)
+		}
+	})
+
+	t.Run("existing dir", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "out")
+		if err := WriteDataset(dir, []*Table{randomTable(10, 6)}, FormatParquet, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.ReadFile(filepath.Join(dir, "random.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		renamed := sampleTable(t)
+		renamed.Name = "random" // would replace the existing file
+		if err := WriteDataset(dir, []*Table{renamed, NewTable("broken", "")}, FormatParquet, Options{}); err == nil {
+			t.Fatal("dataset with a broken table written")
+		}
+		if got := listTree(t, dir); !slices.Equal(got, []string{"random.parquet"}) {
+			t.Errorf("dataset now holds %v", got)
+		}
+		after, _ := os.ReadFile(filepath.Join(dir, "random.parquet"))
+		if string(after) != string(before) {
+			t.Error("failed write changed the existing file")
+		}
+		if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+			t.Errorf("staging left behind: %v", entries)
+		}
+	})
+}
+
+func TestWriteDatasetRejectsBadNames(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	bad := sampleTable(t)
+	bad.Name = "../escape"
+	if err := WriteDataset(dir, []*Table{bad}, FormatParquet, Options{}); err == nil {
+		t.Error("table name ../escape accepted")
+	}
+	if err := WriteDataset(dir, []*Table{sampleTable(t), sampleTable(t)}, FormatParquet, Options{}); err == nil {
+		t.Error("duplicate table names accepted")
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("rejected dataset created its directory")
+	}
+}
+
+func TestWriteDatasetPartitioned(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	inst := instancesTable(t)
+	tables := []*Table{inst, sampleTable(t)}
+	opt := Options{PartitionBy: []string{"arm", "file"}}
+	if err := WriteDataset(dir, tables, FormatParquet, opt); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"phase_instances/arm=__HIVE_DEFAULT_PARTITION__/file=run4.nsys-rep/part.parquet",
+		"phase_instances/arm=a/file=run1.nsys-rep/part.parquet",
+		"phase_instances/arm=a/file=run3.nsys-rep/part.parquet",
+		"phase_instances/arm=b/file=dir%2Frun%202%3D%C3%A9.nsys-rep/part.parquet",
+		// phase_summary has "arm" but not "file": partitioned by arm only;
+		// its empty-string arm is "arm=".
+		"phase_summary/arm=/part.parquet",
+		"phase_summary/arm=__HIVE_DEFAULT_PARTITION__/part.parquet",
+		"phase_summary/arm=a/part.parquet",
+		"phase_summary/arm=b/part.parquet",
+	}
+	if got := listTree(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("dataset files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	part, err := ReadParquet(filepath.Join(dir, filepath.FromSlash(want[3])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Key columns live in the path only.
+	wantPart := NewTable("phase_instances", "one row per phase instance", inst.Columns()[2:]...)
+	wantPart.AppendRow(Str("forward"), Int(300))
+	wantPart.AppendRow(Str("backward"), Int(600))
+	requireEqualTables(t, part, wantPart)
+
+	// Rewriting replaces the whole partitioned table: stale partitions go.
+	small := NewTable("phase_instances", "", inst.Columns()...)
+	small.AppendRow(Str("z"), Str("f"), Str("p"), Int(1))
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDataset(dir, []*Table{small}, FormatParquet, opt); err != nil {
+		t.Fatal(err)
+	}
+	got := listTree(t, dir)
+	want = append([]string{"notes.txt", "phase_instances/arm=z/file=f/part.parquet"}, want[4:]...)
+	if !slices.Equal(got, want) {
+		t.Fatalf("after rewrite:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Errorf("staging left behind: %v", entries)
+	}
+}
+
+func TestPartitionValueEscaping(t *testing.T) {
+	tab := NewTable("t", "", Column{Name: "k", Type: TypeString, Nullable: true}, Column{Name: "n", Type: TypeInt64})
+	for _, s := range []string{"plain-1.2_x~", "a/b", "..", ".", "50%", "x=y", "日本"} {
+		tab.AppendRow(Str(s), Int(0))
+	}
+	want := []string{"plain-1.2_x~", "a%2Fb", "%2E%2E", "%2E", "50%25", "x%3Dy", "%E6%97%A5%E6%9C%AC"}
+	for r, w := range want {
+		if got := partitionValue(tab, r, 0); got != w {
+			t.Errorf("partitionValue(%q) = %q, want %q", tab.Value(r, 0), got, w)
+		}
+	}
+}
+
+// sortedRows returns the rows of t as strings, sorted, to compare tables
+// whose row order differs (partitioned reads come in partition order).
+func sortedRows(t *Table) []string {
+	out := make([]string, t.Len())
+	for r := range t.Len() {
+		out[r] = fmt.Sprint(t.Row(r))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestReadDatasetRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	inst := instancesTable(t)
+	summary := sampleTable(t)
+	flat := randomTable(2000, 8)
+	// Keys listed out of column order on purpose.
+	opt := Options{PartitionBy: []string{"file", "arm"}}
+	if err := WriteDataset(dir, []*Table{inst, summary, flat}, FormatParquet, opt); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*Table{inst, summary, flat}
+	slices.SortFunc(want, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+	if len(got) != len(want) {
+		t.Fatalf("read %d tables, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Name != want[i].Name || got[i].Doc != want[i].Doc || !slices.Equal(got[i].Columns(), want[i].Columns()) {
+			t.Errorf("table %d: %s %+v, want %s %+v", i, got[i].Name, got[i].Columns(), want[i].Name, want[i].Columns())
+			continue
+		}
+		if want[i] == flat {
+			requireEqualTables(t, got[i], want[i]) // unpartitioned: same order
+			continue
+		}
+		if g, w := sortedRows(got[i]), sortedRows(want[i]); !slices.Equal(g, w) {
+			t.Errorf("table %s rows:\n%s\nwant:\n%s", want[i].Name, strings.Join(g, "\n"), strings.Join(w, "\n"))
+		}
+	}
+}

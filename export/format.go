@@ -1,0 +1,273 @@
+package export
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Format is an output format.
+type Format int
+
+// Output formats. The zero Format is invalid so a forgotten field is caught.
+const (
+	FormatText Format = iota + 1
+	FormatCSV
+	FormatJSON
+	FormatMarkdown
+	FormatParquet
+	FormatArrow
+)
+
+var formatNames = []struct {
+	f       Format
+	name    string
+	aliases []string
+	ext     string
+}{
+	{FormatText, "table", []string{"text", "txt"}, ".txt"},
+	{FormatCSV, "csv", nil, ".csv"},
+	{FormatJSON, "json", nil, ".json"},
+	{FormatMarkdown, "markdown", []string{"md"}, ".md"},
+	{FormatParquet, "parquet", []string{"pq"}, ".parquet"},
+	{FormatArrow, "arrow", []string{"feather", "ipc"}, ".arrow"},
+}
+
+// FormatNames returns the canonical format names, for help texts.
+func FormatNames() []string {
+	out := make([]string, len(formatNames))
+	for i, n := range formatNames {
+		out[i] = n.name
+	}
+	return out
+}
+
+// ParseFormat parses a format name: table (or text), csv, json, markdown
+// (or md), parquet, arrow (or feather, ipc). Case is ignored.
+func ParseFormat(s string) (Format, error) {
+	l := strings.ToLower(strings.TrimSpace(s))
+	for _, n := range formatNames {
+		if l == n.name {
+			return n.f, nil
+		}
+		for _, a := range n.aliases {
+			if l == a {
+				return n.f, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("unknown output format %q (want one of %s)", s, strings.Join(FormatNames(), ", "))
+}
+
+// FormatFromPath picks the format from a file extension (.txt, .csv, .json,
+// .md, .parquet, .arrow, .feather).
+func FormatFromPath(path string) (Format, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".feather" {
+		return FormatArrow, nil
+	}
+	for _, n := range formatNames {
+		if ext == n.ext {
+			return n.f, nil
+		}
+	}
+	return 0, fmt.Errorf("no output format for file extension %q of %s", ext, path)
+}
+
+// String returns the canonical name, as accepted by ParseFormat.
+func (f Format) String() string {
+	for _, n := range formatNames {
+		if f == n.f {
+			return n.name
+		}
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// Ext returns the file extension for f, with the dot.
+func (f Format) Ext() string {
+	for _, n := range formatNames {
+		if f == n.f {
+			return n.ext
+		}
+	}
+	return ""
+}
+
+// Binary reports whether f is a binary format that should not go to a
+// terminal.
+func (f Format) Binary() bool { return f == FormatParquet || f == FormatArrow }
+
+// ArrowCompression selects the body compression of Arrow IPC files.
+type ArrowCompression int
+
+const (
+	// ArrowUncompressed is the default: every Arrow reader (including
+	// arrow-js without codecs) can read it, and writing is fastest.
+	ArrowUncompressed ArrowCompression = iota
+	ArrowLZ4
+	ArrowZstd
+)
+
+// Options tunes rendering. The zero Options is a good default.
+type Options struct {
+	// Metadata is file-level key-value metadata for Parquet and Arrow
+	// output: provenance such as MetaSchemaVersion, MetaVersion,
+	// MetaInputs, MetaNsysVersion, MetaGPU. Keys are written in sorted
+	// order so output bytes do not depend on map iteration. MetaTable,
+	// MetaTableDoc, MetaPartitionKeys and "ARROW:*" are reserved.
+	Metadata map[string]string
+
+	// HumanUnits renders "ns" columns as durations (1.235 ms) and "bytes"
+	// columns as sizes (1.5 MiB) in text and Markdown output. The default
+	// prints exact integers, which is what you want when you compare runs.
+	HumanUnits bool
+
+	// FloatDigits is the number of significant digits for floats in text
+	// and Markdown; 0 means 6. CSV, JSON, Parquet and Arrow are always exact.
+	FloatDigits int
+
+	// PartitionBy lists key columns for WriteDataset: each table holding
+	// any of them is written Hive-style as
+	// <dir>/<table>/<k1>=<v1>/<k2>=<v2>/part.<ext>, with the key columns
+	// dropped from the file bodies (their values live in the path, as Hive,
+	// Spark, pyarrow and DuckDB expect). Tables with none of the keys are
+	// written as <dir>/<table>.<ext>.
+	PartitionBy []string
+
+	// RowGroupRows caps Parquet row group length; 0 means 1Mi rows.
+	RowGroupRows int
+
+	// ArrowCompression is the body compression for Arrow IPC output.
+	ArrowCompression ArrowCompression
+
+	// partitionKeys is the MetaPartitionKeys value for partition files.
+	partitionKeys string
+}
+
+// Write renders t to w in format f.
+func Write(w io.Writer, t *Table, f Format, opt Options) error {
+	if t == nil {
+		return errors.New("write: nil table")
+	}
+	var err error
+	switch f {
+	case FormatText:
+		err = writeBuffered(w, func(bw *bufio.Writer) error { return writeText(bw, t, opt) })
+	case FormatCSV:
+		err = writeBuffered(w, func(bw *bufio.Writer) error { return writeCSV(bw, t) })
+	case FormatJSON:
+		err = writeBuffered(w, func(bw *bufio.Writer) error { return writeJSONRows(bw, t) })
+	case FormatMarkdown:
+		err = writeBuffered(w, func(bw *bufio.Writer) error { return writeMarkdown(bw, t, opt) })
+	case FormatParquet:
+		err = writeParquet(w, t, opt)
+	case FormatArrow:
+		err = writeArrowIPC(w, t, opt)
+	default:
+		return fmt.Errorf("write table %s: invalid format %v", t.Name, f)
+	}
+	if err != nil {
+		return fmt.Errorf("write table %s as %v: %w", t.Name, f, err)
+	}
+	return nil
+}
+
+// WriteTables renders several tables to one stream. Text and Markdown
+// print each table under its name; JSON writes one object mapping table
+// names to row arrays, in the given order. CSV, Parquet and Arrow hold a
+// single table per file: use WriteDataset for those.
+func WriteTables(w io.Writer, tables []*Table, f Format, opt Options) error {
+	switch f {
+	case FormatText, FormatMarkdown:
+		return writeBuffered(w, func(bw *bufio.Writer) error {
+			for i, t := range tables {
+				if i > 0 {
+					bw.WriteByte('\n')
+				}
+				if f == FormatMarkdown {
+					fmt.Fprintf(bw, "### %s\n\n", t.Name)
+				} else {
+					fmt.Fprintf(bw, "%s\n", t.Name)
+				}
+				if t.Doc != "" {
+					fmt.Fprintf(bw, "%s\n", t.Doc)
+				}
+				if f == FormatMarkdown {
+					bw.WriteByte('\n')
+				}
+				var err error
+				if f == FormatText {
+					err = writeText(bw, t, opt)
+				} else {
+					err = writeMarkdown(bw, t, opt)
+				}
+				if err != nil {
+					return fmt.Errorf("write table %s as %v: %w", t.Name, f, err)
+				}
+			}
+			return nil
+		})
+	case FormatJSON:
+		return writeBuffered(w, func(bw *bufio.Writer) error { return writeJSONTables(bw, tables) })
+	case FormatCSV, FormatParquet, FormatArrow:
+		if len(tables) == 1 {
+			return Write(w, tables[0], f, opt)
+		}
+		return fmt.Errorf("write %d tables: %v holds one table per file; write a dataset instead", len(tables), f)
+	}
+	return fmt.Errorf("write tables: invalid format %v", f)
+}
+
+func writeBuffered(w io.Writer, fn func(*bufio.Writer) error) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := fn(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteFile writes t to path in format f atomically: it writes a temporary
+// file beside path, syncs it and renames it over path, so readers never see
+// a partial file.
+func WriteFile(path string, t *Table, f Format, opt Options) error {
+	return atomicWriteFile(path, func(w io.Writer) error { return Write(w, t, f, opt) })
+}
+
+func atomicWriteFile(path string, fill func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temporary file for %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp.Name(), err)
+	}
+	// CreateTemp makes 0600 files; outputs are ordinary shareable files.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("chmod %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename %s into place: %w", path, err)
+	}
+	return nil
+}

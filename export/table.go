@@ -1,0 +1,416 @@
+package export
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Type is the type of a column. The zero Type is invalid; a zero [Value] is
+// null.
+type Type int
+
+// Column types. Integers stay int64 end to end (nanoseconds, bytes, counts):
+// no renderer converts them to float.
+const (
+	TypeInt64 Type = iota + 1
+	TypeFloat64
+	TypeString
+	TypeBool
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeInt64:
+		return "int64"
+	case TypeFloat64:
+		return "float64"
+	case TypeString:
+		return "string"
+	case TypeBool:
+		return "bool"
+	}
+	return "Type(" + strconv.Itoa(int(t)) + ")"
+}
+
+func (t Type) valid() bool { return t >= TypeInt64 && t <= TypeBool }
+
+// Common units for [Column.Unit]. Any string is allowed; renderers treat
+// UnitNanoseconds and UnitBytes specially when [Options.HumanUnits] is set.
+const (
+	UnitNanoseconds = "ns"
+	UnitBytes       = "bytes"
+	UnitCount       = "count"
+	UnitRatio       = "ratio"
+)
+
+// Column describes one column of a [Table].
+type Column struct {
+	Name string
+	Type Type
+	// Unit of the values: "ns", "bytes", "count", "ratio", "%"… Empty for
+	// labels. Written to Parquet/Arrow field metadata.
+	Unit string
+	// Doc is a one-line description, written to Parquet/Arrow field metadata.
+	Doc string
+	// Nullable columns accept [Null]; a null means "not measured", which is
+	// different from a measured zero.
+	Nullable bool
+}
+
+// Value is one cell passed to [Table.AppendRow] or returned by [Table.Value].
+// The zero Value is null.
+type Value struct {
+	typ Type // 0 means null
+	i   int64
+	f   float64
+	s   string
+}
+
+// Int returns an int64 value.
+func Int(v int64) Value { return Value{typ: TypeInt64, i: v} }
+
+// Float returns a float64 value.
+func Float(v float64) Value { return Value{typ: TypeFloat64, f: v} }
+
+// Str returns a string value.
+func Str(v string) Value { return Value{typ: TypeString, s: v} }
+
+// Bool returns a bool value.
+func Bool(v bool) Value {
+	var i int64
+	if v {
+		i = 1
+	}
+	return Value{typ: TypeBool, i: i}
+}
+
+// Null returns the null value, valid in any nullable column.
+func Null() Value { return Value{} }
+
+// OptInt returns Int(v) when ok and Null otherwise, for "measured or not".
+func OptInt(v int64, ok bool) Value {
+	if !ok {
+		return Null()
+	}
+	return Int(v)
+}
+
+// OptFloat returns Float(v) when ok and Null otherwise.
+func OptFloat(v float64, ok bool) Value {
+	if !ok {
+		return Null()
+	}
+	return Float(v)
+}
+
+// IsNull reports whether v is null.
+func (v Value) IsNull() bool { return v.typ == 0 }
+
+// Type returns the type of v, or 0 for null.
+func (v Value) Type() Type { return v.typ }
+
+// AsInt64 returns the integer and true if v is a non-null TypeInt64.
+func (v Value) AsInt64() (int64, bool) { return v.i, v.typ == TypeInt64 }
+
+// AsFloat64 returns the float and true if v is a non-null TypeFloat64.
+func (v Value) AsFloat64() (float64, bool) { return v.f, v.typ == TypeFloat64 }
+
+// AsString returns the string and true if v is a non-null TypeString.
+func (v Value) AsString() (string, bool) { return v.s, v.typ == TypeString }
+
+// AsBool returns the bool and true if v is a non-null TypeBool.
+func (v Value) AsBool() (bool, bool) { return v.i != 0, v.typ == TypeBool }
+
+// String formats v for debugging and error messages; null is "NULL".
+func (v Value) String() string {
+	switch v.typ {
+	case TypeInt64:
+		return strconv.FormatInt(v.i, 10)
+	case TypeFloat64:
+		return strconv.FormatFloat(v.f, 'g', -1, 64)
+	case TypeString:
+		return strconv.Quote(v.s)
+	case TypeBool:
+		return strconv.FormatBool(v.i != 0)
+	}
+	return "NULL"
+}
+
+// Table is a named, documented, column-oriented table. Build it with
+// [NewTable] and [Table.AppendRow]; read it with the typed accessors.
+// A Table is not safe for concurrent mutation.
+type Table struct {
+	// Name identifies the table; it is the file name stem in datasets, so
+	// keep it to letters, digits, '_', '-' and '.'.
+	Name string
+	// Doc is a one-line description, written to Parquet/Arrow metadata.
+	Doc string
+
+	cols []Column
+	data []columnData
+	rows int
+}
+
+// columnData holds one column. Only the slice matching the column type is
+// used. Strings are dictionary-encoded as they arrive: profiles repeat a few
+// kernel and phase names many times, and Parquet/Arrow want exactly one
+// dictionary per column anyway.
+type columnData struct {
+	ints   []int64 // TypeInt64, and TypeBool as 0/1
+	floats []float64
+	codes  []int32 // TypeString: index into dict
+	dict   []string
+	lookup map[string]int32
+	// valid is nil until the first null arrives, then has one entry per row.
+	valid []bool
+	nulls int
+}
+
+// NewTable returns an empty table with the given columns. It panics if a
+// column name is empty or repeated or a type is invalid: schemas are static,
+// so that is a programming error.
+func NewTable(name, doc string, cols ...Column) *Table {
+	seen := make(map[string]bool, len(cols))
+	for i, c := range cols {
+		if c.Name == "" {
+			panic(fmt.Sprintf("export: table %q: column %d has no name", name, i))
+		}
+		if seen[c.Name] {
+			panic(fmt.Sprintf("export: table %q: duplicate column %q", name, c.Name))
+		}
+		if !c.Type.valid() {
+			panic(fmt.Sprintf("export: table %q: column %q has invalid type %v", name, c.Name, c.Type))
+		}
+		seen[c.Name] = true
+	}
+	t := &Table{Name: name, Doc: doc, cols: append([]Column(nil), cols...), data: make([]columnData, len(cols))}
+	for i, c := range cols {
+		if c.Type == TypeString {
+			t.data[i].lookup = make(map[string]int32)
+		}
+	}
+	return t
+}
+
+// Len returns the number of rows.
+func (t *Table) Len() int { return t.rows }
+
+// NumColumns returns the number of columns.
+func (t *Table) NumColumns() int { return len(t.cols) }
+
+// Column returns the description of column i.
+func (t *Table) Column(i int) Column { return t.cols[i] }
+
+// Columns returns a copy of the column descriptions.
+func (t *Table) Columns() []Column { return append([]Column(nil), t.cols...) }
+
+// ColumnIndex returns the index of the named column, or -1.
+func (t *Table) ColumnIndex(name string) int {
+	for i, c := range t.cols {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Grow reserves room for n more rows, to avoid reallocation when the row
+// count is known.
+func (t *Table) Grow(n int) {
+	for i, c := range t.cols {
+		d := &t.data[i]
+		switch c.Type {
+		case TypeInt64, TypeBool:
+			d.ints = growSlice(d.ints, n)
+		case TypeFloat64:
+			d.floats = growSlice(d.floats, n)
+		case TypeString:
+			d.codes = growSlice(d.codes, n)
+		}
+		if d.valid != nil {
+			d.valid = growSlice(d.valid, n)
+		}
+	}
+}
+
+func growSlice[E any](s []E, n int) []E {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	out := make([]E, len(s), len(s)+n)
+	copy(out, s)
+	return out
+}
+
+// AppendRow appends one row with one value per column, in column order.
+// It returns an error, and leaves the table unchanged, if the count or a type
+// does not match or a null is given for a non-nullable column.
+func (t *Table) AppendRow(vals ...Value) error {
+	if len(vals) != len(t.cols) {
+		return fmt.Errorf("table %s: row %d has %d values, want %d", t.Name, t.rows, len(vals), len(t.cols))
+	}
+	// Check everything first so a bad row never leaves columns of unequal length.
+	for i, v := range vals {
+		c := &t.cols[i]
+		if v.typ == 0 {
+			if !c.Nullable {
+				return fmt.Errorf("table %s: row %d: null in non-nullable column %s", t.Name, t.rows, c.Name)
+			}
+			continue
+		}
+		if v.typ != c.Type {
+			return fmt.Errorf("table %s: row %d: column %s is %v, got %v value %v", t.Name, t.rows, c.Name, c.Type, v.typ, v)
+		}
+	}
+	for i, v := range vals {
+		t.data[i].append(t.cols[i].Type, v, t.rows)
+	}
+	t.rows++
+	return nil
+}
+
+// append adds v (already type-checked) as row number row.
+func (d *columnData) append(typ Type, v Value, row int) {
+	null := v.typ == 0
+	if null && d.valid == nil {
+		d.valid = make([]bool, row, max(row+1, cap(d.ints), cap(d.floats), cap(d.codes)))
+		for j := range d.valid {
+			d.valid[j] = true
+		}
+	}
+	if d.valid != nil {
+		d.valid = append(d.valid, !null)
+	}
+	if null {
+		d.nulls++
+	}
+	switch typ {
+	case TypeInt64, TypeBool:
+		d.ints = append(d.ints, v.i)
+	case TypeFloat64:
+		d.floats = append(d.floats, v.f)
+	case TypeString:
+		var code int32
+		if !null {
+			code = d.intern(v.s)
+		}
+		d.codes = append(d.codes, code)
+	}
+}
+
+// intern returns the dictionary code of s, adding it on first sight. Codes
+// follow first appearance, which keeps output deterministic.
+func (d *columnData) intern(s string) int32 {
+	if code, ok := d.lookup[s]; ok {
+		return code
+	}
+	if len(d.dict) == math.MaxInt32 {
+		panic("export: more than 2^31-1 distinct strings in one column")
+	}
+	code := int32(len(d.dict))
+	d.dict = append(d.dict, s)
+	d.lookup[s] = code
+	return code
+}
+
+func (d *columnData) isNull(row int) bool { return d.valid != nil && !d.valid[row] }
+
+// checkCell panics with a useful message on an out-of-range or mistyped
+// access, like a slice index would.
+func (t *Table) checkCell(row, col int, want Type) *columnData {
+	if row < 0 || row >= t.rows {
+		panic(fmt.Sprintf("export: table %s: row %d out of range [0,%d)", t.Name, row, t.rows))
+	}
+	if t.cols[col].Type != want {
+		panic(fmt.Sprintf("export: table %s: column %s is %v, not %v", t.Name, t.cols[col].Name, t.cols[col].Type, want))
+	}
+	return &t.data[col]
+}
+
+// IsNull reports whether the cell is null.
+func (t *Table) IsNull(row, col int) bool {
+	if row < 0 || row >= t.rows {
+		panic(fmt.Sprintf("export: table %s: row %d out of range [0,%d)", t.Name, row, t.rows))
+	}
+	return t.data[col].isNull(row)
+}
+
+// NullCount returns the number of nulls in column col.
+func (t *Table) NullCount(col int) int { return t.data[col].nulls }
+
+// Int64 returns the cell of a TypeInt64 column; ok is false for null.
+// Accessors panic if the column has another type, like an index out of range.
+func (t *Table) Int64(row, col int) (v int64, ok bool) {
+	d := t.checkCell(row, col, TypeInt64)
+	return d.ints[row], !d.isNull(row)
+}
+
+// Float64 returns the cell of a TypeFloat64 column; ok is false for null.
+func (t *Table) Float64(row, col int) (v float64, ok bool) {
+	d := t.checkCell(row, col, TypeFloat64)
+	return d.floats[row], !d.isNull(row)
+}
+
+// String returns the cell of a TypeString column; ok is false for null.
+func (t *Table) String(row, col int) (v string, ok bool) {
+	d := t.checkCell(row, col, TypeString)
+	if d.isNull(row) {
+		return "", false
+	}
+	return d.dict[d.codes[row]], true
+}
+
+// Bool returns the cell of a TypeBool column; ok is false for null.
+func (t *Table) Bool(row, col int) (v bool, ok bool) {
+	d := t.checkCell(row, col, TypeBool)
+	return d.ints[row] != 0, !d.isNull(row)
+}
+
+// Value returns any cell as a Value.
+func (t *Table) Value(row, col int) Value {
+	if t.IsNull(row, col) {
+		return Null()
+	}
+	d := &t.data[col]
+	switch typ := t.cols[col].Type; typ {
+	case TypeInt64, TypeBool:
+		return Value{typ: typ, i: d.ints[row]}
+	case TypeFloat64:
+		return Float(d.floats[row])
+	default:
+		return Str(d.dict[d.codes[row]])
+	}
+}
+
+// Row returns all cells of one row.
+func (t *Table) Row(row int) []Value {
+	out := make([]Value, len(t.cols))
+	for c := range t.cols {
+		out[c] = t.Value(row, c)
+	}
+	return out
+}
+
+// project returns a new table holding the given rows (in order) and the
+// columns not in drop. Strings are re-interned so each part gets a
+// dictionary of only the values it uses.
+func (t *Table) project(rows []int, drop map[int]bool) *Table {
+	var cols []Column
+	var keep []int
+	for i, c := range t.cols {
+		if !drop[i] {
+			cols = append(cols, c)
+			keep = append(keep, i)
+		}
+	}
+	out := NewTable(t.Name, t.Doc, cols...)
+	out.Grow(len(rows))
+	for j, src := range keep {
+		for k, r := range rows {
+			out.data[j].append(cols[j].Type, t.Value(r, src), k)
+		}
+	}
+	out.rows = len(rows)
+	return out
+}
