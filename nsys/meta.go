@@ -199,3 +199,16 @@ func (f *File) CUDADevices() ([]CUDADevice, error) {
 	})
 	return out, err
 }
+
+// SessionStartUTC returns the capture's start as Unix ns
+// (TARGET_INFO_SESSION_START_TIME); ok is false when the export lacks it.
+// Event timestamps are on the capture's own clock: this orders exports.
+func (f *File) SessionStartUTC() (ns int64, ok bool, err error) {
+	err = f.scan("TARGET_INFO_SESSION_START_TIME", []column{reqN("utcEpochNs")}, hintReexport, func(st *sqlite.Stmt) bool {
+		if st.ColumnType(0) != sqlite.TypeNull {
+			ns, ok = st.ColumnInt64(0), true
+		}
+		return false
+	})
+	return ns, ok, err
+}

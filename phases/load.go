@@ -388,3 +388,47 @@ func intersectLength(a, b []interval) int64 {
 	}
 	return s
 }
+
+// gpuUse returns, per GPU, the processes with GPU work and their busy time,
+// and the total time during which two or more processes' work overlapped on
+// one GPU.
+func (tr *trace) gpuUse() (overlap int64, use []GPUUse) {
+	gpus := make([]int32, 0, len(tr.busy))
+	for g := range tr.busy {
+		gpus = append(gpus, g)
+	}
+	slices.Sort(gpus)
+	for _, g := range gpus {
+		u := GPUUse{GPU: int64(g)}
+		pids := make([]int32, 0, len(tr.busy[g]))
+		for p := range tr.busy[g] {
+			pids = append(pids, p)
+		}
+		slices.Sort(pids)
+		// Overlap = Σ per-process busy − busy of the union, counted once
+		// per instant where ≥ 2 processes run: a sweep over all intervals.
+		type edge struct {
+			t int64
+			d int
+		}
+		var edges []edge
+		for _, p := range pids {
+			u.Pids = append(u.Pids, int64(p))
+			u.BusyNs = append(u.BusyNs, totalLength(tr.busy[g][p]))
+			for _, iv := range tr.busy[g][p] {
+				edges = append(edges, edge{iv.start, 1}, edge{iv.end, -1})
+			}
+		}
+		slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.d, b.d)) })
+		depth, last := 0, int64(0)
+		for _, e := range edges {
+			if depth >= 2 {
+				overlap += e.t - last
+			}
+			depth += e.d
+			last = e.t
+		}
+		use = append(use, u)
+	}
+	return overlap, use
+}

@@ -153,6 +153,17 @@ type Input struct {
 	Steps          int      `json:"steps"`
 	Phases         []string `json:"phases"`
 	Absent         []string `json:"absent_activity_tables"`
+	// CrossProcessOverlapNs is the time GPU work of two or more processes ran
+	// at once on one GPU: the trace's only reliable sign of CUDA MPS.
+	CrossProcessOverlapNs int64    `json:"cross_process_gpu_overlap_ns"`
+	GPUUse                []GPUUse `json:"gpu_use"`
+}
+
+// GPUUse lists the processes that ran GPU work on one GPU.
+type GPUUse struct {
+	GPU    int64   `json:"gpu"`
+	Pids   []int64 `json:"pids"`
+	BusyNs []int64 `json:"busy_ns"` // per pid, union of its GPU ops
 }
 
 // Exclusions counts what segmentation left out, by reason.

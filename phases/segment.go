@@ -86,6 +86,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 			in.Absent = append(in.Absent, t)
 		}
 	}
+	in.CrossProcessOverlapNs, in.GPUUse = tr.gpuUse()
 	res.Warnings = append(res.Warnings, tr.warnings...)
 	if res.Excluded.UnclosedRanges > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d NVTX ranges were never closed (NULL end) and were left out", f.Path, res.Excluded.UnclosedRanges))

@@ -1,69 +1,9 @@
 package cli
 
-import (
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
+import "github.com/nsysphase/nsysphase/internal/analysis"
 
-	"github.com/ulikunitz/xz"
+// materialize and renamePath let commands accept .sqlite.xz inputs; see
+// analysis.Materialize.
+func materialize(path string) (string, func(), error) { return analysis.Materialize(path) }
 
-	"github.com/nsysphase/nsysphase/nsys"
-)
-
-// materialize returns a path SQLite can open. Exports compress 6–10× with xz,
-// so FILE.sqlite.xz is accepted and decompressed to a private temp file that
-// cleanup removes; the input itself is only read.
-func materialize(path string) (local string, cleanup func(), err error) {
-	noop := func() {}
-	if !strings.HasSuffix(path, ".xz") {
-		return path, noop, nil
-	}
-	in, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", noop, &nsys.InputError{Path: path, Problem: "no such file", Hint: "check the path"}
-		}
-		return "", noop, &nsys.InputError{Path: path, Problem: "cannot read file", Err: err}
-	}
-	defer in.Close()
-	r, err := xz.NewReader(in)
-	if err != nil {
-		return "", noop, &nsys.InputError{Path: path, Problem: "not a valid .xz file", Err: err, Hint: "decompress it with `xz -d` and pass the .sqlite"}
-	}
-	dir, err := os.MkdirTemp("", "nsysphase-*")
-	if err != nil {
-		return "", noop, fmt.Errorf("decompress %s: %w", path, err)
-	}
-	cleanup = func() { os.RemoveAll(dir) }
-	local = filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".xz"))
-	out, err := os.Create(local)
-	if err == nil {
-		_, err = io.Copy(out, r)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		cleanup()
-		return "", noop, &nsys.InputError{Path: path, Problem: "cannot decompress", Err: err, Hint: "check the file with `xz -t`"}
-	}
-	return local, cleanup, nil
-}
-
-// renamePath reports errors about a decompressed temp copy under the name the
-// user gave.
-func renamePath(err error, local, user string) error {
-	if local == user {
-		return err
-	}
-	var ie *nsys.InputError
-	if errors.As(err, &ie) && ie.Path == local {
-		c := *ie
-		c.Path = user
-		return &c
-	}
-	return err
-}
+func renamePath(err error, local, user string) error { return analysis.RenamePath(err, local, user) }

@@ -119,5 +119,6 @@ Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or us
 		return &ExitError{Code: ExitInput, Err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.AddCommand(NewCmdInfo(nil))
+	root.AddCommand(NewCmdAnalyze(nil))
 	return root
 }

@@ -1,0 +1,268 @@
+// Package analysis runs the pipeline for `nsysphase analyze` and the commands
+// built on it: it reads each export (nsys), segments and attributes it
+// (phases), merges the files' instances into arms and units, computes the
+// statistics (stats) and assembles the JSON contract and the tables that
+// package export renders.
+package analysis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nsysphase/nsysphase/nsys"
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+// FileArm assigns an arm to every file matching a glob (--arm NAME=GLOB).
+type FileArm struct {
+	Name string
+	Glob string
+}
+
+// Config is everything an analysis needs.
+type Config struct {
+	Files    []string  // exports (.sqlite or .sqlite.xz), in the order given
+	FileArms []FileArm // arms from files; their files are inputs too
+	ArmKey   string    // dotted key into each export's run manifest, e.g. training.cuda_process_sharing
+	Manifest string    // explicit manifest path (one input only)
+	Segment  phases.Options
+	Jobs     int // files read in parallel (0 = GOMAXPROCS)
+	// Open opens an input; nil means materialize (xz) + nsys.OpenContext.
+	Open func(ctx context.Context, path string) (*nsys.File, func(), error)
+}
+
+// FileResult is one export's segmentation with its provenance.
+type FileResult struct {
+	Path      string
+	FileArm   string
+	Manifest  map[string]any // the run manifest beside the export, verbatim; nil when absent
+	ManPath   string
+	Result    *phases.Result
+	Info      *Provenance
+	StartUTC  int64 // session start (Unix ns), orders files; 0 unknown
+	MinTime   int64 // first step start on the export's clock
+	Evidence  Evidence
+	Unusable  error
+	closeFile func()
+}
+
+// ExpandInputs resolves positional files and --arm globs into the input list
+// with each file's arm. A glob that matches nothing is a usage error.
+func ExpandInputs(files []string, arms []FileArm) ([]string, map[string]string, error) {
+	armOf := map[string]string{}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, a := range arms {
+		matches, err := filepath.Glob(a.Glob)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--arm %s=%s: %w", a.Name, a.Glob, err)
+		}
+		if len(matches) == 0 {
+			return nil, nil, fmt.Errorf("--arm %s=%s: no file matches", a.Name, a.Glob)
+		}
+		slices.Sort(matches)
+		for _, m := range matches {
+			if prev, ok := armOf[m]; ok && prev != a.Name {
+				return nil, nil, fmt.Errorf("%s matches both --arm %s and --arm %s", m, prev, a.Name)
+			}
+			armOf[m] = a.Name
+		}
+	}
+	for _, f := range files {
+		matches, err := filepath.Glob(f)
+		if err != nil || len(matches) == 0 {
+			add(f) // not a pattern, or nothing matched: let Open name the problem
+			continue
+		}
+		slices.Sort(matches)
+		for _, m := range matches {
+			add(m)
+		}
+	}
+	for _, a := range arms {
+		matches, _ := filepath.Glob(a.Glob)
+		slices.Sort(matches)
+		for _, m := range matches {
+			add(m)
+		}
+	}
+	return out, armOf, nil
+}
+
+// ManifestPath returns the run manifest beside an export: NAME.manifest.json
+// for NAME.sqlite or NAME.sqlite.xz.
+func ManifestPath(export string) string {
+	base := strings.TrimSuffix(export, ".xz")
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	return base + ".manifest.json"
+}
+
+// LookupKey walks a dotted key through a decoded JSON document. JSON null
+// gives "null"; a missing key gives ok=false.
+func LookupKey(doc map[string]any, key string) (string, bool) {
+	var cur any = doc
+	for _, part := range strings.Split(key, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		cur, ok = m[part]
+		if !ok {
+			return "", false
+		}
+	}
+	switch v := cur.(type) {
+	case nil:
+		return "null", true
+	case string:
+		return v, true
+	case map[string]any, []any:
+		b, _ := json.Marshal(v)
+		return string(b), true
+	default:
+		return fmt.Sprint(v), true
+	}
+}
+
+// ReadFiles segments every input, Jobs at a time, and returns the results in
+// input order (deterministic whatever the scheduling).
+func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
+	files, armOf, err := ExpandInputs(cfg.Files, cfg.FileArms)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if len(files) == 0 {
+		return nil, &UsageError{Err: errors.New("no input files")}
+	}
+	if cfg.Manifest != "" && len(files) > 1 {
+		return nil, &UsageError{Err: errors.New("--manifest names one manifest: use it with one input, or put NAME.manifest.json beside each export")}
+	}
+	jobs := cfg.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	out := make([]*FileResult, len(files))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs)
+	for i, path := range files {
+		g.Go(func() error {
+			fr, err := readOne(ctx, cfg, path, armOf[path])
+			if err != nil {
+				return err
+			}
+			out[i] = fr
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UsageError is a mistake in the command line (exit 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult, error) {
+	fr := &FileResult{Path: path, FileArm: fileArm}
+	manPath := cfg.Manifest
+	if manPath == "" {
+		manPath = ManifestPath(path)
+	}
+	if data, err := os.ReadFile(manPath); err == nil {
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, &nsys.InputError{Path: manPath, Problem: "run manifest is not valid JSON", Err: err, Hint: "fix or remove the manifest"}
+		}
+		fr.Manifest, fr.ManPath = m, manPath
+	} else if cfg.Manifest != "" {
+		return nil, &nsys.InputError{Path: manPath, Problem: "cannot read the run manifest", Err: err}
+	}
+	if cfg.ArmKey != "" {
+		if fr.Manifest == nil {
+			return nil, &nsys.InputError{Path: path, Problem: fmt.Sprintf("--arm-key %s needs a run manifest, and %s does not exist", cfg.ArmKey, manPath), Hint: "put NAME.manifest.json beside the export or pass --manifest"}
+		}
+		v, ok := LookupKey(fr.Manifest, cfg.ArmKey)
+		if !ok {
+			return nil, &nsys.InputError{Path: manPath, Problem: fmt.Sprintf("run manifest has no key %q", cfg.ArmKey), Hint: "check --arm-key"}
+		}
+		fr.FileArm = joinNonEmpty("/", fileArm, v)
+	}
+	open := cfg.Open
+	if open == nil {
+		open = OpenInput
+	}
+	f, closeFn, err := open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	opt := cfg.Segment
+	opt.FileArm = fr.FileArm
+	res, err := phases.Segment(f, opt)
+	if err != nil {
+		return nil, renameInputError(err, f.Path, path)
+	}
+	for i := range res.Instances {
+		res.Instances[i].File = path
+		res.Instances[i].Unit = strings.Replace(res.Instances[i].Unit, f.Path, path, 1)
+	}
+	for i := range res.Inputs {
+		res.Inputs[i].File = path
+	}
+	for i, w := range res.Warnings {
+		res.Warnings[i] = strings.ReplaceAll(w, f.Path, path)
+	}
+	fr.Result = res
+	if ns, ok, err := f.SessionStartUTC(); err == nil && ok {
+		fr.StartUTC = ns
+	}
+	fr.MinTime = res.Instances[0].Start
+	for _, x := range res.Instances {
+		fr.MinTime = min(fr.MinTime, x.Start)
+	}
+	prov, err := readProvenance(f, path)
+	if err != nil {
+		return nil, renameInputError(err, f.Path, path)
+	}
+	fr.Info = prov
+	return fr, nil
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, sep)
+}
+
+func renameInputError(err error, local, user string) error {
+	var ie *nsys.InputError
+	if local != user && errors.As(err, &ie) && ie.Path == local {
+		c := *ie
+		c.Path = user
+		return &c
+	}
+	return err
+}

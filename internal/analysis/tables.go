@@ -1,0 +1,286 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+// InstancesTable is phase_instances: one row per step and phase instance.
+func (d *Doc) InstancesTable() *export.Table {
+	cols := []export.Column{
+		{Name: "file", Type: export.TypeString, Doc: "export the instance comes from"},
+		{Name: "pid", Type: export.TypeInt64, Doc: "OS process id"},
+		{Name: "tid", Type: export.TypeInt64, Doc: "OS thread id of the range"},
+		{Name: "thread", Type: export.TypeString, Doc: "thread name"},
+		{Name: "arm", Type: export.TypeString, Doc: "arm label (<file-arm>/<nvtx-arm>, either alone, or empty)"},
+		{Name: "block", Type: export.TypeInt64, Doc: "block index within the arm"},
+		{Name: "unit", Type: export.TypeString, Doc: "unique block label (the statistics' unit)"},
+		{Name: "step", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "step index within the block, from 0"},
+		{Name: "phase", Type: export.TypeString, Doc: "phase name; step rows carry the step's range name"},
+		{Name: "is_step", Type: export.TypeBool, Doc: "true for the step instance itself"},
+		{Name: "depth", Type: export.TypeInt64, Doc: "0 for steps, 1 for their children, …"},
+		{Name: "warmup", Type: export.TypeBool, Doc: "excluded from statistics (--skip-steps)"},
+		{Name: "start_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "range start on the export's clock"},
+		{Name: "end_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "range end on the export's clock"},
+	}
+	for m := range phases.NumMetrics {
+		mi := phases.Metrics[m]
+		cols = append(cols, export.Column{Name: mi.Name, Type: export.TypeInt64, Unit: mi.Unit, Doc: mi.Doc})
+	}
+	cols = append(cols,
+		export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops"},
+		export.Column{Name: "phase_gap_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: wall not covered by any phase; null for phases"},
+		export.Column{Name: "unattributed_kernel_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: kernel time of the step outside every phase; null for phases"},
+	)
+	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics per DESIGN.md, int64 ns", cols...)
+	t.Grow(len(d.instances))
+	row := make([]export.Value, 0, len(cols))
+	for _, x := range d.instances {
+		row = row[:0]
+		row = append(row, export.Str(x.File), export.Int(x.Pid), export.Int(x.Tid), export.Str(x.Thread), export.Str(x.Arm),
+			export.Int(int64(x.Block)), export.Str(x.Unit), export.Int(int64(x.Step)), export.Str(x.Phase), export.Bool(x.IsStep),
+			export.Int(int64(x.Depth)), export.Bool(x.Warmup), export.Int(x.Start), export.Int(x.End))
+		for m := range phases.NumMetrics {
+			row = append(row, export.Int(x.M[m]))
+		}
+		row = append(row, export.OptFloat(x.QueueMeanNs, x.HasQueue), export.OptInt(x.PhaseGapNs, x.HasStepOnly), export.OptInt(x.UnattrKerNs, x.HasStepOnly))
+		if err := t.AppendRow(row...); err != nil {
+			panic(err) // the columns above and the row built here always agree
+		}
+	}
+	return t
+}
+
+func ci(c *[2]float64, i int) export.Value {
+	if c == nil {
+		return export.Null()
+	}
+	return export.Float(c[i])
+}
+
+func optFloat(p *float64) export.Value {
+	if p == nil {
+		return export.Null()
+	}
+	return export.Float(*p)
+}
+
+// SummaryTable is phase_summary: one row per arm × phase × metric.
+func (d *Doc) SummaryTable() *export.Table {
+	t := export.NewTable("phase_summary", "per arm, phase and metric: point values per step instance and their confidence intervals (null: not computed, see warnings)",
+		export.Column{Name: "arm", Type: export.TypeString},
+		export.Column{Name: "phase", Type: export.TypeString},
+		export.Column{Name: "metric", Type: export.TypeString},
+		export.Column{Name: "unit", Type: export.TypeString, Doc: "unit of the metric: ns, bytes or count"},
+		export.Column{Name: "n", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "step instances with the phase present"},
+		export.Column{Name: "steps", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "kept steps of the arm"},
+		export.Column{Name: "blocks", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "units (blocks or profiles)"},
+		export.Column{Name: "method", Type: export.TypeString, Doc: "CI method"},
+		export.Column{Name: "mean", Type: export.TypeFloat64},
+		export.Column{Name: "mean_ci_lo", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "mean_ci_hi", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "median", Type: export.TypeFloat64},
+		export.Column{Name: "median_ci_lo", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "median_ci_hi", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "p90", Type: export.TypeFloat64},
+		export.Column{Name: "p90_ci_lo", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "p90_ci_hi", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "p99", Type: export.TypeFloat64},
+		export.Column{Name: "p99_ci_lo", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "p99_ci_hi", Type: export.TypeFloat64, Nullable: true},
+	)
+	for _, r := range d.Summary {
+		for m := range phases.NumMetrics {
+			mi := phases.Metrics[m]
+			s, ok := r.Metrics[mi.Name]
+			if !ok {
+				continue
+			}
+			_ = t.AppendRow(export.Str(r.Arm), export.Str(r.Phase), export.Str(mi.Name), export.Str(mi.Unit), export.Int(int64(r.N)), export.Int(int64(r.Steps)), export.Int(int64(r.Blocks)), export.Str(r.Method),
+				export.Float(s.Mean), ci(s.MeanCI, 0), ci(s.MeanCI, 1), export.Float(s.Median), ci(s.MedianCI, 0), ci(s.MedianCI, 1),
+				export.Float(s.P90), ci(s.P90CI, 0), ci(s.P90CI, 1), export.Float(s.P99), ci(s.P99CI, 0), ci(s.P99CI, 1))
+		}
+	}
+	return t
+}
+
+// ComparisonsTable is comparisons: each arm against the baseline.
+func (d *Doc) ComparisonsTable() *export.Table {
+	t := export.NewTable("comparisons", "each arm against the baseline, per phase, metric and statistic; ratio = arm / baseline",
+		export.Column{Name: "phase", Type: export.TypeString},
+		export.Column{Name: "metric", Type: export.TypeString},
+		export.Column{Name: "stat", Type: export.TypeString},
+		export.Column{Name: "baseline", Type: export.TypeString},
+		export.Column{Name: "arm", Type: export.TypeString},
+		export.Column{Name: "baseline_value", Type: export.TypeFloat64},
+		export.Column{Name: "arm_value", Type: export.TypeFloat64},
+		export.Column{Name: "ratio", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
+		export.Column{Name: "ratio_ci_lo", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
+		export.Column{Name: "ratio_ci_hi", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
+		export.Column{Name: "diff", Type: export.TypeFloat64},
+		export.Column{Name: "diff_ci_lo", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "diff_ci_hi", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "significant", Type: export.TypeBool, Doc: "the ratio CI excludes 1 (between-unit methods only)"},
+		export.Column{Name: "verdict", Type: export.TypeString, Doc: "changed, ~ (no significant change) or empty (no between-unit CI)"},
+		export.Column{Name: "method", Type: export.TypeString},
+		export.Column{Name: "n_units", Type: export.TypeInt64, Unit: export.UnitCount},
+		export.Column{Name: "warnings", Type: export.TypeString},
+	)
+	for _, c := range d.Comparisons {
+		_ = t.AppendRow(export.Str(c.Phase), export.Str(c.Metric), export.Str(c.Stat), export.Str(c.Baseline), export.Str(c.Arm),
+			export.Float(c.BaseValue), export.Float(c.ArmValue), optFloat(c.Ratio), ci(c.RatioCI, 0), ci(c.RatioCI, 1),
+			export.Float(c.Diff), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Bool(c.Significant), export.Str(c.Verdict), export.Str(c.Method),
+			export.Int(int64(c.NUnits)), export.Str(strings.Join(c.Warnings, ",")))
+	}
+	return t
+}
+
+// DecompositionTable is decomposition: the mean wall difference split into
+// the six exclusive parts.
+func (d *Doc) DecompositionTable() *export.Table {
+	t := export.NewTable("decomposition", "mean wall difference (arm − baseline, ns per step) split into its six exclusive parts; share = of the baseline's mean wall",
+		export.Column{Name: "phase", Type: export.TypeString},
+		export.Column{Name: "baseline", Type: export.TypeString},
+		export.Column{Name: "arm", Type: export.TypeString},
+		export.Column{Name: "component", Type: export.TypeString},
+		export.Column{Name: "diff_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds},
+		export.Column{Name: "diff_ci_lo", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true},
+		export.Column{Name: "diff_ci_hi", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true},
+		export.Column{Name: "share", Type: export.TypeFloat64, Unit: export.UnitRatio, Doc: "diff_ns / baseline mean wall_ns"},
+		export.Column{Name: "share_ci_lo", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
+		export.Column{Name: "share_ci_hi", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
+		export.Column{Name: "method", Type: export.TypeString},
+	)
+	for _, c := range d.Decomposition {
+		_ = t.AppendRow(export.Str(c.Phase), export.Str(c.Baseline), export.Str(c.Arm), export.Str(c.Component),
+			export.Float(c.DiffNs), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Float(c.Share), ci(c.ShareCI, 0), ci(c.ShareCI, 1), export.Str(c.Method))
+	}
+	return t
+}
+
+// ProvenanceTable is provenance: one row per input with its provenance,
+// manifest (verbatim JSON) and evidence.
+func (d *Doc) ProvenanceTable() *export.Table {
+	t := export.NewTable("provenance", "one row per input: versions, GPU, the run manifest verbatim and what the trace itself shows",
+		export.Column{Name: "file", Type: export.TypeString},
+		export.Column{Name: "nsys_version", Type: export.TypeString},
+		export.Column{Name: "export_schema_version", Type: export.TypeString},
+		export.Column{Name: "gpu", Type: export.TypeString},
+		export.Column{Name: "gpu_uuid", Type: export.TypeString},
+		export.Column{Name: "driver_version", Type: export.TypeString},
+		export.Column{Name: "cuda_driver_version", Type: export.TypeString},
+		export.Column{Name: "cuda_graph_trace_mode", Type: export.TypeString},
+		export.Column{Name: "mps_active", Type: export.TypeBool, Doc: "kernels of different processes overlapped on one GPU"},
+		export.Column{Name: "cross_process_gpu_overlap_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds},
+		export.Column{Name: "mps_processes_seen", Type: export.TypeString},
+		export.Column{Name: "graph_launches_by_arm", Type: export.TypeString, Doc: "JSON object arm → cudaGraphLaunch calls inside steps"},
+		export.Column{Name: "manifest", Type: export.TypeString, Nullable: true, Doc: "the run manifest beside the export, verbatim JSON; null when absent"},
+		export.Column{Name: "mismatches", Type: export.TypeString, Doc: "manifest claims the trace contradicts, one per line"},
+	)
+	for _, p := range d.Provenance {
+		gpu, uuid := "", ""
+		if len(p.Provenance.GPUs) > 0 {
+			names := []string{}
+			uuids := []string{}
+			for _, g := range p.Provenance.GPUs {
+				names = append(names, g.Name)
+				uuids = append(uuids, g.UUID)
+			}
+			gpu, uuid = strings.Join(names, ";"), strings.Join(uuids, ";")
+		}
+		gl, _ := json.Marshal(p.Evidence.GraphLaunchesByArm)
+		man := export.Null()
+		if p.Manifest != nil {
+			b, _ := json.Marshal(p.Manifest)
+			man = export.Str(string(b))
+		}
+		_ = t.AppendRow(export.Str(p.File), export.Str(p.Provenance.NsysVersion), export.Str(p.Provenance.SchemaVersion), export.Str(gpu), export.Str(uuid),
+			export.Str(p.Provenance.DriverVersion), export.Str(p.Provenance.CUDADriverVersion), export.Str(p.Provenance.GraphTraceMode),
+			export.Bool(p.Evidence.MPSActive), export.Int(p.Evidence.CrossProcessGPUOverlapNs), export.Str(strings.Join(p.Evidence.MPSProcessesSeen, ";")),
+			export.Str(string(gl)), man, export.Str(strings.Join(p.Mismatches, "\n")))
+	}
+	return t
+}
+
+// breakdownParts are the columns of the at-a-glance table.
+var breakdownParts = []phases.Metric{phases.Wall, phases.CPUOther, phases.Launch, phases.SyncAPI, phases.MemcpyAPI, phases.Alloc, phases.OtherAPI, phases.GPUBusy, phases.KernelSum, phases.Launches, phases.HostSyncs}
+
+// BreakdownTable is the at-a-glance view: per arm and phase, the mean per
+// step of wall and its parts (µs) with the wall CI.
+func (d *Doc) BreakdownTable() *export.Table {
+	cols := []export.Column{
+		{Name: "arm", Type: export.TypeString},
+		{Name: "phase", Type: export.TypeString},
+		{Name: "n", Type: export.TypeInt64, Unit: export.UnitCount},
+		{Name: "blocks", Type: export.TypeInt64, Unit: export.UnitCount},
+	}
+	for _, m := range breakdownParts {
+		name := strings.TrimSuffix(phases.Metrics[m].Name, "_ns")
+		unit := ""
+		if phases.Metrics[m].Unit == "ns" {
+			name += " µs"
+			unit = "µs"
+		}
+		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: unit})
+		if m == phases.Wall {
+			cols = append(cols, export.Column{Name: "wall CI µs", Type: export.TypeString, Nullable: true})
+		}
+	}
+	t := export.NewTable("breakdown", "mean per step instance; the six parts after wall sum to wall; gpu_busy and kernel_sum overlap host time", cols...)
+	phaseRank := map[string]int{}
+	for i, p := range d.Phases {
+		phaseRank[p] = i
+	}
+	rows := slices.Clone(d.Summary)
+	armRank := map[string]int{}
+	for i, a := range d.Arms {
+		armRank[a] = i
+	}
+	slices.SortStableFunc(rows, func(a, b SummaryRow) int {
+		if armRank[a.Arm] != armRank[b.Arm] {
+			return armRank[a.Arm] - armRank[b.Arm]
+		}
+		return phaseRank[a.Phase] - phaseRank[b.Phase]
+	})
+	for _, r := range rows {
+		vals := []export.Value{export.Str(r.Arm), export.Str(r.Phase), export.Int(int64(r.N)), export.Int(int64(r.Blocks))}
+		for _, m := range breakdownParts {
+			s := r.Metrics[phases.Metrics[m].Name]
+			v := s.Mean
+			if phases.Metrics[m].Unit == "ns" {
+				v /= 1e3
+			}
+			vals = append(vals, export.Float(round(v, 1)))
+			if m == phases.Wall {
+				if s.MeanCI != nil {
+					vals = append(vals, export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/1e3, s.MeanCI[1]/1e3)))
+				} else {
+					vals = append(vals, export.Null())
+				}
+			}
+		}
+		_ = t.AppendRow(vals...)
+	}
+	return t
+}
+
+func round(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	if v < 0 {
+		return -float64(int64(-v*p+0.5)) / p
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+// Tables are the tables `analyze --out` writes.
+func (d *Doc) Tables() []*export.Table {
+	return []*export.Table{d.InstancesTable(), d.SummaryTable(), d.ComparisonsTable(), d.DecompositionTable(), d.ProvenanceTable()}
+}

@@ -1,0 +1,453 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// AnalyzeOptions are the inputs of `nsysphase analyze`.
+type AnalyzeOptions struct {
+	Files      []string
+	Format     string
+	Out        string
+	Partition  bool
+	Step       string
+	Depth      int
+	ArmPattern string
+	SkipSteps  int
+	Config     string
+	Arms       []string
+	ArmKey     string
+	Manifest   string
+	Jobs       int
+	Baseline   string
+	Confidence float64
+	Resamples  int
+	Seed       uint64
+	Quantiles  bool
+	NoStats    bool
+	Quiet      bool
+
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// addSegmentFlags registers the flags shared by every command that segments exports.
+func addSegmentFlags(cmd *cobra.Command, o *AnalyzeOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.Step, "step", "", "step range name (default: the name that repeats most inside arm blocks, or at top level)")
+	f.IntVar(&o.Depth, "depth", 1, "phase depth below the step (1: direct children)")
+	f.StringVar(&o.ArmPattern, "arm-pattern", phases.DefaultArmPattern, "regexp of arm block ranges; group 1 = arm, group 2 = block")
+	f.IntVar(&o.SkipSteps, "skip-steps", 1, "warm-up: steps at the start of each block left out of the statistics (kept in phase_instances, flagged)")
+	f.StringVar(&o.Config, "config", "", "rules file (TOML or YAML): step, phases, renames, process/thread selection")
+	f.StringArrayVar(&o.Arms, "arm", nil, "NAME=GLOB: files matching GLOB form arm NAME, one block each (repeatable)")
+	f.StringVar(&o.ArmKey, "arm-key", "", "dotted key of the run manifest beside each export that names its arm, e.g. training.cuda_process_sharing")
+	f.StringVar(&o.Manifest, "manifest", "", "run manifest for a single input (default: NAME.manifest.json beside it)")
+	f.IntVarP(&o.Jobs, "jobs", "j", 0, "files read in parallel (default: number of CPUs)")
+}
+
+// addStatsFlags registers the statistics flags.
+func addStatsFlags(cmd *cobra.Command, o *AnalyzeOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.Baseline, "baseline", "", "baseline arm of comparisons (default: the arm of the earliest block)")
+	f.Float64Var(&o.Confidence, "confidence", 0.95, "two-sided confidence level")
+	f.IntVar(&o.Resamples, "resamples", 9999, "bootstrap resamples B (at least 1999)")
+	f.Uint64Var(&o.Seed, "seed", 1, "random seed: output is byte-identical for a seed")
+	f.BoolVar(&o.Quantiles, "quantiles", false, "also p90/p99 CIs of wall_ns where the data allow them")
+}
+
+// NewCmdAnalyze builds `nsysphase analyze`; runF replaces the action in tests.
+func NewCmdAnalyze(runF func(*AnalyzeOptions) error) *cobra.Command {
+	o := &AnalyzeOptions{}
+	cmd := &cobra.Command{
+		Use:   "analyze FILE...",
+		Short: "Per-phase breakdown per arm with block-bootstrap confidence intervals",
+		Long: `analyze segments each export into arm blocks, steps and phases (NVTX ranges), measures every
+step and phase instance (wall split into cpu_other, launch, sync, memcpy_api, alloc and other_api;
+GPU work by correlation; copies; queueing; overlap with other processes; other-thread work), and
+summarises each phase per arm with confidence intervals whose unit is the block or the profile,
+never the step. Each arm is compared with the baseline, and mean wall differences are decomposed
+into their six exclusive parts.
+
+--out DIR writes phase_instances, phase_summary, comparisons, decomposition and provenance as
+Parquet (--partition: a Hive-partitioned dataset by arm and file).`,
+		Example: `  nsysphase analyze testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
+  nsysphase analyze --format json run.sqlite > analysis.json
+  nsysphase analyze --arm-key training.cuda_process_sharing sharing_*.sqlite.xz --out results/
+  nsysphase analyze --arm mps='runs/mps_*.sqlite' --arm null='runs/null_*.sqlite' --format markdown`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Files = args
+			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runAnalyze(cmd, o)
+		},
+	}
+	addSegmentFlags(cmd, o)
+	addStatsFlags(cmd, o)
+	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json, csv (phase_summary), markdown")
+	cmd.Flags().StringVar(&o.Out, "out", "", "directory for the Parquet tables (written atomically)")
+	cmd.Flags().BoolVar(&o.Partition, "partition", false, "with --out: Hive-partitioned dataset (table/arm=…/file=…/part.parquet)")
+	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
+	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stdout (with --out)")
+	return cmd
+}
+
+func (o *AnalyzeOptions) validate() error {
+	if len(o.Files) == 0 && len(o.Arms) == 0 {
+		return usageErr("no input: pass export files (or --arm NAME=GLOB)")
+	}
+	switch o.Format {
+	case "table", "json", "csv", "markdown":
+	default:
+		return usageErr("--format %q: want table, json, csv or markdown", o.Format)
+	}
+	if o.Resamples < 1999 {
+		return usageErr("--resamples %d: at least 1999 are needed for stable 95%% interval endpoints", o.Resamples)
+	}
+	if !(o.Confidence > 0.5 && o.Confidence < 1) {
+		return usageErr("--confidence %v: want a level between 0.5 and 1, e.g. 0.95", o.Confidence)
+	}
+	if o.Depth < 1 {
+		return usageErr("--depth %d: want ≥ 1", o.Depth)
+	}
+	if o.SkipSteps < 0 {
+		return usageErr("--skip-steps %d: want ≥ 0", o.SkipSteps)
+	}
+	if o.Partition && o.Out == "" {
+		return usageErr("--partition needs --out DIR")
+	}
+	return nil
+}
+
+// config turns flags into the analysis configuration.
+func (o *AnalyzeOptions) config() (analysis.Config, error) {
+	pat, err := regexp.Compile(o.ArmPattern)
+	if err != nil {
+		return analysis.Config{}, usageErr("--arm-pattern: %v", err)
+	}
+	seg := phases.Options{ArmPattern: pat, Step: o.Step, Depth: o.Depth, SkipSteps: o.SkipSteps}
+	if o.Config != "" {
+		rules, err := phases.LoadRules(o.Config)
+		if err != nil {
+			return analysis.Config{}, &ExitError{Code: ExitInput, Err: fmt.Errorf("%s: %w", o.Config, err)}
+		}
+		seg.Rules = rules
+	}
+	var arms []analysis.FileArm
+	for _, a := range o.Arms {
+		name, glob, ok := strings.Cut(a, "=")
+		if !ok || name == "" || glob == "" {
+			return analysis.Config{}, usageErr("--arm %q: want NAME=GLOB", a)
+		}
+		arms = append(arms, analysis.FileArm{Name: name, Glob: glob})
+	}
+	return analysis.Config{Files: o.Files, FileArms: arms, ArmKey: o.ArmKey, Manifest: o.Manifest, Segment: seg, Jobs: o.Jobs}, nil
+}
+
+func (o *AnalyzeOptions) statsConfig() analysis.StatsConfig {
+	return analysis.StatsConfig{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Baseline: o.Baseline, Quantiles: o.Quantiles, Off: o.NoStats}
+}
+
+// buildDoc reads the inputs and computes the analysis.
+func buildDoc(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) {
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	files, err := analysis.ReadFiles(cmd.Context(), cfg)
+	if err != nil {
+		return nil, asExit(err)
+	}
+	doc, err := analysis.Build(cmd.Context(), files, o.statsConfig(), Version(), o.SkipSteps)
+	if err != nil {
+		return nil, asExit(err)
+	}
+	return doc, nil
+}
+
+func asExit(err error) error {
+	var ue *analysis.UsageError
+	if errors.As(err, &ue) {
+		return &ExitError{Code: ExitInput, Err: ue.Err}
+	}
+	return err
+}
+
+func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
+	doc, err := buildDoc(cmd, o)
+	if err != nil {
+		return err
+	}
+	if o.Out != "" {
+		if err := writeOut(o.Out, o.Partition, doc.Tables(), doc); err != nil {
+			return err
+		}
+	}
+	if o.Quiet {
+		return nil
+	}
+	return renderAnalysis(o.Stdout, doc, o.Format)
+}
+
+// writeOut writes tables as a Parquet dataset with provenance metadata.
+func writeOut(dir string, partition bool, tables []*export.Table, doc *analysis.Doc) error {
+	opt := export.Options{Metadata: datasetMetadata(doc)}
+	if partition {
+		opt.PartitionBy = []string{"arm", "file"}
+	}
+	if err := export.WriteDataset(dir, tables, export.FormatParquet, opt); err != nil {
+		return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", dir, err)}
+	}
+	return nil
+}
+
+// datasetMetadata is the provenance every Parquet file carries.
+func datasetMetadata(doc *analysis.Doc) map[string]string {
+	md := map[string]string{
+		export.MetaSchemaVersion: analysis.SchemaVersion,
+		export.MetaVersion:       Version(),
+	}
+	var inputs []export.Input
+	var nsysV, gpus []string
+	for _, p := range doc.Provenance {
+		inputs = append(inputs, export.Input{Path: p.File, SHA256: fileSHA256(p.File)})
+		nsysV = appendUnique(nsysV, p.Provenance.NsysVersion)
+		for _, g := range p.Provenance.GPUs {
+			gpus = appendUnique(gpus, g.Name+" "+g.UUID)
+		}
+	}
+	md[export.MetaInputs] = export.InputsMetadata(inputs)
+	md[export.MetaNsysVersion] = strings.Join(nsysV, ";")
+	md[export.MetaGPU] = strings.Join(gpus, ";")
+	return md
+}
+
+func appendUnique(xs []string, s string) []string {
+	for _, x := range xs {
+		if x == s {
+			return xs
+		}
+	}
+	return append(xs, s)
+}
+
+func fileSHA256(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func renderAnalysis(w io.Writer, doc *analysis.Doc, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	case "csv":
+		return export.Write(w, doc.SummaryTable(), export.FormatCSV, export.Options{})
+	case "markdown":
+		return writeAnalysisText(w, doc, export.FormatMarkdown)
+	}
+	return writeAnalysisText(w, doc, export.FormatText)
+}
+
+// writeAnalysisText is the human report: header with n, units, confidence,
+// B and seed; the breakdown per arm; the wall comparisons; one line per
+// phase saying where a difference comes from; warnings.
+func writeAnalysisText(w io.Writer, doc *analysis.Doc, f export.Format) error {
+	md := f == export.FormatMarkdown
+	h := func(s string) {
+		if md {
+			fmt.Fprintf(w, "\n### %s\n\n", s)
+		} else {
+			fmt.Fprintf(w, "\n%s\n", s)
+		}
+	}
+	inputs := make([]string, len(doc.Inputs))
+	for i, in := range doc.Inputs {
+		inputs[i] = in.File
+	}
+	if md {
+		fmt.Fprintf(w, "## nsysphase analyze\n\n")
+	}
+	fmt.Fprintf(w, "inputs: %s\n", strings.Join(inputs, ", "))
+	if md {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "step %q, %d phases; arms %s (baseline %s); excluded: %d warm-up-range steps, %d skipped first steps per block, %d steps outside arm blocks, %d unclosed ranges\n",
+		doc.Step, len(doc.Phases)-1, strings.Join(doc.Arms, ", "), doc.Baseline, doc.Excluded.WarmupSteps, doc.Excluded.SkippedSteps, doc.Excluded.OutsideArmSteps, doc.Excluded.UnclosedRanges)
+	if md {
+		fmt.Fprintln(w)
+	}
+	if len(doc.Results()) > 0 && doc.Results()[0] != nil {
+		r := doc.Results()[0]
+		fmt.Fprintf(w, "statistics: unit = block or profile (never the step); %g%% CIs; B = %d resamples; seed %d; %s with n = %d units\n",
+			100*doc.Settings.Confidence, doc.Settings.Resamples, doc.Settings.Seed, r.Method, r.N)
+	} else {
+		fmt.Fprintf(w, "statistics: off (--no-stats): point values only\n")
+	}
+	h("Breakdown (mean per step instance; µs)")
+	if err := export.Write(w, doc.BreakdownTable(), f, export.Options{FloatDigits: 8}); err != nil {
+		return err
+	}
+	if len(doc.Comparisons) > 0 {
+		h(fmt.Sprintf("Comparisons with %s: wall_ns mean (ratio = arm / baseline; ~ = no significant change)", doc.Baseline))
+		t := export.NewTable("wall", "",
+			export.Column{Name: "phase", Type: export.TypeString},
+			export.Column{Name: "arm", Type: export.TypeString},
+			export.Column{Name: "baseline µs", Type: export.TypeFloat64},
+			export.Column{Name: "arm µs", Type: export.TypeFloat64},
+			export.Column{Name: "ratio", Type: export.TypeString, Nullable: true},
+			export.Column{Name: "CI", Type: export.TypeString, Nullable: true},
+			export.Column{Name: "verdict", Type: export.TypeString},
+			export.Column{Name: "method", Type: export.TypeString},
+			export.Column{Name: "n", Type: export.TypeInt64},
+		)
+		for _, c := range doc.Comparisons {
+			if c.Metric != "wall_ns" || c.Stat != stats.StatMean {
+				continue
+			}
+			ratio, cis := export.Null(), export.Null()
+			if c.Ratio != nil {
+				ratio = export.Str(fmt.Sprintf("%.3f", *c.Ratio))
+			}
+			if c.RatioCI != nil {
+				cis = export.Str(fmt.Sprintf("[%.3f, %.3f]", c.RatioCI[0], c.RatioCI[1]))
+			}
+			verdict := c.Verdict
+			if verdict == "" {
+				verdict = "no CI"
+			}
+			_ = t.AppendRow(export.Str(c.Phase), export.Str(c.Arm), export.Float(round1(c.BaseValue/1e3)), export.Float(round1(c.ArmValue/1e3)), ratio, cis, export.Str(verdict), export.Str(c.Method), export.Int(int64(c.NUnits)))
+		}
+		if err := export.Write(w, t, f, export.Options{FloatDigits: 8}); err != nil {
+			return err
+		}
+	}
+	if len(doc.Decomposition) > 0 {
+		h("Where each mean wall difference comes from (arm − baseline, µs per step; CI; share of baseline wall)")
+		for _, line := range decompositionLines(doc) {
+			if md {
+				fmt.Fprintf(w, "- %s\n", line)
+			} else {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
+		}
+	}
+	if len(doc.Warnings) > 0 {
+		h(fmt.Sprintf("Warnings (%d; all in --format json)", len(doc.Warnings)))
+		for i, wr := range doc.Warnings {
+			if i == 15 {
+				fmt.Fprintf(w, "  … %d more\n", len(doc.Warnings)-15)
+				break
+			}
+			scope := strings.Trim(strings.Join([]string{wr.Phase, wr.Arm, wr.Metric}, " "), " ")
+			if scope != "" {
+				scope = " [" + scope + "]"
+			}
+			fmt.Fprintf(w, "  %s%s: %s\n", wr.Code, scope, wr.Message)
+		}
+	}
+	return nil
+}
+
+func round1(v float64) float64 { return float64(int64(v*10+copysignHalf(v))) / 10 }
+
+func copysignHalf(v float64) float64 {
+	if v < 0 {
+		return -0.5
+	}
+	return 0.5
+}
+
+// decompositionLines says per phase and arm where the mean wall difference
+// comes from: the parts whose CI excludes 0, largest first.
+func decompositionLines(doc *analysis.Doc) []string {
+	type key struct{ phase, arm string }
+	var order []key
+	parts := map[key][]analysis.DecompositionRow{}
+	for _, r := range doc.Decomposition {
+		k := key{r.Phase, r.Arm}
+		if _, ok := parts[k]; !ok {
+			order = append(order, k)
+		}
+		parts[k] = append(parts[k], r)
+	}
+	var out []string
+	for _, k := range order {
+		rs := parts[k]
+		var total float64
+		for _, r := range rs {
+			total += r.DiffNs
+		}
+		var sig, rest []string
+		for _, r := range sortByAbs(rs) {
+			s := fmt.Sprintf("%s %+.1f", r.Component, r.DiffNs/1e3)
+			if r.DiffCI != nil {
+				s += fmt.Sprintf(" [%+.1f, %+.1f]", r.DiffCI[0]/1e3, r.DiffCI[1]/1e3)
+				if r.DiffCI[0] > 0 || r.DiffCI[1] < 0 {
+					sig = append(sig, s+fmt.Sprintf(" (%+.1f%%)", 100*r.Share))
+					continue
+				}
+			}
+			rest = append(rest, s)
+		}
+		line := fmt.Sprintf("%s, %s: %+.1f µs/step", k.phase, k.arm, total/1e3)
+		switch {
+		case len(sig) > 0:
+			line += " = " + strings.Join(sig, ", ")
+			if len(rest) > 0 {
+				line += "; not significant: " + strings.Join(rest, ", ")
+			}
+		case len(rest) > 0 && rs[0].DiffCI == nil:
+			line += " (no between-unit CI): " + strings.Join(rest, ", ")
+		default:
+			line += ": no part differs significantly (~)"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func sortByAbs(rs []analysis.DecompositionRow) []analysis.DecompositionRow {
+	out := append([]analysis.DecompositionRow(nil), rs...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && abs(out[j].DiffNs) > abs(out[j-1].DiffNs); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
