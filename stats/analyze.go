@@ -1,0 +1,752 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Analyze computes, for one task (e.g. one phase), per-arm summaries of
+// every metric and each arm's comparison with the baseline. key names the
+// task; with the metric names and the arm names it selects the random
+// streams, so equal inputs give byte-identical results.
+func Analyze(key string, metrics []string, units []Unit, opt Options) (*Result, error) {
+	cfg, err := resolveOptions(metrics, opt, minResamples)
+	if err != nil {
+		return nil, fmt.Errorf("analyze %q: %w", key, err)
+	}
+	return analyze(key, metrics, units, cfg)
+}
+
+var quantileStats = [...]struct {
+	name string
+	p    float64
+}{{StatMedian, 0.5}, {StatP90, 0.9}, {StatP99, 0.99}}
+
+// armTask is the summary of one arm.
+type armTask struct {
+	a       *armData
+	base    *plan // units or profiles
+	ci      *plan // the plan whose CIs are reported: base, or batches (§4c)
+	codes   []string
+	warns   []Warning
+	metrics []ArmMetric
+	mwarns  [][]Warning
+}
+
+// cmpTask is one arm against the baseline.
+type cmpTask struct {
+	d          *comparisonDesign
+	ci         *plan
+	design     Design
+	codes      []string
+	warns      []Warning
+	rows       [][]Comparison
+	mwarns     [][]Warning
+	components []Component
+}
+
+func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, error) {
+	sorted, err := validateUnits(metrics, units, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("analyze %q: %w", key, err)
+	}
+	var names []string
+	byArm := map[string][]*Unit{}
+	for _, u := range sorted {
+		if _, ok := byArm[u.Arm]; !ok {
+			names = append(names, u.Arm)
+		}
+		byArm[u.Arm] = append(byArm[u.Arm], u)
+	}
+	baseline := cfg.baseline
+	if baseline == "" {
+		baseline = names[0]
+	} else if _, ok := byArm[baseline]; !ok {
+		return nil, fmt.Errorf("analyze %q: baseline arm %q not among arms %q", key, baseline, names)
+	}
+	order := []string{baseline}
+	for _, n := range names {
+		if n != baseline {
+			order = append(order, n)
+		}
+	}
+	nm := len(metrics)
+	metricSet := strings.Join(metrics, ",")
+	tauMetrics := cfg.primaryIdx
+	if len(tauMetrics) == 0 {
+		tauMetrics = []int{0}
+	}
+
+	arms := make([]*armData, len(order))
+	parallelFor(len(order), func(i int) {
+		arms[i] = newArmData(order[i], byArm[order[i]], nm, cfg.primary)
+	})
+
+	armTasks := make([]*armTask, len(arms))
+	cmpTasks := make([]*cmpTask, len(arms)-1)
+	parallelFor(len(arms)+len(cmpTasks), func(i int) {
+		if i < len(arms) {
+			armTasks[i] = newArmTask(key, metricSet, arms[i], i == 0, tauMetrics, cfg)
+		} else {
+			cmpTasks[i-len(arms)] = newCmpTask(key, metricSet, arms[0], arms[i-len(arms)+1], tauMetrics, cfg)
+		}
+	})
+
+	for _, t := range armTasks {
+		t.metrics = make([]ArmMetric, nm)
+		t.mwarns = make([][]Warning, nm)
+	}
+	for _, t := range cmpTasks {
+		t.rows = make([][]Comparison, nm)
+		t.mwarns = make([][]Warning, nm)
+	}
+	nArm := len(armTasks) * nm
+	parallelFor(nArm+len(cmpTasks)*nm, func(i int) {
+		if i < nArm {
+			t, m := armTasks[i/nm], i%nm
+			t.metrics[m], t.mwarns[m] = evalArmMetric(t, m, metrics[m], cfg)
+			return
+		}
+		i -= nArm
+		t, m := cmpTasks[i/nm], i%nm
+		t.rows[m], t.mwarns[m] = evalComparison(t, m, metrics[m], cfg)
+	})
+	if cfg.decompose != nil {
+		parallelFor(len(cmpTasks), func(i int) {
+			cmpTasks[i].components = evalDecomposition(cmpTasks[i], metrics, cfg)
+		})
+	}
+
+	res := &Result{
+		Key: key, Metrics: slices.Clone(metrics), Baseline: baseline,
+		B: cfg.b, Seed: cfg.seed, Confidence: cfg.confidence,
+		Arms: []ArmSummary{}, Designs: []Design{}, Comparisons: []Comparison{}, Warnings: []Warning{},
+	}
+	conditional := false
+	for i, t := range armTasks {
+		a := t.a
+		res.Arms = append(res.Arms, ArmSummary{
+			Arm: a.name, Baseline: i == 0, Units: len(a.units), Profiles: len(a.profiles), Steps: a.steps(),
+			Level: t.ci.level, N: t.ci.n, Method: t.ci.method, Metrics: t.metrics,
+		})
+		res.Warnings = append(res.Warnings, t.warns...)
+		for _, w := range t.mwarns {
+			res.Warnings = append(res.Warnings, w...)
+		}
+		conditional = conditional || (t.base.level == LevelBlock && len(a.profiles) <= 2)
+	}
+	for _, t := range cmpTasks {
+		res.Designs = append(res.Designs, t.design)
+		res.Warnings = append(res.Warnings, t.warns...)
+		for m, rows := range t.rows {
+			res.Comparisons = append(res.Comparisons, rows...)
+			res.Warnings = append(res.Warnings, t.mwarns[m]...)
+		}
+		res.Decomposition = append(res.Decomposition, t.components...)
+		conditional = conditional || t.d.conditional
+	}
+	if conditional {
+		res.Warnings = append(res.Warnings, Warning{
+			Code: WarnConditionalOnProfiles,
+			Message: "units are blocks inside at most 2 profiles: the CIs are conditional on those processes " +
+				"and leave out run-to-run (process) variance; record more runs to include it",
+		})
+	}
+	for _, c := range res.Comparisons {
+		if (c.Method == MethodBootstrap || c.Method == MethodJackknife) && (c.RatioCI != nil || c.DiffCI != nil) {
+			res.Cells++
+		}
+	}
+	if len(res.Designs) > 0 {
+		res.Method, res.N = res.Designs[0].Method, res.Designs[0].N
+	} else {
+		res.Method, res.N = res.Arms[0].Method, res.Arms[0].N
+	}
+	return res, nil
+}
+
+func newArmTask(key, metricSet string, a *armData, isBaseline bool, tauMetrics []int, cfg *config) *armTask {
+	t := &armTask{a: a, base: buildArmPlan(a, cfg.primary)}
+	t.ci = t.base
+	n := t.base.n
+	switch t.base.method {
+	case MethodJackknife:
+		t.codes = append(t.codes, WarnLowReplication)
+		t.warns = append(t.warns, Warning{Code: WarnLowReplication, Arm: a.name,
+			Message: fmt.Sprintf("%d %ss: cluster jackknife-t CIs for means and medians only; they are wide", n, t.base.level),
+			Values:  map[string]float64{"n": float64(n)}})
+	case MethodWithinRun:
+		all := make([]int, len(a.units))
+		for i := range all {
+			all[i] = i
+		}
+		m, tau := batchLength([]*armData{a}, [][]int{all}, tauMetrics)
+		t.ci = batchPlan([]*armData{a}, [][]int{all}, m, cfg.primary)
+		t.codes = append(t.codes, WarnNoReplication, WarnRunToRunExcluded)
+		msg := fmt.Sprintf("within-run CI from %d batches of ≥ %d steps (τ̂ = %.3g): it leaves out run-to-run variance and is not a population CI", t.ci.n, m, tau)
+		if t.ci.method == MethodNone {
+			msg = fmt.Sprintf("fewer than %d batches of ≥ %d steps: no CI at all", minBatches, m)
+		}
+		t.warns = append(t.warns,
+			Warning{Code: WarnNoReplication, Arm: a.name,
+				Message: fmt.Sprintf("%d %s(s): no between-unit CI", n, t.base.level),
+				Values:  map[string]float64{"n": float64(n)}},
+			Warning{Code: WarnRunToRunExcluded, Arm: a.name, Message: msg,
+				Values: map[string]float64{"batches": float64(t.ci.n), "batch_len": float64(m), "tau": tau}})
+	}
+	if g := t.base.sides[0]; g.groups >= 2 {
+		sizes := make([]float64, g.groups)
+		for _, grp := range g.stepGrp {
+			if int(grp) < g.groups {
+				sizes[grp]++
+			}
+		}
+		lo, hi := slices.Min(sizes), slices.Max(sizes)
+		if hi > 2*lo {
+			t.warns = append(t.warns, Warning{Code: WarnUnequalUnits, Arm: a.name,
+				Message: fmt.Sprintf("%s sizes differ more than 2×: %g to %g steps; the mean weights larger units more", t.base.level, lo, hi),
+				Values:  map[string]float64{"min_steps": lo, "max_steps": hi}})
+		}
+	}
+	if t.ci.method == MethodBootstrap || t.ci.method == MethodWithinRun {
+		t.ci.draw(cfg.seed, key+"\x00"+metricSet+"\x00arm\x00"+a.name, cfg.b, cfg.confidence)
+	}
+	return t
+}
+
+func newCmpTask(key, metricSet string, a0, a1 *armData, tauMetrics []int, cfg *config) *cmpTask {
+	d := buildComparison(a0, a1, cfg.primary)
+	t := &cmpTask{d: d, ci: d.base}
+	n := d.base.n
+	lo, hi := a0.name, a1.name
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	stream := key + "\x00" + metricSet + "\x00cmp\x00" + lo + "\x00" + hi
+	add := func(code, msg string, vals map[string]float64) {
+		t.codes = append(t.codes, code)
+		t.warns = append(t.warns, Warning{Code: code, Arm: a1.name, Message: msg, Values: vals})
+	}
+	if d.nonInterleaved {
+		add(WarnNonInterleaved, "arms were not run in alternating or randomised rounds: the comparison is confounded with time; resampled stratified (no pairing)", nil)
+	}
+	if len(d.dropped) > 0 {
+		add(WarnUnmatchedUnit, fmt.Sprintf("left out of paired inference: %s", strings.Join(d.dropped, ", ")), nil)
+	}
+	if d.conditional {
+		t.codes = append(t.codes, WarnConditionalOnProfiles)
+	}
+	switch d.base.method {
+	case MethodJackknife:
+		add(WarnLowReplication, fmt.Sprintf("%d resampled %ss: cluster jackknife-t CIs for means and medians only; they are wide", n, d.base.level),
+			map[string]float64{"n": float64(n)})
+	case MethodWithinRun:
+		if n == 2 {
+			add(WarnLowReplication, "2 resampled units: too few for a between-unit CI", map[string]float64{"n": 2})
+		}
+		m, tau := batchLength([]*armData{a0, a1}, d.included[:], tauMetrics)
+		t.ci = batchPlan([]*armData{a0, a1}, d.included[:], m, cfg.primary)
+		add(WarnNoReplication, fmt.Sprintf("%d resampled %s(s): no between-unit CI; per-unit values are listed", n, d.base.level),
+			map[string]float64{"n": float64(n)})
+		if t.ci.method == MethodWithinRun {
+			add(WarnRunToRunExcluded, fmt.Sprintf("within-run CI from ≥ %d batches per arm of ≥ %d steps (τ̂ = %.3g): it leaves out run-to-run variance; no significance verdict", t.ci.n, m, tau),
+				map[string]float64{"batches": float64(t.ci.n), "batch_len": float64(m), "tau": tau})
+		} else {
+			add(WarnRunToRunExcluded, fmt.Sprintf("fewer than %d batches of ≥ %d steps per arm: no CI at all", minBatches, m),
+				map[string]float64{"batches": float64(t.ci.n), "batch_len": float64(m), "tau": tau})
+		}
+	}
+	if t.ci.method == MethodBootstrap || t.ci.method == MethodWithinRun {
+		t.ci.draw(cfg.seed, stream, cfg.b, cfg.confidence)
+	}
+	t.design = Design{
+		Arm: a1.name, Baseline: a0.name, Paired: d.base.paired, Level: d.base.level, N: n,
+		BaselineUnits: len(a0.units), ArmUnits: len(a1.units), Profiles: d.profiles,
+		Method: t.ci.method, Resamples: t.ci.b, Stream: streamSeed2(stream), Dropped: d.dropped,
+	}
+	return t
+}
+
+// quantileRule applies §3.4 to a p90/p99 CI: n ≥ 8 units and N·(1−p) ≥ 10
+// steps beyond p in each arm; approximate below 50 for p99.
+func quantileRule(p float64, n int, method string, present ...int) (ok bool, reason string, approx bool) {
+	if method != MethodBootstrap && method != MethodWithinRun {
+		return false, fmt.Sprintf("p%g CI needs the bootstrap (n ≥ 8 units), method is %s", 100*p, method), false
+	}
+	if n < 8 {
+		return false, fmt.Sprintf("p%g CI needs ≥ 8 resampled units, have %d", 100*p, n), false
+	}
+	for _, np := range present {
+		beyond := float64(np) * (1 - p)
+		if beyond < 10 {
+			return false, fmt.Sprintf("p%g CI needs N·(1−p) ≥ 10 steps beyond it, have N = %d (%.3g)", 100*p, np, beyond), false
+		}
+		if p >= 0.99 && beyond < 50 {
+			approx = true
+		}
+	}
+	return true, "", approx
+}
+
+// skewed compares the jackknife-t cross-check with the bootstrap CI: an
+// endpoint more than 25 % of the bootstrap width away flags skew or a
+// tail-limited statistic (§5).
+func skewed(boot, jack [2]float64) bool {
+	w := boot[1] - boot[0]
+	return math.Abs(jack[0]-boot[0]) > 0.25*w || math.Abs(jack[1]-boot[1]) > 0.25*w
+}
+
+func finiteCI(ci [2]float64) bool {
+	return !math.IsInf(ci[0], 0) && !math.IsInf(ci[1], 0) && !math.IsNaN(ci[0]) && !math.IsNaN(ci[1])
+}
+
+// logScale runs the jackknife-t of f on the log scale when f > 0 (ratios
+// and arm values, §3.4) and on the raw scale otherwise.
+func logScaleJackknife(pl *plan, h jointStat, confidence float64) *[2]float64 {
+	full := make([][]int32, len(pl.sides))
+	for i, s := range pl.sides {
+		full[i] = s.ones
+	}
+	if v := h(full); v > 0 {
+		theta, se, ok := pl.jackknife(func(cs [][]int32) float64 { return math.Log(h(cs)) })
+		if !ok {
+			return nil
+		}
+		ci := tInterval(theta, se, pl.n, confidence)
+		return &[2]float64{math.Exp(ci[0]), math.Exp(ci[1])}
+	}
+	theta, se, ok := pl.jackknife(h)
+	if !ok {
+		return nil
+	}
+	ci := tInterval(theta, se, pl.n, confidence)
+	return &ci
+}
+
+func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Warning) {
+	a, pl := t.a, t.ci
+	am := ArmMetric{Metric: name, N: a.present[m], Present: float64(a.present[m]) / float64(a.steps()), Method: pl.method}
+	var warns []Warning
+	flag := func(code, msg string, vals map[string]float64) {
+		if !slices.Contains(am.Flags, code) {
+			am.Flags = append(am.Flags, code)
+		}
+		warns = append(warns, Warning{Code: code, Arm: a.name, Metric: name, Message: msg, Values: vals})
+	}
+	for i := range a.units {
+		if a.unitCnt[m][i] > 0 {
+			am.Units++
+		}
+	}
+	if am.N == 0 {
+		am.Method = MethodNone
+		flag(WarnMetricAbsent, "no step of this arm has the metric", nil)
+		return am, warns
+	}
+	am.Mean = a.mean(m)
+	am.Median, am.P90, am.P99 = a.quant[m][0], a.quant[m][1], a.quant[m][2]
+	am.TailSteps = a.tail[m]
+	if am.TailSteps >= 1 && am.TailSteps <= 9 {
+		flag(WarnTailLimitedMean, fmt.Sprintf("%d tail step(s) (modified z > 10) carry the mean: its CI may under-cover", am.TailSteps),
+			map[string]float64{"tail_steps": float64(am.TailSteps)})
+	}
+	if cfg.primary[m] {
+		d := armDiagnostics(a, m, cfg.confidence)
+		am.Diagnostics = d
+		if d.VIF >= 2 {
+			flag(WarnAutocorrelation, fmt.Sprintf("steps are not independent: VIF %.3g, N_eff %.0f of %d; per-step i.i.d. CIs would be √VIF too narrow", d.VIF, d.NEff, am.N),
+				map[string]float64{"rho1": d.Rho1, "tau": d.Tau, "vif": d.VIF, "n_eff": d.NEff})
+		}
+		if h := d.HeadEffect; h != nil && h.CI != nil && (h.CI[0] > 1 || h.CI[1] < 1) && math.Abs(h.Value-1) > 0.05 {
+			flag(WarnHeadEffect, fmt.Sprintf("the first %d steps of each block average %.3g× the rest: trim more warm-up", headSteps, h.Value),
+				map[string]float64{"ratio": h.Value, "lo": h.CI[0], "hi": h.CI[1]})
+		}
+		if d.Drift.significant() {
+			flag(WarnDrift, fmt.Sprintf("unit means drift by %+.1f%% across the run (paired comparisons cancel additive drift)", 100*d.Drift.Change),
+				map[string]float64{"slope_per_s": d.Drift.Slope, "change": d.Drift.Change})
+		}
+	}
+
+	note := func(undefined int) {
+		if undefined > 0 {
+			flag(WarnUndefinedResamples, fmt.Sprintf("%d of %d resamples drew no present step; CIs use the rest", undefined, pl.b),
+				map[string]float64{"undefined": float64(undefined), "b": float64(pl.b)})
+		}
+	}
+	omit := func(reason string) { flag(WarnQuantileCIOmitted, reason, nil) }
+	switch pl.method {
+	case MethodBootstrap, MethodWithinRun:
+		s := pl.sides[0]
+		if s.present(m) == 0 {
+			break
+		}
+		var und int
+		am.MeanCI, und = pl.releasedInterval(pl.meanReplicates(0, m))
+		note(und)
+		if pl.method == MethodBootstrap && am.MeanCI != nil && am.Mean > 0 {
+			if j := logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, cfg.confidence); j != nil && skewed(*am.MeanCI, *j) {
+				flag(WarnSkewedOrTailLimited, "the jackknife-t and bootstrap mean CIs disagree by more than 25% of the width",
+					map[string]float64{"boot_lo": am.MeanCI[0], "boot_hi": am.MeanCI[1], "jack_lo": j[0], "jack_hi": j[1]})
+			}
+		}
+		if !cfg.primary[m] {
+			break
+		}
+		am.MedianCI, und = pl.releasedInterval(pl.replicates(0, quantileStat(pl.sides, m, 0.5)))
+		note(und)
+		if !cfg.quantiles {
+			break
+		}
+		for _, q := range quantileStats[1:] {
+			ok, reason, approx := quantileRule(q.p, pl.n, pl.method, s.present(m))
+			if !ok {
+				omit(reason)
+				continue
+			}
+			ci, und := pl.releasedInterval(pl.replicates(0, quantileStat(pl.sides, m, q.p)))
+			note(und)
+			if q.p == 0.9 {
+				am.P90CI = ci
+			} else {
+				am.P99CI = ci
+			}
+			if approx {
+				flag(WarnApproximateQuantileCI, fmt.Sprintf("p%g CI rests on fewer than 50 steps beyond p", 100*q.p), nil)
+			}
+		}
+	case MethodJackknife:
+		s := pl.sides[0]
+		am.MeanCI = logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, cfg.confidence)
+		if cfg.primary[m] {
+			am.MedianCI = logScaleJackknife(pl, func(cs [][]int32) float64 { return s.quantile(m, 0.5, cs[0]) }, cfg.confidence)
+			if cfg.quantiles {
+				omit(fmt.Sprintf("p90/p99 CIs need ≥ 8 resampled units (the jackknife fails for extreme quantiles), have %d", pl.n))
+			}
+		}
+	}
+	return am, warns
+}
+
+// unitValues returns statistic f of each group of each side alone.
+func unitValues(pl *plan, f statFunc) [][]float64 {
+	out := make([][]float64, len(pl.sides))
+	for i, s := range pl.sides {
+		for g := range s.groups {
+			c := make([]int32, s.groups+1)
+			c[g] = 1
+			out[i] = append(out[i], f(i, c))
+		}
+	}
+	return out
+}
+
+// groupQuantile is the quantile of one group's steps, for metrics without a
+// quantile index.
+func (s *side) groupQuantileStat(m int, p float64) statFunc {
+	return func(_ int, c []int32) float64 {
+		var vals []float64
+		for i, v := range s.arm.vals[m] {
+			if !math.IsNaN(v) && int(s.stepGrp[i]) < s.groups && c[s.stepGrp[i]] > 0 {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 0 {
+			return math.NaN()
+		}
+		slices.Sort(vals)
+		return Quantile(p, vals)
+	}
+}
+
+func ratioPtr(b, a float64) *float64 {
+	if !(a > 0) || math.IsNaN(b) {
+		return nil
+	}
+	r := b / a
+	return &r
+}
+
+func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, []Warning) {
+	base, pl := t.d.base, t.ci
+	s0, s1 := base.sides[0], base.sides[1]
+	armName, baseName := s1.arm.name, s0.arm.name
+	var warns []Warning
+	if s0.present(m) == 0 || s1.present(m) == 0 {
+		who := baseName
+		if s0.present(m) > 0 {
+			who = armName
+		}
+		return nil, []Warning{{Code: WarnMetricAbsent, Arm: armName, Metric: name,
+			Message: fmt.Sprintf("arm %q has no present step of the metric: no comparison", who)}}
+	}
+	tailLimited := false
+	for _, s := range base.sides {
+		if n := s.arm.tail[m]; n >= 1 && n <= 9 {
+			tailLimited = true
+		}
+	}
+	var rows []Comparison
+	for _, st := range []string{StatMean, StatMedian, StatP90, StatP99} {
+		c := Comparison{Metric: name, Stat: st, Baseline: baseName, Arm: armName, Method: pl.method,
+			NUnits: base.n, Paired: pl.paired, Warnings: slices.Clone(t.codes)}
+		flag := func(code, msg string, vals map[string]float64) {
+			if !slices.Contains(c.Warnings, code) {
+				c.Warnings = append(c.Warnings, code)
+			}
+			if msg != "" {
+				warns = append(warns, Warning{Code: code, Arm: armName, Metric: name, Message: st + ": " + msg, Values: vals})
+			}
+		}
+		var f, fBase statFunc // on the CI plan's sides and on the design's
+		want := false
+		if st == StatMean {
+			c.BaselineValue, c.ArmValue = s0.mean(m, s0.ones), s1.mean(m, s1.ones)
+			f, fBase = meanStat(pl.sides, m), meanStat(base.sides, m)
+			want = true
+			if tailLimited {
+				flag(WarnTailLimitedMean, "", nil)
+			}
+		} else {
+			p := 0.5
+			if st == StatP90 {
+				p = 0.9
+			} else if st == StatP99 {
+				p = 0.99
+			}
+			c.BaselineValue, c.ArmValue = s0.pointQuantile(m, p), s1.pointQuantile(m, p)
+			if cfg.primary[m] {
+				f, fBase = quantileStat(pl.sides, m, p), quantileStat(base.sides, m, p)
+			} else {
+				fBase = func(i int, cc []int32) float64 { return base.sides[i].groupQuantileStat(m, p)(i, cc) }
+			}
+			switch {
+			case !cfg.primary[m] || (st != StatMedian && !cfg.quantiles):
+				flag(WarnNotRequested, "", nil)
+			case st == StatMedian:
+				want = true
+			default:
+				ok, reason, approx := quantileRule(p, pl.n, pl.method, pl.sides[0].present(m), pl.sides[1].present(m))
+				want = ok
+				if !ok && pl.method != MethodNone {
+					flag(WarnQuantileCIOmitted, reason, nil)
+				}
+				if ok && approx {
+					flag(WarnApproximateQuantileCI, "the CI rests on fewer than 50 steps beyond p in some arm", nil)
+				}
+			}
+		}
+		c.Ratio = ratioPtr(c.ArmValue, c.BaselineValue)
+		c.Diff = c.ArmValue - c.BaselineValue
+		withRatio := c.Ratio != nil && c.ArmValue > 0
+		if want {
+			switch pl.method {
+			case MethodBootstrap, MethodWithinRun:
+				var und int
+				var unbounded bool
+				reps := func(i int) []float64 { return pl.replicates(i, f) }
+				if st == StatMean {
+					reps = func(i int) []float64 { return pl.meanReplicates(i, m) }
+				}
+				c.RatioCI, c.DiffCI, und, unbounded = bootCompare(pl, reps, withRatio)
+				if und > 0 {
+					flag(WarnUndefinedResamples, fmt.Sprintf("%d of %d resamples drew no present step in some arm; CIs use the rest", und, pl.b),
+						map[string]float64{"undefined": float64(und), "b": float64(pl.b)})
+				}
+				if unbounded {
+					flag(WarnUnboundedCI, "a resampled baseline value was 0: the ratio CI is unbounded and omitted", nil)
+				}
+				if st == StatMean && pl.method == MethodBootstrap {
+					jr, jd := jackCompare(base, fBase, withRatio, cfg.confidence)
+					if (c.RatioCI != nil && jr != nil && skewed(logCI(*c.RatioCI), logCI(*jr))) ||
+						(c.DiffCI != nil && jd != nil && skewed(*c.DiffCI, *jd)) {
+						flag(WarnSkewedOrTailLimited, "the jackknife-t and bootstrap CIs disagree by more than 25% of the width", nil)
+					}
+				}
+			case MethodJackknife:
+				c.RatioCI, c.DiffCI = jackCompare(pl, f, withRatio, cfg.confidence)
+			}
+		}
+		if c.RatioCI != nil && (c.Method == MethodBootstrap || c.Method == MethodJackknife) {
+			c.Significant = c.RatioCI[0] > 1 || c.RatioCI[1] < 1
+			c.Verdict = "~"
+			if c.Significant {
+				c.Verdict = "changed"
+			}
+		}
+		if base.n <= 2 {
+			vals := unitValues(base, fBase)
+			if base.paired {
+				for g := range s0.groups {
+					a, b := vals[0][g], vals[1][g]
+					if !math.IsNaN(a) && !math.IsNaN(b) {
+						c.Rounds = append(c.Rounds, RoundValue{Round: g + 1, Label: s0.labels[g], Baseline: a, Arm: b, Ratio: ratioPtr(b, a)})
+					}
+				}
+			} else {
+				for i, s := range base.sides {
+					for g, v := range vals[i] {
+						if !math.IsNaN(v) {
+							c.Units = append(c.Units, UnitValue{Arm: s.arm.name, Label: s.labels[g], Value: v})
+						}
+					}
+				}
+			}
+		}
+		if st == StatMean && cfg.primary[m] && base.paired && base.n >= 3 {
+			c.Drift = roundDrift(base, m, cfg.confidence)
+			if c.Drift.significant() {
+				flag(WarnDrift, fmt.Sprintf("the per-round ratio drifts by %+.1f%% across rounds: an arm × time interaction that pairing does not cancel", 100*c.Drift.Change),
+					map[string]float64{"slope_per_round": c.Drift.Slope, "change": c.Drift.Change})
+			}
+		}
+		rows = append(rows, c)
+	}
+	return rows, warns
+}
+
+func logCI(ci [2]float64) [2]float64 { return [2]float64{math.Log(ci[0]), math.Log(ci[1])} }
+
+// bootCompare is the expanded-percentile CI of log(θ*_B/θ*_A) (returned
+// exponentiated) and of θ*_B − θ*_A over the plan's resamples.
+func bootCompare(pl *plan, replicates func(i int) []float64, withRatio bool) (ratioCI, diffCI *[2]float64, undefined int, unbounded bool) {
+	ra, rb := replicates(0), replicates(1)
+	diff := getBuf(len(ra))
+	defer putBuf(ra)
+	defer putBuf(rb)
+	defer putBuf(diff)
+	for r := range ra {
+		diff[r] = rb[r] - ra[r]
+	}
+	diffCI, undefined = pl.interval(diff)
+	if withRatio {
+		for r := range ra {
+			ra[r] = math.Log(rb[r]) - math.Log(ra[r]) // a difference of logs negates exactly when the arms swap
+		}
+		lr, und := pl.interval(ra)
+		undefined = max(undefined, und)
+		if lr != nil {
+			ci := [2]float64{math.Exp(lr[0]), math.Exp(lr[1])}
+			if finiteCI(ci) && !math.IsInf(lr[0], 0) && !math.IsInf(lr[1], 0) {
+				ratioCI = &ci
+			} else {
+				unbounded = true
+			}
+		}
+	}
+	return ratioCI, diffCI, undefined, unbounded
+}
+
+// jackCompare is the cluster jackknife-t CI of the log ratio (returned
+// exponentiated) and of the difference.
+func jackCompare(pl *plan, f statFunc, withRatio bool, confidence float64) (ratioCI, diffCI *[2]float64) {
+	if withRatio {
+		theta, se, ok := pl.jackknife(func(cs [][]int32) float64 { return math.Log(f(1, cs[1])) - math.Log(f(0, cs[0])) })
+		if ok {
+			ci := tInterval(theta, se, pl.n, confidence)
+			ci = [2]float64{math.Exp(ci[0]), math.Exp(ci[1])}
+			if finiteCI(ci) {
+				ratioCI = &ci
+			}
+		}
+	}
+	theta, se, ok := pl.jackknife(func(cs [][]int32) float64 { return f(1, cs[1]) - f(0, cs[0]) })
+	if ok {
+		ci := tInterval(theta, se, pl.n, confidence)
+		diffCI = &ci
+	}
+	return ratioCI, diffCI
+}
+
+// evalDecomposition splits the mean wall difference into its exclusive parts
+// (§6). Every part uses the same resamples (or deletions), so the parts add
+// up to the total in each one.
+func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
+	dec := cfg.decompose
+	base, pl := t.d.base, t.ci
+	s0, s1 := base.sides[0], base.sides[1]
+	w := dec.Total
+	if s0.present(w) == 0 || s1.present(w) == 0 {
+		return nil
+	}
+	wA := s0.mean(w, s0.ones)
+	comps := make([]Component, len(dec.Parts))
+	for k, p := range dec.Parts {
+		diff := s1.mean(p, s1.ones) - s0.mean(p, s0.ones)
+		comps[k] = Component{Arm: s1.arm.name, Baseline: s0.arm.name, Part: metrics[p], Diff: diff,
+			Share: diff / wA, Method: pl.method, Warnings: slices.Clone(t.codes)}
+	}
+	switch pl.method {
+	case MethodBootstrap, MethodWithinRun:
+		dW := make([]float64, pl.b)
+		wa := make([]float64, pl.b)
+		parts := make([][]float64, len(dec.Parts))
+		for k := range parts {
+			parts[k] = make([]float64, pl.b)
+		}
+		for r := range pl.b {
+			ca, cb := pl.row(0, r), pl.row(1, r)
+			wa[r] = pl.sides[0].mean(w, ca)
+			dW[r] = pl.sides[1].mean(w, cb) - wa[r]
+			for k, p := range dec.Parts {
+				parts[k][r] = pl.sides[1].mean(p, cb) - pl.sides[0].mean(p, ca)
+			}
+		}
+		if cfg.hook != nil {
+			cfg.hook("decomposition", append([][]float64{wa, dW}, parts...)...)
+		}
+		for k := range dec.Parts {
+			share := make([]float64, pl.b)
+			for r, v := range parts[k] {
+				share[r] = v / wa[r]
+			}
+			comps[k].DiffCI, _ = pl.interval(parts[k])
+			comps[k].ShareCI, _ = pl.interval(share)
+		}
+	case MethodJackknife:
+		for k, p := range dec.Parts {
+			diff := func(cs [][]int32) float64 { return pl.sides[1].mean(p, cs[1]) - pl.sides[0].mean(p, cs[0]) }
+			if theta, se, ok := pl.jackknife(diff); ok {
+				ci := tInterval(theta, se, pl.n, cfg.confidence)
+				comps[k].DiffCI = &ci
+			}
+			share := func(cs [][]int32) float64 { return diff(cs) / pl.sides[0].mean(w, cs[0]) }
+			if theta, se, ok := pl.jackknife(share); ok {
+				ci := tInterval(theta, se, pl.n, cfg.confidence)
+				comps[k].ShareCI = &ci
+			}
+		}
+	}
+	return comps
+}
+
+// parallelFor runs f(0..n−1) on up to GOMAXPROCS goroutines. Each call
+// writes only its own result slot, so the outcome does not depend on
+// scheduling.
+func parallelFor(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,244 @@
+package stats
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// minResamples is the smallest B the public API accepts (§3.5).
+const minResamples = 1999
+
+// config is the resolved form of Options.
+type config struct {
+	confidence float64
+	b          int
+	seed       uint64
+	baseline   string
+	quantiles  bool
+	primary    []bool // per metric: in QuantileMetrics
+	primaryIdx []int  // sorted
+	decompose  *Decomposition
+	// hook, set only by tests, sees internal replicate arrays.
+	hook func(event string, data ...[]float64)
+}
+
+var errNoUnits = errors.New("no units")
+
+func resolveOptions(metrics []string, opt Options, minB int) (*config, error) {
+	if len(metrics) == 0 {
+		return nil, errors.New("no metrics")
+	}
+	cfg := &config{
+		confidence: opt.Confidence,
+		b:          opt.Resamples,
+		seed:       opt.Seed,
+		baseline:   opt.Baseline,
+		quantiles:  opt.Quantiles,
+		decompose:  opt.Decompose,
+		primary:    make([]bool, len(metrics)),
+	}
+	if cfg.confidence == 0 {
+		cfg.confidence = 0.95
+	}
+	if !(cfg.confidence > 0 && cfg.confidence < 1) {
+		return nil, fmt.Errorf("confidence %v outside (0, 1)", opt.Confidence)
+	}
+	if cfg.b == 0 {
+		cfg.b = 9999
+	}
+	if cfg.b < minB {
+		return nil, fmt.Errorf("resamples %d below the minimum %d", opt.Resamples, minB)
+	}
+	if cfg.seed == 0 {
+		cfg.seed = 1
+	}
+	qm := opt.QuantileMetrics
+	if qm == nil {
+		qm = []int{0}
+	}
+	for _, m := range qm {
+		if m < 0 || m >= len(metrics) {
+			return nil, fmt.Errorf("quantile metric index %d out of range [0, %d)", m, len(metrics))
+		}
+		cfg.primary[m] = true
+	}
+	for m, p := range cfg.primary {
+		if p {
+			cfg.primaryIdx = append(cfg.primaryIdx, m)
+		}
+	}
+	if d := opt.Decompose; d != nil {
+		if d.Total < 0 || d.Total >= len(metrics) {
+			return nil, fmt.Errorf("decomposition total index %d out of range", d.Total)
+		}
+		if len(d.Parts) == 0 {
+			return nil, errors.New("decomposition has no parts")
+		}
+		for _, p := range d.Parts {
+			if p < 0 || p >= len(metrics) || p == d.Total {
+				return nil, fmt.Errorf("decomposition part index %d invalid", p)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// validateUnits checks shapes and values and returns the units sorted by (Start, ID).
+func validateUnits(metrics []string, units []Unit, cfg *config) ([]*Unit, error) {
+	if len(units) == 0 {
+		return nil, errNoUnits
+	}
+	sorted := make([]*Unit, len(units))
+	for i := range units {
+		u := &units[i]
+		sorted[i] = u
+		if len(u.Steps) != len(metrics) {
+			return nil, fmt.Errorf("unit %q: %d metric series, want %d", u.ID, len(u.Steps), len(metrics))
+		}
+		n := len(u.Steps[0])
+		if n == 0 {
+			return nil, fmt.Errorf("unit %q: no steps", u.ID)
+		}
+		for m, s := range u.Steps {
+			if len(s) != n {
+				return nil, fmt.Errorf("unit %q: metric %q has %d steps, metric %q has %d", u.ID, metrics[m], len(s), metrics[0], n)
+			}
+			for t, v := range s {
+				if v < 0 || math.IsInf(v, 0) {
+					return nil, fmt.Errorf("unit %q: metric %q step %d: invalid duration %v", u.ID, metrics[m], t, v)
+				}
+			}
+		}
+		if d := cfg.decompose; d != nil {
+			if err := checkDecomposition(metrics, u, d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.SortFunc(sorted, func(a, b *Unit) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.ID, b.ID))
+	})
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].Start == sorted[i-1].Start && sorted[i].ID == sorted[i-1].ID {
+			return nil, fmt.Errorf("duplicate unit %q at start %d", sorted[i].ID, sorted[i].Start)
+		}
+	}
+	return sorted, nil
+}
+
+// checkDecomposition makes sure the parts are present exactly where the total
+// is and sum to it, so that Σ parts = total holds in every resample.
+func checkDecomposition(metrics []string, u *Unit, d *Decomposition) error {
+	total := u.Steps[d.Total]
+	for t, w := range total {
+		var sum float64
+		for _, p := range d.Parts {
+			v := u.Steps[p][t]
+			if math.IsNaN(v) != math.IsNaN(w) {
+				return fmt.Errorf("unit %q step %d: part %q presence differs from total %q", u.ID, t, metrics[p], metrics[d.Total])
+			}
+			sum += v
+		}
+		if !math.IsNaN(w) && math.Abs(sum-w) > 1e-9*math.Abs(w)+1e-6 {
+			return fmt.Errorf("unit %q step %d: parts sum to %v, total %q is %v", u.ID, t, sum, metrics[d.Total], w)
+		}
+	}
+	return nil
+}
+
+// armData is one arm's steps, flattened in time order, with per-metric sorted
+// present values for the point quantiles and the quantile indexes.
+type armData struct {
+	name     string
+	units    []*Unit
+	offset   []int // offset[i] = first flat step of unit i; len(units)+1 entries
+	profiles []string
+	vals     [][]float64 // [metric][flat step], NaN = absent
+	sorted   [][]float64 // [metric] present values, ascending
+	order    [][]int32   // [metric] flat step of each sorted value (primary metrics only)
+	present  []int
+	quant    [][3]float64 // [metric] point median, p90, p99 (Empirical)
+	tail     []int        // [metric] tail steps (modified z > 10)
+	unitSum  [][]float64 // [metric][unit]
+	unitCnt  [][]float64
+}
+
+func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armData {
+	a := &armData{name: name, units: units, offset: make([]int, len(units)+1)}
+	for i, u := range units {
+		a.offset[i+1] = a.offset[i] + len(u.Steps[0])
+		if !slices.Contains(a.profiles, u.Profile) {
+			a.profiles = append(a.profiles, u.Profile)
+		}
+	}
+	n := a.offset[len(units)]
+	a.vals = make([][]float64, nMetrics)
+	a.sorted = make([][]float64, nMetrics)
+	a.order = make([][]int32, nMetrics)
+	a.present = make([]int, nMetrics)
+	a.quant = make([][3]float64, nMetrics)
+	a.tail = make([]int, nMetrics)
+	a.unitSum = make([][]float64, nMetrics)
+	a.unitCnt = make([][]float64, nMetrics)
+	for m := range nMetrics {
+		flat := make([]float64, 0, n)
+		sums := make([]float64, len(units))
+		cnts := make([]float64, len(units))
+		for i, u := range units {
+			for _, v := range u.Steps[m] {
+				if !math.IsNaN(v) {
+					sums[i] += v
+					cnts[i]++
+				}
+			}
+			flat = append(flat, u.Steps[m]...)
+		}
+		a.vals[m], a.unitSum[m], a.unitCnt[m] = flat, sums, cnts
+		if primary[m] {
+			idx := make([]int32, 0, n)
+			for i, v := range flat {
+				if !math.IsNaN(v) {
+					idx = append(idx, int32(i))
+				}
+			}
+			slices.SortFunc(idx, func(x, y int32) int { return cmp.Compare(flat[x], flat[y]) })
+			s := make([]float64, len(idx))
+			for i, j := range idx {
+				s[i] = flat[j]
+			}
+			a.sorted[m], a.order[m] = s, idx
+			a.present[m] = len(s)
+			if len(s) > 0 {
+				a.quant[m] = [3]float64{Quantile(0.5, s), Quantile(0.9, s), Quantile(0.99, s)}
+				a.tail[m] = tailSteps(s)
+			}
+			continue
+		}
+		// Other metrics need only three order statistics and the MAD:
+		// selection is linear where sorting every metric would dominate.
+		s := presentOnly(flat)
+		a.present[m] = len(s)
+		if len(s) > 0 {
+			a.quant[m], a.tail[m] = selectSummary(s)
+		}
+	}
+	return a
+}
+
+func (a *armData) steps() int { return a.offset[len(a.offset)-1] }
+
+// mean is the arm's point mean: Σ unit sums / Σ unit counts.
+func (a *armData) mean(m int) float64 {
+	var s, n float64
+	for i := range a.units {
+		s += a.unitSum[m][i]
+		n += a.unitCnt[m][i]
+	}
+	return s / n
+}
+
+// unitSteps returns unit i's series of metric m.
+func (a *armData) unitSteps(m, i int) []float64 { return a.vals[m][a.offset[i]:a.offset[i+1]] }

@@ -1,0 +1,398 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// qIndex answers weighted Empirical quantiles of one arm's pooled steps under
+// many count vectors without re-sorting (§3.2): the values are sorted once,
+// and checkpoints every stride values hold how many values of each group lie
+// below, so the cumulative weight at a checkpoint is a dot product with the
+// count vector. A binary search over checkpoints and a walk of at most
+// stride values find the quantile. The result is exactly
+// stat.Quantile(p, stat.Empirical, vals, w) with w_i = c[grp[i]].
+type qIndex struct {
+	vals   []float64 // present values, ascending
+	grp    []int32   // group of each value; cols-1 is the never-drawn group
+	cols   int       // groups + 1
+	stride int
+	ckpt   []int32 // ckpt[j*cols+g]: values of group g among vals[:j*stride]
+}
+
+func newQIndex(vals []float64, grp []int32, groups int) *qIndex {
+	cols := groups + 1
+	stride := max(16, cols)
+	nck := (len(vals)-1)/stride + 1
+	q := &qIndex{vals: vals, grp: grp, cols: cols, stride: stride, ckpt: make([]int32, nck*cols)}
+	run := make([]int32, cols)
+	for i, g := range grp {
+		if i%stride == 0 {
+			copy(q.ckpt[(i/stride)*cols:], run)
+		}
+		run[g]++
+	}
+	return q
+}
+
+func (q *qIndex) prefix(j int, c []int32) float64 {
+	row := q.ckpt[j*q.cols : (j+1)*q.cols]
+	var s int64
+	for g, k := range row {
+		s += int64(k) * int64(c[g])
+	}
+	return float64(s)
+}
+
+// quantile returns the p-quantile (0 < p ≤ 1) under counts c (len cols, the
+// last 0) whose total weight is w > 0.
+func (q *qIndex) quantile(p float64, c []int32, w float64) float64 {
+	fidx := p * w // the same float expression as gonum's empiricalQuantile
+	lo, hi := 0, len(q.ckpt)/q.cols-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if q.prefix(mid, c) < fidx {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	cum := q.prefix(lo, c)
+	for i := lo * q.stride; i < len(q.vals); i++ {
+		cum += float64(c[q.grp[i]])
+		if cum >= fidx {
+			return q.vals[i]
+		}
+	}
+	return q.vals[len(q.vals)-1] // unreachable while w matches c
+}
+
+// side is one arm inside one plan: its steps grouped into the plan's
+// resampled units (groups). Steps outside every group (an unmatched trailing
+// unit) belong to group `groups`, whose count is always 0.
+type side struct {
+	arm     *armData
+	groups  int
+	labels  []string
+	stepGrp []int32     // group of each flat step
+	sum     [][]float64 // [metric][groups]
+	cnt     [][]float64
+	q       []*qIndex // [metric], primary metrics only
+	ones    []int32   // counts of the full sample
+	partial bool      // some steps are outside every group
+}
+
+func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary []bool) *side {
+	s := &side{arm: a, groups: groups, labels: labels, stepGrp: stepGrp}
+	nm := len(a.vals)
+	s.sum = make([][]float64, nm)
+	s.cnt = make([][]float64, nm)
+	s.q = make([]*qIndex, nm)
+	for _, g := range stepGrp {
+		if int(g) == groups {
+			s.partial = true
+			break
+		}
+	}
+	for m := range nm {
+		sums := make([]float64, groups+1)
+		cnts := make([]float64, groups+1)
+		for i, v := range a.vals[m] {
+			if !math.IsNaN(v) {
+				g := stepGrp[i]
+				sums[g] += v
+				cnts[g]++
+			}
+		}
+		sums[groups], cnts[groups] = 0, 0
+		s.sum[m], s.cnt[m] = sums, cnts
+		if primary[m] && len(a.order[m]) > 0 {
+			grp := make([]int32, len(a.order[m]))
+			for i, j := range a.order[m] {
+				grp[i] = stepGrp[j]
+			}
+			s.q[m] = newQIndex(a.sorted[m], grp, groups)
+		}
+	}
+	s.ones = make([]int32, groups+1)
+	for g := range groups {
+		s.ones[g] = 1
+	}
+	return s
+}
+
+// unitGroups maps each unit of a to a group (or groups for "none") and
+// expands the map to steps.
+func unitStepGroups(a *armData, unitGrp []int32) []int32 {
+	out := make([]int32, a.steps())
+	for i := range a.units {
+		for t := a.offset[i]; t < a.offset[i+1]; t++ {
+			out[t] = unitGrp[i]
+		}
+	}
+	return out
+}
+
+// weight is Σ_g c_g·n_g for metric m: the total weight of a resample.
+func (s *side) weight(m int, c []int32) float64 {
+	var n float64
+	for g, k := range c[:s.groups] {
+		n += float64(k) * s.cnt[m][g]
+	}
+	return n
+}
+
+// mean is μ* = Σ c_g S_g / Σ c_g n_g (NaN when no present step was drawn).
+func (s *side) mean(m int, c []int32) float64 {
+	var sum, n float64
+	sums, cnts := s.sum[m], s.cnt[m]
+	for g, k := range c[:s.groups] {
+		f := float64(k)
+		sum += f * sums[g]
+		n += f * cnts[g]
+	}
+	return sum / n
+}
+
+// quantile is q*(p) under counts c (NaN when no present step was drawn).
+func (s *side) quantile(m int, p float64, c []int32) float64 {
+	w := s.weight(m, c)
+	if w == 0 {
+		return math.NaN()
+	}
+	return s.q[m].quantile(p, c, w)
+}
+
+// pointQuantile is the quantile of the side's full sample; it needs no
+// index when every step belongs to a group.
+func (s *side) pointQuantile(m int, p float64) float64 {
+	if s.q[m] != nil {
+		return s.quantile(m, p, s.ones)
+	}
+	if !s.partial {
+		if s.arm.present[m] == 0 {
+			return math.NaN()
+		}
+		return s.arm.quant[m][quantIndex(p)]
+	}
+	var vals []float64
+	for i, v := range s.arm.vals[m] {
+		if !math.IsNaN(v) && int(s.stepGrp[i]) < s.groups {
+			vals = append(vals, v)
+		}
+	}
+	slices.Sort(vals)
+	if len(vals) == 0 {
+		return math.NaN()
+	}
+	return stat.Quantile(p, stat.Empirical, vals, nil)
+}
+
+func quantIndex(p float64) int {
+	switch p {
+	case 0.5:
+		return 0
+	case 0.9:
+		return 1
+	}
+	return 2
+}
+
+// present is the number of present steps of metric m inside the groups.
+func (s *side) present(m int) int { return int(s.weight(m, s.ones)) }
+
+// plan is one resampling task: one arm alone (arm summary) or a baseline and
+// an arm (comparison), with the count vectors of its stream.
+type plan struct {
+	sides  []*side
+	paired bool
+	n      int // the ladder's n
+	level  string
+	method string
+	b      int
+	alphaP float64
+	stream uint64
+	counts [][]int32 // per side: b rows of groups+1 counts
+}
+
+// draw fills the count vectors from the stream (seed, key). Sides draw in
+// order of arm name, so swapping baseline and arm draws the same vectors.
+func (pl *plan) draw(seed uint64, key string, b int, confidence float64) {
+	pl.stream = streamSeed2(key)
+	pl.alphaP = expandedAlpha(pl.n, confidence)
+	pl.b = minResamplesFor(b, pl.alphaP)
+	src := rand.NewPCG(seed, pl.stream)
+	drawSide := func(g int) []int32 {
+		cols := g + 1
+		c := make([]int32, pl.b*cols)
+		for r := range pl.b {
+			row := c[r*cols : (r+1)*cols]
+			for range g {
+				row[drawIndex(src, g)]++
+			}
+		}
+		return c
+	}
+	pl.counts = make([][]int32, len(pl.sides))
+	if pl.paired {
+		c := drawSide(pl.sides[0].groups)
+		for i := range pl.sides {
+			pl.counts[i] = c
+		}
+		return
+	}
+	order := []int{0}
+	if len(pl.sides) == 2 {
+		order = []int{0, 1}
+		if pl.sides[1].arm.name < pl.sides[0].arm.name {
+			order = []int{1, 0}
+		}
+	}
+	for _, i := range order {
+		pl.counts[i] = drawSide(pl.sides[i].groups)
+	}
+}
+
+// row returns side i's counts of resample r.
+func (pl *plan) row(i, r int) []int32 {
+	cols := pl.sides[i].groups + 1
+	return pl.counts[i][r*cols : (r+1)*cols]
+}
+
+// statFunc evaluates a statistic of side i under counts c.
+type statFunc func(i int, c []int32) float64
+
+func meanStat(sides []*side, m int) statFunc {
+	return func(i int, c []int32) float64 { return sides[i].mean(m, c) }
+}
+
+func quantileStat(sides []*side, m int, p float64) statFunc {
+	return func(i int, c []int32) float64 { return sides[i].quantile(m, p, c) }
+}
+
+// replicates evaluates f on every resample of side i into a pooled buffer;
+// release it with putBuf.
+func (pl *plan) replicates(i int, f statFunc) []float64 {
+	out := getBuf(pl.b)
+	for r := range out {
+		out[r] = f(i, pl.row(i, r))
+	}
+	return out
+}
+
+// meanReplicates is replicates(i, meanStat) without the indirect call per
+// resample: the loop every metric of every plan runs B times.
+func (pl *plan) meanReplicates(i, m int) []float64 {
+	s := pl.sides[i]
+	out := getBuf(pl.b)
+	cols := s.groups + 1
+	counts := pl.counts[i]
+	sums, cnts := s.sum[m][:s.groups], s.cnt[m][:s.groups]
+	// Two accumulators per sum halve the floating-point dependency chain;
+	// the order of additions is fixed, so results stay deterministic.
+	for r := range out {
+		row := counts[r*cols : r*cols+s.groups]
+		var s0, s1, n0, n1 float64
+		g := 0
+		for ; g+1 < len(row); g += 2 {
+			f0, f1 := float64(row[g]), float64(row[g+1])
+			s0 += f0 * sums[g]
+			s1 += f1 * sums[g+1]
+			n0 += f0 * cnts[g]
+			n1 += f1 * cnts[g+1]
+		}
+		if g < len(row) {
+			f := float64(row[g])
+			s0 += f * sums[g]
+			n0 += f * cnts[g]
+		}
+		out[r] = (s0 + s1) / (n0 + n1)
+	}
+	return out
+}
+
+// bufPool recycles replicate arrays: an Analyze call fills hundreds of them
+// (B floats each), and reusing them keeps the collector out of the hot loop.
+var bufPool sync.Pool
+
+func getBuf(n int) []float64 {
+	if p, ok := bufPool.Get().(*[]float64); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]float64, n)
+}
+
+func putBuf(b []float64) { bufPool.Put(&b) }
+
+// interval is the expanded-percentile CI of reps (reordered in place).
+func (pl *plan) interval(reps []float64) (ci *[2]float64, undefined int) {
+	lo, hi, undefined, ok := percentileInterval(reps, pl.alphaP)
+	if !ok {
+		return nil, undefined
+	}
+	return &[2]float64{lo, hi}, undefined
+}
+
+// releasedInterval is interval and then returns reps to the pool.
+func (pl *plan) releasedInterval(reps []float64) (*[2]float64, int) {
+	ci, und := pl.interval(reps)
+	putBuf(reps)
+	return ci, und
+}
+
+// jointStat evaluates a statistic of all sides under one count vector each.
+type jointStat func(cs [][]int32) float64
+
+// jackknife returns θ̂ (all groups) and se_J of h. Paired plans delete one
+// round from both sides; otherwise each side's deletions add their variance
+// (the two-sample jackknife).
+func (pl *plan) jackknife(h jointStat) (theta, se float64, ok bool) {
+	full := make([][]int32, len(pl.sides))
+	for i, s := range pl.sides {
+		full[i] = s.ones
+	}
+	theta = h(full)
+	if pl.paired {
+		groups := pl.sides[0].groups
+		thetas := make([]float64, groups)
+		for d := range groups {
+			c := slices.Clone(pl.sides[0].ones)
+			c[d] = 0
+			cs := make([][]int32, len(pl.sides))
+			for i := range cs {
+				cs[i] = c
+			}
+			thetas[d] = h(cs)
+		}
+		_, _, s, okJ := jackknifeT(theta, thetas, 0.95)
+		return theta, s, okJ
+	}
+	var variance float64
+	for side := range pl.sides {
+		groups := pl.sides[side].groups
+		thetas := make([]float64, groups)
+		for d := range groups {
+			c := slices.Clone(pl.sides[side].ones)
+			c[d] = 0
+			cs := slices.Clone(full)
+			cs[side] = c
+			thetas[d] = h(cs)
+		}
+		_, _, s, okJ := jackknifeT(theta, thetas, 0.95)
+		if !okJ {
+			return theta, 0, false
+		}
+		variance += s * s
+	}
+	return theta, math.Sqrt(variance), true
+}
+
+// tInterval is θ ± t_{n−1,1−α/2}·se.
+func tInterval(theta, se float64, n int, confidence float64) [2]float64 {
+	t := studentT(float64(n-1), 1-(1-confidence)/2)
+	return [2]float64{theta - t*se, theta + t*se}
+}
