@@ -1,6 +1,8 @@
 package nsys
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -88,10 +90,26 @@ func (f *File) Describe() (*Info, error) {
 	if in.Threads, err = f.Threads(strs); err != nil {
 		return nil, err
 	}
+	// The quality checks read other columns than the summaries: run both
+	// at once (each scan has its own connection).
+	var (
+		quality    *Quality
+		qualityErr error
+		done       = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		quality, qualityErr = f.CheckQuality()
+	}()
 	act, err := f.SummarizeActivity(strs)
+	<-done
 	if err != nil {
 		return nil, err
 	}
+	if qualityErr != nil {
+		return nil, qualityErr
+	}
+	quality.DuplicateCorrelations = act.DuplicateCorrelations
 	in.Kernels = KernelInfo{Durations: act.Kernels, ByName: act.KernelsByName}
 	in.API = APIInfo{Durations: act.API, ByName: act.APIByName}
 	in.Memcpy = act.Memops
@@ -104,6 +122,12 @@ func (f *File) Describe() (*Info, error) {
 	in.SkippedRows = f.Skipped()
 	for _, w := range f.Warnings {
 		in.Warnings = append(in.Warnings, w.Error())
+	}
+	for _, w := range quality.Warnings(f.Path) {
+		in.Warnings = append(in.Warnings, w.Error())
+	}
+	for _, t := range slices.Sorted(maps.Keys(in.SkippedRows)) {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: %d rows of %s were skipped (NULL where a value is required)", f.Path, in.SkippedRows[t], t))
 	}
 	ensureSlices(in)
 	return in, nil

@@ -3,6 +3,7 @@ package nsys
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -112,7 +113,7 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 	if st.Size() == 0 {
 		return nil, &InputError{Path: path, Problem: "empty file", Hint: hintReexport}
 	}
-	if err := checkMagic(path); err != nil {
+	if err := checkHeader(path, st.Size()); err != nil {
 		return nil, err
 	}
 	abs, err := filepath.Abs(path)
@@ -137,10 +138,31 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 		f.meta.Close()
 		return nil, err
 	}
+	f.checkSidecars()
 	return f, nil
 }
 
-func checkMagic(path string) error {
+// sidecarSuffixes are the files SQLite keeps beside a database while writing it.
+var sidecarSuffixes = []string{"-wal", "-journal", "-shm"}
+
+// checkSidecars warns about a -wal, -journal or -shm file beside the export.
+// The immutable open ignores them (and never creates, rolls back or deletes
+// them), so the export is read exactly as it is on disk; but such a file
+// means a program was writing the export, or was interrupted doing so, and
+// changes it holds are not part of what is read.
+func (f *File) checkSidecars() {
+	for _, suf := range sidecarSuffixes {
+		if _, err := os.Lstat(f.Path + suf); err == nil {
+			f.Warnings = append(f.Warnings, fmt.Errorf("%s: a %s file sits beside the export; it was ignored and left untouched, so changes it may hold are not read (if a program was still writing the export, re-export it)", f.Path, suf))
+		}
+	}
+}
+
+// checkHeader reads the 100-byte SQLite header and refuses files that are not
+// SQLite or are shorter than the header says. SQLite itself reads a short
+// file as if the missing pages were zeros, so an export cut inside its last
+// pages would otherwise open and yield wrong rows without any error.
+func checkHeader(path string, size int64) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return &InputError{Path: path, Problem: "cannot read file", Err: err}
@@ -156,6 +178,29 @@ func checkMagic(path string) error {
 	}
 	if n < 100 {
 		return &InputError{Path: path, Problem: "truncated SQLite file (shorter than its 100-byte header)", Hint: hintReexport}
+	}
+	// Page size: a power of two from 512 to 65536, stored as 1 for 65536.
+	pageSize := int64(binary.BigEndian.Uint16(head[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return &InputError{Path: path, Problem: fmt.Sprintf("damaged SQLite header (page size %d)", pageSize), Hint: hintReexport}
+	}
+	if size < pageSize {
+		return &InputError{Path: path, Problem: fmt.Sprintf("truncated SQLite file (%d bytes, less than one %d-byte page)", size, pageSize), Hint: hintReexport}
+	}
+	// The page count in the header is valid when the change counter equals
+	// the version-valid-for number (SQLite ≥ 3.7.0 writers, nsys included).
+	pages := int64(binary.BigEndian.Uint32(head[28:32]))
+	if pages > 0 && bytes.Equal(head[24:28], head[92:96]) {
+		if want := pages * pageSize; size < want {
+			return &InputError{Path: path, Problem: fmt.Sprintf("truncated SQLite file (%d bytes; its header says %d pages of %d bytes, %d bytes)", size, pages, pageSize, want), Hint: "the copy or export was cut short; " + hintReexport}
+		}
+		return nil
+	}
+	if size%pageSize != 0 {
+		return &InputError{Path: path, Problem: fmt.Sprintf("truncated SQLite file (%d bytes, not a whole number of %d-byte pages)", size, pageSize), Hint: "the copy or export was cut short; " + hintReexport}
 	}
 	return nil
 }

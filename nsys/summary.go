@@ -84,6 +84,9 @@ type ActivitySummary struct {
 	APIByName     []NamedDurations // by VendorAPIName, total time descending
 	Memops        []MemopSummary   // memcpy by copy kind, then memset; total time descending
 	Syncs         []SyncSummary    // by syncType
+	// DuplicateCorrelations counts API calls whose (process, correlationId)
+	// repeats one of an earlier call (0 on a healthy export).
+	DuplicateCorrelations int64
 }
 
 // vendorVersionSuffix is what `nsys stats` strips from API names: only a
@@ -149,6 +152,7 @@ func (f *File) SummarizeActivity(strs *Strings) (*ActivitySummary, error) {
 		// Group by the printed name: ids whose names differ only by a
 		// stripped suffix are one row, as in the vendor's report.
 		byID := map[int64][]int64{}
+		corr := map[int64][]int64{} // process → correlation ids, to find repeats
 		var all []int64
 		for c, err := range f.APICalls() {
 			if err != nil {
@@ -157,7 +161,12 @@ func (f *File) SummarizeActivity(strs *Strings) (*ActivitySummary, error) {
 			d := c.End - c.Start
 			byID[c.NameID] = append(byID[c.NameID], d)
 			all = append(all, d)
+			if c.CorrelationID != 0 {
+				p := ProcessKey(c.GlobalTid)
+				corr[p] = append(corr[p], c.CorrelationID)
+			}
 		}
+		s.DuplicateCorrelations = countDuplicates(corr)
 		byName := map[string][]int64{}
 		for id, ds := range byID {
 			n := VendorAPIName(strs.Name(id))

@@ -1,0 +1,209 @@
+package nsys
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+)
+
+// Quality counts rows that can be read but are odd: the export is usable,
+// and the oddity travels with the results as a warning instead of stopping
+// the command or being silently absorbed. Every count is 0 on a healthy
+// export (all bundled fixtures are).
+type Quality struct {
+	// EndBeforeStart counts, per table, rows whose end precedes their start.
+	// Their negative durations are kept as recorded, as `nsys stats` does.
+	EndBeforeStart map[string]int64
+	// NonIntegerTimes counts, per table, rows whose start or end is stored as
+	// text or a blob: it reads as a number, usually 0.
+	NonIntegerTimes map[string]int64
+	// UnclosedRanges counts NVTX ranges with a NULL end: a push without a
+	// pop, a start without an end, or a capture that stopped inside them.
+	UnclosedRanges int64
+	// OtherThreadEnds counts NVTX ranges that ended on another thread
+	// (endGlobalTid set); the vendor's nvtx_gpu_proj_sum leaves them out.
+	OtherThreadEnds int64
+	// CrossedRanges counts closed push/pop ranges that overlap an enclosing
+	// range of the same thread without nesting in it: an unbalanced stack.
+	CrossedRanges int64
+	// UnnamedRanges counts NVTX ranges with neither text nor textId.
+	UnnamedRanges int64
+	// DanglingTextIDs counts NVTX rows whose textId is not in StringIds.
+	DanglingTextIDs int64
+	// DuplicateCorrelations counts CUDA API calls whose (process,
+	// correlationId) another call of the same process also has, so GPU work
+	// joined on it cannot be told apart. Filled from
+	// ActivitySummary.DuplicateCorrelations.
+	DuplicateCorrelations int64
+}
+
+// timedTables are the tables whose rows have start and end timestamps.
+var timedTables = []string{TableKernel, TableMemcpy, TableMemset, TableSync, TableRuntime, TableGraphTrace, TableOSRT, TableNVTX}
+
+// CheckQuality scans the export for readable-but-odd rows with aggregate
+// queries and one ordered pass over the push/pop ranges; its memory does not
+// grow with the file. DuplicateCorrelations is left 0: SummarizeActivity
+// counts it in its pass over the API calls (ActivitySummary), and Describe
+// reports both.
+func (f *File) CheckQuality() (*Quality, error) {
+	q := &Quality{EndBeforeStart: map[string]int64{}, NonIntegerTimes: map[string]int64{}}
+	for _, t := range timedTables {
+		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
+			continue
+		}
+		// A number sorts before any text or blob, so "x >= ''" finds the
+		// stored strings cheaply; the WHERE keeps the sums off most rows.
+		sql := `SELECT coalesce(sum("end" < start AND start < '' AND "end" < ''), 0), coalesce(sum(start >= '' OR "end" >= ''), 0) FROM ` +
+			quoteIdent(t) + ` WHERE "end" < start OR start >= '' OR "end" >= ''`
+		err := f.query(sql, func(st *sqlite.Stmt) error {
+			if n := st.ColumnInt64(0); n > 0 {
+				q.EndBeforeStart[t] = n
+			}
+			if n := st.ColumnInt64(1); n > 0 {
+				q.NonIntegerTimes[t] = n
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, f.readError("cannot check "+t, err)
+		}
+	}
+	if err := f.checkNVTX(q); err != nil {
+		return nil, err
+	}
+	if err := f.checkCrossedRanges(q); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+const rangeTypes = "eventType IN (59, 60, 70, 71)"
+
+func (f *File) checkNVTX(q *Quality) error {
+	t := TableNVTX
+	if !f.HasTable(t) || !f.HasColumn(t, "eventType") {
+		return nil
+	}
+	has := func(c string) bool { return f.HasColumn(t, c) }
+	// Each expression is guarded by the columns it needs; absent ones count 0.
+	exprs := []struct {
+		ok   bool
+		expr string
+		dst  *int64
+	}{
+		{has("end"), rangeTypes + ` AND "end" IS NULL`, &q.UnclosedRanges},
+		{has("endGlobalTid"), rangeTypes + " AND endGlobalTid IS NOT NULL", &q.OtherThreadEnds},
+		{has("text") && has("textId"), rangeTypes + " AND text IS NULL AND textId IS NULL", &q.UnnamedRanges},
+		{has("textId") && f.HasColumn(TableStrings, "id"), "textId IS NOT NULL AND NOT EXISTS (SELECT 1 FROM StringIds s WHERE s.id = textId)", &q.DanglingTextIDs},
+	}
+	var sel []string
+	var dst []*int64
+	for _, e := range exprs {
+		if e.ok {
+			sel = append(sel, "coalesce(sum("+e.expr+"), 0)")
+			dst = append(dst, e.dst)
+		}
+	}
+	if len(sel) == 0 {
+		return nil
+	}
+	err := f.query("SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
+		for i, d := range dst {
+			*d = st.ColumnInt64(i)
+		}
+		return nil
+	})
+	if err != nil {
+		return f.readError("cannot check "+t, err)
+	}
+	return nil
+}
+
+// checkCrossedRanges walks the closed push/pop ranges of each thread in start
+// order with a stack of the enclosing ranges: a range that starts inside the
+// innermost open range must also end inside it.
+func (f *File) checkCrossedRanges(q *Quality) error {
+	t := TableNVTX
+	for _, c := range []string{"start", "end", "eventType", "globalTid"} {
+		if !f.HasColumn(t, c) {
+			return nil
+		}
+	}
+	sql := `SELECT globalTid, start, "end" FROM NVTX_EVENTS WHERE eventType IN (59, 70) AND "end" IS NOT NULL AND globalTid IS NOT NULL ORDER BY globalTid, start, "end" DESC`
+	var (
+		tid   int64
+		first = true
+		stack []int64 // ends of the enclosing ranges, innermost last
+	)
+	err := f.query(sql, func(st *sqlite.Stmt) error {
+		g, start, end := st.ColumnInt64(0), st.ColumnInt64(1), st.ColumnInt64(2)
+		if first || g != tid {
+			tid, first, stack = g, false, stack[:0]
+		}
+		for len(stack) > 0 && stack[len(stack)-1] <= start {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 && end > stack[len(stack)-1] {
+			q.CrossedRanges++
+		}
+		stack = append(stack, end)
+		return nil
+	})
+	if err != nil {
+		return f.readError("cannot check NVTX push/pop ranges", err)
+	}
+	return nil
+}
+
+// countDuplicates counts ids that repeat an earlier id of the same process;
+// it sorts the slices in place. correlationId 0 means "none": callers leave
+// it out.
+func countDuplicates(byProc map[int64][]int64) int64 {
+	var n int64
+	for _, ids := range byProc {
+		slices.Sort(ids)
+		for i := 1; i < len(ids); i++ {
+			if ids[i] == ids[i-1] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Warnings words every non-zero count as one warning about path.
+func (q *Quality) Warnings(path string) []error {
+	var out []error
+	add := func(format string, args ...any) {
+		out = append(out, fmt.Errorf("%s: "+format, append([]any{path}, args...)...))
+	}
+	for _, t := range timedTables {
+		if n := q.EndBeforeStart[t]; n > 0 {
+			add("%d rows of %s end before they start (their negative durations are kept as recorded, as nsys stats does)", n, t)
+		}
+		if n := q.NonIntegerTimes[t]; n > 0 {
+			add("%d rows of %s have a start or end stored as text or a blob (it reads as a number, usually 0)", n, t)
+		}
+	}
+	if q.UnclosedRanges > 0 {
+		add("%d NVTX ranges were never closed (NULL end: a push without a pop, a start without an end, or a capture that stopped inside them)", q.UnclosedRanges)
+	}
+	if q.CrossedRanges > 0 {
+		add("%d NVTX push/pop ranges overlap an enclosing range of the same thread without nesting in it (unbalanced push/pop)", q.CrossedRanges)
+	}
+	if q.OtherThreadEnds > 0 {
+		add("%d NVTX start/end ranges ended on another thread (nsys stats' nvtx_gpu_proj_sum leaves them out)", q.OtherThreadEnds)
+	}
+	if q.UnnamedRanges > 0 {
+		add("%d NVTX ranges have neither text nor textId (unnamed)", q.UnnamedRanges)
+	}
+	if q.DanglingTextIDs > 0 {
+		add("%d NVTX rows name a textId that StringIds lacks (their name reads as empty)", q.DanglingTextIDs)
+	}
+	if q.DuplicateCorrelations > 0 {
+		add("%d CUDA API calls share their (process, correlationId) with another call (GPU work joined on those ids is ambiguous)", q.DuplicateCorrelations)
+	}
+	return out
+}
