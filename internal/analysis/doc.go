@@ -181,13 +181,14 @@ func Build(ctx context.Context, files []*FileResult, sc StatsConfig, version str
 		Unit:     "block (an NVTX arm range) or profile (a file); steps are never resampled"}
 	units := buildUnits(d.instances, d.Phases, unitStart)
 	d.results = make([]*stats.Result, len(d.Phases))
+	d.Baseline = sc.Baseline
+	if d.Baseline == "" && len(d.Arms) > 0 {
+		d.Baseline = d.Arms[0]
+	}
+	if sc.Baseline != "" && !slices.Contains(d.Arms, sc.Baseline) {
+		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm (arms: %s)", sc.Baseline, strings.Join(d.Arms, ", "))}
+	}
 	if !sc.Off {
-		opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: sc.Baseline, Quantiles: sc.Quantiles,
-			QuantileMetrics: []int{int(phases.Wall)},
-			Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}
-		if sc.Baseline != "" && !slices.Contains(d.Arms, sc.Baseline) {
-			return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm (arms: %s)", sc.Baseline, strings.Join(d.Arms, ", "))}
-		}
 		names := MetricNames()
 		g, _ := errgroup.WithContext(ctx)
 		g.SetLimit(max(1, runtime.GOMAXPROCS(0)/2))
@@ -197,6 +198,15 @@ func Build(ctx context.Context, files []*FileResult, sc StatsConfig, version str
 			if len(units[ph]) == 0 {
 				continue
 			}
+			// A phase that the baseline arm lacks (graph_replay exists only
+			// in the graph arm) gets summaries but no comparisons.
+			base := d.Baseline
+			if !slices.ContainsFunc(units[ph], func(u stats.Unit) bool { return u.Arm == base }) {
+				base = ""
+			}
+			opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
+				QuantileMetrics: []int{int(phases.Wall)},
+				Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}
 			g.Go(func() error {
 				r, err := stats.Analyze(ph, names, units[ph], opt)
 				mu.Lock()
@@ -362,9 +372,7 @@ func (d *Doc) fill(units map[string][]stats.Unit) {
 			d.fillPoint(ph, units[ph], names)
 			continue
 		}
-		if d.Baseline == "" {
-			d.Baseline = r.Baseline
-		}
+		compare := r.Baseline == d.Baseline
 		for _, a := range r.Arms {
 			row := SummaryRow{Arm: a.Arm, Phase: ph, Steps: a.Steps, Blocks: a.Units, Method: a.Method, Metrics: map[string]MetricSummary{}}
 			for _, m := range a.Metrics {
@@ -376,6 +384,9 @@ func (d *Doc) fill(units map[string][]stats.Unit) {
 			d.Summary = append(d.Summary, row)
 		}
 		for _, c := range r.Comparisons {
+			if !compare {
+				break
+			}
 			w := c.Warnings
 			if w == nil {
 				w = []string{}
@@ -385,15 +396,15 @@ func (d *Doc) fill(units map[string][]stats.Unit) {
 				Significant: c.Significant, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits, Warnings: w})
 		}
 		for _, c := range r.Decomposition {
+			if !compare {
+				break
+			}
 			d.Decomposition = append(d.Decomposition, DecompositionRow{Phase: ph, Baseline: c.Baseline, Arm: c.Arm, Component: c.Part,
 				DiffNs: c.Diff, DiffCI: c.DiffCI, Share: c.Share, ShareCI: c.ShareCI, Method: c.Method})
 		}
 		for _, w := range r.Warnings {
 			d.Warnings = append(d.Warnings, Warning{Code: w.Code, Phase: ph, Arm: w.Arm, Metric: w.Metric, Message: w.Message})
 		}
-	}
-	if d.Baseline == "" && len(d.Arms) > 0 {
-		d.Baseline = d.Arms[0]
 	}
 	if d.Summary == nil {
 		d.Summary = []SummaryRow{}

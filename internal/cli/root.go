@@ -120,5 +120,6 @@ Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or us
 	})
 	root.AddCommand(NewCmdInfo(nil))
 	root.AddCommand(NewCmdAnalyze(nil))
+	root.AddCommand(NewCmdCheck(nil))
 	return root
 }
