@@ -82,6 +82,10 @@ type File struct {
 	// schema minor version, rows skipped by a scan). They travel with results.
 	Warnings []error
 
+	// MmapSize, when > 0, lets SQLite memory-map up to this many bytes of
+	// the export per connection (faster scans, higher resident memory).
+	MmapSize int64
+
 	ctx     context.Context
 	uri     string
 	columns map[string][]string // table → column names, as probed once at Open
@@ -223,11 +227,15 @@ func (f *File) conn() (*sqlite.Conn, error) {
 	if f.ctx != nil && f.ctx.Done() != nil {
 		c.SetInterrupt(f.ctx.Done())
 	}
-	// Memory-mapped reads are 10–15% faster for one-pass scans; harmless when
-	// the platform refuses.
-	if err := execSimple(c, "PRAGMA mmap_size=2147483648"); err != nil {
-		c.Close()
-		return nil, f.readError("cannot configure connection", err)
+	// Memory-mapped reads are 10–15% faster for one-pass scans, but every
+	// mapped page of the export then counts in the process's resident set
+	// (a 108 MB export added ~100 MB of RSS). Off by default; MmapSize turns
+	// it on.
+	if f.MmapSize > 0 {
+		if err := execSimple(c, fmt.Sprintf("PRAGMA mmap_size=%d", f.MmapSize)); err != nil {
+			c.Close()
+			return nil, f.readError("cannot configure connection", err)
+		}
 	}
 	return c, nil
 }

@@ -39,11 +39,19 @@ type column struct {
 	name     string
 	required bool
 	notNull  bool
+	def      string // SQL literal that replaces NULL (and an absent optional column); "" keeps NULL
 }
 
 func req(name string) column  { return column{name: name, required: true, notNull: true} }
 func reqN(name string) column { return column{name: name, required: true} } // required, may be NULL
 func opt(name string) column  { return column{name: name} }
+
+// optInt and reqInt read NULL as def inside SQLite, so decoding needs no
+// per-row NULL check (a Go→C call per column per row on the hot path).
+func optInt(name string, def int64) column { return column{name: name, def: fmt.Sprint(def)} }
+func reqInt(name string, def int64) column {
+	return column{name: name, required: true, def: fmt.Sprint(def)}
+}
 
 // selectSQL builds the column-pruned SELECT for table t.
 func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
@@ -54,13 +62,34 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 			b.WriteString(", ")
 		}
 		if f.HasColumn(t, c.name) {
-			b.WriteString(quoteIdent(c.name))
+			if c.def != "" {
+				b.WriteString("ifnull(" + quoteIdent(c.name) + ", " + c.def + ")")
+			} else {
+				b.WriteString(quoteIdent(c.name))
+			}
 			continue
 		}
 		if c.required {
 			return "", &InputError{Path: f.Path, Problem: fmt.Sprintf("table %s lacks column %s (export schema %s)", t, c.name, f.Export.SchemaVersion), Hint: hint}
 		}
-		b.WriteString("NULL")
+		if c.def != "" {
+			b.WriteString(c.def)
+		} else {
+			b.WriteString("NULL")
+		}
+	}
+	// One computed flag says whether a row lacks a value it cannot do
+	// without: a single column read instead of a NULL check per column.
+	var nullChecks []string
+	for _, c := range cols {
+		if c.notNull && f.HasColumn(t, c.name) {
+			nullChecks = append(nullChecks, quoteIdent(c.name)+" IS NULL")
+		}
+	}
+	if len(nullChecks) > 0 {
+		b.WriteString(", (" + strings.Join(nullChecks, " OR ") + ")")
+	} else {
+		b.WriteString(", 0")
 	}
 	b.WriteString(" FROM ")
 	b.WriteString(quoteIdent(t))
@@ -87,15 +116,9 @@ func (f *File) scan(t string, cols []column, hint string, fn func(*sqlite.Stmt) 
 		return f.readError("cannot read "+t, err)
 	}
 	defer st.Finalize()
-	var notNull []int
-	for i, col := range cols {
-		if col.notNull {
-			notNull = append(notNull, i)
-		}
-	}
+	flag := len(cols) // the computed "row lacks a required value" column
 	var skipped int64
 	defer func() { f.addSkipped(t, skipped) }()
-rows:
 	for {
 		ok, err := st.Step()
 		if err != nil {
@@ -104,11 +127,9 @@ rows:
 		if !ok {
 			return nil
 		}
-		for _, i := range notNull {
-			if st.ColumnType(i) == sqlite.TypeNull {
-				skipped++
-				continue rows
-			}
+		if st.ColumnInt64(flag) != 0 {
+			skipped++
+			continue
 		}
 		if !fn(st) {
 			return nil
@@ -158,16 +179,16 @@ type Kernel struct {
 	GraphNodeID   int64 // 0 = not a graph node (or not traced per node)
 }
 
-var kernelCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), opt("contextId"), req("streamId"), reqN("correlationId"), req("demangledName"), opt("shortName"), opt("graphNodeId")}
+var kernelCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), optInt("contextId", 0), req("streamId"), reqInt("correlationId", 0), req("demangledName"), optInt("shortName", -1), optInt("graphNodeId", 0)}
 
 // Kernels streams the kernel table.
 func (f *File) Kernels() iter.Seq2[Kernel, error] {
 	return seq(f, TableKernel, kernelCols, hintCUDA, func(st *sqlite.Stmt) Kernel {
 		return Kernel{
-			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
-			DeviceID: st.ColumnInt64(3), ContextID: nullInt(st, 4, 0), StreamID: st.ColumnInt64(5),
-			CorrelationID: nullInt(st, 6, 0), DemangledName: st.ColumnInt64(7), ShortName: nullInt(st, 8, -1),
-			GraphNodeID: nullInt(st, 9, 0),
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
+			DeviceID: st.ColumnInt64(3), ContextID: st.ColumnInt64(4), StreamID: st.ColumnInt64(5),
+			CorrelationID: st.ColumnInt64(6), DemangledName: st.ColumnInt64(7), ShortName: st.ColumnInt64(8),
+			GraphNodeID: st.ColumnInt64(9),
 		}
 	})
 }
@@ -205,16 +226,16 @@ type Memcpy struct {
 	GraphNodeID      int64
 }
 
-var memcpyCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), req("bytes"), req("copyKind"), opt("srcKind"), opt("dstKind"), opt("graphNodeId")}
+var memcpyCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), req("streamId"), reqInt("correlationId", 0), req("bytes"), req("copyKind"), optInt("srcKind", -1), optInt("dstKind", -1), optInt("graphNodeId", 0)}
 
 // Memcpys streams the memcpy table.
 func (f *File) Memcpys() iter.Seq2[Memcpy, error] {
 	return seq(f, TableMemcpy, memcpyCols, hintCUDA, func(st *sqlite.Stmt) Memcpy {
 		return Memcpy{
-			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
-			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
-			Bytes: st.ColumnInt64(6), CopyKind: st.ColumnInt64(7), SrcKind: nullInt(st, 8, -1), DstKind: nullInt(st, 9, -1),
-			GraphNodeID: nullInt(st, 10, 0),
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
+			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: st.ColumnInt64(5),
+			Bytes: st.ColumnInt64(6), CopyKind: st.ColumnInt64(7), SrcKind: st.ColumnInt64(8), DstKind: st.ColumnInt64(9),
+			GraphNodeID: st.ColumnInt64(10),
 		}
 	})
 }
@@ -287,15 +308,15 @@ type APICall struct {
 	CallchainID   int64 // 0 = no backtrace
 }
 
-var apiCols = []column{req("start"), req("end"), req("globalTid"), reqN("correlationId"), req("nameId"), opt("eventClass"), opt("returnValue"), opt("callchainId")}
+var apiCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime), optInt("returnValue", 0), optInt("callchainId", 0)}
 
 // APICalls streams runtime and driver API calls.
 func (f *File) APICalls() iter.Seq2[APICall, error] {
 	return seq(f, TableRuntime, apiCols, hintCUDA, func(st *sqlite.Stmt) APICall {
 		return APICall{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
-			CorrelationID: nullInt(st, 3, 0), NameID: st.ColumnInt64(4), EventClass: nullInt(st, 5, ClassRuntime),
-			ReturnValue: nullInt(st, 6, 0), CallchainID: nullInt(st, 7, 0),
+			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),
+			ReturnValue: st.ColumnInt64(6), CallchainID: st.ColumnInt64(7),
 		}
 	})
 }

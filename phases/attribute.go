@@ -193,16 +193,22 @@ func (a *attributor) othersOf(gpu, pid int32) []interval {
 // the same process (PyTorch runs backward on its autograd thread). It is
 // reported beside the range's own work, never mixed in.
 func (a *attributor) otherThreads(x *Instance, gtid int64, pid int32) {
-	pc := a.tr.procCalls[pid]
-	i := sort.Search(len(pc), func(i int) bool { return pc[i].start >= x.Start })
-	for ; i < len(pc) && pc[i].start < x.End; i++ {
-		if pc[i].globalTid == gtid {
+	for _, tc := range a.tr.procThreads[pid] {
+		if tc.globalTid == gtid {
 			continue
 		}
-		x.M[OtherThreadOps]++
-		for _, o := range a.tr.index.lookup(a.tr.ops, pid, pc[i].corr) {
-			if o.kind == opKernel || o.kind == opGraph {
-				x.M[OtherThreadKernelNs] += o.end - o.start
+		calls := tc.calls
+		i := sort.Search(len(calls), func(i int) bool { return calls[i].start >= x.Start })
+		for ; i < len(calls) && calls[i].start < x.End; i++ {
+			ops := a.tr.index.lookup(a.tr.ops, pid, calls[i].corr)
+			if len(ops) == 0 {
+				continue
+			}
+			x.M[OtherThreadOps]++
+			for _, o := range ops {
+				if o.kind == opKernel || o.kind == opGraph {
+					x.M[OtherThreadKernelNs] += o.end - o.start
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package phases
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -40,6 +41,7 @@ type apiCall struct {
 	start, end int64
 	corr       int32
 	name       int32 // StringIds id
+	thread     int32 // index of the thread, for grouping at load
 	class      uint16
 	topLevel   bool // not nested inside another call on the thread (driver calls nest in runtime calls)
 }
@@ -51,42 +53,52 @@ type threadCalls struct {
 }
 
 // corrIndex finds the GPU ops of (pid, correlationId) in ops, which is sorted
-// by (pid, corr, start): a dense offset table per process (CSR), since
-// correlation ids are small consecutive integers.
+// by (pid, corr, start). Correlation ids are dense small integers, most of
+// them without GPU work: a bitmap with per-word ranks marks the ids that have
+// ops, and starts holds where each such id's ops begin — a few MB where a
+// dense offset table would take 4 bytes per id.
 type corrIndex struct {
-	byPid map[int32][]int32 // pid → first[corr], first[corr+1] bounds into ops
+	byPid map[int32]*pidIndex
+}
+
+type pidIndex struct {
+	bits   []uint64 // bit c set: corr c has ops
+	rank   []int32  // set bits before word i
+	starts []int32  // ops index of the r-th corr with ops; one extra at the end
 }
 
 func (ix *corrIndex) lookup(ops []gpuOp, pid, corr int32) []gpuOp {
-	first := ix.byPid[pid]
-	if corr < 0 || int(corr)+1 >= len(first) {
+	p := ix.byPid[pid]
+	if p == nil || corr < 0 {
 		return nil
 	}
-	return ops[first[corr]:first[corr+1]]
+	w := int(corr) >> 6
+	if w >= len(p.bits) {
+		return nil
+	}
+	bit := uint64(1) << (uint(corr) & 63)
+	if p.bits[w]&bit == 0 {
+		return nil
+	}
+	r := int(p.rank[w]) + bits.OnesCount64(p.bits[w]&(bit-1))
+	return ops[p.starts[r]:p.starts[r+1]]
 }
 
 // trace is everything analysis needs from one export, reduced.
 type trace struct {
-	file      *nsys.File
-	strs      *nsys.Strings
-	nvtx      []nsys.NVTXEvent
-	threads   map[int64]*threadCalls // globalTid → calls
-	procCalls map[int32][]procCall   // pid → op-bearing calls of all its threads, by start
-	ops       []gpuOp
-	index     corrIndex
-	classes   []apiClass       // by class index
-	names     []string         // API name by class index
-	threadNm  map[int64]string // globalTid → thread name
-	graphMode string
-	warnings  []string
-	busy      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
-}
-
-// procCall is an API call that caused GPU work, for cross-thread attribution.
-type procCall struct {
-	start     int64
-	globalTid int64
-	corr      int32
+	file        *nsys.File
+	strs        *nsys.Strings
+	nvtx        []nsys.NVTXEvent
+	threads     map[int64]*threadCalls   // globalTid → calls
+	procThreads map[int32][]*threadCalls // pid → its threads that made API calls
+	ops         []gpuOp
+	index       corrIndex
+	classes     []apiClass       // by class index
+	names       []string         // API name by class index
+	threadNm    map[int64]string // globalTid → thread name
+	graphMode   string
+	warnings    []string
+	busy        map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
 }
 
 // load streams the export's tables concurrently (one connection each) and
@@ -99,6 +111,21 @@ func load(f *nsys.File) (*trace, error) {
 		gpuOf                          map[[2]int64]int32
 		badCorr                        int
 	)
+	// Exact row counts first, so the big slices are allocated once at their
+	// final size instead of growing by copying.
+	counts := map[string]int64{}
+	for _, t := range []string{nsys.TableRuntime, nsys.TableNVTX, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableGraphTrace} {
+		n, err := f.RowCount(t)
+		if err != nil {
+			return nil, err
+		}
+		counts[t] = n
+	}
+	tr.nvtx = make([]nsys.NVTXEvent, 0, counts[nsys.TableNVTX])
+	kernels = make([]gpuOp, 0, counts[nsys.TableKernel]+counts[nsys.TableMemcpy]+counts[nsys.TableMemset]+counts[nsys.TableGraphTrace])
+	memcpys = make([]gpuOp, 0, counts[nsys.TableMemcpy])
+	memsets = make([]gpuOp, 0, counts[nsys.TableMemset])
+	grs = make([]gpuOp, 0, counts[nsys.TableGraphTrace])
 	g.Go(func() error {
 		var err error
 		tr.strs, err = f.Strings()
@@ -113,8 +140,17 @@ func load(f *nsys.File) (*trace, error) {
 		}
 		return nil
 	})
+	// API calls stream into one exactly sized slice tagged with a thread
+	// index; an in-place counting sort then groups them by thread, so the
+	// biggest table costs one allocation of its final size.
+	var (
+		tagged []apiCall
+		gtids  []int64
+	)
 	g.Go(func() error {
-		var last *threadCalls
+		tagged = make([]apiCall, 0, counts[nsys.TableRuntime])
+		threadOf := map[int64]int32{}
+		lastG, lastT := int64(-1), int32(-1)
 		for c, err := range f.APICalls() {
 			if err != nil {
 				return err
@@ -123,14 +159,16 @@ func load(f *nsys.File) (*trace, error) {
 				badCorr++
 				continue
 			}
-			if last == nil || last.globalTid != c.GlobalTid {
-				last = tr.threads[c.GlobalTid]
-				if last == nil {
-					last = &threadCalls{globalTid: c.GlobalTid}
-					tr.threads[c.GlobalTid] = last
+			if c.GlobalTid != lastG {
+				t, ok := threadOf[c.GlobalTid]
+				if !ok {
+					t = int32(len(gtids))
+					threadOf[c.GlobalTid] = t
+					gtids = append(gtids, c.GlobalTid)
 				}
+				lastG, lastT = c.GlobalTid, t
 			}
-			last.calls = append(last.calls, apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), name: int32(c.NameID)})
+			tagged = append(tagged, apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), name: int32(c.NameID), thread: lastT})
 		}
 		return nil
 	})
@@ -179,6 +217,12 @@ func load(f *nsys.File) (*trace, error) {
 		return nil, err
 	}
 
+	all := groupByThread(tagged, len(gtids))
+	tagged = nil
+	for t, gt := range gtids {
+		tr.threads[gt] = &threadCalls{globalTid: gt, calls: all[t]}
+	}
+
 	// Threads' names, for reports.
 	tr.threadNm = map[int64]string{}
 	if ths, err := f.Threads(tr.strs); err == nil {
@@ -187,7 +231,7 @@ func load(f *nsys.File) (*trace, error) {
 		}
 	}
 
-	tr.ops = slices.Concat(kernels, memcpys, memsets, grs)
+	tr.ops = append(append(append(kernels, memcpys...), memsets...), grs...)
 	kernels, memcpys, memsets, grs = nil, nil, nil, nil
 	for i := range tr.ops {
 		o := &tr.ops[i]
@@ -220,7 +264,7 @@ func load(f *nsys.File) (*trace, error) {
 	if badCorr > 0 {
 		tr.warnings = append(tr.warnings, fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr))
 	}
-	tr.procCalls = map[int32][]procCall{}
+	tr.procThreads = map[int32][]*threadCalls{}
 	for _, tc := range tr.threads {
 		calls := tc.calls
 		if !slices.IsSortedFunc(calls, byStart) {
@@ -228,19 +272,36 @@ func load(f *nsys.File) (*trace, error) {
 		}
 		markTopLevel(calls)
 		pid := int32(nsys.Pid(tc.globalTid))
-		for _, c := range calls {
-			if len(tr.index.lookup(tr.ops, pid, c.corr)) > 0 {
-				tr.procCalls[pid] = append(tr.procCalls[pid], procCall{start: c.start, globalTid: tc.globalTid, corr: c.corr})
-			}
-		}
+		tr.procThreads[pid] = append(tr.procThreads[pid], tc)
 	}
-	for pid, pc := range tr.procCalls {
-		slices.SortFunc(pc, func(a, b procCall) int {
-			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.globalTid, b.globalTid))
-		})
-		tr.procCalls[pid] = pc
+	for _, ts := range tr.procThreads {
+		slices.SortFunc(ts, func(a, b *threadCalls) int { return cmp.Compare(a.globalTid, b.globalTid) })
 	}
 	return tr, nil
+}
+
+// groupByThread splits calls by thread index with a stable counting scatter
+// into one slice of the same size, so each thread keeps the table's (time)
+// order and rarely needs sorting.
+func groupByThread(calls []apiCall, nThreads int) [][]apiCall {
+	offs := make([]int, nThreads+1)
+	for _, c := range calls {
+		offs[c.thread+1]++
+	}
+	for t := 1; t <= nThreads; t++ {
+		offs[t] += offs[t-1]
+	}
+	all := make([]apiCall, len(calls))
+	out := make([][]apiCall, nThreads)
+	for t := range out {
+		out[t] = all[offs[t]:offs[t+1]:offs[t+1]]
+	}
+	next := offs[:nThreads]
+	for _, c := range calls {
+		all[next[c.thread]] = c
+		next[c.thread]++
+	}
+	return out
 }
 
 func byStart(a, b apiCall) int {
@@ -263,24 +324,33 @@ func markTopLevel(calls []apiCall) {
 }
 
 func buildCorrIndex(ops []gpuOp) corrIndex {
-	ix := corrIndex{byPid: map[int32][]int32{}}
+	ix := corrIndex{byPid: map[int32]*pidIndex{}}
 	for i := 0; i < len(ops); {
 		pid := ops[i].pid
 		j := i
-		maxCorr := int32(0)
 		for j < len(ops) && ops[j].pid == pid {
-			maxCorr = max(maxCorr, ops[j].corr)
 			j++
 		}
-		first := make([]int32, int(maxCorr)+2)
-		k := i
-		for c := int32(0); c <= maxCorr+1; c++ {
-			for k < j && ops[k].corr < c {
-				k++
+		maxCorr := max(0, ops[j-1].corr)
+		p := &pidIndex{bits: make([]uint64, int(maxCorr)>>6+1)}
+		for k := i; k < j; k++ {
+			c := ops[k].corr
+			if c < 0 {
+				continue
 			}
-			first[c] = int32(k)
+			if k == i || c != ops[k-1].corr {
+				p.bits[c>>6] |= 1 << (uint(c) & 63)
+				p.starts = append(p.starts, int32(k))
+			}
 		}
-		ix.byPid[pid] = first
+		p.starts = append(p.starts, int32(j))
+		p.rank = make([]int32, len(p.bits))
+		var r int32
+		for w, b := range p.bits {
+			p.rank[w] = r
+			r += int32(bits.OnesCount64(b))
+		}
+		ix.byPid[pid] = p
 		i = j
 	}
 	return ix
@@ -335,17 +405,24 @@ func totalLength(iv []interval) int64 {
 // buildBusy computes, per GPU and process, the merged busy intervals of its
 // GPU ops (for overlap with other processes).
 func (tr *trace) buildBusy() {
-	raw := map[int32]map[int32][]interval{}
+	type key struct{ gpu, pid int32 }
+	n := map[key]int{}
 	for _, o := range tr.ops {
-		if o.end <= o.start {
-			continue
+		if o.end > o.start {
+			n[key{o.gpu, o.pid}]++
 		}
-		m := raw[o.gpu]
-		if m == nil {
-			m = map[int32][]interval{}
-			raw[o.gpu] = m
+	}
+	raw := map[int32]map[int32][]interval{}
+	for k, c := range n {
+		if raw[k.gpu] == nil {
+			raw[k.gpu] = map[int32][]interval{}
 		}
-		m[o.pid] = append(m[o.pid], interval{o.start, o.end})
+		raw[k.gpu][k.pid] = make([]interval, 0, c)
+	}
+	for _, o := range tr.ops {
+		if o.end > o.start {
+			raw[o.gpu][o.pid] = append(raw[o.gpu][o.pid], interval{o.start, o.end})
+		}
 	}
 	for _, m := range raw {
 		for pid, iv := range m {
@@ -405,16 +482,22 @@ func (tr *trace) gpuUse() (overlap int64, use []GPUUse) {
 			pids = append(pids, p)
 		}
 		slices.Sort(pids)
-		// Overlap = Σ per-process busy − busy of the union, counted once
-		// per instant where ≥ 2 processes run: a sweep over all intervals.
+		for _, p := range pids {
+			u.Pids = append(u.Pids, int64(p))
+			u.BusyNs = append(u.BusyNs, totalLength(tr.busy[g][p]))
+		}
+		use = append(use, u)
+		if len(pids) == 2 {
+			overlap += intersectLength(tr.busy[g][pids[0]], tr.busy[g][pids[1]])
+			continue
+		}
+		// Time during which ≥ 2 processes run: a sweep over all intervals.
 		type edge struct {
 			t int64
 			d int
 		}
 		var edges []edge
 		for _, p := range pids {
-			u.Pids = append(u.Pids, int64(p))
-			u.BusyNs = append(u.BusyNs, totalLength(tr.busy[g][p]))
 			for _, iv := range tr.busy[g][p] {
 				edges = append(edges, edge{iv.start, 1}, edge{iv.end, -1})
 			}
@@ -428,7 +511,6 @@ func (tr *trace) gpuUse() (overlap int64, use []GPUUse) {
 			depth += e.d
 			last = e.t
 		}
-		use = append(use, u)
 	}
 	return overlap, use
 }

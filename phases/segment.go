@@ -14,6 +14,10 @@ import (
 // DefaultArmPattern recognises arm block ranges: "arm=<name> block=<i>".
 const DefaultArmPattern = `^arm=(\S+)(?:\s+block=(\d+))?`
 
+var defaultArmRe = regexp.MustCompile(DefaultArmPattern)
+
+func defaultArmPattern() *regexp.Regexp { return defaultArmRe }
+
 // Options control segmentation of one export.
 type Options struct {
 	ArmPattern *regexp.Regexp // nil: DefaultArmPattern
@@ -51,7 +55,7 @@ type armBlock struct {
 // phases, and attributes CUDA activity to every step and phase instance.
 func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if opt.ArmPattern == nil {
-		opt.ArmPattern = regexp.MustCompile(DefaultArmPattern)
+		opt.ArmPattern = defaultArmPattern()
 	}
 	if opt.Depth <= 0 {
 		opt.Depth = 1
@@ -362,6 +366,25 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 		children[t] = c
 		return c
 	}
+
+	// Size the instance list exactly: it is the largest result and would
+	// otherwise grow by copying.
+	total := len(res.Instances) + len(steps)
+	var countKids func(t *threadRanges, i int32, depth int) int
+	countKids = func(t *threadRanges, i int32, depth int) int {
+		n := 0
+		for _, c := range childrenOf(t)[i] {
+			n++
+			if depth < opt.Depth {
+				n += countKids(t, c, depth+1)
+			}
+		}
+		return n
+	}
+	for _, s := range steps {
+		total += countKids(s.t, int32(s.i), 1)
+	}
+	res.Instances = slices.Grow(res.Instances, total-len(res.Instances))
 
 	stepInBlock := map[string]int{}
 	firstStart := map[string]int64{}

@@ -220,7 +220,7 @@ func newArmTask(key, metricSet string, a *armData, isBaseline bool, tauMetrics [
 }
 
 func newCmpTask(key, metricSet string, a0, a1 *armData, tauMetrics []int, cfg *config) *cmpTask {
-	d := buildComparison(a0, a1, cfg.primary)
+	d := buildComparison(a0, a1, cfg.primary, cfg.stratified)
 	t := &cmpTask{d: d, ci: d.base}
 	n := d.base.n
 	lo, hi := a0.name, a1.name
@@ -397,7 +397,7 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 		if !cfg.primary[m] {
 			break
 		}
-		am.MedianCI, und = pl.releasedInterval(pl.replicates(0, quantileStat(pl.sides, m, 0.5)))
+		am.MedianCI, und = pl.releasedInterval(pl.quantileReplicates(0, m, 0.5))
 		note(und)
 		if !cfg.quantiles {
 			break
@@ -408,7 +408,7 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 				omit(reason)
 				continue
 			}
-			ci, und := pl.releasedInterval(pl.replicates(0, quantileStat(pl.sides, m, q.p)))
+			ci, und := pl.releasedInterval(pl.quantileReplicates(0, m, q.p))
 			note(und)
 			if q.p == 0.9 {
 				am.P90CI = ci
@@ -504,6 +504,7 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 		}
 		var f, fBase statFunc // on the CI plan's sides and on the design's
 		want := false
+		p := 0.0
 		if st == StatMean {
 			c.BaselineValue, c.ArmValue = s0.mean(m, s0.ones), s1.mean(m, s1.ones)
 			f, fBase = meanStat(pl.sides, m), meanStat(base.sides, m)
@@ -512,7 +513,7 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 				flag(WarnTailLimitedMean, "", nil)
 			}
 		} else {
-			p := 0.5
+			p = 0.5
 			if st == StatP90 {
 				p = 0.9
 			} else if st == StatP99 {
@@ -548,7 +549,7 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 			case MethodBootstrap, MethodWithinRun:
 				var und int
 				var unbounded bool
-				reps := func(i int) []float64 { return pl.replicates(i, f) }
+				reps := func(i int) []float64 { return pl.quantileReplicates(i, m, p) }
 				if st == StatMean {
 					reps = func(i int) []float64 { return pl.meanReplicates(i, m) }
 				}
@@ -562,6 +563,7 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 				}
 				if st == StatMean && pl.method == MethodBootstrap {
 					jr, jd := jackCompare(base, fBase, withRatio, cfg.confidence)
+					c.JackknifeRatioCI = jr
 					if (c.RatioCI != nil && jr != nil && skewed(logCI(*c.RatioCI), logCI(*jr))) ||
 						(c.DiffCI != nil && jd != nil && skewed(*c.DiffCI, *jd)) {
 						flag(WarnSkewedOrTailLimited, "the jackknife-t and bootstrap CIs disagree by more than 25% of the width", nil)
@@ -597,6 +599,9 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 				}
 			}
 		}
+		if st == StatMean && t.d.conditional && t.d.profiles == 2 {
+			c.Profiles = profileMeans(s0.arm, s1.arm, m)
+		}
 		if st == StatMean && cfg.primary[m] && base.paired && base.n >= 3 {
 			c.Drift = roundDrift(base, m, cfg.confidence)
 			if c.Drift.significant() {
@@ -607,6 +612,31 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 		rows = append(rows, c)
 	}
 	return rows, warns
+}
+
+// profileMeans is the mean of each arm inside each profile that holds both.
+func profileMeans(a0, a1 *armData, m int) []RoundValue {
+	var out []RoundValue
+	for _, p := range a0.profiles {
+		if !slices.Contains(a1.profiles, p) {
+			continue
+		}
+		var v [2]float64
+		for i, a := range []*armData{a0, a1} {
+			var s, n float64
+			for u, unit := range a.units {
+				if unit.Profile == p {
+					s += a.unitSum[m][u]
+					n += a.unitCnt[m][u]
+				}
+			}
+			v[i] = s / n
+		}
+		if !math.IsNaN(v[0]) && !math.IsNaN(v[1]) {
+			out = append(out, RoundValue{Round: len(out) + 1, Label: p, Baseline: v[0], Arm: v[1], Ratio: ratioPtr(v[1], v[0])})
+		}
+	}
+	return out
 }
 
 func logCI(ci [2]float64) [2]float64 { return [2]float64{math.Log(ci[0]), math.Log(ci[1])} }

@@ -23,6 +23,9 @@ type config struct {
 	decompose  *Decomposition
 	// hook, set only by tests, sees internal replicate arrays.
 	hook func(event string, data ...[]float64)
+	// stratified, set only by tests, resamples each arm on its own even
+	// when the arms interleave (to compare with the paired design).
+	stratified bool
 }
 
 var errNoUnits = errors.New("no units")
@@ -162,7 +165,7 @@ type armData struct {
 	present  []int
 	quant    [][3]float64 // [metric] point median, p90, p99 (Empirical)
 	tail     []int        // [metric] tail steps (modified z > 10)
-	unitSum  [][]float64 // [metric][unit]
+	unitSum  [][]float64  // [metric][unit]
 	unitCnt  [][]float64
 }
 

@@ -57,7 +57,7 @@ func pairConsecutive(sides []int) (pairs [][2]int, trailing int, ok bool) {
 // the unit (paired when every profile holds both arms, or when single-arm
 // profiles alternate); with ≤ 2 profiles it descends to blocks, paired
 // inside each profile when the blocks alternate. Anything else is stratified.
-func buildComparison(a0, a1 *armData, primary []bool) *comparisonDesign {
+func buildComparison(a0, a1 *armData, primary []bool, forceStratified bool) *comparisonDesign {
 	arms := [2]*armData{a0, a1}
 	var seq []seqEntry
 	for i, j := 0, 0; i < len(a0.units) || j < len(a1.units); {
@@ -197,11 +197,11 @@ func buildComparison(a0, a1 *armData, primary []bool) *comparisonDesign {
 				trailing = append(trailing, es[tr])
 			}
 		}
-		if ok {
+		if ok && !forceStratified {
 			assignRounds(rounds)
 			dropped = trailing
 		} else {
-			d.nonInterleaved = true
+			d.nonInterleaved = !ok
 			for s, a := range arms {
 				labels[s] = nil
 				for i, u := range a.units {

@@ -61,7 +61,10 @@ func (q *qIndex) quantile(p float64, c []int32, w float64) float64 {
 			hi = mid - 1
 		}
 	}
-	cum := q.prefix(lo, c)
+	cum := 0.0 // prefix(0) is always 0: skip its dot product (all of it when groups ≥ stride)
+	if lo > 0 {
+		cum = q.prefix(lo, c)
+	}
 	for i := lo * q.stride; i < len(q.vals); i++ {
 		cum += float64(c[q.grp[i]])
 		if cum >= fidx {
@@ -84,6 +87,10 @@ type side struct {
 	q       []*qIndex // [metric], primary metrics only
 	ones    []int32   // counts of the full sample
 	partial bool      // some steps are outside every group
+	// steps[g] counts group g's steps; full[m] says metric m is present in
+	// all of them, so its resampled denominators Σc·n are shared (denoms).
+	steps []float64
+	full  []bool
 }
 
 func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary []bool) *side {
@@ -117,6 +124,16 @@ func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary [
 			}
 			s.q[m] = newQIndex(a.sorted[m], grp, groups)
 		}
+	}
+	s.steps = make([]float64, groups)
+	for _, g := range stepGrp {
+		if int(g) < groups {
+			s.steps[g]++
+		}
+	}
+	s.full = make([]bool, nm)
+	for m := range nm {
+		s.full[m] = slices.Equal(s.cnt[m][:groups], s.steps)
 	}
 	s.ones = make([]int32, groups+1)
 	for g := range groups {
@@ -208,15 +225,17 @@ func (s *side) present(m int) int { return int(s.weight(m, s.ones)) }
 // plan is one resampling task: one arm alone (arm summary) or a baseline and
 // an arm (comparison), with the count vectors of its stream.
 type plan struct {
-	sides  []*side
-	paired bool
-	n      int // the ladder's n
-	level  string
-	method string
-	b      int
-	alphaP float64
-	stream uint64
-	counts [][]int32 // per side: b rows of groups+1 counts
+	sides   []*side
+	paired  bool
+	n       int // the ladder's n
+	level   string
+	method  string
+	b       int
+	alphaP  float64
+	stream  uint64
+	counts  [][]int32    // per side: b rows of groups+1 counts
+	den     [2][]float64 // per side: shared resampled denominators
+	denOnce [2]sync.Once
 }
 
 // draw fills the count vectors from the stream (seed, key). Sides draw in
@@ -284,6 +303,31 @@ func (pl *plan) replicates(i int, f statFunc) []float64 {
 	return out
 }
 
+// denominators returns Σ_g c_g·steps_g of every resample of side i,
+// computed once and shared by all metrics present in every step.
+func (pl *plan) denominators(i int) []float64 {
+	pl.denOnce[i].Do(func() {
+		s := pl.sides[i]
+		cols := s.groups + 1
+		den := make([]float64, pl.b)
+		for r := range den {
+			row := pl.counts[i][r*cols : r*cols+s.groups]
+			var n0, n1 float64
+			g := 0
+			for ; g+1 < len(row); g += 2 {
+				n0 += float64(row[g]) * s.steps[g]
+				n1 += float64(row[g+1]) * s.steps[g+1]
+			}
+			if g < len(row) {
+				n0 += float64(row[g]) * s.steps[g]
+			}
+			den[r] = n0 + n1
+		}
+		pl.den[i] = den
+	})
+	return pl.den[i]
+}
+
 // meanReplicates is replicates(i, meanStat) without the indirect call per
 // resample: the loop every metric of every plan runs B times.
 func (pl *plan) meanReplicates(i, m int) []float64 {
@@ -292,6 +336,23 @@ func (pl *plan) meanReplicates(i, m int) []float64 {
 	cols := s.groups + 1
 	counts := pl.counts[i]
 	sums, cnts := s.sum[m][:s.groups], s.cnt[m][:s.groups]
+	if s.full[m] {
+		den := pl.denominators(i)
+		for r := range out {
+			row := counts[r*cols : r*cols+s.groups]
+			var s0, s1 float64
+			g := 0
+			for ; g+1 < len(row); g += 2 {
+				s0 += float64(row[g]) * sums[g]
+				s1 += float64(row[g+1]) * sums[g+1]
+			}
+			if g < len(row) {
+				s0 += float64(row[g]) * sums[g]
+			}
+			out[r] = (s0 + s1) / den[r]
+		}
+		return out
+	}
 	// Two accumulators per sum halve the floating-point dependency chain;
 	// the order of additions is fixed, so results stay deterministic.
 	for r := range out {
@@ -311,6 +372,26 @@ func (pl *plan) meanReplicates(i, m int) []float64 {
 			n0 += f * cnts[g]
 		}
 		out[r] = (s0 + s1) / (n0 + n1)
+	}
+	return out
+}
+
+// quantileReplicates is replicates(i, quantileStat(m, p)) with the total
+// weight taken from the shared denominators when metric m is present in
+// every step.
+func (pl *plan) quantileReplicates(i, m int, p float64) []float64 {
+	s := pl.sides[i]
+	if !s.full[m] {
+		return pl.replicates(i, quantileStat(pl.sides, m, p))
+	}
+	out := getBuf(pl.b)
+	den := pl.denominators(i)
+	for r := range out {
+		if den[r] == 0 {
+			out[r] = math.NaN()
+			continue
+		}
+		out[r] = s.q[m].quantile(p, pl.row(i, r), den[r])
 	}
 	return out
 }

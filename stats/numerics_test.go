@@ -20,7 +20,7 @@ func TestQIndexMatchesGonum(t *testing.T) {
 		grp := make([]int32, n)
 		for i := range vals {
 			vals[i] = math.Round(rng.ExpFloat64()*10) / 2 // ties on purpose
-			grp[i] = int32(rng.IntN(groups + 1))           // some in the never-drawn group
+			grp[i] = int32(rng.IntN(groups + 1))          // some in the never-drawn group
 		}
 		order := make([]int, n)
 		for i := range order {

@@ -212,10 +212,16 @@ type Comparison struct {
 	NUnits      int      `json:"n_units"`
 	Paired      bool     `json:"paired"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// JackknifeRatioCI is the jackknife-t cross-check of a bootstrap ratio
+	// of means (§5); skewed_or_tail_limited flags a disagreement.
+	JackknifeRatioCI *[2]float64 `json:"jackknife_ratio_ci,omitempty"`
 	// Values per resampled unit, given when there is no between-unit CI (n ≤ 2).
 	Units  []UnitValue  `json:"units,omitempty"`
 	Rounds []RoundValue `json:"rounds,omitempty"`
-	Drift  *Trend       `json:"drift,omitempty"` // per-round log ratio (means of QuantileMetrics, paired, n ≥ 3)
+	// Profiles holds the per-profile means when the CI is conditional on
+	// two profiles that both hold the two arms (§4b).
+	Profiles []RoundValue `json:"profiles,omitempty"`
+	Drift    *Trend       `json:"drift,omitempty"` // per-round log ratio (means of QuantileMetrics, paired, n ≥ 3)
 }
 
 // UnitValue is the statistic of one resampled unit of one arm.

@@ -149,6 +149,7 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	if len(files) == 0 {
 		return nil, &UsageError{Err: errors.New("no input files")}
 	}
+	SetMemoryTarget(files)
 	if cfg.Manifest != "" && len(files) > 1 {
 		return nil, &UsageError{Err: errors.New("--manifest names one manifest: use it with one input, or put NAME.manifest.json beside each export")}
 	}
