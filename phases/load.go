@@ -155,6 +155,13 @@ func load(f *nsys.File) (*trace, error) {
 			if err != nil {
 				return err
 			}
+			// With --cudabacktrace each traced call also appears as an
+			// eventClass 67 "CUDA backtrace" row that wraps it and repeats
+			// its correlation id: counting it would double the call's time
+			// and GPU work. Only runtime and driver rows are calls.
+			if c.EventClass != nsys.ClassRuntime && c.EventClass != nsys.ClassDriver {
+				continue
+			}
 			if c.CorrelationID > 1<<31-1 || c.NameID > 1<<31-1 {
 				badCorr++
 				continue

@@ -26,13 +26,15 @@ type Options struct {
 	SkipSteps  int            // the first N steps of each block are flagged warm-up
 	FileArm    string         // arm label given to the whole file ("" none)
 	Rules      *Rules         // optional rules file
+	Calls      bool           // also record each instance's top-level CUDA API calls (Result.Calls)
 }
 
 // rng is one closed NVTX range.
 type rng struct {
 	start, end int64
 	gtid       int64
-	name       string
+	name       string // "<domain>:<text>" for a named domain, else the text
+	text       string // the text alone: arm patterns match it, whatever the domain
 	parent     int32 // index into the thread's ranges, -1 = top level
 	depth      int32
 }
@@ -175,7 +177,7 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 			t = &threadRanges{gtid: e.GlobalTid}
 			byTid[e.GlobalTid] = t
 		}
-		t.ranges = append(t.ranges, rng{start: e.Start, end: end, gtid: e.GlobalTid, name: name, parent: -1})
+		t.ranges = append(t.ranges, rng{start: e.Start, end: end, gtid: e.GlobalTid, name: name, text: text, parent: -1})
 	}
 	tr.nvtx = nil // no longer needed; free before attribution
 	out := make([]*threadRanges, 0, len(byTid))
@@ -217,6 +219,9 @@ func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 		for _, r := range t.ranges {
 			m := pat.FindStringSubmatch(r.name)
 			if m == nil {
+				m = pat.FindStringSubmatch(r.text) // an arm range inside a named domain
+			}
+			if m == nil {
 				continue
 			}
 			b := armBlock{arm: m[1], block: -1, start: r.start, end: r.end, pid: nsys.Pid(r.gtid)}
@@ -240,8 +245,9 @@ func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) string {
 	counts := map[string]int{}
 	first := map[string]int64{}
+	isArm := func(r rng) bool { return pat.MatchString(r.name) || pat.MatchString(r.text) }
 	add := func(r rng) {
-		if pat.MatchString(r.name) || isWarmupName(r.name) {
+		if isArm(r) || isWarmupName(r.text) {
 			return
 		}
 		counts[r.name]++
@@ -261,12 +267,12 @@ func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) st
 			// thread, or it is top level on its thread and inside a block
 			// of the same process (arm ranges on another thread).
 			if r.parent >= 0 {
-				if pat.MatchString(t.ranges[r.parent].name) {
+				if isArm(t.ranges[r.parent]) {
 					add(r)
 				}
 				continue
 			}
-			if inArmBlock(blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0 && !pat.MatchString(r.name) {
+			if inArmBlock(blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0 && !isArm(r) {
 				add(r)
 			}
 		}
@@ -389,6 +395,13 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 	stepInBlock := map[string]int{}
 	firstStart := map[string]int64{}
 	at := newAttributor(tr)
+	if opt.Calls {
+		rec, err := newCallRecorder(tr)
+		if err != nil {
+			return err
+		}
+		at.rec = rec
+	}
 	for _, s := range steps {
 		r := s.t.ranges[s.i]
 		pid, tid := nsys.Pid(r.gtid), nsys.Tid(r.gtid)
@@ -413,6 +426,7 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 		}
 		step := base
 		step.Phase, step.IsStep, step.Start, step.End = stepName, true, r.start, r.end
+		at.inst = int32(len(res.Instances))
 		at.measure(&step, r.gtid)
 		stepAt := len(res.Instances)
 		res.Instances = append(res.Instances, step)
@@ -433,6 +447,7 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 				}
 				ph := base
 				ph.Phase, ph.Depth, ph.Start, ph.End = name, depth, cr.start, cr.end
+				at.inst = int32(len(res.Instances))
 				at.measure(&ph, cr.gtid)
 				res.Instances = append(res.Instances, ph)
 				if depth == 1 {
@@ -450,6 +465,9 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
 		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
 	}
+	if at.rec != nil {
+		at.rec.finish(tr, res)
+	}
 	return nil
 }
 
@@ -464,7 +482,7 @@ func hasAncestorNamed(t *threadRanges, i int, name string) bool {
 
 func hasAncestorWarmup(t *threadRanges, i int) bool {
 	for p := t.ranges[i].parent; p >= 0; p = t.ranges[p].parent {
-		if isWarmupName(t.ranges[p].name) {
+		if isWarmupName(t.ranges[p].text) {
 			return true
 		}
 	}
