@@ -11,6 +11,8 @@ type attributor struct {
 	tr     *trace
 	ivs    map[int32][]interval // per GPU: the instance's op intervals
 	others map[[2]int32][]interval
+	rec    *callRecorder // non-nil with Options.Calls
+	inst   int32         // index in Result.Instances of the instance being measured, for rec
 }
 
 func newAttributor(tr *trace) *attributor {
@@ -68,6 +70,9 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 				}
 				if cls.isGraph {
 					m[GraphLaunches]++
+				}
+				if a.rec != nil {
+					a.rec.add(x, a.inst, pid, i, c, cls, cat, sync, ops, e)
 				}
 			}
 			if len(ops) == 0 {

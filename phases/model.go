@@ -184,4 +184,8 @@ type Result struct {
 	Warnings   []string
 	StepName   string
 	PhaseOrder []string // phases in step order (first appearance), step first
+	// Calls are the instances' top-level CUDA API calls, each owned by one
+	// instance (Options.Calls only; nil otherwise).
+	Calls    []CallRecord
+	CallAPIs []string // API base names, indexed by CallRecord.API
 }
