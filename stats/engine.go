@@ -449,7 +449,7 @@ func (pl *plan) jackknife(h jointStat) (theta, se float64, ok bool) {
 			}
 			thetas[d] = h(cs)
 		}
-		_, _, s, okJ := jackknifeT(theta, thetas, 0.95)
+		s, okJ := jackknifeSE(thetas)
 		return theta, s, okJ
 	}
 	var variance float64
@@ -463,7 +463,7 @@ func (pl *plan) jackknife(h jointStat) (theta, se float64, ok bool) {
 			cs[side] = c
 			thetas[d] = h(cs)
 		}
-		_, _, s, okJ := jackknifeT(theta, thetas, 0.95)
+		s, okJ := jackknifeSE(thetas)
 		if !okJ {
 			return theta, 0, false
 		}
