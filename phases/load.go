@@ -115,11 +115,7 @@ func load(f *nsys.File) (*trace, error) {
 	// final size instead of growing by copying.
 	counts := map[string]int64{}
 	for _, t := range []string{nsys.TableRuntime, nsys.TableNVTX, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableGraphTrace} {
-		n, err := f.RowCount(t)
-		if err != nil {
-			return nil, err
-		}
-		counts[t] = n
+		counts[t] = f.RowHint(t)
 	}
 	tr.nvtx = make([]nsys.NVTXEvent, 0, counts[nsys.TableNVTX])
 	kernels = make([]gpuOp, 0, counts[nsys.TableKernel]+counts[nsys.TableMemcpy]+counts[nsys.TableMemset]+counts[nsys.TableGraphTrace])
