@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -35,7 +37,7 @@ type rng struct {
 	gtid       int64
 	name       string // "<domain>:<text>" for a named domain, else the text
 	text       string // the text alone: arm patterns match it, whatever the domain
-	parent     int32 // index into the thread's ranges, -1 = top level
+	parent     int32  // index into the thread's ranges, -1 = top level
 	depth      int32
 }
 
@@ -402,6 +404,11 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 		}
 		at.rec = rec
 	}
+	// First lay out every instance (cheap, serial: step numbering depends on
+	// order), then measure them — in parallel unless calls are recorded.
+	type stepSpan struct{ step, first, end int } // instance indices: the step, its phases [first, end)
+	var spans []stepSpan
+	gtids := make([]int64, 0, total)
 	for _, s := range steps {
 		r := s.t.ranges[s.i]
 		pid, tid := nsys.Pid(r.gtid), nsys.Tid(r.gtid)
@@ -426,14 +433,12 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 		}
 		step := base
 		step.Phase, step.IsStep, step.Start, step.End = stepName, true, r.start, r.end
-		at.inst = int32(len(res.Instances))
-		at.measure(&step, r.gtid)
-		stepAt := len(res.Instances)
+		span := stepSpan{step: len(res.Instances)}
 		res.Instances = append(res.Instances, step)
+		gtids = append(gtids, r.gtid)
+		span.first = len(res.Instances)
 
 		// Phases: descendants up to opt.Depth, named by their path below the step.
-		var phaseIv []interval
-		var phaseKernel int64
 		var walk func(i int32, depth int, prefix string)
 		walk = func(i int32, depth int, prefix string) {
 			for _, c := range childrenOf(s.t)[i] {
@@ -447,20 +452,35 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 				}
 				ph := base
 				ph.Phase, ph.Depth, ph.Start, ph.End = name, depth, cr.start, cr.end
-				at.inst = int32(len(res.Instances))
-				at.measure(&ph, cr.gtid)
 				res.Instances = append(res.Instances, ph)
-				if depth == 1 {
-					phaseIv = append(phaseIv, interval{cr.start, cr.end})
-					phaseKernel += ph.M[KernelSum]
-				}
+				gtids = append(gtids, cr.gtid)
 				if depth < opt.Depth {
 					walk(c, depth+1, name)
 				}
 			}
 		}
 		walk(int32(s.i), 1, "")
-		st := &res.Instances[stepAt]
+		span.end = len(res.Instances)
+		spans = append(spans, span)
+	}
+	if at.rec != nil {
+		for i := range res.Instances {
+			at.inst = int32(i)
+			at.measure(&res.Instances[i], gtids[i])
+		}
+	} else {
+		measureParallel(tr, res.Instances, gtids)
+	}
+	for _, sp := range spans {
+		st := &res.Instances[sp.step]
+		var phaseIv []interval
+		var phaseKernel int64
+		for i := sp.first; i < sp.end; i++ {
+			if ph := &res.Instances[i]; ph.Depth == 1 {
+				phaseIv = append(phaseIv, interval{ph.Start, ph.End})
+				phaseKernel += ph.M[KernelSum]
+			}
+		}
 		st.HasStepOnly = true
 		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
 		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
@@ -519,4 +539,25 @@ func armOrder(xs []Instance) []string {
 		return arms[i] < arms[j]
 	})
 	return arms
+}
+
+// measureParallel measures instances in contiguous chunks, one attributor per
+// worker; each instance is written in place, so the result does not depend on
+// scheduling.
+func measureParallel(tr *trace, xs []Instance, gtids []int64) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(xs)/2048))
+	chunk := (len(xs) + workers - 1) / max(1, workers)
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(xs); lo += chunk {
+		hi := min(len(xs), lo+chunk)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			at := newAttributor(tr)
+			for i := lo; i < hi; i++ {
+				at.measure(&xs[i], gtids[i])
+			}
+		}()
+	}
+	wg.Wait()
 }
