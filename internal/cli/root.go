@@ -119,6 +119,7 @@ Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or us
 		return &ExitError{Code: ExitInput, Err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.AddCommand(NewCmdInfo(nil))
+	root.AddCommand(NewCmdRanges(nil))
 	root.AddCommand(NewCmdAnalyze(nil))
 	root.AddCommand(NewCmdCheck(nil))
 	return root
