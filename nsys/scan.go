@@ -193,6 +193,21 @@ func (f *File) Kernels() iter.Seq2[Kernel, error] {
 	})
 }
 
+// kernelOpCols are the columns attribution needs: half the decoding of
+// kernelCols on the biggest GPU table.
+var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
+
+// KernelOps streams kernels with only Start, End, GlobalPid, DeviceID,
+// CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
+func (f *File) KernelOps() iter.Seq2[Kernel, error] {
+	return seq(f, TableKernel, kernelOpCols, hintCUDA, func(st *sqlite.Stmt) Kernel {
+		return Kernel{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
+			DeviceID: st.ColumnInt64(3), CorrelationID: st.ColumnInt64(4), GraphNodeID: st.ColumnInt64(5),
+		}
+	})
+}
+
 // Memcpy copy kinds (ENUM_CUDA_MEMCPY_OPER) and memory kinds (ENUM_CUDA_MEM_KIND).
 const (
 	CopyHtoD = 1
@@ -317,6 +332,19 @@ func (f *File) APICalls() iter.Seq2[APICall, error] {
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
 			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),
 			ReturnValue: st.ColumnInt64(6), CallchainID: st.ColumnInt64(7),
+		}
+	})
+}
+
+var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
+
+// APICallsCore streams API calls with only Start, End, GlobalTid,
+// CorrelationID, NameID and EventClass filled (no return value, no callchain).
+func (f *File) APICallsCore() iter.Seq2[APICall, error] {
+	return seq(f, TableRuntime, apiCoreCols, hintCUDA, func(st *sqlite.Stmt) APICall {
+		return APICall{
+			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
+			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),
 		}
 	})
 }

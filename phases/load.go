@@ -147,7 +147,7 @@ func load(f *nsys.File) (*trace, error) {
 		tagged = make([]apiCall, 0, counts[nsys.TableRuntime])
 		threadOf := map[int64]int32{}
 		lastG, lastT := int64(-1), int32(-1)
-		for c, err := range f.APICalls() {
+		for c, err := range f.APICallsCore() {
 			if err != nil {
 				return err
 			}
@@ -176,7 +176,7 @@ func load(f *nsys.File) (*trace, error) {
 		return nil
 	})
 	g.Go(func() error {
-		for k, err := range f.Kernels() {
+		for k, err := range f.KernelOps() {
 			if err != nil {
 				return err
 			}
