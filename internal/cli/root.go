@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -115,6 +116,7 @@ Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or us
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	addProfileFlags(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &ExitError{Code: ExitInput, Err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
@@ -123,4 +125,41 @@ Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or us
 	root.AddCommand(NewCmdAnalyze(nil))
 	root.AddCommand(NewCmdCheck(nil))
 	return root
+}
+
+// addProfileFlags adds hidden --cpuprofile/--memprofile flags so that slow
+// inputs can be profiled with `go tool pprof` without a special build.
+func addProfileFlags(root *cobra.Command) {
+	var cpu, mem string
+	var cpuFile *os.File
+	root.PersistentFlags().StringVar(&cpu, "cpuprofile", "", "write a CPU profile to this file")
+	root.PersistentFlags().StringVar(&mem, "memprofile", "", "write a heap profile to this file at exit")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	_ = root.PersistentFlags().MarkHidden("memprofile")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if cpu == "" {
+			return nil
+		}
+		f, err := os.Create(cpu)
+		if err != nil {
+			return usageErr("--cpuprofile: %v", err)
+		}
+		cpuFile = f
+		return pprof.StartCPUProfile(f)
+	}
+	root.PersistentPostRunE = func(cmd *cobra.Command, args []string) error {
+		if cpuFile != nil {
+			pprof.StopCPUProfile()
+			cpuFile.Close()
+		}
+		if mem != "" {
+			f, err := os.Create(mem)
+			if err != nil {
+				return usageErr("--memprofile: %v", err)
+			}
+			defer f.Close()
+			return pprof.Lookup("allocs").WriteTo(f, 0)
+		}
+		return nil
+	}
 }
