@@ -82,7 +82,8 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 			if cls.isLaunch {
 				m[Launches]++
 			}
-			for k, o := range ops {
+			var graphFirst int64 = 1<<63 - 1
+			for _, o := range ops {
 				d := o.end - o.start
 				switch o.kind {
 				case opKernel:
@@ -99,7 +100,9 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 				}
 				// Graph nodes share the launch's correlation id: only the
 				// first node's delay is launch-to-start.
-				if k == 0 || !o.graphNode {
+				if o.graphNode {
+					graphFirst = min(graphFirst, o.start)
+				} else {
 					q := max(0, o.start-c.end)
 					m[QueueSum] += q
 					m[QueueMax] = max(m[QueueMax], q)
@@ -109,6 +112,12 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 				if o.end > o.start {
 					a.ivs[o.gpu] = append(a.ivs[o.gpu], interval{o.start, o.end})
 				}
+			}
+			if graphFirst != 1<<63-1 {
+				q := max(0, graphFirst-c.end)
+				m[QueueSum] += q
+				m[QueueMax] = max(m[QueueMax], q)
+				queueOps++
 			}
 		}
 	}

@@ -36,6 +36,8 @@ type gpuOp struct {
 	graphNode  bool  // a kernel/memcpy of a graph launch traced per node
 }
 
+func opKey(o gpuOp) uint64 { return uint64(uint32(o.pid))<<32 | uint64(uint32(o.corr)) }
+
 // apiCall is one runtime or driver API call, compact.
 type apiCall struct {
 	start, end int64
@@ -53,7 +55,7 @@ type threadCalls struct {
 }
 
 // corrIndex finds the GPU ops of (pid, correlationId) in ops, which is sorted
-// by (pid, corr, start). Correlation ids are dense small integers, most of
+// by (pid, corr). Correlation ids are dense small integers, most of
 // them without GPU work: a bitmap with per-word ranks marks the ids that have
 // ops, and starts holds where each such id's ops begin — a few MB where a
 // dense offset table would take 4 bytes per id.
@@ -242,9 +244,10 @@ func load(f *nsys.File) (*trace, error) {
 			o.gpu = g
 		}
 	}
-	slices.SortFunc(tr.ops, func(a, b gpuOp) int {
-		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.corr, b.corr), cmp.Compare(a.start, b.start))
-	})
+	// Sort by one packed (pid, corr) key: a single comparison per step.
+	// The order of a correlation id's own ops does not matter (attribution
+	// takes their minimum start where it needs the first).
+	slices.SortFunc(tr.ops, func(a, b gpuOp) int { return cmp.Compare(opKey(a), opKey(b)) })
 	tr.index = buildCorrIndex(tr.ops)
 	tr.buildBusy()
 
