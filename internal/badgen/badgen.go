@@ -194,25 +194,7 @@ UPDATE StringIds SET value = value || hex(zeroblob(524288)) WHERE id IN (SELECT 
 	{Name: "no_graph_node_id", Doc: "kernel and memcpy tables without graphNodeId (older exporters)", Build: deriveFn("no_graph_node_id", func(c *sqlite.Conn) error {
 		return dropColumnsIfPresent(c, "graphNodeId", tKernel, tMemcpy, tMemset)
 	})},
-	{Name: "schema_3_11", Doc: "an older schema: EXPORT_SCHEMA_VERSION 3.11.0, kernels without greenContextId, graphNodeId and sharedMemoryLimitConfig, NVTX without the JSON and binary payload columns", Build: deriveFn("schema_3_11", func(c *sqlite.Conn) error {
-		if err := execScript(c, `UPDATE META_DATA_EXPORT SET value = '3.11.0' WHERE name = 'EXPORT_SCHEMA_VERSION';
-UPDATE META_DATA_EXPORT SET value = '11' WHERE name = 'EXPORT_SCHEMA_VERSION_MINOR';
-UPDATE META_DATA_EXPORT SET value = '0' WHERE name = 'EXPORT_SCHEMA_VERSION_MICRO';
-UPDATE META_DATA_EXPORT SET value = '2023.4.1.97' WHERE name = 'EXPORT_PRODUCT_VERSION';`); err != nil {
-			return err
-		}
-		for _, col := range []string{"greenContextId", "graphNodeId", "sharedMemoryLimitConfig"} {
-			if err := dropColumnsIfPresent(c, col, tKernel); err != nil {
-				return err
-			}
-		}
-		for _, col := range []string{"jsonTextId", "jsonText", "binaryData"} {
-			if err := dropColumnsIfPresent(c, col, tNVTX); err != nil {
-				return err
-			}
-		}
-		return dropColumnsIfPresent(c, "graphNodeId", tMemcpy, tMemset)
-	})},
+	{Name: "schema_3_11", Doc: "an older schema: EXPORT_SCHEMA_VERSION 3.11.0, kernels without greenContextId, graphNodeId and sharedMemoryLimitConfig, NVTX without the JSON and binary payload columns", Build: schema311},
 	{Name: "wal_mode", Doc: "an export switched to WAL journal mode, no -wal file beside it", Build: deriveFn("wal_mode", func(c *sqlite.Conn) error {
 		return execScript(c, `PRAGMA journal_mode=wal;`)
 	})},
@@ -260,6 +242,28 @@ UPDATE META_DATA_EXPORT SET value = '2023.4.1.97' WHERE name = 'EXPORT_PRODUCT_V
 		return p, os.WriteFile(p, z, 0o644)
 	}},
 
+	{Name: "xz_of_schema_3_11", Doc: "a valid .xz file holding the schema_3_11 export (usable, with a warning)", Build: func(dir, base string) (string, error) {
+		scratch, err := os.MkdirTemp(dir, "scratch-*")
+		if err != nil {
+			return "", err
+		}
+		defer os.RemoveAll(scratch)
+		inner, err := schema311(scratch, base)
+		if err != nil {
+			return "", err
+		}
+		data, err := os.ReadFile(inner)
+		if err != nil {
+			return "", err
+		}
+		z, err := compress(data)
+		if err != nil {
+			return "", err
+		}
+		p := filepath.Join(dir, "schema_3_11.sqlite.xz")
+		return p, os.WriteFile(p, z, 0o644)
+	}},
+
 	// Pathological sizes.
 	{Name: "million_unclosed", Slow: true, Doc: "1,000,000 extra push/pop ranges that are never closed, all on one thread", Build: derive("million_unclosed",
 		`INSERT INTO `+tNVTX+`(start, "end", eventType, text, globalTid, domainId)
@@ -270,7 +274,28 @@ UPDATE META_DATA_EXPORT SET value = '2023.4.1.97' WHERE name = 'EXPORT_PRODUCT_V
  SELECT min(start) - 1, max(coalesce("end", start)) + 1, 59, 'everything', (SELECT globalTid FROM `+tNVTX+` WHERE eventType = 59 LIMIT 1), 0 FROM `+tNVTX+`;`)},
 }
 
-// Tiny writes a small real-derived export (about 20 KiB): the tables the
+// schema311 derives an export that looks written by an older exporter.
+var schema311 = deriveFn("schema_3_11", func(c *sqlite.Conn) error {
+	if err := execScript(c, `UPDATE META_DATA_EXPORT SET value = '3.11.0' WHERE name = 'EXPORT_SCHEMA_VERSION';
+UPDATE META_DATA_EXPORT SET value = '11' WHERE name = 'EXPORT_SCHEMA_VERSION_MINOR';
+UPDATE META_DATA_EXPORT SET value = '0' WHERE name = 'EXPORT_SCHEMA_VERSION_MICRO';
+UPDATE META_DATA_EXPORT SET value = '2023.4.1.97' WHERE name = 'EXPORT_PRODUCT_VERSION';`); err != nil {
+		return err
+	}
+	for _, col := range []string{"greenContextId", "graphNodeId", "sharedMemoryLimitConfig"} {
+		if err := dropColumnsIfPresent(c, col, tKernel); err != nil {
+			return err
+		}
+	}
+	for _, col := range []string{"jsonTextId", "jsonText", "binaryData"} {
+		if err := dropColumnsIfPresent(c, col, tNVTX); err != nil {
+			return err
+		}
+	}
+	return dropColumnsIfPresent(c, "graphNodeId", tMemcpy, tMemset)
+})
+
+// Tiny writes a small real-derived export (about 34 KiB): the tables the
 // reader uses, a few rows each, 512-byte pages. It seeds the fuzzers.
 func Tiny(dir, base string) (string, error) {
 	p, err := copyBase(dir, "tiny.sqlite", base)
