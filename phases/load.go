@@ -112,6 +112,7 @@ func load(f *nsys.File) (*trace, error) {
 		kernels, memcpys, memsets, grs []gpuOp
 		gpuOf                          map[[2]int64]int32
 		badCorr                        int
+		negAPI, negOps                 int
 	)
 	// Exact row counts first, so the big slices are allocated once at their
 	// final size instead of growing by copying.
@@ -172,6 +173,10 @@ func load(f *nsys.File) (*trace, error) {
 					gtids = append(gtids, c.GlobalTid)
 				}
 				lastG, lastT = c.GlobalTid, t
+			}
+			if c.End < c.Start { // a damaged row: zero length, counted
+				c.End = c.Start
+				negAPI++
 			}
 			tagged = append(tagged, apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), name: int32(c.NameID), thread: lastT})
 		}
@@ -240,9 +245,19 @@ func load(f *nsys.File) (*trace, error) {
 	kernels, memcpys, memsets, grs = nil, nil, nil, nil
 	for i := range tr.ops {
 		o := &tr.ops[i]
-		if g, ok := gpuOf[[2]int64{int64(o.pid), int64(o.gpu)}]; ok {
-			o.gpu = g
+		if o.end < o.start { // a damaged row: zero length, counted
+			o.end = o.start
+			negOps++
 		}
+		if g, ok := gpuOf[[2]int64{int64(o.pid), int64(o.gpu)}]; ok {
+			o.gpu = g // device ids are per process; overlap needs the GPU
+		}
+	}
+	if negAPI > 0 {
+		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d CUDA API calls end before they start; counted as zero-length", f.Path, negAPI))
+	}
+	if negOps > 0 {
+		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d GPU operations end before they start; counted as zero-length", f.Path, negOps))
 	}
 	// Sort by one packed (pid, corr) key: a single comparison per step.
 	// The order of a correlation id's own ops does not matter (attribution

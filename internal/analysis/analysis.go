@@ -229,6 +229,13 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	for i := range res.Inputs {
 		res.Inputs[i].File = path
 	}
+	for _, w := range f.Warnings { // schema version, -wal/-journal files beside the input
+		res.Warnings = append(res.Warnings, w.Error())
+	}
+	for t, n := range f.Skipped() {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d rows of %s lack a required value and were skipped", f.Path, n, t))
+	}
+	slices.Sort(res.Warnings[len(res.Warnings)-len(f.Skipped()):])
 	for i, w := range res.Warnings {
 		res.Warnings[i] = strings.ReplaceAll(w, f.Path, path)
 	}

@@ -94,6 +94,11 @@ func describeFile(cmd *cobra.Command, path string) (*nsys.Info, error) {
 		return nil, renamePath(err, local, path)
 	}
 	in.File = path
+	if local != path {
+		for i, w := range in.Warnings {
+			in.Warnings[i] = strings.ReplaceAll(w, local, path) // name the file the user gave, not the temp copy
+		}
+	}
 	return in, nil
 }
 
