@@ -29,11 +29,11 @@ const (
 // exactly one instance: the deepest measured instance whose range contains
 // its start (a phase, or the step itself outside every phase).
 type CallRecord struct {
-	Start     int64 // call start on the export's clock (ns)
-	Dur       int64 // host time from its start to its end, clipped to its instance's end
-	Bytes     int64 // bytes of the call's copies and memsets; 0 without any
-	Callchain int64 // CUDA_CALLCHAINS id of its backtrace; 0 when none was recorded
-	Instance  int32 // index into Result.Instances
+	Start     int64  // call start on the export's clock (ns)
+	Dur       int64  // host time from its start to its end, clipped to its instance's end
+	Bytes     int64  // bytes of the call's copies and memsets; 0 without any
+	Callchain int64  // CUDA_CALLCHAINS id of its backtrace; 0 when none was recorded
+	Instance  int32  // index into Result.Instances
 	API       uint16 // index into Result.CallAPIs
 	Flags     CallFlags
 	Cat       APICategory // where its host time went (launch, sync, memcpy_api, alloc, other_api)

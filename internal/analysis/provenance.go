@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+
+	"zombiezen.com/go/sqlite"
 
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
@@ -21,6 +24,18 @@ type Provenance struct {
 	GraphTraceMode    string         `json:"cuda_graph_trace_mode"`
 	Processes         []nsys.Process `json:"processes"` // profiled processes and NVIDIA daemons
 	MPSProcesses      []nsys.Process `json:"mps_processes"`
+	// CUDAContexts are the CUDA contexts the profiled processes created,
+	// each with the physical GPU it lives on (TARGET_INFO_CUDA_CONTEXT_INFO).
+	CUDAContexts []CUDAContext `json:"cuda_contexts"`
+}
+
+// CUDAContext is one CUDA context of one process. Device and context ids are
+// per process (both MPS clients show context 1); GPU is the physical GPU.
+type CUDAContext struct {
+	GPU       int64 `json:"gpu"`
+	Pid       int64 `json:"pid"`
+	DeviceID  int64 `json:"device_id"`
+	ContextID int64 `json:"context_id"`
 }
 
 func readProvenance(f *nsys.File, path string) (*Provenance, error) {
@@ -57,6 +72,9 @@ func readProvenance(f *nsys.File, path string) (*Provenance, error) {
 		}
 	}
 	p.Processes = procs
+	if p.CUDAContexts, err = readCUDAContexts(f); err != nil {
+		return nil, err
+	}
 	if p.GPUs == nil {
 		p.GPUs = []nsys.GPU{}
 	}
@@ -76,6 +94,18 @@ type Evidence struct {
 	MPSProcessesSeen         []string         `json:"mps_processes_seen"`
 	GraphLaunchesByArm       map[string]int64 `json:"graph_launches_by_arm"`
 	StepsByArm               map[string]int64 `json:"steps_by_arm"`
+	// GPUClients are, per GPU, the processes with a CUDA context or GPU
+	// work on it: who shared the GPU, whatever PROCESSES lists.
+	GPUClients []GPUClient `json:"gpu_clients"`
+}
+
+// GPUClient is one process on one GPU.
+type GPUClient struct {
+	GPU      int64   `json:"gpu"`
+	Pid      int64   `json:"pid"`
+	Process  string  `json:"process"`
+	Contexts []int64 `json:"contexts"` // its CUDA context ids on the GPU (per process)
+	BusyNs   int64   `json:"busy_ns"`  // union of its GPU work on the GPU; 0 = a context without work
 }
 
 // ProvenanceRow is one input's provenance, manifest and evidence, as the
@@ -86,6 +116,23 @@ type ProvenanceRow struct {
 	Manifest   map[string]any `json:"manifest"`
 	Evidence   Evidence       `json:"evidence"`
 	Mismatches []string       `json:"mismatches"`
+	// Claims are the manifest's statements the evidence is checked against,
+	// extracted from the verbatim manifest; nil without a manifest.
+	Claims *ManifestClaims `json:"claims"`
+}
+
+// ManifestClaims digests what a run manifest says about the run.
+type ManifestClaims struct {
+	CUDAGraphRequested     *bool          `json:"cuda_graph_requested"`
+	CUDAGraphEnabled       *bool          `json:"cuda_graph_enabled"`
+	CUDAGraphDisableReason *string        `json:"cuda_graph_disable_reason"`
+	CUDAProcessSharing     *string        `json:"cuda_process_sharing"` // "mps", or null for none
+	MPSServerPid           *string        `json:"mps_server_pid"`
+	EffectiveK             any            `json:"effective_k"`
+	Arms                   []string       `json:"arms"`
+	StepsByArm             map[string]int `json:"steps_by_arm"` // Σ steps of the manifest's blocks
+	GPU                    map[string]any `json:"gpu"`
+	Versions               map[string]any `json:"versions"`
 }
 
 // buildEvidence derives Evidence from a file's result and checks the
@@ -111,7 +158,14 @@ func buildEvidence(fr *FileResult) ProvenanceRow {
 			ev.StepsByArm[x.Arm]++
 		}
 	}
+	if fr.Info.CUDAContexts == nil {
+		fr.Info.CUDAContexts = []CUDAContext{}
+	}
+	ev.GPUClients = gpuClients(fr.Info, in.GPUUse)
 	row := ProvenanceRow{File: fr.Path, Provenance: fr.Info, Manifest: fr.Manifest, Evidence: ev, Mismatches: []string{}}
+	if fr.Manifest != nil {
+		row.Claims = manifestClaims(fr.Manifest)
+	}
 	row.Mismatches = mismatches(fr, ev)
 	return row
 }
@@ -123,6 +177,7 @@ func mismatches(fr *FileResult, ev Evidence) []string {
 	if m == nil {
 		return out
 	}
+	out = append(out, claimMismatches(fr, ev)...)
 	multiProc := false
 	for _, g := range ev.GPUProcesses {
 		if len(g.Pids) >= 2 {
@@ -154,6 +209,256 @@ func mismatches(fr *FileResult, ev Evidence) []string {
 			if strings.Contains(a, "graph") && ev.GraphLaunchesByArm[a] == 0 {
 				out = append(out, fmt.Sprintf("arm %q is named for CUDA graphs and cuda_graph is enabled, but its steps launched no graph", a))
 			}
+		}
+	}
+	return out
+}
+
+// Mismatches lists the manifest claims each input's trace contradicts,
+// prefixed with the input, for commands that print them as warnings.
+func Mismatches(files []*FileResult) []string {
+	out := []string{}
+	for _, fr := range files {
+		if fr.Result == nil || fr.Info == nil {
+			continue
+		}
+		for _, m := range buildEvidence(fr).Mismatches {
+			out = append(out, fr.Path+": "+m)
+		}
+	}
+	return out
+}
+
+// MismatchWarnings lists the document's mismatches, prefixed with the input:
+// the text view prints each on stderr.
+func (d *Doc) MismatchWarnings() []string {
+	out := []string{}
+	for _, p := range d.Provenance {
+		for _, m := range p.Mismatches {
+			out = append(out, p.File+": "+m)
+		}
+	}
+	return out
+}
+
+// TableCUDAContexts lists each process's CUDA contexts.
+const TableCUDAContexts = "TARGET_INFO_CUDA_CONTEXT_INFO"
+
+// readCUDAContexts reads the processes' CUDA contexts and maps each to its
+// physical GPU; empty when the export lacks the table.
+func readCUDAContexts(f *nsys.File) ([]CUDAContext, error) {
+	out := []CUDAContext{}
+	for _, c := range []string{"processId", "deviceId", "contextId"} {
+		if !f.HasColumn(TableCUDAContexts, c) {
+			return out, nil
+		}
+	}
+	devs, err := f.CUDADevices()
+	if err != nil {
+		return nil, err
+	}
+	gpuOf := map[[2]int64]int64{}
+	for _, d := range devs {
+		gpuOf[[2]int64{d.Pid, d.CUDAID}] = d.GPUID
+	}
+	c, err := openExportReadOnly(f.Path)
+	if err != nil {
+		return nil, &nsys.InputError{Path: f.Path, Problem: "cannot open as SQLite", Err: err}
+	}
+	defer c.Close()
+	err = each(c, "SELECT processId, deviceId, contextId FROM "+TableCUDAContexts+" ORDER BY processId, deviceId, contextId", func(st *sqlite.Stmt) {
+		x := CUDAContext{Pid: st.ColumnInt64(0), DeviceID: st.ColumnInt64(1), ContextID: st.ColumnInt64(2)}
+		x.GPU = x.DeviceID
+		if g, ok := gpuOf[[2]int64{x.Pid, x.DeviceID}]; ok {
+			x.GPU = g
+		}
+		out = append(out, x)
+	})
+	if err != nil {
+		return nil, &nsys.InputError{Path: f.Path, Problem: "cannot read " + TableCUDAContexts, Err: err}
+	}
+	return out, nil
+}
+
+// gpuClients joins the contexts with the GPU work per process and GPU.
+func gpuClients(p *Provenance, use []phases.GPUUse) []GPUClient {
+	names := map[int64]string{}
+	for _, pr := range p.Processes {
+		names[pr.Pid] = pr.Name
+	}
+	type key struct{ gpu, pid int64 }
+	byKey := map[key]*GPUClient{}
+	var keys []key
+	get := func(gpu, pid int64) *GPUClient {
+		k := key{gpu, pid}
+		if c, ok := byKey[k]; ok {
+			return c
+		}
+		c := &GPUClient{GPU: gpu, Pid: pid, Process: names[pid], Contexts: []int64{}}
+		byKey[k] = c
+		keys = append(keys, k)
+		return c
+	}
+	for _, x := range p.CUDAContexts {
+		c := get(x.GPU, x.Pid)
+		if !slices.Contains(c.Contexts, x.ContextID) {
+			c.Contexts = append(c.Contexts, x.ContextID)
+		}
+	}
+	for _, u := range use {
+		for i, pid := range u.Pids {
+			get(u.GPU, pid).BusyNs = u.BusyNs[i]
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.gpu != b.gpu {
+			return int(a.gpu - b.gpu)
+		}
+		return int(a.pid - b.pid)
+	})
+	out := make([]GPUClient, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *byKey[k])
+	}
+	return out
+}
+
+// manifestClaims extracts the checked statements of a run manifest
+// (collector-run-manifest/1 and any manifest with the same keys).
+func manifestClaims(m map[string]any) *ManifestClaims {
+	c := &ManifestClaims{StepsByArm: map[string]int{}, Arms: []string{}}
+	boolAt := func(key string) *bool {
+		if v, ok := lookupAny(m, key); ok {
+			if b, ok := v.(bool); ok {
+				return &b
+			}
+		}
+		return nil
+	}
+	strAt := func(keys ...string) *string {
+		for _, key := range keys {
+			if v, ok := lookupAny(m, key); ok && v != nil {
+				s := fmt.Sprint(v)
+				return &s
+			}
+		}
+		return nil
+	}
+	c.CUDAGraphRequested = boolAt("runtime_manifest.backend_diagnostics.cuda_graph.requested")
+	c.CUDAGraphEnabled = boolAt("runtime_manifest.backend_diagnostics.cuda_graph.enabled")
+	c.CUDAGraphDisableReason = strAt("runtime_manifest.backend_diagnostics.cuda_graph.disable_reason")
+	c.CUDAProcessSharing = strAt("training.cuda_process_sharing", "runtime_manifest.cuda_process_sharing.mode")
+	c.MPSServerPid = strAt("runtime_manifest.cuda_process_sharing.mps_server_pid")
+	c.EffectiveK, _ = lookupAny(m, "effective_K")
+	if v, ok := m["arms"].([]any); ok {
+		for _, a := range v {
+			c.Arms = append(c.Arms, fmt.Sprint(a))
+		}
+	}
+	if v, ok := m["blocks"].([]any); ok {
+		for _, b := range v {
+			bm, ok := b.(map[string]any)
+			if !ok {
+				continue
+			}
+			if n, ok := bm["steps"].(float64); ok {
+				c.StepsByArm[fmt.Sprint(bm["arm"])] += int(n)
+			}
+		}
+	}
+	c.GPU, _ = m["gpu"].(map[string]any)
+	c.Versions, _ = m["versions"].(map[string]any)
+	return c
+}
+
+// lookupAny walks a dotted key through a decoded JSON document.
+func lookupAny(doc map[string]any, key string) (any, bool) {
+	var cur any = doc
+	for _, part := range strings.Split(key, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// normUUID compares GPU UUIDs with or without nvidia-smi's "GPU-" prefix.
+func normUUID(s string) string {
+	return strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), "gpu-")
+}
+
+// claimMismatches checks the manifest's GPU, graph and arm claims against
+// the trace.
+func claimMismatches(fr *FileResult, ev Evidence) []string {
+	var out []string
+	c := manifestClaims(fr.Manifest)
+	if g := c.GPU; g != nil && fr.Info != nil && len(fr.Info.GPUs) > 0 {
+		if u, ok := g["uuid"].(string); ok && u != "" {
+			found := false
+			var have []string
+			for _, x := range fr.Info.GPUs {
+				have = append(have, x.UUID)
+				found = found || normUUID(x.UUID) == normUUID(u)
+			}
+			if !found {
+				out = append(out, fmt.Sprintf("manifest says GPU %s, but the trace was recorded on %s", u, strings.Join(have, ", ")))
+			}
+		}
+		if d, ok := g["driver"].(string); ok && d != "" && fr.Info.DriverVersion != "" && d != fr.Info.DriverVersion {
+			out = append(out, fmt.Sprintf("manifest says driver %s, but the trace says %s", d, fr.Info.DriverVersion))
+		}
+	}
+	var graphs int64
+	for _, n := range ev.GraphLaunchesByArm {
+		graphs += n
+	}
+	if c.CUDAGraphEnabled != nil && !*c.CUDAGraphEnabled && graphs > 0 {
+		out = append(out, fmt.Sprintf("manifest says cuda_graph is not enabled, but the steps launched %d CUDA graphs", graphs))
+	}
+	if c.CUDAGraphRequested != nil && *c.CUDAGraphRequested && c.CUDAGraphEnabled != nil && !*c.CUDAGraphEnabled {
+		reason := "no reason given"
+		if c.CUDAGraphDisableReason != nil {
+			reason = *c.CUDAGraphDisableReason
+		}
+		out = append(out, fmt.Sprintf("cuda_graph was requested but not enabled (%s): an arm meant to replay graphs ran eagerly", reason))
+	}
+	if c.CUDAProcessSharing != nil && *c.CUDAProcessSharing == "mps" && fr.Info != nil && len(fr.Info.MPSProcesses) == 0 {
+		out = append(out, "manifest says cuda_process_sharing=mps, but no MPS daemon (nvidia-cuda-mps-*) is among the trace's processes")
+	}
+	// Arms and steps against the manifest's blocks. Arm labels may carry a
+	// file arm (--arm, --arm-key) or replace the NVTX arm with it: arms are
+	// compared by name only when every arm of the trace is one the manifest
+	// lists, steps in total otherwise.
+	if len(c.StepsByArm) == 0 || len(ev.StepsByArm) == 0 {
+		return out
+	}
+	byName := true
+	var traceSteps, manSteps int64
+	for a, n := range ev.StepsByArm {
+		byName = byName && slices.Contains(c.Arms, a)
+		traceSteps += n
+	}
+	for _, n := range c.StepsByArm {
+		manSteps += int64(n)
+	}
+	if !byName {
+		if traceSteps != manSteps {
+			out = append(out, fmt.Sprintf("manifest's blocks hold %d steps, the trace's arm blocks %d", manSteps, traceSteps))
+		}
+		return out
+	}
+	for _, a := range c.Arms {
+		if _, ok := ev.StepsByArm[a]; !ok {
+			out = append(out, fmt.Sprintf("manifest lists arm %q, but the trace has no step in an arm block of that name", a))
+		}
+	}
+	for _, a := range slices.Sorted(maps.Keys(c.StepsByArm)) {
+		if n, ok := ev.StepsByArm[a]; ok && n != int64(c.StepsByArm[a]) {
+			out = append(out, fmt.Sprintf("manifest's blocks of arm %q hold %d steps, the trace %d", a, c.StepsByArm[a], n))
 		}
 	}
 	return out

@@ -197,6 +197,7 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 	if err != nil {
 		return err
 	}
+	warnMismatches(o.Stderr, doc.MismatchWarnings())
 	if o.Out != "" {
 		if err := writeOut(o.Out, o.Partition, doc.Tables(), doc); err != nil {
 			return err

@@ -123,6 +123,9 @@ Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or us
 	root.AddCommand(NewCmdInfo(nil))
 	root.AddCommand(NewCmdRanges(nil))
 	root.AddCommand(NewCmdAnalyze(nil))
+	root.AddCommand(NewCmdInventory(nil))
+	root.AddCommand(NewCmdBoundary(nil))
+	root.AddCommand(NewCmdVerdict(nil))
 	root.AddCommand(NewCmdCheck(nil))
 	return root
 }

@@ -1,0 +1,545 @@
+package analysis
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// Blocker kinds that are not host interactions.
+const (
+	KindBranch    = "data_dependent_branch" // op count or API mix varies across a phase's instances
+	KindRegionGap = "region_gap"            // a phase outside the region runs between two inside it
+)
+
+// SavingDefinition says exactly what saving_ns is.
+const SavingDefinition = "saving_ns = launch_ns + cpu_other_ns of the region's phase instances, summed per step: " +
+	"the host time a CUDA graph replay could remove (kernel-launch calls and the Python/framework dispatch between them). " +
+	"An upper bound: the replay's own cudaGraphLaunch is not subtracted, and GPU time, syncs, copies and allocations are not counted"
+
+// boundaryMetrics are the per-step series of a region, in stats metric order.
+var boundaryMetrics = []string{"saving_ns", "launch_ns", "cpu_other_ns", "region_wall_ns", "step_wall_ns"}
+
+// Estimate is one per-step quantity of an arm with its CIs.
+type Estimate struct {
+	Mean     float64     `json:"mean"`
+	MeanCI   *[2]float64 `json:"mean_ci"`
+	Median   float64     `json:"median"`
+	MedianCI *[2]float64 `json:"median_ci"`
+	N        int         `json:"n"` // steps with the value
+	Method   string      `json:"method"`
+}
+
+// Share is a ratio of means (Σ part / Σ whole over the arm's steps) with
+// its CI from a paired resampling of the units.
+type Share struct {
+	Value  float64     `json:"value"`
+	CI     *[2]float64 `json:"ci"`
+	Method string      `json:"method"`
+	NUnits int         `json:"n_units"`
+}
+
+// BoundaryArm is the verdict and the possible saving of one arm.
+type BoundaryArm struct {
+	Capturable    bool     `json:"capturable"`
+	PhasesPresent []string `json:"phases_present"`
+	PhasesMissing []string `json:"phases_missing"`
+	Blockers      int      `json:"blockers"`
+	Steps         int      `json:"steps"` // kept steps behind the estimates
+	Units         int      `json:"units"` // blocks or profiles
+	SavingNs      Estimate `json:"saving_ns"`
+	LaunchNs      Estimate `json:"launch_ns"`
+	CPUOtherNs    Estimate `json:"cpu_other_ns"`
+	RegionWallNs  Estimate `json:"region_wall_ns"`
+	StepWallNs    Estimate `json:"step_wall_ns"`
+	SavingShare   Share    `json:"saving_share_of_step_wall"`
+}
+
+// Blocker is one thing inside the region that a CUDA graph cannot capture
+// or that would make the captured graph wrong.
+type Blocker struct {
+	Arm         string  `json:"arm"`
+	Phase       string  `json:"phase"`
+	Kind        string  `json:"kind"`
+	API         string  `json:"api"` // for a branch or a gap: what varies, or the phase in between
+	PerStep     float64 `json:"per_step"`
+	TotalNs     int64   `json:"total_ns"` // host time; for a branch, the wall of the instances off the common shape
+	Calls       int64   `json:"calls"`
+	Blocking    bool    `json:"blocking"`
+	Cadence     string  `json:"cadence"`
+	Disposition string  `json:"disposition"`
+}
+
+// Boundary is the result of `nsysphase boundary`.
+type Boundary struct {
+	Inputs      []string                `json:"inputs"`
+	Step        string                  `json:"step"`
+	Phases      []string                `json:"phases"` // the region, in step order
+	Capturable  bool                    `json:"capturable"`
+	Arms        map[string]*BoundaryArm `json:"arms"`
+	ArmOrder    []string                `json:"arm_order"`
+	ArmsWithout []string                `json:"arms_without_phases"`
+	Blockers    []Blocker               `json:"blockers"`
+	Inside      []string                `json:"inside"`
+	Outside     []string                `json:"outside"`
+	Saving      string                  `json:"saving_definition"`
+	Settings    Settings                `json:"settings"`
+	Mismatches  []string                `json:"mismatches"`
+	Warnings    []Warning               `json:"warnings"`
+
+	files     []*FileResult
+	unitStart map[string]int64
+}
+
+// BuildBoundary checks the candidate capture region made of the phases
+// region in every arm that has them. Blockers are counted over every step
+// inside the arm blocks (a census); the saving over the kept steps.
+func BuildBoundary(files []*FileResult, frames Frames, region []string, sc StatsConfig, skipSteps int) (*Boundary, error) {
+	inv := buildInventory(files, frames, skipSteps, true)
+	b := &Boundary{Step: inv.Step, Inputs: inv.Inputs, Arms: map[string]*BoundaryArm{}, Blockers: []Blocker{}, Saving: SavingDefinition,
+		Mismatches: inv.Mismatches, Warnings: []Warning{}, ArmsWithout: []string{}, files: files, unitStart: fileUnitStarts(files),
+		Settings: Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
+			Unit: "block (an NVTX arm range) or profile (a file); steps are never resampled"}}
+	if len(region) == 0 {
+		return nil, &UsageError{Err: errors.New("--phases: name the region's phases, e.g. --phases action_apply,physics_step")}
+	}
+	// Phases in step order (first appearance); the step itself is not one.
+	var order []string
+	for _, fr := range files {
+		for _, p := range fr.Result.PhaseOrder[1:] {
+			if !slices.Contains(order, p) {
+				order = append(order, p)
+			}
+		}
+	}
+	for _, p := range region {
+		if p == b.Step {
+			return nil, &UsageError{Err: fmt.Errorf("--phases: %q is the step; name its phases (%s)", p, strings.Join(order, ", "))}
+		}
+		if !slices.Contains(order, p) {
+			return nil, &UsageError{Err: fmt.Errorf("--phases: no phase %q in the inputs (phases: %s)", p, strings.Join(order, ", "))}
+		}
+	}
+	inRegion := func(name string) bool {
+		for _, p := range region {
+			if name == p || strings.HasPrefix(name, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range order {
+		if slices.Contains(region, p) {
+			b.Phases = append(b.Phases, p)
+		}
+		if !strings.Contains(p, "/") {
+			if inRegion(p) {
+				b.Inside = append(b.Inside, p)
+			} else {
+				b.Outside = append(b.Outside, p)
+			}
+		}
+	}
+	if b.Outside == nil {
+		b.Outside = []string{}
+	}
+
+	// Which arms have which phases.
+	present := map[string]map[string]bool{}
+	for _, fr := range files {
+		for _, x := range fr.Result.Instances {
+			if !x.IsStep && slices.Contains(region, x.Phase) {
+				if present[x.Arm] == nil {
+					present[x.Arm] = map[string]bool{}
+				}
+				present[x.Arm][x.Phase] = true
+			}
+		}
+	}
+	for _, a := range inv.Arms {
+		if len(present[a]) == 0 {
+			b.ArmsWithout = append(b.ArmsWithout, a)
+			continue
+		}
+		ba := &BoundaryArm{PhasesPresent: []string{}, PhasesMissing: []string{}}
+		for _, p := range b.Phases {
+			if present[a][p] {
+				ba.PhasesPresent = append(ba.PhasesPresent, p)
+			} else {
+				ba.PhasesMissing = append(ba.PhasesMissing, p)
+			}
+		}
+		b.Arms[a] = ba
+		b.ArmOrder = append(b.ArmOrder, a)
+	}
+	if len(b.ArmOrder) == 0 {
+		return nil, &UsageError{Err: fmt.Errorf("--phases %s: no arm has any of these phases", strings.Join(region, ","))}
+	}
+
+	for _, it := range inv.Items {
+		if b.Arms[it.Arm] == nil || !inRegion(it.Phase) {
+			continue
+		}
+		b.Blockers = append(b.Blockers, Blocker{Arm: it.Arm, Phase: it.Phase, Kind: it.Kind, API: it.API, PerStep: it.PerStep, TotalNs: it.TotalNs,
+			Calls: it.Calls, Blocking: it.Blocking, Cadence: it.Cadence, Disposition: it.Disposition})
+	}
+	b.Blockers = append(b.Blockers, branches(files, inRegion, b.Arms, inv.StepsByArm)...)
+	b.Blockers = append(b.Blockers, gaps(files, inRegion, b.Arms, inv.StepsByArm)...)
+	for _, bl := range b.Blockers {
+		b.Arms[bl.Arm].Blockers++
+	}
+	b.Capturable = true
+	for _, a := range b.ArmOrder {
+		ba := b.Arms[a]
+		ba.Capturable = ba.Blockers == 0
+		b.Capturable = b.Capturable && ba.Capturable
+	}
+	if err := b.estimate(region, sc); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// countsInRegion: a phase instance counts toward the region's sums when it is
+// a region phase and no ancestor of it is (nested time is in the parent).
+func countsInRegion(name string, region []string) bool {
+	if !slices.Contains(region, name) {
+		return false
+	}
+	for i := strings.LastIndex(name, "/"); i > 0; i = strings.LastIndex(name[:i], "/") {
+		if slices.Contains(region, name[:i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// branches finds data-dependent branches: region phases whose instances do
+// not all have the same shape (GPU op count and mix of top-level API calls,
+// nested phases included) within an arm. A graph replays one shape only.
+func branches(files []*FileResult, inRegion func(string) bool, arms map[string]*BoundaryArm, steps map[string]int) []Blocker {
+	type key struct{ arm, phase string }
+	type inst struct {
+		shape string
+		ops   int64
+		wall  int64
+	}
+	byKey := map[key][]inst{}
+	var keys []key
+	for _, fr := range files {
+		r := fr.Result
+		stepOf := stepIndex(r.Instances)
+		// API names of the top-level calls of each step, in time order.
+		callsOf := map[int32][]phases.CallRecord{}
+		for _, c := range r.Calls {
+			s := stepOf[c.Instance]
+			callsOf[s] = append(callsOf[s], c)
+		}
+		for i, x := range r.Instances {
+			if x.IsStep || x.Depth != 1 || !inRegion(x.Phase) || arms[x.Arm] == nil {
+				continue
+			}
+			counts := map[string]int{}
+			for _, c := range callsOf[stepOf[i]] {
+				if c.Start >= x.Start && c.Start < x.End {
+					counts[r.CallAPIs[c.API]]++
+				}
+			}
+			var parts []string
+			for _, n := range slices.Sorted(maps.Keys(counts)) {
+				parts = append(parts, fmt.Sprintf("%s×%d", n, counts[n]))
+			}
+			k := key{x.Arm, x.Phase}
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], inst{shape: fmt.Sprintf("ops=%d %s", x.M[phases.GPUOps], strings.Join(parts, " ")), ops: x.M[phases.GPUOps], wall: x.M[phases.Wall]})
+		}
+	}
+	var out []Blocker
+	for _, k := range keys {
+		xs := byKey[k]
+		count := map[string]int{}
+		for _, x := range xs {
+			count[x.shape]++
+		}
+		if len(count) < 2 {
+			continue
+		}
+		mode, best := "", -1
+		for s, n := range count {
+			if n > best || (n == best && s < mode) {
+				mode, best = s, n
+			}
+		}
+		var off, wall int64
+		ops := map[int64]bool{}
+		for _, x := range xs {
+			ops[x.ops] = true
+			if x.shape != mode {
+				off++
+				wall += x.wall
+			}
+		}
+		what := fmt.Sprintf("%d shapes over %d instances: API mix varies", len(count), len(xs))
+		if len(ops) > 1 {
+			vals := slices.Sorted(maps.Keys(ops))
+			what = fmt.Sprintf("%d shapes over %d instances: gpu_ops %d–%d", len(count), len(xs), vals[0], vals[len(vals)-1])
+		}
+		per := 0.0
+		if n := steps[k.arm]; n > 0 {
+			per = float64(off) / float64(n)
+		}
+		out = append(out, Blocker{Arm: k.arm, Phase: k.phase, Kind: KindBranch, API: what, PerStep: per, TotalNs: wall, Calls: off,
+			Cadence: cadenceOf(off, steps[k.arm]), Disposition: DispFixedShape})
+	}
+	return out
+}
+
+func cadenceOf(k int64, n int) string {
+	switch {
+	case n > 0 && 2*k >= int64(n):
+		return CadenceHot
+	case k <= 1:
+		return CadenceCold
+	}
+	return CadenceInterval
+}
+
+// gaps finds outside phases that run between the first and the last region
+// phase of a step: a capture from one to the other would take them in.
+func gaps(files []*FileResult, inRegion func(string) bool, arms map[string]*BoundaryArm, steps map[string]int) []Blocker {
+	type key struct{ arm, phase string }
+	count := map[key]int64{}
+	var keys []key
+	for _, fr := range files {
+		xs := fr.Result.Instances
+		for i := 0; i < len(xs); {
+			j := i + 1
+			for j < len(xs) && !xs[j].IsStep {
+				j++
+			}
+			if arms[xs[i].Arm] != nil {
+				var top []phases.Instance
+				for _, x := range xs[i+1 : j] {
+					if x.Depth == 1 {
+						top = append(top, x)
+					}
+				}
+				slices.SortStableFunc(top, func(a, b phases.Instance) int { return cmp.Compare(a.Start, b.Start) })
+				first, last := -1, -1
+				for k, x := range top {
+					if inRegion(x.Phase) {
+						if first < 0 {
+							first = k
+						}
+						last = k
+					}
+				}
+				for k := first + 1; first >= 0 && k < last; k++ {
+					if !inRegion(top[k].Phase) {
+						kk := key{xs[i].Arm, top[k].Phase}
+						if _, ok := count[kk]; !ok {
+							keys = append(keys, kk)
+						}
+						count[kk]++
+					}
+				}
+			}
+			i = j
+		}
+	}
+	var out []Blocker
+	for _, k := range keys {
+		per := 0.0
+		if n := steps[k.arm]; n > 0 {
+			per = float64(count[k]) / float64(n)
+		}
+		out = append(out, Blocker{Arm: k.arm, Phase: k.phase, Kind: KindRegionGap, API: "outside phase " + k.phase + " runs inside the region", PerStep: per,
+			Calls: count[k], Cadence: cadenceOf(count[k], steps[k.arm]), Disposition: "add it to --phases or reorder the step"})
+	}
+	return out
+}
+
+// regionUnits builds, per arm, the stats units of the region's per-step
+// series (boundaryMetrics) over the kept steps. A step without any region
+// phase has NaN for the region metrics; its step wall is kept.
+func (b *Boundary) regionUnits(region []string) map[string][]stats.Unit {
+	type acc struct {
+		arm, profile string
+		steps        [][]float64 // per step: the boundaryMetrics values
+	}
+	units := map[string]*acc{}
+	var order []string
+	nan := math.NaN()
+	for _, fr := range b.files {
+		var cur []float64
+		for _, x := range fr.Result.Instances {
+			if b.Arms[x.Arm] == nil {
+				cur = nil
+				continue
+			}
+			if x.IsStep {
+				cur = nil
+				if x.Warmup {
+					continue
+				}
+				u := units[x.Unit]
+				if u == nil {
+					u = &acc{arm: x.Arm, profile: x.File}
+					units[x.Unit] = u
+					order = append(order, x.Unit)
+				}
+				cur = []float64{nan, nan, nan, nan, float64(x.M[phases.Wall])}
+				u.steps = append(u.steps, cur)
+				continue
+			}
+			if cur == nil || !countsInRegion(x.Phase, region) {
+				continue
+			}
+			if math.IsNaN(cur[0]) {
+				cur[0], cur[1], cur[2], cur[3] = 0, 0, 0, 0
+			}
+			cur[0] += float64(x.M[phases.Launch] + x.M[phases.CPUOther])
+			cur[1] += float64(x.M[phases.Launch])
+			cur[2] += float64(x.M[phases.CPUOther])
+			cur[3] += float64(x.M[phases.Wall])
+		}
+	}
+	out := map[string][]stats.Unit{}
+	for _, id := range order {
+		u := units[id]
+		if len(u.steps) == 0 {
+			continue
+		}
+		series := make([][]float64, len(boundaryMetrics))
+		for m := range series {
+			series[m] = make([]float64, len(u.steps))
+			for t, s := range u.steps {
+				series[m][t] = s[m]
+			}
+		}
+		out[u.arm] = append(out[u.arm], stats.Unit{ID: id, Arm: u.arm, Profile: u.profile, Start: b.unitStart[id], Steps: series})
+	}
+	return out
+}
+
+// estimate fills each arm's saving estimates and share of step wall.
+func (b *Boundary) estimate(region []string, sc StatsConfig) error {
+	byArm := b.regionUnits(region)
+	total := 0
+	for _, a := range b.ArmOrder {
+		total += len(byArm[a])
+		ba := b.Arms[a]
+		ba.Units = len(byArm[a])
+		for _, u := range byArm[a] {
+			ba.Steps += len(u.Steps[0])
+		}
+	}
+	if total == 0 {
+		b.Warnings = append(b.Warnings, Warning{Code: "no_kept_steps", Message: "no step is left after --skip-steps: no saving estimate"})
+		return nil
+	}
+	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{0}}
+	if sc.Off {
+		b.pointEstimates(byArm)
+		return nil
+	}
+	// One analysis per arm: the boundary compares no arms.
+	for _, a := range b.ArmOrder {
+		if len(byArm[a]) == 0 {
+			continue
+		}
+		res, err := stats.Analyze("boundary "+strings.Join(b.Phases, ","), boundaryMetrics, byArm[a], opt)
+		if err != nil {
+			return fmt.Errorf("statistics of the region in arm %s: %w", a, err)
+		}
+		ba := b.Arms[a]
+		ests := []*Estimate{&ba.SavingNs, &ba.LaunchNs, &ba.CPUOtherNs, &ba.RegionWallNs, &ba.StepWallNs}
+		for m, am := range res.Arms[0].Metrics {
+			*ests[m] = Estimate{Mean: am.Mean, MeanCI: am.MeanCI, Median: am.Median, MedianCI: am.MedianCI, N: am.N, Method: am.Method}
+		}
+		for _, w := range res.Warnings {
+			b.Warnings = append(b.Warnings, Warning{Code: w.Code, Arm: w.Arm, Metric: w.Metric, Message: w.Message})
+		}
+	}
+	for _, a := range b.ArmOrder {
+		if len(byArm[a]) == 0 {
+			continue
+		}
+		sh, err := shareOfStep(a, byArm[a], opt)
+		if err != nil {
+			return err
+		}
+		b.Arms[a].SavingShare = sh
+	}
+	return nil
+}
+
+// pointEstimates are the estimates without CIs (statistics off).
+func (b *Boundary) pointEstimates(byArm map[string][]stats.Unit) {
+	for a, us := range byArm {
+		ba := b.Arms[a]
+		ests := []*Estimate{&ba.SavingNs, &ba.LaunchNs, &ba.CPUOtherNs, &ba.RegionWallNs, &ba.StepWallNs}
+		var sums [2]float64
+		for m := range boundaryMetrics {
+			var xs []float64
+			for _, u := range us {
+				xs = append(xs, u.Steps[m]...)
+			}
+			s := stats.Summarize(xs)
+			*ests[m] = Estimate{Mean: s.Mean, Median: s.Median, N: s.N, Method: stats.MethodNone}
+		}
+		for _, u := range us {
+			for t := range u.Steps[0] {
+				if v := u.Steps[0][t]; !math.IsNaN(v) {
+					sums[0] += v
+				}
+				sums[1] += u.Steps[4][t]
+			}
+		}
+		if sums[1] > 0 {
+			ba.SavingShare = Share{Value: sums[0] / sums[1], Method: stats.MethodNone, NUnits: len(us)}
+		}
+	}
+}
+
+// shareOfStep is Σ saving / Σ step wall over the arm's kept steps (a step
+// without the region saves 0), with a CI. stats compares arms only, so each
+// unit enters twice, as a "saving" and a "step" replicate with the same
+// start: consecutive in time, they pair, and one count vector resamples both
+// — the ratio of the two means is the share, resampled by unit.
+func shareOfStep(arm string, units []stats.Unit, opt stats.Options) (Share, error) {
+	const part, whole = "saving", "step"
+	var us []stats.Unit
+	for _, u := range units {
+		saving := make([]float64, len(u.Steps[0]))
+		for t, v := range u.Steps[0] {
+			if !math.IsNaN(v) {
+				saving[t] = v
+			}
+		}
+		us = append(us,
+			stats.Unit{ID: u.ID + "#" + part, Arm: part, Profile: u.Profile, Start: u.Start, Steps: [][]float64{saving}},
+			stats.Unit{ID: u.ID + "#" + whole, Arm: whole, Profile: u.Profile, Start: u.Start, Steps: [][]float64{u.Steps[4]}})
+	}
+	opt.Baseline = whole
+	opt.QuantileMetrics = []int{}
+	res, err := stats.Analyze("boundary share "+arm, []string{"ns"}, us, opt)
+	if err != nil {
+		return Share{}, fmt.Errorf("share of step wall of arm %s: %w", arm, err)
+	}
+	for _, c := range res.Comparisons {
+		if c.Stat == stats.StatMean && c.Ratio != nil {
+			return Share{Value: *c.Ratio, CI: c.RatioCI, Method: c.Method, NUnits: c.NUnits}, nil
+		}
+	}
+	return Share{Method: stats.MethodNone, NUnits: len(units)}, nil
+}

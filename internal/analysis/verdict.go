@@ -1,0 +1,144 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// Verdicts of `nsysphase verdict`.
+const (
+	VerdictGo           = "go"
+	VerdictNoGo         = "no-go"
+	VerdictInconclusive = "inconclusive"
+)
+
+// ArmGain is the measured step-wall gain of an arm over the verdict's arm,
+// from the same comparison analyze reports (phase = the step, wall_ns mean).
+type ArmGain struct {
+	Arm         string      `json:"arm"`
+	Baseline    string      `json:"baseline"`
+	Gain        *float64    `json:"gain"` // 1 − arm/baseline mean step wall: 0.25 = 25% shorter steps
+	GainCI      *[2]float64 `json:"gain_ci"`
+	Ratio       *float64    `json:"ratio"`
+	RatioCI     *[2]float64 `json:"ratio_ci"`
+	Significant bool        `json:"significant"`
+	Method      string      `json:"method"`
+	NUnits      int         `json:"n_units"`
+}
+
+// Verdict is the result of `nsysphase verdict`.
+type Verdict struct {
+	Inputs      []string  `json:"inputs"`
+	Step        string    `json:"step"`
+	Phases      []string  `json:"phases"`
+	Arm         string    `json:"arm"` // where the overhead was measured
+	MinGain     float64   `json:"min_gain"`
+	Verdict     string    `json:"verdict"`
+	Reason      string    `json:"reason"`
+	Removable   Share     `json:"removable_share"` // saving_ns / step wall_ns, ratio of means
+	RemovableNs Estimate  `json:"removable_ns"`    // saving_ns per step
+	StepWallNs  Estimate  `json:"step_wall_ns"`
+	Definition  string    `json:"definition"`
+	Capturable  bool      `json:"capturable"` // the region has no blocker in this arm
+	Blockers    []Blocker `json:"blockers"`
+	ArmGains    []ArmGain `json:"arm_gains"`
+	Settings    Settings  `json:"settings"`
+	Mismatches  []string  `json:"mismatches"`
+	Warnings    []Warning `json:"warnings"`
+}
+
+// BuildVerdict decides whether removing the host overhead of the region
+// (launch + cpu_other, as a share of step wall) is worth at least minGain:
+// go when the CI's lower bound reaches it, no-go when the upper bound stays
+// below it, inconclusive otherwise. The overhead is measured in the arm
+// sc.Baseline, else in the first arm that has the phases.
+func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain float64, sc StatsConfig, skipSteps int) (*Verdict, error) {
+	b, err := BuildBoundary(files, frames, region, sc, skipSteps)
+	if err != nil {
+		return nil, err
+	}
+	arm := b.ArmOrder[0]
+	if sc.Baseline != "" {
+		if b.Arms[sc.Baseline] == nil {
+			return nil, &UsageError{Err: fmt.Errorf("--baseline %q has none of the phases %s (arms with them: %s)", sc.Baseline, strings.Join(region, ","), strings.Join(b.ArmOrder, ", "))}
+		}
+		arm = sc.Baseline
+	}
+	ba := b.Arms[arm]
+	v := &Verdict{Inputs: b.Inputs, Step: b.Step, Phases: b.Phases, Arm: arm, MinGain: minGain, Removable: ba.SavingShare,
+		RemovableNs: ba.SavingNs, StepWallNs: ba.StepWallNs, Definition: "removable_share = mean saving_ns / mean step wall_ns; " + SavingDefinition,
+		Capturable: ba.Capturable, Blockers: []Blocker{}, ArmGains: []ArmGain{}, Settings: b.Settings, Mismatches: b.Mismatches, Warnings: b.Warnings}
+	for _, bl := range b.Blockers {
+		if bl.Arm == arm {
+			v.Blockers = append(v.Blockers, bl)
+		}
+	}
+	v.Verdict, v.Reason = decide(v, b.Settings.Confidence)
+	gains, err := armGains(files, b.unitStart, b.Step, arm, sc)
+	if err != nil {
+		return nil, err
+	}
+	v.ArmGains = gains
+	return v, nil
+}
+
+// decide applies the rule to the share's CI and says why in one sentence.
+func decide(v *Verdict, confidence float64) (string, string) {
+	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+	what := fmt.Sprintf("launch + cpu_other inside %s is %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), v.Arm)
+	ci := v.Removable.CI
+	if ci == nil {
+		return VerdictInconclusive, fmt.Sprintf("%s, but there is no confidence interval (%s): record more blocks or steps to decide against the %s minimum gain", what, v.Removable.Method, pct(v.MinGain))
+	}
+	level := fmt.Sprintf("%g%% CI %s–%s", 100*confidence, pct(ci[0]), pct(ci[1]))
+	switch {
+	case ci[0] >= v.MinGain:
+		return VerdictGo, fmt.Sprintf("%s (%s): even the lower bound reaches the %s minimum gain", what, level, pct(v.MinGain))
+	case ci[1] < v.MinGain:
+		return VerdictNoGo, fmt.Sprintf("%s (%s): even the upper bound stays below the %s minimum gain", what, level, pct(v.MinGain))
+	}
+	return VerdictInconclusive, fmt.Sprintf("%s (%s): the interval straddles the %s minimum gain; record more blocks to decide", what, level, pct(v.MinGain))
+}
+
+// armGains compares every other arm's step wall with arm's, as analyze does
+// for the step (same units, options and random streams).
+func armGains(files []*FileResult, unitStart map[string]int64, step, arm string, sc StatsConfig) ([]ArmGain, error) {
+	out := []ArmGain{}
+	var xs []phases.Instance
+	arms := map[string]bool{}
+	for _, fr := range files {
+		xs = append(xs, fr.Result.Instances...)
+		for _, x := range fr.Result.Instances {
+			arms[x.Arm] = true
+		}
+	}
+	if len(arms) < 2 {
+		return out, nil
+	}
+	units := buildUnits(xs, []string{step}, unitStart)[step]
+	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: arm, Quantiles: sc.Quantiles,
+		QuantileMetrics: []int{int(phases.Wall)},
+		Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}
+	res, err := stats.Analyze(step, MetricNames(), units, opt)
+	if err != nil {
+		return nil, fmt.Errorf("statistics of step %q: %w", step, err)
+	}
+	for _, c := range res.Comparisons {
+		if c.Metric != phases.Metrics[phases.Wall].Name || c.Stat != stats.StatMean {
+			continue
+		}
+		g := ArmGain{Arm: c.Arm, Baseline: c.Baseline, Ratio: c.Ratio, RatioCI: c.RatioCI, Significant: c.Significant, Method: c.Method, NUnits: c.NUnits}
+		if c.Ratio != nil {
+			v := 1 - *c.Ratio
+			g.Gain = &v
+		}
+		if c.RatioCI != nil {
+			g.GainCI = &[2]float64{1 - c.RatioCI[1], 1 - c.RatioCI[0]}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
