@@ -99,12 +99,51 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 // scan streams table t through fn on a connection of its own. An absent table
 // yields no rows. Rows with NULL in a notNull column are skipped and counted.
 func (f *File) scan(t string, cols []column, hint string, fn func(*sqlite.Stmt) bool) error {
+	return f.scanRange(t, cols, hint, AllRows, fn)
+}
+
+// RowRange selects rows by rowid: Lo ≤ rowid < Hi. The zero Hi means no
+// upper bound. Ranges let one table be read by several connections at once.
+type RowRange struct{ Lo, Hi int64 }
+
+// AllRows selects every row.
+var AllRows = RowRange{}
+
+// Split cuts table t into at most n contiguous rowid ranges of about equal
+// size (rowid ranges are B-tree seeks, so each part costs its share only).
+// Tables with fewer than minRows rows, or n ≤ 1, come back whole.
+func (f *File) Split(t string, n int, minRows int64) []RowRange {
+	if n <= 1 || !f.HasTable(t) {
+		return []RowRange{AllRows}
+	}
+	var lo, hi int64
+	err := f.query("SELECT min(rowid), max(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
+		lo, hi = st.ColumnInt64(0), st.ColumnInt64(1)
+		return nil
+	})
+	if err != nil || hi-lo+1 < minRows {
+		return []RowRange{AllRows}
+	}
+	step := (hi - lo + int64(n)) / int64(n)
+	out := make([]RowRange, 0, n)
+	for a := lo; a <= hi; a += step {
+		out = append(out, RowRange{Lo: a, Hi: min(a+step, hi+1)})
+	}
+	out[0].Lo = -1 << 62         // keep both ends open
+	out[len(out)-1].Hi = 1 << 62
+	return out
+}
+
+func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn func(*sqlite.Stmt) bool) error {
 	if !f.HasTable(t) {
 		return nil
 	}
 	q, err := f.selectSQL(t, cols, hint)
 	if err != nil {
 		return err
+	}
+	if r != AllRows {
+		q += fmt.Sprintf(" WHERE rowid >= %d AND rowid < %d", r.Lo, r.Hi)
 	}
 	c, err := f.conn()
 	if err != nil {
@@ -140,9 +179,13 @@ func (f *File) scan(t string, cols []column, hint string, fn func(*sqlite.Stmt) 
 // seq adapts a scan to a range-over-func iterator that yields rows, then at
 // most one error.
 func seq[T any](f *File, t string, cols []column, hint string, decode func(*sqlite.Stmt) T) iter.Seq2[T, error] {
+	return seqRange(f, t, cols, hint, AllRows, decode)
+}
+
+func seqRange[T any](f *File, t string, cols []column, hint string, r RowRange, decode func(*sqlite.Stmt) T) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		stopped := false
-		err := f.scan(t, cols, hint, func(st *sqlite.Stmt) bool {
+		err := f.scanRange(t, cols, hint, r, func(st *sqlite.Stmt) bool {
 			if !yield(decode(st), nil) {
 				stopped = true
 				return false
@@ -197,10 +240,10 @@ func (f *File) Kernels() iter.Seq2[Kernel, error] {
 // kernelCols on the biggest GPU table.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
-// KernelOps streams kernels with only Start, End, GlobalPid, DeviceID,
+// KernelOps streams the kernels of rowid range r with only Start, End, GlobalPid, DeviceID,
 // CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
-func (f *File) KernelOps() iter.Seq2[Kernel, error] {
-	return seq(f, TableKernel, kernelOpCols, hintCUDA, func(st *sqlite.Stmt) Kernel {
+func (f *File) KernelOps(r RowRange) iter.Seq2[Kernel, error] {
+	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st *sqlite.Stmt) Kernel {
 		return Kernel{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
 			DeviceID: st.ColumnInt64(3), CorrelationID: st.ColumnInt64(4), GraphNodeID: st.ColumnInt64(5),
@@ -338,10 +381,10 @@ func (f *File) APICalls() iter.Seq2[APICall, error] {
 
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
-// APICallsCore streams API calls with only Start, End, GlobalTid,
+// APICallsCore streams the API calls of rowid range r with only Start, End, GlobalTid,
 // CorrelationID, NameID and EventClass filled (no return value, no callchain).
-func (f *File) APICallsCore() iter.Seq2[APICall, error] {
-	return seq(f, TableRuntime, apiCoreCols, hintCUDA, func(st *sqlite.Stmt) APICall {
+func (f *File) APICallsCore(r RowRange) iter.Seq2[APICall, error] {
+	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st *sqlite.Stmt) APICall {
 		return APICall{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
 			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
 
@@ -121,7 +122,7 @@ func load(f *nsys.File) (*trace, error) {
 		counts[t] = f.RowHint(t)
 	}
 	tr.nvtx = make([]nsys.NVTXEvent, 0, counts[nsys.TableNVTX])
-	kernels = make([]gpuOp, 0, counts[nsys.TableKernel]+counts[nsys.TableMemcpy]+counts[nsys.TableMemset]+counts[nsys.TableGraphTrace])
+	kernels = make([]gpuOp, 0, counts[nsys.TableKernel]+counts[nsys.TableMemcpy]+counts[nsys.TableMemset]+counts[nsys.TableGraphTrace]+1024*4)
 	memcpys = make([]gpuOp, 0, counts[nsys.TableMemcpy])
 	memsets = make([]gpuOp, 0, counts[nsys.TableMemset])
 	grs = make([]gpuOp, 0, counts[nsys.TableGraphTrace])
@@ -139,58 +140,66 @@ func load(f *nsys.File) (*trace, error) {
 		}
 		return nil
 	})
-	// API calls stream into one exactly sized slice tagged with a thread
-	// index; an in-place counting sort then groups them by thread, so the
-	// biggest table costs one allocation of its final size.
-	var (
-		tagged []apiCall
-		gtids  []int64
-	)
-	g.Go(func() error {
-		tagged = make([]apiCall, 0, counts[nsys.TableRuntime])
-		threadOf := map[int64]int32{}
-		lastG, lastT := int64(-1), int32(-1)
-		for c, err := range f.APICallsCore() {
-			if err != nil {
-				return err
-			}
-			// With --cudabacktrace each traced call also appears as an
-			// eventClass 67 "CUDA backtrace" row that wraps it and repeats
-			// its correlation id: counting it would double the call's time
-			// and GPU work. Only runtime and driver rows are calls.
-			if c.EventClass != nsys.ClassRuntime && c.EventClass != nsys.ClassDriver {
-				continue
-			}
-			if c.CorrelationID > 1<<31-1 || c.NameID > 1<<31-1 {
-				badCorr++
-				continue
-			}
-			if c.GlobalTid != lastG {
-				t, ok := threadOf[c.GlobalTid]
-				if !ok {
-					t = int32(len(gtids))
-					threadOf[c.GlobalTid] = t
-					gtids = append(gtids, c.GlobalTid)
+	// The two big tables are read in rowid ranges on several connections at
+	// once (a range is a B-tree seek); each range keeps table order, and the
+	// ranges are joined in order, so results do not depend on the split.
+	parts := max(1, min(runtime.GOMAXPROCS(0), 4))
+	apiParts := f.Split(nsys.TableRuntime, parts, 200_000)
+	kernelParts := f.Split(nsys.TableKernel, parts, 200_000)
+	apiChunks := make([]apiChunk, len(apiParts))
+	for pi, part := range apiParts {
+		g.Go(func() error {
+			ch := &apiChunks[pi]
+			ch.calls = make([]apiCall, 0, counts[nsys.TableRuntime]/int64(len(apiParts))+1024)
+			threadOf := map[int64]int32{}
+			lastG, lastT := int64(-1), int32(-1)
+			for c, err := range f.APICallsCore(part) {
+				if err != nil {
+					return err
 				}
-				lastG, lastT = c.GlobalTid, t
+				// With --cudabacktrace each traced call also appears as an
+				// eventClass 67 "CUDA backtrace" row that wraps it and repeats
+				// its correlation id: counting it would double the call's time
+				// and GPU work. Only runtime and driver rows are calls.
+				if c.EventClass != nsys.ClassRuntime && c.EventClass != nsys.ClassDriver {
+					continue
+				}
+				if c.CorrelationID > 1<<31-1 || c.NameID > 1<<31-1 {
+					ch.badCorr++
+					continue
+				}
+				if c.GlobalTid != lastG {
+					t, ok := threadOf[c.GlobalTid]
+					if !ok {
+						t = int32(len(ch.gtids))
+						threadOf[c.GlobalTid] = t
+						ch.gtids = append(ch.gtids, c.GlobalTid)
+					}
+					lastG, lastT = c.GlobalTid, t
+				}
+				if c.End < c.Start { // a damaged row: zero length, counted
+					c.End = c.Start
+					ch.negAPI++
+				}
+				ch.calls = append(ch.calls, apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), name: int32(c.NameID), thread: lastT})
 			}
-			if c.End < c.Start { // a damaged row: zero length, counted
-				c.End = c.Start
-				negAPI++
+			return nil
+		})
+	}
+	kernelChunks := make([][]gpuOp, len(kernelParts))
+	for pi, part := range kernelParts {
+		g.Go(func() error {
+			ks := make([]gpuOp, 0, counts[nsys.TableKernel]/int64(len(kernelParts))+1024)
+			for k, err := range f.KernelOps(part) {
+				if err != nil {
+					return err
+				}
+				ks = append(ks, gpuOp{start: k.Start, end: k.End, pid: int32(nsys.Pid(k.GlobalPid)), corr: int32(k.CorrelationID), gpu: int32(k.DeviceID), kind: opKernel, graphNode: k.GraphNodeID != 0})
 			}
-			tagged = append(tagged, apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), name: int32(c.NameID), thread: lastT})
-		}
-		return nil
-	})
-	g.Go(func() error {
-		for k, err := range f.KernelOps() {
-			if err != nil {
-				return err
-			}
-			kernels = append(kernels, gpuOp{start: k.Start, end: k.End, pid: int32(nsys.Pid(k.GlobalPid)), corr: int32(k.CorrelationID), gpu: int32(k.DeviceID), kind: opKernel, graphNode: k.GraphNodeID != 0})
-		}
-		return nil
-	})
+			kernelChunks[pi] = ks
+			return nil
+		})
+	}
 	g.Go(func() error {
 		for m, err := range f.Memcpys() {
 			if err != nil {
@@ -227,8 +236,31 @@ func load(f *nsys.File) (*trace, error) {
 		return nil, err
 	}
 
-	all := groupByThread(tagged, len(gtids))
-	tagged = nil
+	// Global thread indices, in order of first appearance over the chunks.
+	var gtids []int64
+	globalOf := map[int64]int32{}
+	var nCalls int
+	for ci := range apiChunks {
+		ch := &apiChunks[ci]
+		badCorr += ch.badCorr
+		negAPI += ch.negAPI
+		nCalls += len(ch.calls)
+		remap := make([]int32, len(ch.gtids))
+		for li, gt := range ch.gtids {
+			gi, ok := globalOf[gt]
+			if !ok {
+				gi = int32(len(gtids))
+				globalOf[gt] = gi
+				gtids = append(gtids, gt)
+			}
+			remap[li] = gi
+		}
+		for i := range ch.calls {
+			ch.calls[i].thread = remap[ch.calls[i].thread]
+		}
+	}
+	all := groupByThread(apiChunks, nCalls, len(gtids))
+	apiChunks = nil
 	for t, gt := range gtids {
 		tr.threads[gt] = &threadCalls{globalTid: gt, calls: all[t]}
 	}
@@ -241,6 +273,10 @@ func load(f *nsys.File) (*trace, error) {
 		}
 	}
 
+	for _, ks := range kernelChunks {
+		kernels = append(kernels, ks...)
+	}
+	kernelChunks = nil
 	tr.ops = append(append(append(kernels, memcpys...), memsets...), grs...)
 	kernels, memcpys, memsets, grs = nil, nil, nil, nil
 	for i := range tr.ops {
@@ -301,26 +337,37 @@ func load(f *nsys.File) (*trace, error) {
 	return tr, nil
 }
 
-// groupByThread splits calls by thread index with a stable counting scatter
-// into one slice of the same size, so each thread keeps the table's (time)
-// order and rarely needs sorting.
-func groupByThread(calls []apiCall, nThreads int) [][]apiCall {
+// apiChunk is the API calls of one rowid range, in table order.
+type apiChunk struct {
+	calls           []apiCall
+	gtids           []int64 // chunk-local thread index → globalTid
+	badCorr, negAPI int
+}
+
+// groupByThread splits the calls of the chunks (in chunk order) by thread
+// index with a stable counting scatter into one slice of the total size, so
+// each thread keeps the table's (time) order and rarely needs sorting.
+func groupByThread(chunks []apiChunk, n, nThreads int) [][]apiCall {
 	offs := make([]int, nThreads+1)
-	for _, c := range calls {
-		offs[c.thread+1]++
+	for _, ch := range chunks {
+		for _, c := range ch.calls {
+			offs[c.thread+1]++
+		}
 	}
 	for t := 1; t <= nThreads; t++ {
 		offs[t] += offs[t-1]
 	}
-	all := make([]apiCall, len(calls))
+	all := make([]apiCall, n)
 	out := make([][]apiCall, nThreads)
 	for t := range out {
 		out[t] = all[offs[t]:offs[t+1]:offs[t+1]]
 	}
 	next := offs[:nThreads]
-	for _, c := range calls {
-		all[next[c.thread]] = c
-		next[c.thread]++
+	for _, ch := range chunks {
+		for _, c := range ch.calls {
+			all[next[c.thread]] = c
+			next[c.thread]++
+		}
 	}
 	return out
 }
