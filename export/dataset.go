@@ -8,9 +8,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // hiveNull is the directory value Hive, Spark, pyarrow and DuckDB read as a
@@ -85,13 +87,26 @@ func WriteDataset(dir string, tables []*Table, f Format, opt Options) (err error
 		return fmt.Errorf("write dataset %s: %w", dir, err)
 	}
 
-	var entries []string // top-level names in staging, in table order
-	for _, t := range tables {
-		name, err := stageTable(staging, t, f, opt)
+	// Tables are independent files: encode them concurrently. Entries keep
+	// table order and the first error in table order wins, so the outcome
+	// does not depend on scheduling.
+	entries := make([]string, len(tables)) // top-level names in staging, in table order
+	errs := make([]error, len(tables))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	for i, t := range tables {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			entries[i], errs[i] = stageTable(staging, t, f, opt)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return fmt.Errorf("write dataset %s: %w", dir, err)
 		}
-		entries = append(entries, name)
 	}
 	if err := commitDataset(staging, dir, entries); err != nil {
 		return fmt.Errorf("write dataset %s: %w", dir, err)

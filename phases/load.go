@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -35,6 +36,42 @@ type gpuOp struct {
 	copyKind   uint8 // nsys.Copy* for memcpy
 	pageable   bool  // memcpy from or to pageable host memory
 	graphNode  bool  // a kernel/memcpy of a graph launch traced per node
+}
+
+// sortOps sorts ops by opKey: with several CPUs, chunks are sorted
+// concurrently and merged into a new slice (the old one is dropped).
+func sortOps(ops []gpuOp) []gpuOp {
+	byKey := func(a, b gpuOp) int { return cmp.Compare(opKey(a), opKey(b)) }
+	k := min(runtime.GOMAXPROCS(0), 8)
+	if k < 2 || len(ops) < 200_000 {
+		slices.SortFunc(ops, byKey)
+		return ops
+	}
+	size := (len(ops) + k - 1) / k
+	var chunks [][]gpuOp
+	for lo := 0; lo < len(ops); lo += size {
+		chunks = append(chunks, ops[lo:min(len(ops), lo+size)])
+	}
+	var wg sync.WaitGroup
+	for _, c := range chunks {
+		wg.Add(1)
+		go func() { defer wg.Done(); slices.SortFunc(c, byKey) }()
+	}
+	wg.Wait()
+	out := make([]gpuOp, 0, len(ops))
+	for {
+		best := -1
+		for i, c := range chunks {
+			if len(c) > 0 && (best < 0 || opKey(c[0]) < opKey(chunks[best][0])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, chunks[best][0])
+		chunks[best] = chunks[best][1:]
+	}
 }
 
 func opKey(o gpuOp) uint64 { return uint64(uint32(o.pid))<<32 | uint64(uint32(o.corr)) }
@@ -298,7 +335,7 @@ func load(f *nsys.File) (*trace, error) {
 	// Sort by one packed (pid, corr) key: a single comparison per step.
 	// The order of a correlation id's own ops does not matter (attribution
 	// takes their minimum start where it needs the first).
-	slices.SortFunc(tr.ops, func(a, b gpuOp) int { return cmp.Compare(opKey(a), opKey(b)) })
+	tr.ops = sortOps(tr.ops)
 	tr.index = buildCorrIndex(tr.ops)
 	tr.buildBusy()
 
