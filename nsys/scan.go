@@ -116,11 +116,19 @@ func (f *File) Split(t string, n int, minRows int64) []RowRange {
 	if n <= 1 || !f.HasTable(t) {
 		return []RowRange{AllRows}
 	}
+	// Two single-aggregate queries: SQLite answers min(rowid) or max(rowid)
+	// alone with one B-tree seek, but both in one SELECT with a full scan.
 	var lo, hi int64
-	err := f.query("SELECT min(rowid), max(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
-		lo, hi = st.ColumnInt64(0), st.ColumnInt64(1)
+	err := f.query("SELECT min(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
+		lo = st.ColumnInt64(0)
 		return nil
 	})
+	if err == nil {
+		err = f.query("SELECT max(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
+			hi = st.ColumnInt64(0)
+			return nil
+		})
+	}
 	if err != nil || hi-lo+1 < minRows {
 		return []RowRange{AllRows}
 	}
