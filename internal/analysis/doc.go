@@ -47,7 +47,8 @@ type Doc struct {
 	Warnings      []Warning          `json:"warnings"`
 
 	instances []phases.Instance
-	results   []*stats.Result // per phase, in Phases order; nil entries when stats are off
+	results   []*stats.Result  // per phase, in Phases order; nil entries when stats are off
+	unitStart map[string]int64 // unit → start on the common clock (orders units); see from.go
 }
 
 // ToolInfo names the tool that wrote a document.
@@ -175,6 +176,7 @@ func Build(ctx context.Context, files []*FileResult, sc StatsConfig, version str
 		d.instances = append(d.instances, r.Instances...)
 		d.Provenance = append(d.Provenance, buildEvidence(fr))
 	}
+	d.unitStart = unitStart
 	d.Arms = armsInOrder(d.instances, unitStart)
 	d.Settings = Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
 		Quantile: "empirical (lowest value whose cumulative share reaches p; the lower median), not numpy's linear type 7",

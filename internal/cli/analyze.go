@@ -21,10 +21,9 @@ import (
 
 // AnalyzeOptions are the inputs of `nsysphase analyze`.
 type AnalyzeOptions struct {
+	TableOutput
 	Files      []string
-	Format     string
-	Out        string
-	Partition  bool
+	From       bool // Files are dataset directories written by --out
 	Step       string
 	Depth      int
 	ArmPattern string
@@ -40,7 +39,6 @@ type AnalyzeOptions struct {
 	Seed       uint64
 	Quantiles  bool
 	NoStats    bool
-	Quiet      bool
 
 	Stdout io.Writer
 	Stderr io.Writer
@@ -84,15 +82,32 @@ never the step. Each arm is compared with the baseline, and mean wall difference
 into their six exclusive parts.
 
 --out DIR writes phase_instances, phase_summary, comparisons, decomposition and provenance as
-Parquet (--partition: a Hive-partitioned dataset by arm and file).`,
+Parquet (--partition: a Hive-partitioned dataset by arm and file; --format arrow: Arrow IPC).
+--from DIR... analyses such datasets instead of exports (one per CI job, say), with the same
+statistics and the same JSON as a direct analysis of the exports they came from.
+--format html writes one self-contained report page (inline SVG plots, no scripts).
+
+Inputs are read -j at a time; the output order is the input order (globs sorted) whatever -j.
+A progress bar shows on stderr only on an interactive terminal when CI is unset.
+
+Exit status: 0 success, 2 unusable input or usage.`,
 		Example: `  nsysphase analyze testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
   nsysphase analyze --format json run.sqlite > analysis.json
+  nsysphase analyze --format html -o report.html testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
+  nsysphase analyze --quiet --partition --out results/job1 run1.sqlite.xz
+  nsysphase analyze --from results/job1 results/job2 --format markdown
   nsysphase analyze --arm-key training.cuda_process_sharing sharing_*.sqlite.xz --out results/
   nsysphase analyze --arm mps='runs/mps_*.sqlite' --arm null='runs/null_*.sqlite' --format markdown`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := o.validate(); err != nil {
+				return err
+			}
+			if err := o.TableOutput.validate("html"); err != nil {
+				return err
+			}
+			if err := o.validateFrom(cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -103,22 +118,18 @@ Parquet (--partition: a Hive-partitioned dataset by arm and file).`,
 	}
 	addSegmentFlags(cmd, o)
 	addStatsFlags(cmd, o)
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json, csv (phase_summary), markdown")
-	cmd.Flags().StringVar(&o.Out, "out", "", "directory for the Parquet tables (written atomically)")
-	cmd.Flags().BoolVar(&o.Partition, "partition", false, "with --out: Hive-partitioned dataset (table/arm=…/file=…/part.parquet)")
+	addTableOutputFlags(cmd, &o.TableOutput, "phase_summary", "html")
+	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
-	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stdout (with --out)")
 	return cmd
 }
 
 func (o *AnalyzeOptions) validate() error {
 	if len(o.Files) == 0 && len(o.Arms) == 0 {
+		if o.From {
+			return usageErr("--from: pass dataset directories written by nsysphase analyze --out")
+		}
 		return usageErr("no input: pass export files (or --arm NAME=GLOB)")
-	}
-	switch o.Format {
-	case "table", "json", "csv", "markdown":
-	default:
-		return usageErr("--format %q: want table, json, csv or markdown", o.Format)
 	}
 	if o.Resamples < 1999 {
 		return usageErr("--resamples %d: at least 1999 are needed for stable 95%% interval endpoints", o.Resamples)
@@ -131,9 +142,6 @@ func (o *AnalyzeOptions) validate() error {
 	}
 	if o.SkipSteps < 0 {
 		return usageErr("--skip-steps %d: want ≥ 0", o.SkipSteps)
-	}
-	if o.Partition && o.Out == "" {
-		return usageErr("--partition needs --out DIR")
 	}
 	return nil
 }
@@ -168,16 +176,28 @@ func (o *AnalyzeOptions) statsConfig() analysis.StatsConfig {
 }
 
 // buildDoc reads the inputs and computes the analysis.
-func buildDoc(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) {
+func buildDoc(cmd *cobra.Command, o *AnalyzeOptions) (doc *analysis.Doc, err error) {
+	if o.From {
+		return buildDocFrom(cmd, o)
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return nil, err
 	}
+	var pr *progress
+	if progressWanted(o.Stderr, o.Quiet, o.NoProgress) {
+		if inputs, _, err := analysis.ExpandInputs(cfg.Files, cfg.FileArms); err == nil {
+			pr = newProgress(cmd.Context(), o.Stderr, true, len(inputs))
+			cfg.Open = pr.opener()
+		}
+	}
+	defer func() { pr.finish(err == nil) }()
 	files, err := analysis.ReadFiles(cmd.Context(), cfg)
 	if err != nil {
 		return nil, asExit(err)
 	}
-	doc, err := analysis.Build(cmd.Context(), files, o.statsConfig(), Version(), o.SkipSteps)
+	pr.statsStarted()
+	doc, err = analysis.Build(cmd.Context(), files, o.statsConfig(), Version(), o.SkipSteps)
 	if err != nil {
 		return nil, asExit(err)
 	}
@@ -198,27 +218,15 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		return err
 	}
 	warnMismatches(o.Stderr, doc.MismatchWarnings())
-	if o.Out != "" {
-		if err := writeOut(o.Out, o.Partition, doc.Tables(), doc); err != nil {
-			return err
-		}
+	md := datasetMetadata(doc)
+	if err := o.writeDataset(doc.Tables(), md); err != nil {
+		return err
 	}
-	if o.Quiet {
+	if !o.printsReport() {
 		return nil
 	}
-	return renderAnalysis(o.Stdout, doc, o.Format)
-}
-
-// writeOut writes tables as a Parquet dataset with provenance metadata.
-func writeOut(dir string, partition bool, tables []*export.Table, doc *analysis.Doc) error {
-	opt := export.Options{Metadata: datasetMetadata(doc)}
-	if partition {
-		opt.PartitionBy = []string{"arm", "file"}
-	}
-	if err := export.WriteDataset(dir, tables, export.FormatParquet, opt); err != nil {
-		return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", dir, err)}
-	}
-	return nil
+	f, _ := tableFormat(o.Format) // html: 0, not binary
+	return o.emit(o.Stdout, f, func(w io.Writer) error { return renderAnalysis(w, doc, o.Format, md) })
 }
 
 // datasetMetadata is the provenance every Parquet file carries.
@@ -239,6 +247,9 @@ func datasetMetadata(doc *analysis.Doc) map[string]string {
 	md[export.MetaInputs] = export.InputsMetadata(inputs)
 	md[export.MetaNsysVersion] = strings.Join(nsysV, ";")
 	md[export.MetaGPU] = strings.Join(gpus, ";")
+	if c, err := doc.ContextMetadata(); err == nil {
+		md[analysis.MetaContext] = c // lets analyze --from reproduce this analysis
+	}
 	return md
 }
 
@@ -264,7 +275,7 @@ func fileSHA256(path string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func renderAnalysis(w io.Writer, doc *analysis.Doc, format string) error {
+func renderAnalysis(w io.Writer, doc *analysis.Doc, format string, md map[string]string) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -272,6 +283,12 @@ func renderAnalysis(w io.Writer, doc *analysis.Doc, format string) error {
 		return enc.Encode(doc)
 	case "csv":
 		return export.Write(w, doc.SummaryTable(), export.FormatCSV, export.Options{})
+	case "parquet":
+		return export.Write(w, doc.SummaryTable(), export.FormatParquet, export.Options{Metadata: md})
+	case "arrow":
+		return export.Write(w, doc.SummaryTable(), export.FormatArrow, export.Options{Metadata: md})
+	case "html":
+		return writeHTMLReport(w, doc)
 	case "markdown":
 		return writeAnalysisText(w, doc, export.FormatMarkdown)
 	}

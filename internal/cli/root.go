@@ -127,6 +127,7 @@ Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or us
 	root.AddCommand(NewCmdBoundary(nil))
 	root.AddCommand(NewCmdVerdict(nil))
 	root.AddCommand(NewCmdCheck(nil))
+	root.AddCommand(newCmdGenDocs())
 	return root
 }
 

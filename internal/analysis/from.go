@@ -1,0 +1,640 @@
+package analysis
+
+// Scale-out: `nsysphase analyze --from DIR...` reloads phase_instances
+// datasets written by `analyze --out` (flat or --partition), possibly by
+// several CI jobs, and runs the same statistics as a direct analysis of the
+// same exports, without opening any SQLite file.
+//
+// The rows carry every measurement. What they cannot carry (the block start
+// times that order units across files, the exclusions and warnings of
+// segmentation, each input's provenance) travels as one JSON value in the
+// Parquet file metadata under MetaContext. A dataset without it (rewritten
+// by another tool, say) still loads: units are then ordered by their first
+// step, and provenance comes from the provenance table, with a warning.
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/nsys"
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+// MetaContext is the Parquet metadata key holding the analysis context of a
+// dataset (JSON, see datasetContext).
+const MetaContext = "nsysphase.analysis_context"
+
+// contextVersion versions the MetaContext JSON.
+const contextVersion = 1
+
+// datasetContext is what a dataset needs besides its rows to reproduce the
+// analysis it came from.
+type datasetContext struct {
+	Version       int               `json:"version"`
+	SkipSteps     int               `json:"skip_steps"`
+	Files         []fileContext     `json:"files"` // in the analysis' input order
+	Excluded      phases.Exclusions `json:"excluded"`
+	InputWarnings []string          `json:"input_warnings"`
+	UnitStarts    map[string]int64  `json:"unit_starts"` // unit → start on the common clock (Unix ns when known)
+}
+
+type fileContext struct {
+	Input      phases.Input   `json:"input"`
+	Provenance *Provenance    `json:"provenance"`
+	Manifest   map[string]any `json:"manifest"`
+}
+
+// UnitStarts returns each unit's start on the clock that orders units across
+// files: the capture's start (Unix ns) plus the block's offset from the
+// file's first step, or the export's own clock when the capture start is
+// unknown.
+func (d *Doc) UnitStarts() map[string]int64 { return d.unitStart }
+
+// ContextMetadata is the MetaContext value for the datasets written from d.
+func (d *Doc) ContextMetadata() (string, error) {
+	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: d.unitStart, InputWarnings: []string{}}
+	if len(d.Inputs) != len(d.Provenance) {
+		return "", fmt.Errorf("analysis context: %d inputs but %d provenance rows", len(d.Inputs), len(d.Provenance))
+	}
+	for i, in := range d.Inputs {
+		p := d.Provenance[i]
+		c.Files = append(c.Files, fileContext{Input: in, Provenance: p.Provenance, Manifest: p.Manifest})
+	}
+	for _, w := range d.Warnings {
+		if w.Code == "input" {
+			c.InputWarnings = append(c.InputWarnings, w.Message)
+		}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("analysis context: %w", err)
+	}
+	return string(b), nil
+}
+
+// Dataset is one loaded `analyze --out` directory.
+type Dataset struct {
+	Dir        string
+	Instances  *export.Table // phase_instances
+	Provenance *export.Table // provenance; nil when absent
+	context    *datasetContext
+}
+
+// LoadDataset reads the phase_instances (and provenance) tables of a dataset
+// directory and its analysis context.
+func LoadDataset(dir string) (*Dataset, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the dataset", Err: err, Hint: "pass a directory written by nsysphase analyze --out"}
+	}
+	if !st.IsDir() {
+		return nil, &nsys.InputError{Path: dir, Problem: "not a directory", Hint: "--from takes directories written by nsysphase analyze --out; pass exports without --from"}
+	}
+	tables, err := export.ReadDataset(dir)
+	if err != nil {
+		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet dataset", Err: err}
+	}
+	ds := &Dataset{Dir: dir}
+	for _, t := range tables {
+		switch t.Name {
+		case "phase_instances":
+			ds.Instances = t
+		case "provenance":
+			ds.Provenance = t
+		}
+	}
+	if ds.Instances == nil {
+		return nil, &nsys.InputError{Path: dir, Problem: "no phase_instances table (phase_instances.parquet or phase_instances/)", Hint: "write the dataset with nsysphase analyze --out DIR (Parquet, not --format arrow)"}
+	}
+	md, err := instancesMetadata(dir)
+	if err != nil {
+		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet metadata of phase_instances", Err: err}
+	}
+	if raw := md[MetaContext]; raw != "" {
+		var c datasetContext
+		if err := json.Unmarshal([]byte(raw), &c); err != nil {
+			return nil, &nsys.InputError{Path: dir, Problem: "bad " + MetaContext + " metadata", Err: err}
+		}
+		if c.Version > contextVersion {
+			return nil, &nsys.InputError{Path: dir, Problem: fmt.Sprintf("analysis context version %d is newer than this nsysphase understands (%d)", c.Version, contextVersion), Hint: "upgrade nsysphase"}
+		}
+		ds.context = &c
+	}
+	return ds, nil
+}
+
+// instancesMetadata returns the file metadata of phase_instances.parquet or
+// of the first part file of a partitioned phase_instances/.
+func instancesMetadata(dir string) (map[string]string, error) {
+	flat := filepath.Join(dir, "phase_instances.parquet")
+	if _, err := os.Stat(flat); err == nil {
+		return export.ReadParquetMetadata(flat)
+	}
+	var first string
+	errFound := errors.New("found")
+	err := filepath.WalkDir(filepath.Join(dir, "phase_instances"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".parquet") {
+			first = path
+			return errFound
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return nil, err
+	}
+	if first == "" {
+		return map[string]string{}, nil
+	}
+	return export.ReadParquetMetadata(first)
+}
+
+// FromOptions tunes BuildFromDatasets.
+type FromOptions struct {
+	// SkipSteps re-applies the warm-up rule: steps with index < SkipSteps in
+	// each block are left out. Negative keeps the flags the datasets were
+	// written with.
+	SkipSteps int
+}
+
+// BuildFromDatasets loads the datasets in dirs, in order, and computes the
+// same document Build computes from the exports they were written from.
+func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc StatsConfig, version string) (*Doc, error) {
+	if len(dirs) == 0 {
+		return nil, &UsageError{Err: errors.New("--from: no dataset directory")}
+	}
+	var sets []*Dataset
+	for _, dir := range dirs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ds, err := LoadDataset(dir)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, ds)
+	}
+	files, skip, warns, err := FileResultsFromDatasets(sets, opt)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Build(ctx, files, sc, version, skip)
+	if err != nil {
+		return nil, err
+	}
+	// Dataset-level notes go first, as input warnings do.
+	d.Warnings = append(warns, d.Warnings...)
+	return d, nil
+}
+
+// instanceCols locates the phase_instances columns by name, so datasets with
+// partition keys in any position, or extra columns, load.
+type instanceCols struct {
+	file, pid, tid, thread, arm, block, unit, step, phase, isStep, depth, warmup, start, end int
+	metrics                                                                                  [phases.NumMetrics]int
+	queueMean, phaseGap, unattr                                                              int // -1 when absent
+}
+
+func locateColumns(t *export.Table) (*instanceCols, error) {
+	c := &instanceCols{}
+	need := func(name string, typ export.Type) (int, error) {
+		i := t.ColumnIndex(name)
+		if i < 0 {
+			return 0, fmt.Errorf("phase_instances has no column %s", name)
+		}
+		if got := t.Column(i).Type; got != typ {
+			return 0, fmt.Errorf("phase_instances column %s is %v, want %v", name, got, typ)
+		}
+		return i, nil
+	}
+	var err error
+	for _, f := range []struct {
+		p    *int
+		name string
+		typ  export.Type
+	}{
+		{&c.file, "file", export.TypeString}, {&c.pid, "pid", export.TypeInt64}, {&c.tid, "tid", export.TypeInt64},
+		{&c.thread, "thread", export.TypeString}, {&c.arm, "arm", export.TypeString}, {&c.block, "block", export.TypeInt64},
+		{&c.unit, "unit", export.TypeString}, {&c.step, "step", export.TypeInt64}, {&c.phase, "phase", export.TypeString},
+		{&c.isStep, "is_step", export.TypeBool}, {&c.depth, "depth", export.TypeInt64}, {&c.warmup, "warmup", export.TypeBool},
+		{&c.start, "start_ns", export.TypeInt64}, {&c.end, "end_ns", export.TypeInt64},
+	} {
+		if *f.p, err = need(f.name, f.typ); err != nil {
+			return nil, err
+		}
+	}
+	for m := range phases.NumMetrics {
+		if c.metrics[m], err = need(phases.Metrics[m].Name, export.TypeInt64); err != nil {
+			return nil, err
+		}
+	}
+	opt := func(name string, typ export.Type) int {
+		i := t.ColumnIndex(name)
+		if i >= 0 && t.Column(i).Type != typ {
+			return -1
+		}
+		return i
+	}
+	c.queueMean = opt("queue_mean_ns", export.TypeFloat64)
+	c.phaseGap = opt("phase_gap_ns", export.TypeInt64)
+	c.unattr = opt("unattributed_kernel_ns", export.TypeInt64)
+	return c, nil
+}
+
+// instanceAt converts one row; a null in a required column is an error.
+func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, error) {
+	var x phases.Instance
+	var bad string
+	str := func(col int) string {
+		v, ok := t.String(r, col)
+		if !ok && bad == "" {
+			bad = t.Column(col).Name
+		}
+		return v
+	}
+	i64 := func(col int) int64 {
+		v, ok := t.Int64(r, col)
+		if !ok && bad == "" {
+			bad = t.Column(col).Name
+		}
+		return v
+	}
+	boolean := func(col int) bool {
+		v, ok := t.Bool(r, col)
+		if !ok && bad == "" {
+			bad = t.Column(col).Name
+		}
+		return v
+	}
+	x.File, x.Pid, x.Tid, x.Arm = str(c.file), i64(c.pid), i64(c.tid), str(c.arm)
+	x.Thread, _ = t.String(r, c.thread) // "" and null both mean unnamed
+	x.Block, x.Unit, x.Step, x.Phase = int(i64(c.block)), str(c.unit), int(i64(c.step)), str(c.phase)
+	x.IsStep, x.Depth, x.Warmup = boolean(c.isStep), int(i64(c.depth)), boolean(c.warmup)
+	x.Start, x.End = i64(c.start), i64(c.end)
+	for m := range phases.NumMetrics {
+		x.M[m] = i64(c.metrics[m])
+	}
+	if c.queueMean >= 0 {
+		x.QueueMeanNs, x.HasQueue = t.Float64(r, c.queueMean)
+	}
+	if c.phaseGap >= 0 && c.unattr >= 0 {
+		gap, ok1 := t.Int64(r, c.phaseGap)
+		un, ok2 := t.Int64(r, c.unattr)
+		if ok1 && ok2 {
+			x.PhaseGapNs, x.UnattrKerNs, x.HasStepOnly = gap, un, true
+		}
+	}
+	if bad != "" {
+		return x, fmt.Errorf("phase_instances row %d: null %s", r, bad)
+	}
+	return x, nil
+}
+
+// FileResultsFromDatasets rebuilds one FileResult per export from loaded
+// datasets, ready for Build. It returns the warm-up setting to report and
+// warnings about what the datasets could not carry.
+func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, int, []Warning, error) {
+	var out []*FileResult
+	var warns []Warning
+	fileSet := map[string]string{} // file → dataset dir
+	skip, skipKnown := -1, false
+	for _, ds := range sets {
+		frs, err := ds.fileResults()
+		if err != nil {
+			return nil, 0, nil, &nsys.InputError{Path: ds.Dir, Problem: "cannot use the phase_instances table", Err: err}
+		}
+		for _, fr := range frs {
+			if prev, ok := fileSet[fr.Path]; ok {
+				return nil, 0, nil, &UsageError{Err: fmt.Errorf("export %s is in both %s and %s: pass each export's dataset once (exports analysed in different jobs need different paths)", fr.Path, prev, ds.Dir)}
+			}
+			fileSet[fr.Path] = ds.Dir
+		}
+		out = append(out, frs...)
+		s := -1
+		if ds.context != nil {
+			s = ds.context.SkipSteps
+		} else {
+			s = inferredSkip(frs)
+			warns = append(warns, Warning{Code: "dataset_without_context", Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
+		}
+		if skipKnown && s != skip && opt.SkipSteps < 0 {
+			warns = append(warns, Warning{Code: "skip_steps_differ", Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, skip)})
+		}
+		if !skipKnown {
+			skip, skipKnown = s, true
+		}
+	}
+	if opt.SkipSteps >= 0 {
+		skip = opt.SkipSteps
+		for _, fr := range out {
+			r := fr.Result
+			r.Excluded.SkippedSteps = 0
+			for i := range r.Instances {
+				x := &r.Instances[i]
+				x.Warmup = x.Step < opt.SkipSteps
+				if x.IsStep && x.Warmup {
+					r.Excluded.SkippedSteps++
+				}
+			}
+		}
+	}
+	return out, max(skip, 0), warns, nil
+}
+
+// inferredSkip is the largest number of warm-up steps of any unit.
+func inferredSkip(frs []*FileResult) int {
+	n := map[string]int{}
+	best := 0
+	for _, fr := range frs {
+		for _, x := range fr.Result.Instances {
+			if x.IsStep && x.Warmup {
+				n[x.Unit]++
+				best = max(best, n[x.Unit])
+			}
+		}
+	}
+	return best
+}
+
+// stepKey identifies one step instance: its unit and index.
+type stepKey struct {
+	unit string
+	step int
+}
+
+// fileResults turns the dataset's rows into per-export results, in the
+// order the analysis read the exports.
+func (ds *Dataset) fileResults() ([]*FileResult, error) {
+	t := ds.Instances
+	cols, err := locateColumns(t)
+	if err != nil {
+		return nil, err
+	}
+	type stepGroup struct {
+		step *phases.Instance
+		rows []phases.Instance // the step's phase rows, in dataset order
+	}
+	type fileAcc struct {
+		groups map[stepKey]*stepGroup
+		order  []stepKey
+	}
+	files := map[string]*fileAcc{}
+	var fileOrder []string
+	for r := range t.Len() {
+		x, err := cols.instanceAt(t, r)
+		if err != nil {
+			return nil, err
+		}
+		fa := files[x.File]
+		if fa == nil {
+			fa = &fileAcc{groups: map[stepKey]*stepGroup{}}
+			files[x.File] = fa
+			fileOrder = append(fileOrder, x.File)
+		}
+		k := stepKey{x.Unit, x.Step}
+		g := fa.groups[k]
+		if g == nil {
+			g = &stepGroup{}
+			fa.groups[k] = g
+			fa.order = append(fa.order, k)
+		}
+		if x.IsStep {
+			if g.step != nil {
+				return nil, fmt.Errorf("unit %q has two rows for step %d", x.Unit, x.Step)
+			}
+			g.step = &x
+		} else {
+			g.rows = append(g.rows, x)
+		}
+	}
+	// The analysis' input order when the context knows it.
+	if ds.context != nil {
+		rank := map[string]int{}
+		for i, f := range ds.context.Files {
+			rank[f.Input.File] = i
+		}
+		slices.SortStableFunc(fileOrder, func(a, b string) int {
+			ra, oka := rank[a]
+			rb, okb := rank[b]
+			switch {
+			case oka && okb:
+				return ra - rb
+			case oka:
+				return -1
+			case okb:
+				return 1
+			}
+			return 0
+		})
+	} else if ds.Provenance != nil {
+		if fc := ds.Provenance.ColumnIndex("file"); fc >= 0 {
+			rank := map[string]int{}
+			for r := range ds.Provenance.Len() {
+				if f, ok := ds.Provenance.String(r, fc); ok {
+					if _, seen := rank[f]; !seen {
+						rank[f] = len(rank)
+					}
+				}
+			}
+			slices.SortStableFunc(fileOrder, func(a, b string) int {
+				ra, oka := rank[a]
+				rb, okb := rank[b]
+				if oka && okb {
+					return ra - rb
+				}
+				return 0
+			})
+		}
+	}
+	provRows, err := ds.provenanceRows()
+	if err != nil {
+		return nil, err
+	}
+	var out []*FileResult
+	for fi, file := range fileOrder {
+		fa := files[file]
+		groups := make([]*stepGroup, 0, len(fa.order))
+		for _, k := range fa.order {
+			g := fa.groups[k]
+			if g.step == nil {
+				return nil, fmt.Errorf("%s: phase rows of unit %q step %d have no step row", file, k.unit, k.step)
+			}
+			groups = append(groups, g)
+		}
+		// Segmentation's order: steps by start (then thread), each followed
+		// by its phases in range order. A partitioned dataset groups rows by
+		// arm, so the order is restored here rather than trusted.
+		slices.SortStableFunc(groups, func(a, b *stepGroup) int {
+			return cmp.Or(cmp.Compare(a.step.Start, b.step.Start), cmp.Compare(a.step.Pid, b.step.Pid), cmp.Compare(a.step.Tid, b.step.Tid))
+		})
+		steps := make([]*phases.Instance, len(groups))
+		for i, g := range groups {
+			steps[i] = g.step
+		}
+		starts := ds.unitStarts(steps)
+		res := &phases.Result{}
+		seen := map[string]bool{}
+		var phaseNames []string
+		for _, g := range groups {
+			st := *g.step
+			st.BlockStart = starts[st.Unit]
+			res.Instances = append(res.Instances, st)
+			if res.StepName == "" {
+				res.StepName = st.Phase
+			}
+			for _, x := range g.rows {
+				x.BlockStart = st.BlockStart
+				res.Instances = append(res.Instances, x)
+				if !seen[x.Phase] {
+					seen[x.Phase] = true
+					phaseNames = append(phaseNames, x.Phase)
+				}
+			}
+		}
+		res.PhaseOrder = append([]string{res.StepName}, phaseNames...)
+		for _, x := range res.Instances {
+			if x.IsStep && x.Warmup {
+				res.Excluded.SkippedSteps++
+			}
+		}
+		fr := &FileResult{Path: file, Result: res}
+		fc, ok := ds.fileContext(file)
+		if ok {
+			in := fc.Input
+			res.Inputs = []phases.Input{in}
+			// Arm labels in the rows are final: FileArm stays empty so that
+			// Build does not relabel them again.
+			fr.Info, fr.Manifest = fc.Provenance, fc.Manifest
+		} else {
+			pr := provRows[file]
+			if pr == nil {
+				pr = &ProvenanceRow{File: file, Provenance: &Provenance{File: file, GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}}
+			}
+			fr.Info, fr.Manifest = pr.Provenance, pr.Manifest
+			steps := 0
+			for _, x := range res.Instances {
+				if x.IsStep {
+					steps++
+				}
+			}
+			res.Inputs = []phases.Input{{File: file, NsysVersion: pr.Provenance.NsysVersion, SchemaVersion: pr.Provenance.SchemaVersion,
+				GraphTraceMode: pr.Provenance.GraphTraceMode, Step: res.StepName, Steps: steps, Phases: phaseNames,
+				CrossProcessOverlapNs: pr.Evidence.CrossProcessGPUOverlapNs}}
+		}
+		if fr.Info == nil {
+			fr.Info = &Provenance{File: file, GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}
+		}
+		if res.StepName == "" {
+			res.StepName = res.Inputs[0].Step
+		}
+		// Exclusions and segmentation warnings are per analysis: the first
+		// export of the dataset carries them, as their sum is what Build reports.
+		if fi == 0 && ds.context != nil {
+			skipped := res.Excluded.SkippedSteps
+			res.Excluded = ds.context.Excluded
+			res.Excluded.SkippedSteps = skipped
+			res.Warnings = slices.Clone(ds.context.InputWarnings)
+		}
+		out = append(out, fr)
+	}
+	return out, nil
+}
+
+// unitStarts returns each unit's start: from the context, else the first
+// step's start (which orders blocks of one export as their starts do).
+func (ds *Dataset) unitStarts(steps []*phases.Instance) map[string]int64 {
+	out := map[string]int64{}
+	for _, s := range steps {
+		if ds.context != nil {
+			if v, ok := ds.context.UnitStarts[s.Unit]; ok {
+				out[s.Unit] = v
+				continue
+			}
+		}
+		if v, ok := out[s.Unit]; !ok || s.Start < v {
+			out[s.Unit] = s.Start
+		}
+	}
+	return out
+}
+
+func (ds *Dataset) fileContext(file string) (fileContext, bool) {
+	if ds.context == nil {
+		return fileContext{}, false
+	}
+	for _, f := range ds.context.Files {
+		if f.Input.File == file {
+			return f, true
+		}
+	}
+	return fileContext{}, false
+}
+
+// provenanceRows rebuilds what the provenance table holds, by file.
+func (ds *Dataset) provenanceRows() (map[string]*ProvenanceRow, error) {
+	out := map[string]*ProvenanceRow{}
+	t := ds.Provenance
+	if t == nil {
+		return out, nil
+	}
+	get := func(r int, name string) string {
+		i := t.ColumnIndex(name)
+		if i < 0 || t.Column(i).Type != export.TypeString {
+			return ""
+		}
+		v, _ := t.String(r, i)
+		return v
+	}
+	for r := range t.Len() {
+		file := get(r, "file")
+		p := &Provenance{File: file, NsysVersion: get(r, "nsys_version"), SchemaVersion: get(r, "export_schema_version"),
+			DriverVersion: get(r, "driver_version"), CUDADriverVersion: get(r, "cuda_driver_version"), GraphTraceMode: get(r, "cuda_graph_trace_mode"),
+			GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}
+		names, uuids := splitNonEmpty(get(r, "gpu"), ";"), splitNonEmpty(get(r, "gpu_uuid"), ";")
+		for i, n := range names {
+			g := nsys.GPU{ID: int64(i), Name: n}
+			if i < len(uuids) {
+				g.UUID = uuids[i]
+			}
+			p.GPUs = append(p.GPUs, g)
+		}
+		for _, s := range splitNonEmpty(get(r, "mps_processes_seen"), ";") {
+			pidStr, name, _ := strings.Cut(s, " ")
+			pid, _ := strconv.ParseInt(pidStr, 10, 64)
+			p.MPSProcesses = append(p.MPSProcesses, nsys.Process{Pid: pid, Name: name})
+		}
+		row := &ProvenanceRow{File: file, Provenance: p}
+		if i := t.ColumnIndex("cross_process_gpu_overlap_ns"); i >= 0 && t.Column(i).Type == export.TypeInt64 {
+			row.Evidence.CrossProcessGPUOverlapNs, _ = t.Int64(r, i)
+		}
+		if m := get(r, "manifest"); m != "" {
+			if err := json.Unmarshal([]byte(m), &row.Manifest); err != nil {
+				return nil, fmt.Errorf("provenance of %s: manifest is not JSON: %w", file, err)
+			}
+		}
+		out[file] = row
+	}
+	return out, nil
+}
+
+func splitNonEmpty(s, sep string) []string {
+	var out []string
+	for _, p := range strings.Split(s, sep) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

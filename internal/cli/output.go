@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
+)
+
+// Every command that writes tables shares one output mechanism:
+//
+//   - --format table|markdown|json prints every table on stdout (or -o FILE);
+//   - --format csv|parquet|arrow print one table, the command's primary one
+//     (these formats hold one table per file); binary formats refuse a terminal;
+//   - --out DIR writes every table as a dataset, Parquet by default or Arrow
+//     IPC with --format arrow (then nothing is printed), flat or, with
+//     --partition, Hive-partitioned by arm and file;
+//   - -o FILE writes what stdout would get to FILE instead, atomically.
+//
+// Everything written to a file goes through a temporary file or directory
+// and a rename, so readers never see half an output.
+
+// TableOutput is the output half of a table-writing command's options.
+type TableOutput struct {
+	Format     string
+	Out        string // dataset directory (--out)
+	Partition  bool   // Hive-partitioned dataset (--partition)
+	Output     string // file instead of stdout (-o/--output)
+	Quiet      bool   // print nothing on stdout; no progress bar
+	NoProgress bool
+}
+
+// tableFormats are the --format values of every table-writing command.
+var tableFormats = []string{"table", "json", "csv", "markdown", "parquet", "arrow"}
+
+// addTableOutputFlags registers --format, --out, --partition, -o, --quiet and
+// --no-progress. extra lists command-specific formats (analyze: html).
+func addTableOutputFlags(cmd *cobra.Command, o *TableOutput, primary string, extra ...string) {
+	f := cmd.Flags()
+	formats := append(slices.Clone(tableFormats), extra...)
+	f.StringVar(&o.Format, "format", "table", fmt.Sprintf("output: %s (csv, parquet and arrow print %s; with --out, arrow writes the dataset as Arrow IPC)", strings.Join(formats, ", "), primary))
+	f.StringVar(&o.Out, "out", "", "directory for the tables as a Parquet dataset (written atomically)")
+	f.BoolVar(&o.Partition, "partition", false, "with --out: Hive-partitioned dataset (table/arm=…/file=…/part.parquet)")
+	f.StringVarP(&o.Output, "output", "o", "", "write the --format output to FILE instead of stdout (atomically)")
+	addQuietFlags(cmd, o)
+}
+
+// addQuietFlags registers --quiet and --no-progress alone, for commands that
+// keep their own --format and --out.
+func addQuietFlags(cmd *cobra.Command, o *TableOutput) {
+	f := cmd.Flags()
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stdout (use with --out or -o) and no progress bar")
+	f.BoolVar(&o.NoProgress, "no-progress", false, "no progress bar (it shows only on an interactive terminal, never when CI is set)")
+}
+
+// validate checks the output flags; extra are the command's own formats.
+func (o *TableOutput) validate(extra ...string) error {
+	formats := append(slices.Clone(tableFormats), extra...)
+	if !slices.Contains(formats, o.Format) {
+		return usageErr("--format %q: want %s", o.Format, orList(formats))
+	}
+	if o.Partition && o.Out == "" {
+		return usageErr("--partition needs --out DIR")
+	}
+	if o.Output != "" && o.Out != "" && filepath.Clean(o.Output) == filepath.Clean(o.Out) {
+		return usageErr("-o %s and --out %s name the same path", o.Output, o.Out)
+	}
+	return nil
+}
+
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// tableFormat maps a --format value to an export format; ok is false for
+// formats that are not table renderings (html).
+func tableFormat(name string) (export.Format, bool) {
+	f, err := export.ParseFormat(name)
+	return f, err == nil
+}
+
+// datasetFormat is the format of --out: Arrow IPC when asked, else Parquet.
+func (o *TableOutput) datasetFormat() export.Format {
+	if o.Format == "arrow" {
+		return export.FormatArrow
+	}
+	return export.FormatParquet
+}
+
+// printsReport reports whether anything goes to stdout or -o: not with
+// --quiet, and not for a binary format already written as the --out dataset.
+func (o *TableOutput) printsReport() bool {
+	if o.Quiet {
+		return false
+	}
+	if f, ok := tableFormat(o.Format); ok && f.Binary() && o.Out != "" && o.Output == "" {
+		return false
+	}
+	return true
+}
+
+// writeDataset writes tables to o.Out (a no-op without --out).
+func (o *TableOutput) writeDataset(tables []*export.Table, md map[string]string) error {
+	if o.Out == "" {
+		return nil
+	}
+	opt := export.Options{Metadata: md}
+	if o.Partition {
+		opt.PartitionBy = []string{"arm", "file"}
+	}
+	if err := export.WriteDataset(o.Out, tables, o.datasetFormat(), opt); err != nil {
+		return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", o.Out, err)}
+	}
+	return nil
+}
+
+// writeTables is the whole output of a table-writing command: the dataset
+// (--out) and the rendering of tables in --format on stdout or -o. primary
+// names the table that single-table formats (csv, parquet, arrow) print.
+func writeTables(stdout io.Writer, o *TableOutput, tables []*export.Table, primary string, md map[string]string) error {
+	if err := o.writeDataset(tables, md); err != nil {
+		return err
+	}
+	if !o.printsReport() {
+		return nil
+	}
+	f, ok := tableFormat(o.Format)
+	if !ok {
+		return usageErr("--format %q is not a table format", o.Format)
+	}
+	return o.emit(stdout, f, func(w io.Writer) error { return renderTables(w, tables, primary, f, md) })
+}
+
+// renderTables renders tables in f; single-table formats get the primary one.
+func renderTables(w io.Writer, tables []*export.Table, primary string, f export.Format, md map[string]string) error {
+	opt := export.Options{Metadata: md}
+	switch f {
+	case export.FormatCSV, export.FormatParquet, export.FormatArrow:
+		for _, t := range tables {
+			if t.Name == primary {
+				return export.Write(w, t, f, opt)
+			}
+		}
+		return fmt.Errorf("no table %s to write as %v", primary, f)
+	}
+	return export.WriteTables(w, tables, f, opt)
+}
+
+// emit sends one rendering to -o FILE (atomically) or stdout. Binary output
+// never goes to a terminal.
+func (o *TableOutput) emit(stdout io.Writer, f export.Format, render func(io.Writer) error) error {
+	if o.Output != "" {
+		if err := writeFileAtomic(o.Output, render); err != nil {
+			return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", o.Output, err)}
+		}
+		return nil
+	}
+	if f.Binary() && isTerminal(stdout) {
+		return usageErr("--format %s is binary: redirect stdout to a file, or pass -o FILE or --out DIR", o.Format)
+	}
+	return render(stdout)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// writeFileAtomic renders into a temporary file beside path, syncs it and
+// renames it over path; on error path is untouched.
+func writeFileAtomic(path string, render func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := render(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp.Name(), err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// segmentFlags are the flags that choose how exports are segmented; a
+// dataset (--from) was segmented when it was written, so they do not apply.
+var segmentFlags = []string{"step", "depth", "arm-pattern", "config", "arm", "arm-key", "manifest"}
+
+// validateFrom rejects segmentation flags with --from.
+func (o *AnalyzeOptions) validateFrom(cmd *cobra.Command) error {
+	if !o.From {
+		return nil
+	}
+	for _, name := range segmentFlags {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			return usageErr("--%s does not apply with --from: the datasets were segmented when they were written (re-run analyze on the exports to change it)", name)
+		}
+	}
+	return nil
+}
+
+// buildDocFrom analyses datasets written by --out (analyze --from DIR...).
+// Globs are expanded (sorted) so that CI scripts may quote them.
+func buildDocFrom(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) {
+	var dirs []string
+	for _, a := range o.Files {
+		matches, err := filepath.Glob(a)
+		if err != nil || len(matches) == 0 {
+			dirs = append(dirs, a) // not a pattern, or nothing matched: LoadDataset names the problem
+			continue
+		}
+		slices.Sort(matches)
+		dirs = append(dirs, matches...)
+	}
+	skip := -1
+	if fl := cmd.Flags().Lookup("skip-steps"); fl != nil && fl.Changed {
+		skip = o.SkipSteps
+	}
+	var pr *progress
+	if progressWanted(o.Stderr, o.Quiet, o.NoProgress) {
+		pr = newProgress(cmd.Context(), o.Stderr, true, 1)
+		pr.statsStarted()
+	}
+	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, analysis.FromOptions{SkipSteps: skip}, o.statsConfig(), Version())
+	pr.finish(err == nil)
+	if err != nil {
+		return nil, asExit(err)
+	}
+	return doc, nil
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
+
+	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// progressWanted reports whether a progress bar belongs on stderr: only an
+// interactive terminal, outside CI, and not silenced by --quiet or
+// --no-progress. Logs and pipes never see one.
+func progressWanted(stderr io.Writer, quiet, noProgress bool) bool {
+	if quiet || noProgress || os.Getenv("CI") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progress shows the files read and the statistics stage on stderr. The
+// zero of a nil *progress is silent, so callers need no checks.
+type progress struct {
+	p     *mpb.Progress
+	files *mpb.Bar
+	stats *mpb.Bar
+}
+
+// newProgress returns a bar over total files, or nil when not wanted.
+func newProgress(ctx context.Context, stderr io.Writer, wanted bool, total int) *progress {
+	if !wanted || total <= 0 {
+		return nil
+	}
+	p := mpb.NewWithContext(ctx, mpb.WithOutput(stderr), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond))
+	files := p.AddBar(int64(total),
+		mpb.PrependDecorators(decor.Name("reading ", decor.WCSyncWidthR), decor.CountersNoUnit("%d/%d files", decor.WCSyncWidth)),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "), decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO), "")),
+		mpb.BarFillerClearOnAbort(),
+	)
+	return &progress{p: p, files: files}
+}
+
+// fileDone counts one file read (or failed).
+func (pr *progress) fileDone() {
+	if pr != nil {
+		pr.files.Increment()
+	}
+}
+
+// statsStarted shows a spinner while the statistics run.
+func (pr *progress) statsStarted() {
+	if pr == nil {
+		return
+	}
+	pr.files.SetTotal(-1, true)
+	pr.stats = pr.p.AddSpinner(0,
+		mpb.PrependDecorators(decor.Name("statistics ", decor.WCSyncWidthR)),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)),
+		mpb.BarFillerOnComplete("done"),
+		mpb.BarFillerClearOnAbort(),
+	)
+}
+
+// finish completes (ok) or aborts the bars and waits until they are drawn,
+// so nothing written to stderr afterwards is garbled.
+func (pr *progress) finish(ok bool) {
+	if pr == nil {
+		return
+	}
+	for _, b := range []*mpb.Bar{pr.files, pr.stats} {
+		if b == nil {
+			continue
+		}
+		if ok {
+			b.SetTotal(-1, true)
+		} else {
+			b.Abort(false)
+		}
+	}
+	pr.p.Wait()
+}
+
+// opener wraps analysis.OpenInput so each file counts when it is closed.
+func (pr *progress) opener() func(ctx context.Context, path string) (*nsys.File, func(), error) {
+	if pr == nil {
+		return nil
+	}
+	return func(ctx context.Context, path string) (*nsys.File, func(), error) {
+		f, closeFn, err := analysis.OpenInput(ctx, path)
+		if err != nil {
+			pr.fileDone()
+			return nil, nil, err
+		}
+		return f, func() { closeFn(); pr.fileDone() }, nil
+	}
+}
