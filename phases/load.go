@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -36,42 +35,6 @@ type gpuOp struct {
 	copyKind   uint8 // nsys.Copy* for memcpy
 	pageable   bool  // memcpy from or to pageable host memory
 	graphNode  bool  // a kernel/memcpy of a graph launch traced per node
-}
-
-// sortOps sorts ops by opKey: with several CPUs, chunks are sorted
-// concurrently and merged into a new slice (the old one is dropped).
-func sortOps(ops []gpuOp) []gpuOp {
-	byKey := func(a, b gpuOp) int { return cmp.Compare(opKey(a), opKey(b)) }
-	k := min(runtime.GOMAXPROCS(0), 8)
-	if k < 2 || len(ops) < 200_000 {
-		slices.SortFunc(ops, byKey)
-		return ops
-	}
-	size := (len(ops) + k - 1) / k
-	var chunks [][]gpuOp
-	for lo := 0; lo < len(ops); lo += size {
-		chunks = append(chunks, ops[lo:min(len(ops), lo+size)])
-	}
-	var wg sync.WaitGroup
-	for _, c := range chunks {
-		wg.Add(1)
-		go func() { defer wg.Done(); slices.SortFunc(c, byKey) }()
-	}
-	wg.Wait()
-	out := make([]gpuOp, 0, len(ops))
-	for {
-		best := -1
-		for i, c := range chunks {
-			if len(c) > 0 && (best < 0 || opKey(c[0]) < opKey(chunks[best][0])) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return out
-		}
-		out = append(out, chunks[best][0])
-		chunks[best] = chunks[best][1:]
-	}
 }
 
 func opKey(o gpuOp) uint64 { return uint64(uint32(o.pid))<<32 | uint64(uint32(o.corr)) }
@@ -335,8 +298,7 @@ func load(f *nsys.File) (*trace, error) {
 	// Sort by one packed (pid, corr) key: a single comparison per step.
 	// The order of a correlation id's own ops does not matter (attribution
 	// takes their minimum start where it needs the first).
-	tr.ops = sortOps(tr.ops)
-	tr.index = buildCorrIndex(tr.ops)
+	tr.ops, tr.index = groupOps(tr.ops)
 	tr.buildBusy()
 
 	// API calls: classify each distinct name once.
@@ -428,37 +390,84 @@ func markTopLevel(calls []apiCall) {
 	}
 }
 
-func buildCorrIndex(ops []gpuOp) corrIndex {
+// groupOps groups ops by (pid, correlation id) in O(n) — a counting sort
+// whose per-process bitmap ranks become the correlation index — instead of
+// a comparison sort of the biggest structure. Within one id, ops keep table
+// order. The input slice is dropped.
+func groupOps(ops []gpuOp) ([]gpuOp, corrIndex) {
+	type pidAcc struct {
+		n, maxCorr int
+		p          *pidIndex
+		fill       []int32 // next free slot per rank
+	}
+	accs := map[int32]*pidAcc{}
+	var pids []int32
+	for _, o := range ops {
+		a := accs[o.pid]
+		if a == nil {
+			a = &pidAcc{}
+			accs[o.pid] = a
+			pids = append(pids, o.pid)
+		}
+		a.n++
+		a.maxCorr = max(a.maxCorr, int(o.corr))
+	}
+	slices.Sort(pids)
 	ix := corrIndex{byPid: map[int32]*pidIndex{}}
-	for i := 0; i < len(ops); {
-		pid := ops[i].pid
-		j := i
-		for j < len(ops) && ops[j].pid == pid {
-			j++
+	for _, pid := range pids {
+		a := accs[pid]
+		a.p = &pidIndex{bits: make([]uint64, a.maxCorr>>6+1)}
+		ix.byPid[pid] = a.p
+	}
+	for _, o := range ops {
+		if o.corr >= 0 {
+			accs[o.pid].p.bits[o.corr>>6] |= 1 << (uint(o.corr) & 63)
 		}
-		maxCorr := max(0, ops[j-1].corr)
-		p := &pidIndex{bits: make([]uint64, int(maxCorr)>>6+1)}
-		for k := i; k < j; k++ {
-			c := ops[k].corr
-			if c < 0 {
-				continue
-			}
-			if k == i || c != ops[k-1].corr {
-				p.bits[c>>6] |= 1 << (uint(c) & 63)
-				p.starts = append(p.starts, int32(k))
-			}
-		}
-		p.starts = append(p.starts, int32(j))
+	}
+	// Ranks, then per-rank counts → starts (absolute positions in out).
+	for _, pid := range pids {
+		a := accs[pid]
+		p := a.p
 		p.rank = make([]int32, len(p.bits))
 		var r int32
 		for w, b := range p.bits {
 			p.rank[w] = r
 			r += int32(bits.OnesCount64(b))
 		}
-		ix.byPid[pid] = p
-		i = j
+		p.starts = make([]int32, r+1)
+		a.fill = make([]int32, r)
 	}
-	return ix
+	rankOf := func(p *pidIndex, corr int32) int32 {
+		w := corr >> 6
+		return p.rank[w] + int32(bits.OnesCount64(p.bits[w]&(1<<(uint(corr)&63)-1)))
+	}
+	for _, o := range ops {
+		if o.corr < 0 { // no correlation: attributable to no call
+			continue
+		}
+		p := accs[o.pid].p
+		p.starts[rankOf(p, o.corr)+1]++
+	}
+	off := int32(0)
+	for _, pid := range pids {
+		p := accs[pid].p
+		p.starts[0] = off
+		for r := 1; r < len(p.starts); r++ {
+			p.starts[r] += p.starts[r-1]
+		}
+		off = p.starts[len(p.starts)-1]
+	}
+	out := make([]gpuOp, off)
+	for _, o := range ops {
+		if o.corr < 0 {
+			continue
+		}
+		a := accs[o.pid]
+		r := rankOf(a.p, o.corr)
+		out[a.p.starts[r]+a.fill[r]] = o
+		a.fill[r]++
+	}
+	return out, ix
 }
 
 // cudaDeviceMap maps (pid, per-process CUDA device id) to the physical GPU id:
