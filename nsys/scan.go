@@ -137,7 +137,7 @@ func (f *File) Split(t string, n int, minRows int64) []RowRange {
 	for a := lo; a <= hi; a += step {
 		out = append(out, RowRange{Lo: a, Hi: min(a+step, hi+1)})
 	}
-	out[0].Lo = -1 << 62         // keep both ends open
+	out[0].Lo = -1 << 62 // keep both ends open
 	out[len(out)-1].Hi = 1 << 62
 	return out
 }
