@@ -322,7 +322,7 @@ func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, i
 			fileSet[fr.Path] = ds.Dir
 		}
 		out = append(out, frs...)
-		s := -1
+		var s int
 		if ds.context != nil {
 			s = ds.context.SkipSteps
 		} else {
