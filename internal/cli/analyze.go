@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -379,20 +380,71 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f export.Format) error {
 		}
 	}
 	if len(doc.Warnings) > 0 {
-		h(fmt.Sprintf("Warnings (%d; all in --format json)", len(doc.Warnings)))
-		for i, wr := range doc.Warnings {
-			if i == 15 {
-				fmt.Fprintf(w, "  … %d more\n", len(doc.Warnings)-15)
-				break
-			}
-			scope := strings.Trim(strings.Join([]string{wr.Phase, wr.Arm, wr.Metric}, " "), " ")
-			if scope != "" {
-				scope = " [" + scope + "]"
-			}
-			fmt.Fprintf(w, "  %s%s: %s\n", wr.Code, scope, wr.Message)
-		}
+		writeAnalysisWarnings(w, doc.Warnings, h)
 	}
 	return nil
+}
+
+// writeAnalysisWarnings prints the warnings a reader must see — those about inputs,
+// arms and wall time — in full, and counts the rest by code: per-metric
+// diagnostics on forty metrics would otherwise bury them. JSON has them all.
+func writeAnalysisWarnings(w io.Writer, ws []analysis.Warning, h func(string)) {
+	// Identical diagnostics of several phases (the design's replication,
+	// say) print once with the phases they concern.
+	type group struct {
+		w      analysis.Warning
+		phases []string
+	}
+	var shown []*group
+	byKey := map[string]*group{}
+	rest := map[string]int{}
+	nShown := 0
+	for _, wr := range ws {
+		if wr.Metric != "" && wr.Metric != "wall_ns" {
+			rest[wr.Code]++
+			continue
+		}
+		nShown++
+		key := wr.Code + "\x00" + wr.Arm + "\x00" + wr.Metric + "\x00" + wr.Message
+		g := byKey[key]
+		if g == nil {
+			g = &group{w: wr}
+			byKey[key] = g
+			shown = append(shown, g)
+		}
+		if wr.Phase != "" && !slices.Contains(g.phases, wr.Phase) {
+			g.phases = append(g.phases, wr.Phase)
+		}
+	}
+	h(fmt.Sprintf("Warnings (%d: %d on inputs, arms and wall_ns below; all in --format json)", len(ws), nShown))
+	const limit = 25
+	for i, g := range shown {
+		if i == limit {
+			fmt.Fprintf(w, "  … %d more\n", len(shown)-limit)
+			break
+		}
+		where := strings.Join(g.phases, ", ")
+		if len(g.phases) > 3 {
+			where = fmt.Sprintf("%d phases", len(g.phases))
+		}
+		scope := strings.Trim(strings.Join([]string{where, g.w.Arm, g.w.Metric}, " "), " ")
+		if scope != "" {
+			scope = " [" + scope + "]"
+		}
+		fmt.Fprintf(w, "  %s%s: %s\n", g.w.Code, scope, g.w.Message)
+	}
+	if len(rest) > 0 {
+		codes := make([]string, 0, len(rest))
+		for c := range rest {
+			codes = append(codes, c)
+		}
+		slices.Sort(codes)
+		parts := make([]string, len(codes))
+		for i, c := range codes {
+			parts[i] = fmt.Sprintf("%s ×%d", c, rest[c])
+		}
+		fmt.Fprintf(w, "  on other metrics: %s\n", strings.Join(parts, ", "))
+	}
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+copysignHalf(v))) / 10 }
