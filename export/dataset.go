@@ -218,8 +218,15 @@ func partitionValue(t *Table, row, col int) string {
 		b.WriteByte(hex[c>>4])
 		b.WriteByte(hex[c&0xf])
 	}
+	out := b.String()
+	// DuckDB reads a directory value "null" (any case) as SQL NULL before it
+	// decodes percent escapes: escape the first letter so an arm named
+	// "null" stays the string "null" in every reader.
+	if strings.EqualFold(out, "null") {
+		return "%" + string(hex[out[0]>>4]) + string(hex[out[0]&0xf]) + out[1:]
+	}
 	// "." and ".." are not directory names we can create.
-	if out := b.String(); out != "." && out != ".." {
+	if out != "." && out != ".." {
 		return out
 	}
 	return strings.ReplaceAll(b.String(), ".", "%2E")
