@@ -141,9 +141,9 @@ func load(f *nsys.File) (*trace, error) {
 		return nil
 	})
 	// The two big tables are read in rowid ranges on several connections at
-	// once (a range is a B-tree seek); each range keeps table order, and the
+	// once, up to eight (a range is a B-tree seek); each range keeps table order, and the
 	// ranges are joined in order, so results do not depend on the split.
-	parts := max(1, min(runtime.GOMAXPROCS(0), 4))
+	parts := max(1, min(runtime.GOMAXPROCS(0), 8))
 	apiParts := f.Split(nsys.TableRuntime, parts, 200_000)
 	kernelParts := f.Split(nsys.TableKernel, parts, 200_000)
 	apiChunks := make([]apiChunk, len(apiParts))
@@ -302,10 +302,24 @@ func load(f *nsys.File) (*trace, error) {
 	tr.buildBusy()
 
 	// API calls: classify each distinct name once.
+	// Name ids are dense StringIds ids: a slice, not a map, on this
+	// million-row loop. Threads are visited in id order so class numbers do
+	// not depend on map order.
 	classOf := map[int32]uint16{}
-	for _, tc := range tr.threads {
+	var dense []int32 // name id → class+1; 0 = not seen
+	gts := make([]int64, 0, len(tr.threads))
+	for gt := range tr.threads {
+		gts = append(gts, gt)
+	}
+	slices.Sort(gts)
+	for _, gt := range gts {
+		tc := tr.threads[gt]
 		for i := range tc.calls {
 			c := &tc.calls[i]
+			if int(c.name) < len(dense) && dense[c.name] != 0 {
+				c.class = uint16(dense[c.name] - 1)
+				continue
+			}
 			cl, ok := classOf[c.name]
 			if !ok {
 				name := tr.strs.Name(int64(c.name))
@@ -313,6 +327,12 @@ func load(f *nsys.File) (*trace, error) {
 				classOf[c.name] = cl
 				tr.classes = append(tr.classes, classifyAPI(name))
 				tr.names = append(tr.names, nsys.BaseAPIName(name))
+				if c.name >= 0 && c.name < 1<<24 {
+					for int(c.name) >= len(dense) {
+						dense = append(dense, 0)
+					}
+					dense[c.name] = int32(cl) + 1
+				}
 			}
 			c.class = cl
 		}
@@ -519,29 +539,35 @@ func totalLength(iv []interval) int64 {
 // buildBusy computes, per GPU and process, the merged busy intervals of its
 // GPU ops (for overlap with other processes).
 func (tr *trace) buildBusy() {
-	type key struct{ gpu, pid int32 }
-	n := map[key]int{}
-	for _, o := range tr.ops {
-		if o.end > o.start {
-			n[key{o.gpu, o.pid}]++
-		}
-	}
 	raw := map[int32]map[int32][]interval{}
-	for k, c := range n {
-		if raw[k.gpu] == nil {
-			raw[k.gpu] = map[int32][]interval{}
+	// ops are grouped by pid: count per GPU within each pid segment, then
+	// fill exactly sized slices.
+	for lo := 0; lo < len(tr.ops); {
+		pid := tr.ops[lo].pid
+		hi := lo
+		n := map[int32]int{}
+		for hi < len(tr.ops) && tr.ops[hi].pid == pid {
+			if o := &tr.ops[hi]; o.end > o.start {
+				n[o.gpu]++
+			}
+			hi++
 		}
-		raw[k.gpu][k.pid] = make([]interval, 0, c)
-	}
-	for _, o := range tr.ops {
-		if o.end > o.start {
-			raw[o.gpu][o.pid] = append(raw[o.gpu][o.pid], interval{o.start, o.end})
+		per := map[int32][]interval{}
+		for g, c := range n {
+			per[g] = make([]interval, 0, c)
 		}
-	}
-	for _, m := range raw {
-		for pid, iv := range m {
-			m[pid] = mergeIntervals(iv)
+		for _, o := range tr.ops[lo:hi] {
+			if o.end > o.start {
+				per[o.gpu] = append(per[o.gpu], interval{o.start, o.end})
+			}
 		}
+		for g, iv := range per {
+			if raw[g] == nil {
+				raw[g] = map[int32][]interval{}
+			}
+			raw[g][pid] = mergeIntervals(iv)
+		}
+		lo = hi
 	}
 	tr.busy = raw
 }
