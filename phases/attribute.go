@@ -8,15 +8,14 @@ import (
 
 // attributor measures instances; it keeps scratch buffers between calls.
 type attributor struct {
-	tr     *trace
-	ivs    map[int32][]interval // per GPU: the instance's op intervals
-	others map[[2]int32][]interval
-	rec    *callRecorder // non-nil with Options.Calls
-	inst   int32         // index in Result.Instances of the instance being measured, for rec
+	tr   *trace
+	ivs  map[int32][]interval // per GPU: the instance's op intervals
+	rec  *callRecorder        // non-nil with Options.Calls
+	inst int32                // index in Result.Instances of the instance being measured, for rec
 }
 
 func newAttributor(tr *trace) *attributor {
-	return &attributor{tr: tr, ivs: map[int32][]interval{}, others: map[[2]int32][]interval{}}
+	return &attributor{tr: tr, ivs: map[int32][]interval{}}
 }
 
 // measure fills x.M for the range [x.Start, x.End] on thread gtid.
@@ -193,15 +192,7 @@ func addCopy(m *[NumMetrics]int64, o gpuOp, d int64) {
 	}
 }
 
-func (a *attributor) othersOf(gpu, pid int32) []interval {
-	k := [2]int32{gpu, pid}
-	iv, ok := a.others[k]
-	if !ok {
-		iv = a.tr.othersBusy(gpu, pid)
-		a.others[k] = iv
-	}
-	return iv
-}
+func (a *attributor) othersOf(gpu, pid int32) []interval { return a.tr.others[gpu][pid] }
 
 // otherThreads adds GPU work launched during the range by other threads of
 // the same process (PyTorch runs backward on its autograd thread). It is

@@ -102,6 +102,7 @@ type trace struct {
 	graphMode   string
 	warnings    []string
 	busy        map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
+	others      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
 }
 
 // load streams the export's tables concurrently (one connection each) and
@@ -300,6 +301,7 @@ func load(f *nsys.File) (*trace, error) {
 	// takes their minimum start where it needs the first).
 	tr.ops, tr.index = groupOps(tr.ops)
 	tr.buildBusy()
+	tr.buildOthers()
 
 	// API calls: classify each distinct name once.
 	// Name ids are dense StringIds ids: a slice, not a map, on this
@@ -572,15 +574,35 @@ func (tr *trace) buildBusy() {
 	tr.busy = raw
 }
 
-// othersBusy returns the merged busy intervals of every process but pid on gpu.
-func (tr *trace) othersBusy(gpu, pid int32) []interval {
-	var all []interval
-	for p, iv := range tr.busy[gpu] {
-		if p != pid {
-			all = append(all, iv...)
+// buildOthers precomputes, per GPU and process, the merged busy intervals of
+// every other process on that GPU — shared read-only by all attribution
+// workers. With two processes it is simply the other one's list.
+func (tr *trace) buildOthers() {
+	tr.others = map[int32]map[int32][]interval{}
+	for g, byPid := range tr.busy {
+		if len(byPid) < 2 {
+			continue
 		}
+		m := map[int32][]interval{}
+		for pid := range byPid {
+			var all []interval
+			var only []interval
+			n := 0
+			for p, iv := range byPid {
+				if p != pid {
+					all = append(all, iv...)
+					only = iv
+					n++
+				}
+			}
+			if n == 1 {
+				m[pid] = only
+			} else {
+				m[pid] = mergeIntervals(all)
+			}
+		}
+		tr.others[g] = m
 	}
-	return mergeIntervals(all)
 }
 
 // intersectLength is the total length of a ∩ b, both merged and sorted.
