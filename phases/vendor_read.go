@@ -330,7 +330,7 @@ func scanVendorOps(ctx context.Context, f *nsys.File, ops *vendorOps) (map[strin
 		ops.add(globalPid, corr, start, end)
 		return nil
 	}
-	for k, err := range f.Kernels() {
+	for k, err := range f.KernelOps(nsys.AllRows) { // column-pruned: the fields used below
 		if err != nil {
 			return nil, fmt.Errorf("read kernels: %w", err)
 		}
@@ -366,7 +366,7 @@ func scanVendorAPI(ctx context.Context, f *nsys.File, api *vendorAPI) (int64, er
 	var lastTid, lastKey int64
 	var lastProc *vendorIDRange
 	lastCount, n := 0, 0
-	for c, err := range f.APICalls() {
+	for c, err := range f.APICallsCore(nsys.AllRows) { // column-pruned: the fields used below
 		if err != nil {
 			return 0, fmt.Errorf("read CUDA API calls: %w", err)
 		}
