@@ -220,7 +220,7 @@ func fileURI(abs string) string {
 // conn opens a new read-only connection. zombiezen's OpenConn defaults to
 // read-write with WAL, which would rewrite the export: the flags are explicit.
 func (f *File) conn() (*sqlite.Conn, error) {
-	c, err := sqlite.OpenConn(f.uri, sqlite.OpenReadOnly|sqlite.OpenURI|sqlite.OpenNoMutex)
+	c, err := sqlite.OpenConn(f.uri, sqlite.OpenReadOnly|sqlite.OpenURI)
 	if err != nil {
 		return nil, &InputError{Path: f.Path, Problem: "cannot open as SQLite", Err: err, Hint: hintReexport}
 	}

@@ -37,8 +37,6 @@ type gpuOp struct {
 	graphNode  bool  // a kernel/memcpy of a graph launch traced per node
 }
 
-func opKey(o gpuOp) uint64 { return uint64(uint32(o.pid))<<32 | uint64(uint32(o.corr)) }
-
 // apiCall is one runtime or driver API call, compact.
 type apiCall struct {
 	start, end int64
@@ -279,7 +277,7 @@ func load(f *nsys.File) (*trace, error) {
 	}
 	kernelChunks = nil
 	tr.ops = append(append(append(kernels, memcpys...), memsets...), grs...)
-	kernels, memcpys, memsets, grs = nil, nil, nil, nil
+	memcpys, memsets, grs = nil, nil, nil
 	for i := range tr.ops {
 		o := &tr.ops[i]
 		if o.end < o.start { // a damaged row: zero length, counted

@@ -75,12 +75,11 @@ func cis(r *Result) map[string]*[2]float64 {
 }
 
 type tally struct {
-	name       string
-	runs       int
-	hit, n     map[string]int
-	width      map[string]float64
-	methods    map[string]int
-	violations []string
+	name    string
+	runs    int
+	hit, n  map[string]int
+	width   map[string]float64
+	methods map[string]int
 }
 
 func (t *tally) add(o *tally) {

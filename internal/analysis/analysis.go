@@ -42,17 +42,16 @@ type Config struct {
 
 // FileResult is one export's segmentation with its provenance.
 type FileResult struct {
-	Path      string
-	FileArm   string
-	Manifest  map[string]any // the run manifest beside the export, verbatim; nil when absent
-	ManPath   string
-	Result    *phases.Result
-	Info      *Provenance
-	StartUTC  int64 // session start (Unix ns), orders files; 0 unknown
-	MinTime   int64 // first step start on the export's clock
-	Evidence  Evidence
-	Unusable  error
-	closeFile func()
+	Path     string
+	FileArm  string
+	Manifest map[string]any // the run manifest beside the export, verbatim; nil when absent
+	ManPath  string
+	Result   *phases.Result
+	Info     *Provenance
+	StartUTC int64 // session start (Unix ns), orders files; 0 unknown
+	MinTime  int64 // first step start on the export's clock
+	Evidence Evidence
+	Unusable error
 }
 
 // ExpandInputs resolves positional files and --arm globs into the input list

@@ -192,7 +192,7 @@ func openExportReadOnly(local string) (*sqlite.Conn, error) {
 		return nil, err
 	}
 	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
-	return sqlite.OpenConn(u.String(), sqlite.OpenReadOnly|sqlite.OpenURI|sqlite.OpenNoMutex)
+	return sqlite.OpenConn(u.String(), sqlite.OpenReadOnly|sqlite.OpenURI)
 }
 
 func each(c *sqlite.Conn, q string, fn func(*sqlite.Stmt)) error {

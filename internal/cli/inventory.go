@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,7 +59,7 @@ Unlike analyze, every step inside the arm blocks counts (--skip-steps 0): a cens
 		fl.DefValue = "0"
 		fl.Usage = "steps at the start of each block left out of the inventory (default: none; warm-up ranges are always left out)"
 	}
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json ({\"items\": [...]}), csv or markdown")
+	addTableOutputFlags(cmd, &o.TableOutput, "items")
 	return cmd
 }
 
@@ -68,8 +67,8 @@ func (o *InventoryOptions) validateInventory() error {
 	if len(o.Files) == 0 && len(o.Arms) == 0 {
 		return usageErr("no input: pass export files (or --arm NAME=GLOB)")
 	}
-	if !slices.Contains([]string{"table", "json", "csv", "markdown"}, o.Format) {
-		return usageErr("--format %q: want table, json, csv or markdown", o.Format)
+	if err := o.TableOutput.validate(); err != nil {
+		return err
 	}
 	if o.Depth < 1 {
 		return usageErr("--depth %d: want ≥ 1", o.Depth)
@@ -91,17 +90,29 @@ func runInventory(cmd *cobra.Command, o *InventoryOptions) error {
 	}
 	inv := analysis.BuildInventory(files, frames, o.SkipSteps)
 	warnMismatches(o.Stderr, inv.Mismatches)
+	tables := []*export.Table{inv.Table()}
 	switch o.Format {
-	case "json":
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(inv)
-	case "csv":
-		return export.Write(o.Stdout, inv.Table(), export.FormatCSV, export.Options{})
-	case "markdown":
-		return writeInventoryText(o.Stdout, inv, export.FormatMarkdown)
+	case "csv", "parquet", "arrow":
+		return writeTables(o.Stdout, &o.TableOutput, tables, "items", nil)
 	}
-	return writeInventoryText(o.Stdout, inv, export.FormatText)
+	if err := o.writeDataset(tables, nil); err != nil {
+		return err
+	}
+	if !o.printsReport() {
+		return nil
+	}
+	f, _ := tableFormat(o.Format)
+	return o.emit(o.Stdout, f, func(w io.Writer) error {
+		switch o.Format {
+		case "json": // the contract: {"items": [...]}
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(inv)
+		case "markdown":
+			return writeInventoryText(w, inv, export.FormatMarkdown)
+		}
+		return writeInventoryText(w, inv, export.FormatText)
+	})
 }
 
 // warnMismatches prints each manifest claim the trace contradicts as one
