@@ -6,6 +6,6 @@ t=${FUZZTIME:-60s}
 for pkg in $(go list ./...); do
   for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
     echo "fuzz $pkg $target ($t)"
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$t" "$pkg"
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$t" -fuzzminimizetime 5s "$pkg"
   done
 done
