@@ -1,0 +1,58 @@
+package nsys_test
+
+import (
+	"testing"
+
+	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+func openLarge(b *testing.B) *nsys.File {
+	b.Helper()
+	f, err := nsys.Open(fixture.Get(b, fixture.LargeName).SQLite(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
+}
+
+// BenchmarkScanAPICore: row decoding of the biggest table, column-pruned.
+func BenchmarkScanAPICore(b *testing.B) {
+	f := openLarge(b)
+	for b.Loop() {
+		var n, s int64
+		for c, err := range f.APICallsCore(nsys.AllRows) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+			s += c.End - c.Start
+		}
+		b.ReportMetric(float64(n), "rows")
+	}
+}
+
+// BenchmarkScanKernelOps: kernels, column-pruned.
+func BenchmarkScanKernelOps(b *testing.B) {
+	f := openLarge(b)
+	for b.Loop() {
+		for _, err := range f.KernelOps(nsys.AllRows) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkScanAPIFull: every API column, for comparison.
+func BenchmarkScanAPIFull(b *testing.B) {
+	f := openLarge(b)
+	for b.Loop() {
+		for _, err := range f.APICalls() {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
