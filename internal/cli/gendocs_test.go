@@ -14,7 +14,7 @@ import (
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated docs (docs/cli, docs/schema.md)")
+var update = flag.Bool("update", false, "rewrite the generated docs (docs/cli, docs/schema.md) and the golden files in testdata")
 
 // TestGenDocs fails while docs/cli or docs/schema.md differ from what the
 // command tree and the table definitions generate; -update rewrites them.

@@ -126,10 +126,25 @@ func writeInfoTable(w io.Writer, in *nsys.Info, top int) {
 		if slices.Contains(in.ProfiledPids, p.Pid) {
 			mark = "*"
 		}
-		var names []string
+		// Threads by name: "python3 ×21" for repeats, "pt_autograd_0 (669)" for singles.
+		var order []string
+		count, tid := map[string]int{}, map[string]int64{}
 		for _, t := range in.Threads {
-			if t.Pid == p.Pid {
-				names = append(names, fmt.Sprintf("%d %s", t.Tid, t.Name))
+			if t.Pid != p.Pid {
+				continue
+			}
+			if count[t.Name] == 0 {
+				order = append(order, t.Name)
+				tid[t.Name] = t.Tid
+			}
+			count[t.Name]++
+		}
+		names := make([]string, len(order))
+		for i, n := range order {
+			if count[n] > 1 {
+				names[i] = fmt.Sprintf("%s ×%d", n, count[n])
+			} else {
+				names[i] = fmt.Sprintf("%s (%d)", n, tid[n])
 			}
 		}
 		if mark == " " && !isNvidiaDaemon(p.Name) {
