@@ -94,6 +94,8 @@ type File struct {
 
 	skipMu  sync.Mutex
 	skipped map[string]int64 // table → rows a scan could not use
+
+	cleanup func() // removes a private copy (parquetdir import); nil otherwise
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -102,7 +104,8 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 func Open(path string) (*File, error) { return OpenContext(context.Background(), path) }
 
 // OpenContext opens an export strictly read-only and proves it is an Nsight
-// Systems export. Scans started from the file stop when ctx is done.
+// Systems export: a SQLite file, or a directory written by
+// `nsys export --type parquetdir` (imported into a private temporary copy). Scans started from the file stop when ctx is done.
 func OpenContext(ctx context.Context, path string) (*File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -112,7 +115,19 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}
 	}
 	if st.IsDir() {
-		return nil, &InputError{Path: path, Problem: "is a directory, not an export", Hint: "pass the .sqlite file written by `nsys export --type sqlite`"}
+		if IsParquetDir(path) {
+			return openParquetDir(ctx, path)
+		}
+		return nil, &InputError{Path: path, Problem: "is a directory, not an export", Hint: "pass the .sqlite file written by `nsys export --type sqlite` (or a `--type parquetdir` directory)"}
+	}
+	return openSQLite(ctx, path)
+}
+
+// openSQLite opens a SQLite export file; see OpenContext.
+func openSQLite(ctx context.Context, path string) (*File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}
 	}
 	if st.Size() == 0 {
 		return nil, &InputError{Path: path, Problem: "empty file", Hint: hintReexport}
@@ -374,13 +389,17 @@ func (f *File) readExportInfo() error {
 	return nil
 }
 
-// Close releases the metadata connection. Scans close their own.
+// Close releases the metadata connection and any private copy of the input.
 func (f *File) Close() error {
-	if f.meta == nil {
-		return nil
+	var err error
+	if f.meta != nil {
+		err = f.meta.Close()
+		f.meta = nil
 	}
-	err := f.meta.Close()
-	f.meta = nil
+	if f.cleanup != nil {
+		f.cleanup()
+		f.cleanup = nil
+	}
 	return err
 }
 
