@@ -2,6 +2,7 @@ package phases
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,6 +72,21 @@ func ParseRules(data []byte, ext string) (*Rules, error) {
 		dec := toml.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(r); err != nil {
+			// Name the unknown keys and their lines: a typo must be obvious.
+			var strict *toml.StrictMissingError
+			if errors.As(err, &strict) {
+				var keys []string
+				for _, e := range strict.Errors {
+					row, _ := e.Position()
+					keys = append(keys, fmt.Sprintf("%s (line %d)", strings.Join(e.Key(), "."), row))
+				}
+				return nil, fmt.Errorf("rules file: unknown key %s", strings.Join(keys, ", "))
+			}
+			var de *toml.DecodeError
+			if errors.As(err, &de) {
+				row, col := de.Position()
+				return nil, fmt.Errorf("rules file: line %d column %d: %w", row, col, err)
+			}
 			return nil, fmt.Errorf("rules file: %w", err)
 		}
 	case ".yaml", ".yml":
