@@ -53,6 +53,16 @@ func pairConsecutive(sides []int) (pairs [][2]int, trailing int, ok bool) {
 	return pairs, trailing, len(pairs) > 0
 }
 
+// mixedProfiles reports whether every profile holds both arms.
+func mixedProfiles(order []string, byProf map[string][]seqEntry, has func([]seqEntry) [2]bool) bool {
+	for _, p := range order {
+		if h := has(byProf[p]); !h[0] || !h[1] {
+			return false
+		}
+	}
+	return true
+}
+
 // buildComparison finds rounds (§3.1, §4): with ≥ 3 profiles the profile is
 // the unit (paired when every profile holds both arms, or when single-arm
 // profiles alternate); with ≤ 2 profiles it descends to blocks, paired
@@ -123,7 +133,9 @@ func buildComparison(a0, a1 *armData, primary []bool, forceStratified bool) *com
 		}
 	}
 
-	if len(profOrder) >= 3 {
+	// Profiles are the unit only when each arm has at least three of them
+	// (§4b: with n_profiles ≤ 2 descend one level, to the blocks).
+	if len(profOrder) >= 3 && len(a0.profiles) >= 3 && len(a1.profiles) >= 3 || len(profOrder) >= 3 && mixedProfiles(profOrder, byProf, has) {
 		level = LevelProfile
 		mixed, single := true, true
 		for _, p := range profOrder {

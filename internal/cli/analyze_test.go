@@ -172,3 +172,117 @@ func TestAnalyzeUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// decompositionSums checks that the decomposition of a phase's mean wall
+// difference adds up to the difference of the arms' mean walls.
+func decompositionSums(t *testing.T, out, phase, arm string) (parts map[string]map[string]any) {
+	t.Helper()
+	var d struct {
+		Summary []struct {
+			Arm     string `json:"arm"`
+			Phase   string `json:"phase"`
+			Metrics map[string]struct {
+				Mean float64 `json:"mean"`
+			} `json:"metrics"`
+		} `json:"summary"`
+		Baseline      string           `json:"baseline"`
+		Decomposition []map[string]any `json:"decomposition"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	means := map[string]float64{}
+	for _, s := range d.Summary {
+		if s.Phase == phase {
+			means[s.Arm] = s.Metrics["wall_ns"].Mean
+		}
+	}
+	parts = map[string]map[string]any{}
+	var sum float64
+	for _, r := range d.Decomposition {
+		if r["phase"] == phase && r["arm"] == arm {
+			parts[r["component"].(string)] = r
+			sum += r["diff_ns"].(float64)
+		}
+	}
+	if len(parts) != 6 {
+		t.Fatalf("%s %s: %d decomposition parts, want 6", phase, arm, len(parts))
+	}
+	want := means[arm] - means[d.Baseline]
+	if diff := sum - want; diff > 1e-6*max(1, abs(want)) || diff < -1e-6*max(1, abs(want)) {
+		t.Errorf("%s %s: parts sum to %.3f ns, the mean walls differ by %.3f ns", phase, arm, sum, want)
+	}
+	return parts
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// TestAnalyzeSharingStatistics: mps vs null over the four sharing runs (two
+// profiles per arm, three blocks each): comparisons with CIs and a
+// decomposition that adds up.
+func TestAnalyzeSharingStatistics(t *testing.T) {
+	var files []string
+	for _, n := range []string{"sharing_null_1", "sharing_mps_1", "sharing_null_2", "sharing_mps_2"} {
+		files = append(files, fixture.Get(t, n).XZ)
+	}
+	out, errs, code := run(t, append([]string{"analyze", "--format", "json", "--arm-key", "training.cuda_process_sharing", "--resamples", "1999"}, files...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d analyzeDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range d.Comparisons {
+		if c["phase"] == "collector_step" && c["metric"] == "wall_ns" && c["stat"] == "mean" {
+			found = true
+			if c["arm"] != "mps" || c["baseline"] != "null" || c["ratio_ci"] == nil || c["method"] == "" {
+				t.Errorf("mps vs null: %v", c)
+			}
+			if r := c["ratio"].(float64); r < 0.5 || r > 2 {
+				t.Errorf("mps/null step ratio %v is not sane", r)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no collector_step comparison")
+	}
+	decompositionSums(t, out, "collector_step", "mps")
+}
+
+// TestAnalyzeLargeGraphVsEager: 8 interleaved rounds, so the paired block
+// bootstrap applies; CUDA graphs shorten the step through launch and
+// Python dispatch time.
+func TestAnalyzeLargeGraphVsEager(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large export")
+	}
+	fx := fixture.Get(t, fixture.LargeName)
+	out, errs, code := run(t, "analyze", "--format", "json", "--resamples", "1999", fx.SQLite(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d analyzeDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range d.Comparisons {
+		if c["phase"] == "collector_step" && c["metric"] == "wall_ns" && c["stat"] == "mean" {
+			ci := c["ratio_ci"].([]any)
+			if c["method"] != "bootstrap-expanded-percentile" || c["n_units"].(float64) != 8 || c["significant"] != true || ci[1].(float64) >= 1 {
+				t.Errorf("graph vs eager: %v", c)
+			}
+		}
+	}
+	parts := decompositionSums(t, out, "collector_step", "graph")
+	launch := parts["launch_ns"]
+	if ci := launch["diff_ci"].([]any); launch["diff_ns"].(float64) >= 0 || ci[1].(float64) >= 0 {
+		t.Errorf("launch part %v: graphs should cut launch time", launch)
+	}
+}
