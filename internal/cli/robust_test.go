@@ -34,6 +34,7 @@ import (
 var commands = [][]string{
 	{"info"},
 	{"info", "--format", "json"},
+	{"analyze", "--format", "json", "--resamples", "1999", "--out", "{out}"},
 }
 
 // exactWarnings names the subcommands whose every warning is about the input,
