@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nsysphase/nsysphase/nsys"
+	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
@@ -50,9 +51,12 @@ It keeps the vendor's blind spots, on purpose:
 			opts.Files = args
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			switch opts.Format {
-			case "table", "json", "csv":
+			case "table", "json", "csv", "markdown", "parquet", "arrow":
 			default:
-				return usageErr("--format %q: want table, json or csv", opts.Format)
+				return usageErr("--format %q: want table, json, csv, markdown, parquet or arrow", opts.Format)
+			}
+			if (opts.Format == "parquet" || opts.Format == "arrow") && isTerminal(opts.Out) {
+				return usageErr("--format %s is binary: redirect stdout to a file", opts.Format)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -60,7 +64,7 @@ It keeps the vendor's blind spots, on purpose:
 			return runRanges(cmd, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "table", "output format: table, json or csv (the vendor's columns)")
+	cmd.Flags().StringVar(&opts.Format, "format", "table", "output format: table, json or csv (the vendor's columns), or markdown, parquet or arrow (the ranges table)")
 	return cmd
 }
 
@@ -84,6 +88,9 @@ func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
 	switch opts.Format {
 	case "json":
 		return writeRangesJSON(opts.Out, results)
+	case "markdown", "parquet", "arrow":
+		f, _ := export.ParseFormat(opts.Format)
+		return export.Write(opts.Out, rangesTable(results), f, export.Options{})
 	case "csv":
 		for _, r := range results {
 			for _, w := range r.Warnings {
@@ -262,4 +269,37 @@ func writeRangesJSON(w io.Writer, results []rangesResult) error {
 		return enc.Encode(docs[0])
 	}
 	return enc.Encode(docs)
+}
+
+// rangesTable is the vendor view as one table of the shared model (for
+// Markdown, Parquet and Arrow): integers stay integers, Avg Range Lvl is
+// null where the vendor prints nothing.
+func rangesTable(results []rangesResult) *export.Table {
+	t := export.NewTable("ranges", "nsys stats nvtx_gpu_proj_sum, reproduced exactly: per NVTX range name and style",
+		export.Column{Name: "file", Type: export.TypeString},
+		export.Column{Name: "domain", Type: export.TypeString},
+		export.Column{Name: "name", Type: export.TypeString, Doc: "<domain>:<text>, the vendor's Range"},
+		export.Column{Name: "style", Type: export.TypeString},
+		export.Column{Name: "instances", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "instances that launched GPU work"},
+		export.Column{Name: "range_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Total Range Time"},
+		export.Column{Name: "proj_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Total Proj Time"},
+		export.Column{Name: "proj_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds},
+		export.Column{Name: "proj_median_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds},
+		export.Column{Name: "proj_min_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds},
+		export.Column{Name: "proj_max_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds},
+		export.Column{Name: "proj_stddev_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Doc: "sample standard deviation (n−1)"},
+		export.Column{Name: "gpu_ops", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "Total GPU Ops"},
+		export.Column{Name: "avg_gpu_ops", Type: export.TypeFloat64, Unit: export.UnitCount},
+		export.Column{Name: "avg_range_lvl", Type: export.TypeFloat64, Nullable: true, Doc: "null where the vendor prints nothing"},
+		export.Column{Name: "avg_num_child", Type: export.TypeFloat64},
+	)
+	for _, res := range results {
+		for _, r := range res.Ranges {
+			_ = t.AppendRow(export.Str(res.File), export.Str(r.Domain), export.Str(r.Name), export.Str(r.Style),
+				export.Int(r.Instances), export.Int(r.RangeNs), export.Int(r.ProjNs),
+				export.Float(r.ProjMeanNs), export.Float(r.ProjMedianNs), export.Int(r.ProjMinNs), export.Int(r.ProjMaxNs), export.Float(r.ProjStdDevNs),
+				export.Int(r.GPUOps), export.Float(r.AvgGPUOps), export.OptFloat(r.AvgLevel, r.HasAvgLevel), export.Float(r.AvgChildren))
+		}
+	}
+	return t
 }
