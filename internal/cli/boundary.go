@@ -55,7 +55,7 @@ or usage (an unknown phase, no arm with the phases).`,
 		},
 	}
 	addRegionFlags(cmd, &o.AnalyzeOptions, &o.Phases)
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json, csv (the blockers) or markdown")
+	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json, markdown, or the blockers table as csv, parquet or arrow")
 	return cmd
 }
 
@@ -68,8 +68,8 @@ func addRegionFlags(cmd *cobra.Command, o *AnalyzeOptions, region *[]string) {
 }
 
 func validateRegion(o *AnalyzeOptions, region []string) error {
-	if !slices.Contains([]string{"table", "json", "csv", "markdown"}, o.Format) {
-		return usageErr("--format %q: want table, json, csv or markdown", o.Format)
+	if !slices.Contains([]string{"table", "json", "csv", "markdown", "parquet", "arrow"}, o.Format) {
+		return usageErr("--format %q: want table, json, csv, markdown, parquet or arrow", o.Format)
 	}
 	if err := o.validate(); err != nil {
 		return err
@@ -113,8 +113,12 @@ func runBoundary(cmd *cobra.Command, o *BoundaryOptions) error {
 		enc := json.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(b)
-	case "csv":
-		return export.Write(o.Stdout, blockersTable(b.Blockers), export.FormatCSV, export.Options{})
+	case "csv", "parquet", "arrow":
+		f, _ := export.ParseFormat(o.Format)
+		if f.Binary() && isTerminal(o.Stdout) {
+			return usageErr("--format %s is binary: redirect stdout to a file", o.Format)
+		}
+		return export.Write(o.Stdout, blockersTable(b.Blockers), f, export.Options{})
 	case "markdown":
 		return writeBoundaryText(o.Stdout, b, export.FormatMarkdown)
 	}
