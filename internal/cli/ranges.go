@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
