@@ -148,3 +148,59 @@ func FuzzSegment(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) { segmentSynthetic(t, seed) })
 }
+
+// TestDeepNesting: one thread nested 200,000 levels deep (every level named
+// like the step) segments in linear time: one step instance, the outermost,
+// with its single direct child as the phase.
+func TestDeepNesting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 200k ranges")
+	}
+	path := filepath.Join(t.TempDir(), "deep.sqlite")
+	writeSynthetic(t, path, 1)
+	c, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200_000
+	tid := int64(8<<24 | 8) // a process without arm blocks
+	if err := sqlitex.Execute(c, "BEGIN", nil); err != nil {
+		t.Fatal(err)
+	}
+	st := c.Prep("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, 'deep', ?, NULL, NULL, 0)")
+	for i := int64(0); i < n; i++ {
+		st.BindInt64(1, 10+i)
+		st.BindInt64(2, 10+2*n-i)
+		st.BindInt64(3, tid)
+		if _, err := st.Step(); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Reset(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sqlitex.Execute(c, "COMMIT", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	f, err := nsys.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := phases.Segment(f, phases.Options{Step: "deep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, phs := 0, 0
+	for _, x := range res.Instances {
+		if x.IsStep {
+			steps++
+		} else {
+			phs++
+		}
+	}
+	if steps != 1 || phs != 1 {
+		t.Errorf("%d steps and %d phases, want the outermost range as the one step with one child", steps, phs)
+	}
+}

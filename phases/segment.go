@@ -328,16 +328,20 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 	}
 	var steps []stepRef
 	for _, t := range threads {
+		// One pass down the tree (a parent precedes its children) says which
+		// ranges lie under a step or a warm-up range: linear even on a
+		// thread nested a million levels deep.
+		underStep, underWarmup := ancestorFlags(t, stepName)
 		for i, r := range t.ranges {
 			if r.name != stepName {
 				continue
 			}
 			// Steps nested in a step of the same name (recursion) count once.
-			if hasAncestorNamed(t, i, stepName) {
+			if underStep[i] {
 				continue
 			}
 			pid := nsys.Pid(r.gtid)
-			if hasAncestorWarmup(t, i) {
+			if underWarmup[i] {
 				res.Excluded.WarmupSteps++
 				continue
 			}
@@ -491,22 +495,19 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 	return nil
 }
 
-func hasAncestorNamed(t *threadRanges, i int, name string) bool {
-	for p := t.ranges[i].parent; p >= 0; p = t.ranges[p].parent {
-		if t.ranges[p].name == name {
-			return true
+// ancestorFlags reports, for every range of t, whether an ancestor is named
+// step and whether an ancestor is a warm-up range.
+func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool) {
+	underStep = make([]bool, len(t.ranges))
+	underWarmup = make([]bool, len(t.ranges))
+	for i, r := range t.ranges {
+		if p := r.parent; p >= 0 {
+			pr := &t.ranges[p]
+			underStep[i] = underStep[p] || pr.name == step
+			underWarmup[i] = underWarmup[p] || isWarmupName(pr.text)
 		}
 	}
-	return false
-}
-
-func hasAncestorWarmup(t *threadRanges, i int) bool {
-	for p := t.ranges[i].parent; p >= 0; p = t.ranges[p].parent {
-		if isWarmupName(t.ranges[p].text) {
-			return true
-		}
-	}
-	return false
+	return underStep, underWarmup
 }
 
 // joinArm labels an arm from its file-level and NVTX parts.
