@@ -128,16 +128,16 @@ func runBoundary(cmd *cobra.Command, o *BoundaryOptions) error {
 // blockersTable lists blockers with raw values (csv) .
 func blockersTable(bs []analysis.Blocker) *export.Table {
 	t := export.NewTable("blockers", "what a CUDA graph of the region could not capture, per arm",
-		export.Column{Name: "arm", Type: export.TypeString},
-		export.Column{Name: "phase", Type: export.TypeString},
-		export.Column{Name: "kind", Type: export.TypeString},
-		export.Column{Name: "api", Type: export.TypeString},
-		export.Column{Name: "blocking", Type: export.TypeBool},
-		export.Column{Name: "calls", Type: export.TypeInt64, Unit: export.UnitCount},
-		export.Column{Name: "per_step", Type: export.TypeFloat64, Unit: export.UnitCount},
-		export.Column{Name: "total_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds},
-		export.Column{Name: "cadence", Type: export.TypeString},
-		export.Column{Name: "disposition", Type: export.TypeString},
+		export.Column{Name: "arm", Type: export.TypeString, Doc: "arm label, as in phase_instances.arm"},
+		export.Column{Name: "phase", Type: export.TypeString, Doc: "phase of the region the blocker sits in"},
+		export.Column{Name: "kind", Type: export.TypeString, Doc: "blocker: an inventory kind (scalar_read, dynamic_shape, pageable_h2d, sync_copy, d2h, *_sync, alloc, free), data_dependent_branch or region_gap (docs/inventory.md)"},
+		export.Column{Name: "api", Type: export.TypeString, Doc: "CUDA API base name(s) of the blocking calls; empty for branches and gaps"},
+		export.Column{Name: "blocking", Type: export.TypeBool, Doc: "the host waited for the device"},
+		export.Column{Name: "calls", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "calls (or varying instances) over the arm's kept steps"},
+		export.Column{Name: "per_step", Type: export.TypeFloat64, Unit: export.UnitCount, Doc: "calls per step instance of the arm"},
+		export.Column{Name: "total_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "host time in those calls"},
+		export.Column{Name: "cadence", Type: export.TypeString, Doc: "hot (at least half the steps), interval (evenly spaced) or cold"},
+		export.Column{Name: "disposition", Type: export.TypeString, Doc: "suggested fix (docs/inventory.md)"},
 	)
 	for _, b := range bs {
 		_ = t.AppendRow(export.Str(b.Arm), export.Str(b.Phase), export.Str(b.Kind), export.Str(b.API), export.Bool(b.Blocking),

@@ -276,22 +276,22 @@ func writeRangesJSON(w io.Writer, results []rangesResult) error {
 // null where the vendor prints nothing.
 func rangesTable(results []rangesResult) *export.Table {
 	t := export.NewTable("ranges", "nsys stats nvtx_gpu_proj_sum, reproduced exactly: per NVTX range name and style",
-		export.Column{Name: "file", Type: export.TypeString},
-		export.Column{Name: "domain", Type: export.TypeString},
+		export.Column{Name: "file", Type: export.TypeString, Doc: "the export, as given on the command line"},
+		export.Column{Name: "domain", Type: export.TypeString, Doc: "NVTX domain name; empty for the default domain"},
 		export.Column{Name: "name", Type: export.TypeString, Doc: "<domain>:<text>, the vendor's Range"},
-		export.Column{Name: "style", Type: export.TypeString},
+		export.Column{Name: "style", Type: export.TypeString, Doc: "PushPop or StartEnd"},
 		export.Column{Name: "instances", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "instances that launched GPU work"},
 		export.Column{Name: "range_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Total Range Time"},
 		export.Column{Name: "proj_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Total Proj Time"},
-		export.Column{Name: "proj_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds},
-		export.Column{Name: "proj_median_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds},
-		export.Column{Name: "proj_min_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds},
-		export.Column{Name: "proj_max_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds},
+		export.Column{Name: "proj_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Doc: "Proj Avg: mean projection (last op end − first op start) per instance"},
+		export.Column{Name: "proj_median_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Doc: "Proj Med: median projection (mean of the middle two for an even count)"},
+		export.Column{Name: "proj_min_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Proj Min"},
+		export.Column{Name: "proj_max_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Proj Max"},
 		export.Column{Name: "proj_stddev_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Doc: "sample standard deviation (n−1)"},
 		export.Column{Name: "gpu_ops", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "Total GPU Ops"},
-		export.Column{Name: "avg_gpu_ops", Type: export.TypeFloat64, Unit: export.UnitCount},
-		export.Column{Name: "avg_range_lvl", Type: export.TypeFloat64, Nullable: true, Doc: "null where the vendor prints nothing"},
-		export.Column{Name: "avg_num_child", Type: export.TypeFloat64},
+		export.Column{Name: "avg_gpu_ops", Type: export.TypeFloat64, Unit: export.UnitCount, Doc: "Avg GPU Ops: gpu_ops / instances"},
+		export.Column{Name: "avg_range_lvl", Type: export.TypeFloat64, Nullable: true, Doc: "Avg Range Lvl: mean nesting depth of the instances; null where the vendor prints nothing (no instance has a depth)"},
+		export.Column{Name: "avg_num_child", Type: export.TypeFloat64, Unit: export.UnitCount, Doc: "Avg Num Child: children with GPU ops per instance"},
 	)
 	for _, res := range results {
 		for _, r := range res.Ranges {
