@@ -2,6 +2,7 @@ package nsys
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,7 +42,8 @@ func openParquetDir(ctx context.Context, dir string) (*File, error) {
 	f, err := openSQLite(ctx, db)
 	if err != nil {
 		os.RemoveAll(tmp)
-		if ie, ok := err.(*InputError); ok {
+		var ie *InputError
+		if errors.As(err, &ie) {
 			c := *ie
 			c.Path = dir
 			return nil, &c
