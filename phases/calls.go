@@ -6,10 +6,6 @@ import (
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
-// TableCallchains holds CUDA API backtraces (nsys profile --cudabacktrace);
-// CUPTI_ACTIVITY_KIND_RUNTIME.callchainId points into it.
-const TableCallchains = "CUDA_CALLCHAINS"
-
 // CallFlags describe what one recorded API call did.
 type CallFlags uint16
 
@@ -68,7 +64,7 @@ type callRecorder struct {
 func newCallRecorder(tr *trace) (*callRecorder, error) {
 	r := &callRecorder{step: -1}
 	f := tr.file
-	if !f.HasTable(TableCallchains) || !f.HasColumn(nsys.TableRuntime, "callchainId") {
+	if !f.HasTable(nsys.TableCallchains) || !f.HasColumn(nsys.TableRuntime, "callchainId") {
 		return r, nil
 	}
 	r.chains = map[[2]int32]int64{}

@@ -1,61 +1,15 @@
 package phases_test
 
 import (
-	"archive/tar"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/ulikunitz/xz"
-
+	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
-
-// untarXZ extracts a .tar.xz into dir.
-func untarXZ(t *testing.T, path, dir string) {
-	t.Helper()
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Skipf("no parquetdir archive: %v", err)
-	}
-	defer fh.Close()
-	xr, err := xz.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(xr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(dir, filepath.Clean("/" + h.Name)[1:])
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			out, err := os.Create(dst)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(out, tr); err != nil {
-				t.Fatal(err)
-			}
-			out.Close()
-		}
-	}
-}
 
 // TestParquetDirEqualsSQLite: the `nsys export --type parquetdir` form of an
 // export gives the same activity summary and the same instances, metric for
@@ -63,7 +17,7 @@ func untarXZ(t *testing.T, path, dir string) {
 func TestParquetDirEqualsSQLite(t *testing.T) {
 	fx := extra(t, "nvtx_streams")
 	dir := t.TempDir()
-	untarXZ(t, filepath.Join(filepath.Dir(fx.XZ), "nvtx_streams.parquetdir.tar.xz"), dir)
+	fixture.UntarXZ(t, filepath.Join(filepath.Dir(fx.XZ), "nvtx_streams.parquetdir.tar.xz"), dir)
 	pq := filepath.Join(dir, "nvtx_streams.parquetdir")
 	if !nsys.IsParquetDir(pq) {
 		t.Fatalf("%s is not recognised as a parquetdir", pq)

@@ -2,17 +2,13 @@ package analysis
 
 import (
 	"context"
-	"fmt"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
-	"zombiezen.com/go/sqlite"
 
 	"github.com/nsysphase/nsysphase/nsys"
-	"github.com/nsysphase/nsysphase/phases"
 )
 
 // NoFrame is the owner frame of calls without a recorded backtrace.
@@ -43,7 +39,7 @@ func ReadCalls(ctx context.Context, cfg Config) ([]*FileResult, Frames, error) {
 		inner = OpenInput
 	}
 	type held struct {
-		local string
+		f     *nsys.File
 		close func()
 	}
 	var (
@@ -55,13 +51,16 @@ func ReadCalls(ctx context.Context, cfg Config) ([]*FileResult, Frames, error) {
 			h.close()
 		}
 	}
-	cfg.Open = func(ctx context.Context, path string) (*nsys.File, func(), error) {
+	// Files with backtraces stay open for the frame pass after ReadFiles,
+	// so they are opened with the caller's context, not ReadFiles' group
+	// context, which ends when the reading does.
+	cfg.Open = func(_ context.Context, path string) (*nsys.File, func(), error) {
 		f, closeFn, err := inner(ctx, path)
-		if err != nil || !f.HasTable(phases.TableCallchains) {
+		if err != nil || !f.HasTable(nsys.TableCallchains) {
 			return f, closeFn, err
 		}
 		mu.Lock()
-		kept[path] = held{local: f.Path, close: closeFn}
+		kept[path] = held{f: f, close: closeFn}
 		mu.Unlock()
 		return f, func() {}, nil
 	}
@@ -86,9 +85,9 @@ func ReadCalls(ctx context.Context, cfg Config) ([]*FileResult, Frames, error) {
 		if len(ids) == 0 {
 			continue
 		}
-		m, err := readTopFrames(h.local, ids)
+		m, err := readTopFrames(h.f, ids)
 		if err != nil {
-			return nil, nil, &nsys.InputError{Path: fr.Path, Problem: "cannot read the CUDA backtraces (" + phases.TableCallchains + ")", Err: err}
+			return nil, nil, &nsys.InputError{Path: fr.Path, Problem: "cannot read the CUDA backtraces (" + nsys.TableCallchains + ")", Err: err}
 		}
 		frames[fr.Path] = m
 	}
@@ -102,78 +101,27 @@ type frame struct {
 	unresolved     bool
 }
 
-// readTopFrames reads the backtraces ids from the export at local (already
-// decompressed) and returns the top user frame of each.
-func readTopFrames(local string, ids map[int64]bool) (map[int64]string, error) {
-	c, err := openExportReadOnly(local)
+// readTopFrames reads the backtraces ids of f in one pass over
+// CUDA_CALLCHAINS (the export has no index) and returns the top user frame
+// of each.
+func readTopFrames(f *nsys.File, ids map[int64]bool) (map[int64]string, error) {
+	strs, err := f.Strings()
 	if err != nil {
 		return nil, err
-	}
-	defer c.Close()
-	cols := map[string]bool{}
-	if err := each(c, "SELECT name FROM pragma_table_info('"+phases.TableCallchains+"')", func(st *sqlite.Stmt) {
-		cols[st.ColumnText(0)] = true
-	}); err != nil {
-		return nil, err
-	}
-	for _, need := range []string{"id", "stackDepth", "symbol"} {
-		if !cols[need] {
-			return nil, fmt.Errorf("%s lacks column %s", phases.TableCallchains, need)
-		}
-	}
-	module, unresolved := "NULL", "NULL"
-	if cols["module"] {
-		module = "module"
-	}
-	if cols["unresolved"] {
-		unresolved = "unresolved"
-	}
-	type raw struct {
-		id, depth, symbol, module int64
-		unresolved                bool
-	}
-	var rows []raw
-	strIDs := map[int64]string{}
-	// One pass over the table (the export has no index): keep the rows of
-	// the wanted chains.
-	q := fmt.Sprintf("SELECT id, stackDepth, symbol, %s, %s FROM %s", module, unresolved, phases.TableCallchains)
-	if err := each(c, q, func(st *sqlite.Stmt) {
-		id := st.ColumnInt64(0)
-		if !ids[id] {
-			return
-		}
-		r := raw{id: id, depth: st.ColumnInt64(1), symbol: st.ColumnInt64(2), module: -1, unresolved: st.ColumnInt64(4) != 0}
-		if st.ColumnType(3) != sqlite.TypeNull {
-			r.module = st.ColumnInt64(3)
-			strIDs[r.module] = ""
-		}
-		strIDs[r.symbol] = ""
-		rows = append(rows, r)
-	}); err != nil {
-		return nil, err
-	}
-	st, err := c.Prepare("SELECT value FROM StringIds WHERE id = ?")
-	if err != nil {
-		return nil, err
-	}
-	for id := range strIDs {
-		st.BindInt64(1, id)
-		if ok, err := st.Step(); err != nil {
-			return nil, err
-		} else if ok {
-			strIDs[id] = st.ColumnText(0)
-		}
-		if err := st.Reset(); err != nil {
-			return nil, err
-		}
 	}
 	byChain := map[int64][]frame{}
-	for _, r := range rows {
-		fr := frame{depth: r.depth, symbol: strIDs[r.symbol], unresolved: r.unresolved}
-		if r.module >= 0 {
-			fr.module = strIDs[r.module]
+	for r, err := range f.Callchains() {
+		if err != nil {
+			return nil, err
 		}
-		byChain[r.id] = append(byChain[r.id], fr)
+		if !ids[r.ID] {
+			continue
+		}
+		fr := frame{depth: r.Depth, symbol: strs.Name(r.Symbol), unresolved: r.Unresolved}
+		if r.Module >= 0 {
+			fr.module = strs.Name(r.Module)
+		}
+		byChain[r.ID] = append(byChain[r.ID], fr)
 	}
 	out := make(map[int64]string, len(byChain))
 	for id, fs := range byChain {
@@ -181,36 +129,6 @@ func readTopFrames(local string, ids map[int64]bool) (map[int64]string, error) {
 		out[id] = topUserFrame(fs)
 	}
 	return out, nil
-}
-
-// openExportReadOnly opens an export (already decompressed) strictly
-// read-only, as package nsys does, for the few tables nsys has no reader for
-// yet (CUDA_CALLCHAINS, TARGET_INFO_CUDA_CONTEXT_INFO).
-func openExportReadOnly(local string) (*sqlite.Conn, error) {
-	abs, err := filepath.Abs(local)
-	if err != nil {
-		return nil, err
-	}
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
-	return sqlite.OpenConn(u.String(), sqlite.OpenReadOnly|sqlite.OpenURI)
-}
-
-func each(c *sqlite.Conn, q string, fn func(*sqlite.Stmt)) error {
-	st, _, err := c.PrepareTransient(q)
-	if err != nil {
-		return err
-	}
-	defer st.Finalize()
-	for {
-		ok, err := st.Step()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		fn(st)
-	}
 }
 
 // runtimeModules are libraries between a program and the GPU: the CUDA

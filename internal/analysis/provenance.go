@@ -1,12 +1,11 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-
-	"zombiezen.com/go/sqlite"
 
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
@@ -241,15 +240,13 @@ func (d *Doc) MismatchWarnings() []string {
 	return out
 }
 
-// TableCUDAContexts lists each process's CUDA contexts.
-const TableCUDAContexts = "TARGET_INFO_CUDA_CONTEXT_INFO"
-
 // readCUDAContexts reads the processes' CUDA contexts and maps each to its
-// physical GPU; empty when the export lacks the table.
+// physical GPU, ordered by (pid, device, context); empty when the export
+// lacks the table.
 func readCUDAContexts(f *nsys.File) ([]CUDAContext, error) {
 	out := []CUDAContext{}
 	for _, c := range []string{"processId", "deviceId", "contextId"} {
-		if !f.HasColumn(TableCUDAContexts, c) {
+		if !f.HasColumn(nsys.TableCUDAContexts, c) {
 			return out, nil
 		}
 	}
@@ -261,22 +258,20 @@ func readCUDAContexts(f *nsys.File) ([]CUDAContext, error) {
 	for _, d := range devs {
 		gpuOf[[2]int64{d.Pid, d.CUDAID}] = d.GPUID
 	}
-	c, err := openExportReadOnly(f.Path)
+	rows, err := f.CUDAContexts()
 	if err != nil {
-		return nil, &nsys.InputError{Path: f.Path, Problem: "cannot open as SQLite", Err: err}
+		return nil, err
 	}
-	defer c.Close()
-	err = each(c, "SELECT processId, deviceId, contextId FROM "+TableCUDAContexts+" ORDER BY processId, deviceId, contextId", func(st *sqlite.Stmt) {
-		x := CUDAContext{Pid: st.ColumnInt64(0), DeviceID: st.ColumnInt64(1), ContextID: st.ColumnInt64(2)}
-		x.GPU = x.DeviceID
-		if g, ok := gpuOf[[2]int64{x.Pid, x.DeviceID}]; ok {
+	for _, r := range rows {
+		x := CUDAContext{Pid: r.Pid, DeviceID: r.DeviceID, ContextID: r.ContextID, GPU: r.DeviceID}
+		if g, ok := gpuOf[[2]int64{r.Pid, r.DeviceID}]; ok {
 			x.GPU = g
 		}
 		out = append(out, x)
-	})
-	if err != nil {
-		return nil, &nsys.InputError{Path: f.Path, Problem: "cannot read " + TableCUDAContexts, Err: err}
 	}
+	slices.SortFunc(out, func(a, b CUDAContext) int {
+		return cmp.Or(cmp.Compare(a.Pid, b.Pid), cmp.Compare(a.DeviceID, b.DeviceID), cmp.Compare(a.ContextID, b.ContextID))
+	})
 	return out, nil
 }
 

@@ -286,3 +286,23 @@ func TestAnalyzeLargeGraphVsEager(t *testing.T) {
 		t.Errorf("launch part %v: graphs should cut launch time", launch)
 	}
 }
+
+// TestAnalyzeParquetDir: a `--type parquetdir` export analyses end to end,
+// provenance included, with the same arms as its SQLite form.
+func TestAnalyzeParquetDir(t *testing.T) {
+	var xzPath string
+	for _, fx := range fixture.Extra(t) {
+		if fx.Name == "nvtx_streams" {
+			xzPath = filepath.Join(filepath.Dir(fx.XZ), "nvtx_streams.parquetdir.tar.xz")
+		}
+	}
+	if xzPath == "" {
+		t.Skip("nvtx_streams absent")
+	}
+	dir := t.TempDir()
+	fixture.UntarXZ(t, xzPath, dir)
+	d := analyzeJSON(t, "--no-stats", filepath.Join(dir, "nvtx_streams.parquetdir"))
+	if !slices.Equal(d.Arms, []string{"streams1", "streams4"}) || len(d.Provenance) != 1 || d.Provenance[0].File != filepath.Join(dir, "nvtx_streams.parquetdir") {
+		t.Fatalf("arms %v, provenance %+v", d.Arms, d.Provenance)
+	}
+}
