@@ -74,16 +74,26 @@ unusable input or usage. --format markdown prints a table for pull-request comme
 	return cmd
 }
 
-// parsePercent reads "5%" or "0.05" as 0.05.
-func parsePercent(s string) (float64, error) {
+// parseFraction reads "5%" or "0.05" as 0.05; percent reports which form
+// was written. Callers check the range they accept.
+func parseFraction(s string) (v float64, percent bool, err error) {
 	s = strings.TrimSpace(s)
-	pct := strings.HasSuffix(s, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	percent = strings.HasSuffix(s, "%")
+	v, err = strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
 	if err != nil {
-		return 0, fmt.Errorf("want a percentage like 5%% or a fraction like 0.05")
+		return 0, percent, fmt.Errorf("want a percentage like 5%% or a fraction like 0.05")
 	}
-	if pct {
+	if percent {
 		v /= 100
+	}
+	return v, percent, nil
+}
+
+// parsePercent reads a regression limit, "5%" or "0.05".
+func parsePercent(s string) (float64, error) {
+	v, _, err := parseFraction(s)
+	if err != nil {
+		return 0, err
 	}
 	if v < 0 || v >= 10 {
 		return 0, fmt.Errorf("want a limit between 0%% and 1000%%")

@@ -72,17 +72,13 @@ Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable inp
 	return cmd
 }
 
-// parseGain reads "10%" or "0.10" as 0.10.
+// parseGain reads a share of step wall, "10%" or "0.10".
 func parseGain(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	pct := strings.HasSuffix(s, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	v, percent, err := parseFraction(s)
 	if err != nil {
 		return 0, errors.New("want a share such as 10% or 0.10")
 	}
-	if pct {
-		v /= 100
-	} else if v >= 1 {
+	if !percent && v >= 1 {
 		return 0, fmt.Errorf("a share is below 1: write %g%% or %g", v, v/100)
 	}
 	if !(v > 0 && v < 1) {
