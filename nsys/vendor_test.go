@@ -123,6 +123,10 @@ func TestActivityEqualsVendor(t *testing.T) {
 				compareNamed(t, "cuda_gpu_mem_time_sum", named, append(header(h), "Name"), rows, "Count")
 				checked++
 			}
+			if h, rows, ok := fx.Vendor(t, "cuda_gpu_mem_size_sum"); ok {
+				compareMemBytes(t, act.Memops, h, rows)
+				checked++
+			}
 			if checked == 0 {
 				t.Skip("no vendor reports for this fixture")
 			}
@@ -131,3 +135,34 @@ func TestActivityEqualsVendor(t *testing.T) {
 }
 
 func header(h []string) []string { return append([]string(nil), h...) }
+
+// compareMemBytes checks bytes and counts per memory operation against the
+// vendor's cuda_gpu_mem_size_sum, which prints decimal MB (10^6 bytes) to
+// three places.
+func compareMemBytes(t *testing.T, got []nsys.MemopSummary, header []string, rows [][]string) {
+	t.Helper()
+	idx := map[string]int{}
+	for i, h := range header {
+		idx[h] = i
+	}
+	byKind := map[string]nsys.MemopSummary{}
+	for _, m := range got {
+		byKind[m.Kind] = m
+	}
+	for _, rec := range rows {
+		kind := rec[idx["Operation"]]
+		m, ok := byKind[kind]
+		if !ok {
+			t.Errorf("cuda_gpu_mem_size_sum: %s missing from ours", kind)
+			continue
+		}
+		mb, err := strconv.ParseFloat(rec[idx["Total (MB)"]], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count, _ := strconv.ParseInt(rec[idx["Count"]], 10, 64)
+		if got := float64(m.Bytes) / 1e6; math.Abs(got-mb) > 0.0005+1e-12 || m.Count != count {
+			t.Errorf("%s: %d bytes (%.3f MB) in %d ops, vendor %.3f MB in %d", kind, m.Bytes, got, m.Count, mb, count)
+		}
+	}
+}
