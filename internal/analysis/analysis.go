@@ -50,8 +50,6 @@ type FileResult struct {
 	Info     *Provenance
 	StartUTC int64 // session start (Unix ns), orders files; 0 unknown
 	MinTime  int64 // first step start on the export's clock
-	Evidence Evidence
-	Unusable error
 }
 
 // ExpandInputs resolves positional files and --arm globs into the input list
