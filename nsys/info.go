@@ -79,7 +79,7 @@ func (f *File) Describe() (*Info, error) {
 		return nil, err
 	}
 	in.DriverVersion, _ = Lookup(env, "NvDriverVersion")
-	in.CUDADriverVersion = cudaVersion(Lookup(env, "CudaDriverVersion"))
+	in.CUDADriverVersion = CUDAVersion(Lookup(env, "CudaDriverVersion"))
 	in.OS, _ = Lookup(env, "OsDescription")
 	if in.GPUs, err = f.GPUs(); err != nil {
 		return nil, err
@@ -168,8 +168,9 @@ func ensureSlices(in *Info) {
 	}
 }
 
-// cudaVersion turns the driver's packed CUDA version (13000) into "13.0".
-func cudaVersion(v string, ok bool) string {
+// CUDAVersion turns the driver's packed CUDA version (TARGET_INFO_SYSTEM_ENV
+// CudaDriverVersion, e.g. 13000) into "13.0"; "" when absent.
+func CUDAVersion(v string, ok bool) string {
 	if !ok {
 		return ""
 	}

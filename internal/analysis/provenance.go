@@ -48,13 +48,7 @@ func readProvenance(f *nsys.File, path string) (*Provenance, error) {
 		return nil, err
 	}
 	p.DriverVersion, _ = nsys.Lookup(env, "NvDriverVersion")
-	if v, ok := nsys.Lookup(env, "CudaDriverVersion"); ok {
-		p.CUDADriverVersion = v
-		var n int
-		if _, err := fmt.Sscan(v, &n); err == nil && n > 0 {
-			p.CUDADriverVersion = fmt.Sprintf("%d.%d", n/1000, (n%1000)/10)
-		}
-	}
+	p.CUDADriverVersion = nsys.CUDAVersion(nsys.Lookup(env, "CudaDriverVersion"))
 	p.OS, _ = nsys.Lookup(env, "OsDescription")
 	capture, err := f.Capture()
 	if err != nil {
