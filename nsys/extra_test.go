@@ -57,19 +57,7 @@ func mergeVendorDuplicates(t *testing.T, header []string, rows [][]string) ([][]
 func TestExtraActivityEqualsVendor(t *testing.T) {
 	for _, fx := range fixture.Extra(t) {
 		t.Run(fx.Name, func(t *testing.T) {
-			f, err := nsys.Open(fx.SQLite(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			strs, err := f.Strings()
-			if err != nil {
-				t.Fatal(err)
-			}
-			act, err := f.SummarizeActivity(strs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			act := activityOf(t, fx)
 			h, rows, ok := fx.Vendor(t, "cuda_gpu_kern_sum")
 			if !ok {
 				t.Fatal("no cuda_gpu_kern_sum")

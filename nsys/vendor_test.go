@@ -90,19 +90,7 @@ func compareNamed(t *testing.T, report string, got []nsys.NamedDurations, header
 func TestActivityEqualsVendor(t *testing.T) {
 	for _, fx := range fixture.All(t) {
 		t.Run(fx.Name, func(t *testing.T) {
-			f, err := nsys.Open(fx.SQLite(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			strs, err := f.Strings()
-			if err != nil {
-				t.Fatal(err)
-			}
-			act, err := f.SummarizeActivity(strs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			act := activityOf(t, fx)
 			checked := 0
 			if h, rows, ok := fx.Vendor(t, "cuda_gpu_kern_sum"); ok {
 				compareNamed(t, "cuda_gpu_kern_sum", act.KernelsByName, h, rows, "Instances")
@@ -165,4 +153,23 @@ func compareMemBytes(t *testing.T, got []nsys.MemopSummary, header []string, row
 			t.Errorf("%s: %d bytes (%.3f MB) in %d ops, vendor %.3f MB in %d", kind, m.Bytes, got, m.Count, mb, count)
 		}
 	}
+}
+
+// activityOf opens a fixture and summarises its CUDA activity.
+func activityOf(t *testing.T, fx fixture.Fixture) *nsys.ActivitySummary {
+	t.Helper()
+	f, err := nsys.Open(fx.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	strs, err := f.Strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, err := f.SummarizeActivity(strs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return act
 }
