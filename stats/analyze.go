@@ -654,10 +654,11 @@ func bootCompare(pl *plan, replicates func(i int) []float64, withRatio bool) (ra
 	}
 	diffCI, undefined = pl.interval(diff)
 	if withRatio {
-		for r := range ra {
-			ra[r] = math.Log(rb[r]) - math.Log(ra[r]) // a difference of logs negates exactly when the arms swap
+		var lr *[2]float64
+		lo, hi, und, ok := logRatioInterval(ra, rb, pl.alphaP)
+		if ok {
+			lr = &[2]float64{lo, hi}
 		}
-		lr, und := pl.interval(ra)
 		undefined = max(undefined, und)
 		if lr != nil {
 			ci := [2]float64{math.Exp(lr[0]), math.Exp(lr[1])}
@@ -712,31 +713,37 @@ func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
 	}
 	switch pl.method {
 	case MethodBootstrap, MethodWithinRun:
-		dW := make([]float64, pl.b)
-		wa := make([]float64, pl.b)
-		parts := make([][]float64, len(dec.Parts))
-		for k := range parts {
-			parts[k] = make([]float64, pl.b)
+		// Side means come per distinct count row (sideMeans); the
+		// differences are taken per resample as before.
+		wa := pl.sideMeans(0, w)
+		dW := pl.sideMeans(1, w)
+		for r := range dW {
+			dW[r] -= wa[r]
 		}
-		for r := range pl.b {
-			ca, cb := pl.row(0, r), pl.row(1, r)
-			wa[r] = pl.sides[0].mean(w, ca)
-			dW[r] = pl.sides[1].mean(w, cb) - wa[r]
-			for k, p := range dec.Parts {
-				parts[k][r] = pl.sides[1].mean(p, cb) - pl.sides[0].mean(p, ca)
+		parts := make([][]float64, len(dec.Parts))
+		for k, p := range dec.Parts {
+			pa := pl.sideMeans(0, p)
+			parts[k] = pl.sideMeans(1, p)
+			for r := range parts[k] {
+				parts[k][r] -= pa[r]
 			}
+			putBuf(pa)
 		}
 		if cfg.hook != nil {
 			cfg.hook("decomposition", append([][]float64{wa, dW}, parts...)...)
 		}
+		share := getBuf(pl.b)
 		for k := range dec.Parts {
-			share := make([]float64, pl.b)
 			for r, v := range parts[k] {
 				share[r] = v / wa[r]
 			}
 			comps[k].DiffCI, _ = pl.interval(parts[k])
 			comps[k].ShareCI, _ = pl.interval(share)
+			putBuf(parts[k])
 		}
+		putBuf(share)
+		putBuf(wa)
+		putBuf(dW)
 	case MethodJackknife:
 		for k, p := range dec.Parts {
 			diff := func(cs [][]int32) float64 { return pl.sides[1].mean(p, cs[1]) - pl.sides[0].mean(p, cs[0]) }

@@ -80,3 +80,19 @@ func BenchmarkWeightedQuantile(b *testing.B) {
 		}
 	}
 }
+
+// One expanded-percentile CI of B = 9999 replicates at n = 8 (j = 57), the
+// step every CI ends with.
+func BenchmarkPercentileInterval(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	reps := make([]float64, 9999)
+	for i := range reps {
+		reps[i] = rng.NormFloat64()
+	}
+	alpha := expandedAlpha(8, 0.95)
+	work := make([]float64, len(reps))
+	for b.Loop() {
+		copy(work, reps)
+		percentileInterval(work, alpha)
+	}
+}

@@ -236,6 +236,21 @@ type plan struct {
 	counts  [][]int32    // per side: b rows of groups+1 counts
 	den     [2][]float64 // per side: shared resampled denominators
 	denOnce [2]sync.Once
+	// memos[i] memoizes side i's running sums over its count rows (paired
+	// sides share the rows, so they share memos[0]).
+	memos    [2]*sumMemo
+	memoOnce [2]sync.Once
+}
+
+// memo returns the sum memo of side i's count rows, built on first use.
+func (pl *plan) memo(i int) *sumMemo {
+	if pl.paired {
+		i = 0
+	}
+	pl.memoOnce[i].Do(func() {
+		pl.memos[i] = newSumMemo(pl.counts[i], pl.sides[i].groups, pl.b)
+	})
+	return pl.memos[i]
 }
 
 // draw fills the count vectors from the stream (seed, key). Sides draw in
@@ -308,91 +323,78 @@ func (pl *plan) replicates(i int, f statFunc) []float64 {
 func (pl *plan) denominators(i int) []float64 {
 	pl.denOnce[i].Do(func() {
 		s := pl.sides[i]
-		cols := s.groups + 1
 		den := make([]float64, pl.b)
-		for r := range den {
-			row := pl.counts[i][r*cols : r*cols+s.groups]
-			var n0, n1 float64
-			g := 0
-			for ; g+1 < len(row); g += 2 {
-				n0 += float64(row[g]) * s.steps[g]
-				n1 += float64(row[g+1]) * s.steps[g+1]
-			}
-			if g < len(row) {
-				n0 += float64(row[g]) * s.steps[g]
-			}
-			den[r] = n0 + n1
-		}
+		pl.memo(i).paritySums(den, pl.counts[i], s.groups+1, s.steps)
 		pl.den[i] = den
 	})
 	return pl.den[i]
 }
 
 // meanReplicates is replicates(i, meanStat) without the indirect call per
-// resample: the loop every metric of every plan runs B times.
+// resample: the loop every metric of every plan runs B times. It sums the
+// even and the odd groups in two chains (half the floating-point dependency
+// chain of one), in a fixed order, from the side's sum memo.
 func (pl *plan) meanReplicates(i, m int) []float64 {
 	s := pl.sides[i]
 	out := getBuf(pl.b)
-	cols := s.groups + 1
-	counts := pl.counts[i]
-	sums, cnts := s.sum[m][:s.groups], s.cnt[m][:s.groups]
+	var den []float64
 	if s.full[m] {
-		den := pl.denominators(i)
-		for r := range out {
-			row := counts[r*cols : r*cols+s.groups]
-			var s0, s1 float64
-			g := 0
-			for ; g+1 < len(row); g += 2 {
-				s0 += float64(row[g]) * sums[g]
-				s1 += float64(row[g+1]) * sums[g+1]
-			}
-			if g < len(row) {
-				s0 += float64(row[g]) * sums[g]
-			}
-			out[r] = (s0 + s1) / den[r]
-		}
-		return out
+		den = pl.denominators(i)
 	}
-	// Two accumulators per sum halve the floating-point dependency chain;
-	// the order of additions is fixed, so results stay deterministic.
-	for r := range out {
-		row := counts[r*cols : r*cols+s.groups]
-		var s0, s1, n0, n1 float64
-		g := 0
-		for ; g+1 < len(row); g += 2 {
-			f0, f1 := float64(row[g]), float64(row[g+1])
-			s0 += f0 * sums[g]
-			s1 += f1 * sums[g+1]
-			n0 += f0 * cnts[g]
-			n1 += f1 * cnts[g+1]
-		}
-		if g < len(row) {
-			f := float64(row[g])
-			s0 += f * sums[g]
-			n0 += f * cnts[g]
-		}
-		out[r] = (s0 + s1) / (n0 + n1)
-	}
+	pl.memo(i).parityReplicates(out, pl.counts[i], s.groups+1, s.sum[m][:s.groups], s.cnt[m][:s.groups], den)
 	return out
 }
 
 // quantileReplicates is replicates(i, quantileStat(m, p)) with the total
 // weight taken from the shared denominators when metric m is present in
-// every step.
+// every step. A quantile is a function of the count row alone, so it is
+// computed once per distinct row when the memo knows them.
 func (pl *plan) quantileReplicates(i, m int, p float64) []float64 {
 	s := pl.sides[i]
-	if !s.full[m] {
-		return pl.replicates(i, quantileStat(pl.sides, m, p))
+	var den []float64
+	if s.full[m] {
+		den = pl.denominators(i)
 	}
-	out := getBuf(pl.b)
-	den := pl.denominators(i)
-	for r := range out {
-		if den[r] == 0 {
-			out[r] = math.NaN()
-			continue
+	at := func(r int) float64 {
+		c := pl.row(i, r)
+		if den == nil {
+			return s.quantile(m, p, c)
 		}
-		out[r] = s.q[m].quantile(p, pl.row(i, r), den[r])
+		if den[r] == 0 {
+			return math.NaN()
+		}
+		return s.q[m].quantile(p, c, den[r])
 	}
+	return pl.perRow(i, at)
+}
+
+// sideMeans is side i's mean of metric m (side.mean, one chain) under every
+// resample.
+func (pl *plan) sideMeans(i, m int) []float64 {
+	s := pl.sides[i]
+	return pl.perRow(i, func(r int) float64 { return s.mean(m, pl.row(i, r)) })
+}
+
+// perRow returns f(r) for every resample r of side i into a pooled buffer,
+// calling f once per distinct count row when the memo knows them (f must
+// depend on the row's counts only).
+func (pl *plan) perRow(i int, f func(r int) float64) []float64 {
+	out := getBuf(pl.b)
+	memo := pl.memo(i)
+	if memo.class == nil {
+		for r := range out {
+			out[r] = f(r)
+		}
+		return out
+	}
+	vals := getBuf(len(memo.reps))
+	for k, r := range memo.reps {
+		vals[k] = f(int(r))
+	}
+	for r, k := range memo.class {
+		out[r] = vals[k]
+	}
+	putBuf(vals)
 	return out
 }
 

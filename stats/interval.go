@@ -56,11 +56,25 @@ func minResamplesFor(b int, alphaPrime float64) int {
 }
 
 // percentileInterval returns the expanded-percentile endpoints of the
-// non-NaN replicates in reps (compacted in place) and how many were NaN.
-// ok is false when fewer than two replicates remain.
+// non-NaN replicates in reps and how many were NaN. reps may be reordered
+// (NaNs compacted out). ok is false when fewer than two replicates remain.
 func percentileInterval(reps []float64, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
+	if lo, hi, undefined, ok, done := sampledInterval(reps, alphaPrime); done {
+		return lo, hi, undefined, ok
+	}
+	return heapInterval(reps, alphaPrime)
+}
+
+// heapInterval is percentileInterval by compacting the NaNs out and one
+// extremeRanks pass: the reference that sampledInterval must reproduce.
+func heapInterval(reps []float64, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
+	// Most replicate sets hold no NaN: find the first one before paying
+	// for a compacting copy.
 	k := 0
-	for _, v := range reps {
+	for k < len(reps) && !math.IsNaN(reps[k]) {
+		k++
+	}
+	for _, v := range reps[min(k+1, len(reps)):] {
 		if !math.IsNaN(v) {
 			reps[k] = v
 			k++
@@ -76,42 +90,292 @@ func percentileInterval(reps []float64, alphaPrime float64) (lo, hi float64, und
 	return lo, hi, undefined, true
 }
 
+// Sampled selection. The endpoints are the j-th smallest and largest of
+// about 10⁴ replicates with j ≈ 50–250. A heap pass spends most of its time
+// on the few hundred values that enter a heap (unpredictable branches); a
+// strided sample instead gives bounds that at least j replicates lie beyond,
+// one pass collects the replicates beyond them (a few hundred), and a
+// selection among those finds the exact endpoints. The endpoints are order
+// statistics, so they equal heapInterval's; the one ambiguity of value
+// equality, 0 versus −0, is checked (unsignedZero) and falls back to
+// heapInterval.
+const (
+	sampleMinReps = 2000 // below this the heap pass is cheap
+	sampleStride  = 8
+)
+
+// sampleBounds returns bounds tlo ≤ thi from every sampleStride-th non-NaN
+// key such that, with high probability, at least j of all keys are ≤ tlo
+// and at least j are ≥ thi (callers check). ok is false when the sample is
+// too small.
+func sampleBounds(keys []float64, j int) (tlo, thi float64, ok bool) {
+	buf := getBuf(len(keys)/sampleStride + 1)
+	defer putBuf(buf)
+	sample := buf[:0]
+	for i := sampleStride / 2; i < len(keys); i += sampleStride {
+		if v := keys[i]; !math.IsNaN(v) {
+			sample = append(sample, v)
+		}
+	}
+	// The sample's i-th smallest has about i·stride keys below it: aim
+	// three standard deviations past j.
+	expect := float64(j) * float64(len(sample)) / float64(len(keys))
+	i := int(math.Ceil(expect+3*math.Sqrt(expect))) + 2
+	if i > len(sample)/4 {
+		return 0, 0, false
+	}
+	tlo, thi = extremeRanks(sample, i)
+	return tlo, thi, true
+}
+
+// sampledInterval is heapInterval by sampled selection; done is false when
+// the caller must run heapInterval instead. Replicates equal to a bound are
+// counted, not collected: when most replicates are one value (a metric that
+// is almost always 0) the bounds coincide and both endpoints come from the
+// few replicates on either side and that count.
+func sampledInterval(reps []float64, alphaPrime float64) (lo, hi float64, undefined int, ok, done bool) {
+	n := len(reps)
+	if n < sampleMinReps {
+		return 0, 0, 0, false, false
+	}
+	// NaNs only lower j, so bounds for all n replicates are safe.
+	tlo, thi, okB := sampleBounds(reps, min(percentileRank(n, alphaPrime), n/2))
+	if !okB {
+		return 0, 0, 0, false, false
+	}
+	lowBuf, highBuf := getBuf(n), getBuf(n)
+	defer putBuf(lowBuf)
+	defer putBuf(highBuf)
+	low, high := lowBuf[:0], highBuf[:0] // replicates < tlo, > thi
+	var atLo, atHi, negLo, negHi int     // replicates = tlo, = thi, and of those with the sign bit
+	for _, v := range reps {
+		if v <= tlo {
+			if v < tlo {
+				low = append(low, v)
+			} else {
+				atLo++
+				if math.Signbit(v) {
+					negLo++
+				}
+			}
+		} else if v >= thi {
+			if v > thi {
+				high = append(high, v)
+			} else {
+				atHi++
+				if math.Signbit(v) {
+					negHi++
+				}
+			}
+		} else if math.IsNaN(v) {
+			undefined++
+		}
+	}
+	k := n - undefined
+	if k < 2 {
+		return 0, 0, undefined, false, true
+	}
+	j := min(percentileRank(k, alphaPrime), k/2)
+	single := tlo == thi // then every replicate is < t, = t (atLo) or > t
+	// The j-th smallest.
+	switch {
+	case len(low) >= j:
+		lo = selectKth(low, j-1)
+		ok = unsignedZero(lo, low)
+	case len(low)+atLo >= j:
+		lo, ok = tlo, tlo != 0 || negLo == 0 || negLo == atLo
+	case single:
+		lo = selectKth(high, j-len(low)-atLo-1)
+		ok = unsignedZero(lo, high)
+	}
+	if !ok {
+		return 0, 0, 0, false, false
+	}
+	// The j-th largest.
+	at, neg := atHi, negHi
+	if single {
+		at, neg = atLo, negLo
+	}
+	ok = false
+	switch {
+	case len(high) >= j:
+		hi = selectKth(high, len(high)-j)
+		ok = unsignedZero(hi, high)
+	case len(high)+at >= j:
+		hi, ok = thi, thi != 0 || neg == 0 || neg == at
+	case single:
+		hi = selectKth(low, len(low)-(j-len(high)-at))
+		ok = unsignedZero(hi, low)
+	}
+	if !ok {
+		return 0, 0, 0, false, false
+	}
+	return lo, hi, undefined, true, true
+}
+
+// unsignedZero reports whether an endpoint x selected from cands is
+// unambiguous: nonzero (equal values then have equal bits), or a zero whose
+// sign every zero among cands shares. Every replicate equal to an endpoint
+// is among its candidates, so the heap pass returns the same bits.
+func unsignedZero(x float64, cands []float64) bool {
+	if x != 0 {
+		return true
+	}
+	neg := math.Signbit(x)
+	for _, v := range cands {
+		if v == 0 && math.Signbit(v) != neg {
+			return false
+		}
+	}
+	return true
+}
+
+// logRatioInterval is percentileInterval of the log ratios
+// d_r = log(rb_r) − log(ra_r) (a difference of logs negates exactly when
+// the arms swap), without taking 2B logarithms: it selects on the quotients
+// q_r = rb_r/ra_r and takes logs only of the candidates near each endpoint.
+// ra may be overwritten with the d_r.
+//
+// Why that is exact: |d_r − ln q_r| is a few ulps of |log x| ≤ 745, below
+// 10⁻¹², so quotients more than a factor 1 ± 10⁻⁹ apart have log ratios in
+// the same order. If at least j quotients are ≤ T, the j-th smallest d is
+// ≤ ln T + 10⁻¹², and every replicate with q > T·(1+10⁻⁹) has a larger d:
+// the j-th smallest d is the j-th smallest among the replicates with
+// q ≤ T·(1+10⁻⁹). Likewise at the top. Zeros and infinities give q = 0 or
+// +Inf exactly where d = −Inf or +Inf, and NaN exactly where d is NaN; any
+// other quotient outside the normal range (overflow, underflow, a negative
+// value) falls back to taking every log.
+func logRatioInterval(ra, rb []float64, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
+	if lo, hi, undefined, ok, done := sampledLogRatioInterval(ra, rb, alphaPrime); done {
+		return lo, hi, undefined, ok
+	}
+	for r := range ra {
+		ra[r] = math.Log(rb[r]) - math.Log(ra[r])
+	}
+	return percentileInterval(ra, alphaPrime)
+}
+
+// logRatioBand is the relative margin around the quotient bounds; see
+// logRatioInterval.
+const logRatioBand = 1e-9
+
+func sampledLogRatioInterval(ra, rb []float64, alphaPrime float64) (lo, hi float64, undefined int, ok, done bool) {
+	n := len(ra)
+	if n < sampleMinReps {
+		return 0, 0, 0, false, false
+	}
+	q := getBuf(n)
+	defer putBuf(q)
+	for r := range q {
+		v := rb[r] / ra[r]
+		q[r] = v
+		if !(v >= 0x1p-1000 && v <= 0x1p1000) && !exactQuotient(v, ra[r], rb[r]) {
+			return 0, 0, 0, false, false
+		}
+	}
+	tlo, thi, okB := sampleBounds(q, min(percentileRank(n, alphaPrime), n/2))
+	if !okB {
+		return 0, 0, 0, false, false
+	}
+	bandLo, bandHi := tlo*(1+logRatioBand), thi*(1-logRatioBand)
+	if !(bandLo < bandHi) {
+		return 0, 0, 0, false, false
+	}
+	lowBuf, highBuf := getBuf(n), getBuf(n)
+	defer putBuf(lowBuf)
+	defer putBuf(highBuf)
+	low, high := lowBuf[:0], highBuf[:0]
+	var atLo, atHi int // quotients ≤ tlo and ≥ thi
+	for r, v := range q {
+		if v <= bandLo {
+			low = append(low, math.Log(rb[r])-math.Log(ra[r]))
+			if v <= tlo {
+				atLo++
+			}
+		} else if v >= bandHi {
+			high = append(high, math.Log(rb[r])-math.Log(ra[r]))
+			if v >= thi {
+				atHi++
+			}
+		} else if math.IsNaN(v) {
+			undefined++
+		}
+	}
+	k := n - undefined
+	if k < 2 {
+		return 0, 0, undefined, false, true
+	}
+	j := min(percentileRank(k, alphaPrime), k/2)
+	if atLo < j || atHi < j {
+		return 0, 0, 0, false, false
+	}
+	lo, hi = selectKth(low, j-1), selectKth(high, len(high)-j)
+	if !unsignedZero(lo, low) || !unsignedZero(hi, high) {
+		return 0, 0, 0, false, false
+	}
+	return lo, hi, undefined, true, true
+}
+
+// exactQuotient reports whether a quotient q = b/a outside the normal range
+// still orders like log b − log a: NaN where that is NaN, 0 where it is
+// −Inf and +Inf where it is +Inf.
+func exactQuotient(q, a, b float64) bool {
+	switch {
+	case math.IsNaN(q):
+		return true
+	case q == 0:
+		return b == 0 || math.IsInf(a, 1)
+	case math.IsInf(q, 1):
+		return a == 0 || math.IsInf(b, 1)
+	}
+	return false
+}
+
 // extremeRanks returns the j-th smallest and the j-th largest (1-based) of
 // xs in one pass, keeping the j smallest in a max-heap and the j largest in
 // a min-heap. The ranks are near the ends (j ≈ 50–250 of 10⁴), so few values
 // enter a heap after the first j and the pass is about 2n comparisons; the
-// result is an order statistic, so it does not depend on xs's order.
+// result is an order statistic, so it does not depend on xs's order. The
+// heaps are typed (no comparison callback): this scan runs for every CI.
 func extremeRanks(xs []float64, j int) (lo, hi float64) {
-	small := make([]float64, 0, j) // max-heap: small[0] is the largest of the j smallest
-	large := make([]float64, 0, j) // min-heap: large[0] is the smallest of the j largest
-	for _, v := range xs {
-		if len(small) < j {
-			small = append(small, v)
-			siftUp(small, len(small)-1, greater)
-			large = append(large, v)
-			siftUp(large, len(large)-1, less)
-			continue
-		}
-		if v < small[0] {
+	var stack [256]float64 // the usual j fits: no allocation per CI
+	heaps := stack[:]
+	if 2*j > len(stack) {
+		heaps = make([]float64, 2*j)
+	}
+	heaps = heaps[:2*j]
+	small := heaps[:j:j] // max-heap: small[0] is the largest of the j smallest
+	large := heaps[j:]   // min-heap: large[0] is the smallest of the j largest
+	for i, v := range xs[:j] {
+		small[i] = v
+		siftUpMax(small, i)
+		large[i] = v
+		siftUpMin(large, i)
+	}
+	// The heap roots live in locals: the scan then compares registers, and
+	// memory is touched only when a value enters a heap.
+	lo, hi = small[0], large[0]
+	for _, v := range xs[j:] {
+		if v < lo {
 			small[0] = v
-			siftDown(small, greater)
+			siftDownMax(small)
+			lo = small[0]
 		}
-		if v > large[0] {
+		if v > hi {
 			large[0] = v
-			siftDown(large, less)
+			siftDownMin(large)
+			hi = large[0]
 		}
 	}
-	return small[0], large[0]
+	return lo, hi
 }
 
-func less(a, b float64) bool    { return a < b }
-func greater(a, b float64) bool { return a > b }
-
-// siftUp and siftDown keep h a heap whose root is first under before.
-func siftUp(h []float64, i int, before func(a, b float64) bool) {
+// siftUpMax and siftDownMax keep h a max-heap; siftUpMin and siftDownMin a
+// min-heap.
+func siftUpMax(h []float64, i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !before(h[i], h[p]) {
+		if !(h[i] > h[p]) {
 			return
 		}
 		h[i], h[p] = h[p], h[i]
@@ -119,17 +383,46 @@ func siftUp(h []float64, i int, before func(a, b float64) bool) {
 	}
 }
 
-func siftDown(h []float64, before func(a, b float64) bool) {
+func siftUpMin(h []float64, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !(h[i] < h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func siftDownMax(h []float64) {
 	i, n := 0, len(h)
 	for {
 		c := 2*i + 1
 		if c >= n {
 			return
 		}
-		if c+1 < n && before(h[c+1], h[c]) {
+		if c+1 < n && h[c+1] > h[c] {
 			c++
 		}
-		if !before(h[c], h[i]) {
+		if !(h[c] > h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+func siftDownMin(h []float64) {
+	i, n := 0, len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && h[c+1] < h[c] {
+			c++
+		}
+		if !(h[c] < h[i]) {
 			return
 		}
 		h[i], h[c] = h[c], h[i]

@@ -1,0 +1,228 @@
+package stats
+
+import "slices"
+
+// A plan's B count rows hold few distinct values per group (each row is n
+// draws over n groups), so the running sums Σ_g c_g·x_g that every
+// replicate computes repeat the same prefixes over and over: with 8 rounds
+// and B = 9999 the rows have about 450 distinct prefixes over the even
+// groups, against 40,000 multiply-adds to redo them per metric. A chainTrie
+// computes each distinct prefix once per metric, with exactly the operations
+// (same order, same rounding) that the per-row loop would do, so replicates
+// stay bit-identical.
+
+// chainTrie memoizes the left-to-right sums
+// v = ((0 + c_{g₁}·x_{g₁}) + c_{g₂}·x_{g₂}) + … over the chain of groups g₁,
+// g₂, … for every count row of one plan side. Node 0 is the empty prefix;
+// every other node extends its parent by one group's count, and parents come
+// before their children. The trie covers chain[:depth]; a row adds the
+// groups in chain[depth:] itself.
+type chainTrie struct {
+	chain  []int
+	depth  int
+	parent []int32   // node → node of the prefix one group shorter
+	coef   []float64 // node → the count of its last group
+	group  []int32   // node → its last group
+	leaf   []int32   // row → its node at depth
+}
+
+// newChainTrie builds the trie over the rows of counts (cols per row). It
+// adds groups of the chain while the new level has at most maxLevel nodes:
+// past that, distinct prefixes are nearly as many as rows and summing per
+// row costs no more than evaluating nodes.
+func newChainTrie(counts []int32, cols, rows int, chain []int, maxLevel int) *chainTrie {
+	t := &chainTrie{chain: chain, parent: []int32{0}, coef: []float64{0}, group: []int32{0}, leaf: make([]int32, rows)}
+	next := make([]int32, rows)
+	var table []int32
+	levelStart, levelNodes := 0, 1 // the nodes of the current deepest level
+	for _, g := range chain {
+		width := int32(0)
+		for r := range rows {
+			width = max(width, counts[r*cols+g])
+		}
+		width++
+		size := levelNodes * int(width)
+		if size > 4*rows+64 {
+			break // a sparse level: its lookup table would outgrow the rows
+		}
+		table = slices.Grow(table[:0], size)[:size]
+		clear(table)
+		start := len(t.parent)
+		for r, node := range t.leaf {
+			k := counts[r*cols+g]
+			key := (int(node)-levelStart)*int(width) + int(k)
+			child := table[key]
+			if child == 0 { // node 0 is never a child
+				child = int32(len(t.parent))
+				table[key] = child
+				t.parent = append(t.parent, node)
+				t.coef = append(t.coef, float64(k))
+				t.group = append(t.group, int32(g))
+			}
+			next[r] = child
+		}
+		if len(t.parent)-start > maxLevel {
+			t.parent, t.coef, t.group = t.parent[:start], t.coef[:start], t.group[:start]
+			break
+		}
+		t.leaf, next = next, t.leaf
+		levelStart, levelNodes = start, len(t.parent)-start
+		t.depth++
+	}
+	return t
+}
+
+// complete reports whether the trie covers the whole chain, so that a row's
+// sum is its leaf's value.
+func (t *chainTrie) complete() bool { return t.depth == len(t.chain) }
+
+// rest is the part of the chain that rows sum themselves.
+func (t *chainTrie) rest() []int { return t.chain[t.depth:] }
+
+// eval fills vals (len ≥ nodes) with each node's prefix sum of x and
+// returns it.
+func (t *chainTrie) eval(x []float64, vals []float64) []float64 {
+	vals = vals[:len(t.parent)]
+	vals[0] = 0
+	for n := 1; n < len(vals); n++ {
+		vals[n] = vals[t.parent[n]] + t.coef[n]*x[t.group[n]]
+	}
+	return vals
+}
+
+// nodes is the number of trie nodes, the length eval needs.
+func (t *chainTrie) nodes() int { return len(t.parent) }
+
+// sumMemo holds the tries of one side's count rows over the even and the
+// odd groups: the two accumulator chains of meanReplicates and
+// denominators.
+type sumMemo struct {
+	even, odd *chainTrie
+	// When both tries are complete, a pair of leaves is a distinct row:
+	// reps lists one row per distinct row (in order of first occurrence),
+	// and class maps each row to its index in reps. Statistics that are
+	// functions of the row alone are computed once per distinct row.
+	reps  []int32
+	class []int32
+}
+
+// memoLevel bounds a trie level at half the rows: a level any wider saves
+// less than it costs.
+func memoLevel(rows int) int { return rows / 2 }
+
+func newSumMemo(counts []int32, groups, rows int) *sumMemo {
+	cols := groups + 1
+	var even, odd []int
+	for g := range groups {
+		if g%2 == 0 {
+			even = append(even, g)
+		} else {
+			odd = append(odd, g)
+		}
+	}
+	m := &sumMemo{
+		even: newChainTrie(counts, cols, rows, even, memoLevel(rows)),
+		odd:  newChainTrie(counts, cols, rows, odd, memoLevel(rows)),
+	}
+	if m.even.complete() && m.odd.complete() {
+		m.reps, m.class = distinctPairs(m.even.leaf, m.odd.leaf)
+	}
+	return m
+}
+
+// distinctPairs numbers the distinct pairs (a[r], b[r]) in order of first
+// occurrence: reps[k] is the first r of pair k and class[r] its pair.
+func distinctPairs(a, b []int32) (reps, class []int32) {
+	size := 1
+	for size < 2*len(a) {
+		size *= 2
+	}
+	type slot struct{ a, b, k int32 } // k = pair index + 1; 0 = empty
+	table := make([]slot, size)
+	class = make([]int32, len(a))
+	for r := range a {
+		x, y := a[r], b[r]
+		h := (uint64(uint32(x))<<32 | uint64(uint32(y))) * 0x9e3779b97f4a7c15
+		i := int(h >> 32 & uint64(size-1))
+		for table[i].k != 0 && (table[i].a != x || table[i].b != y) {
+			i = (i + 1) & (size - 1)
+		}
+		if table[i].k == 0 {
+			reps = append(reps, int32(r))
+			table[i] = slot{x, y, int32(len(reps))}
+		}
+		class[r] = table[i].k - 1
+	}
+	return reps, class
+}
+
+// parityReplicates returns, for every row, (Σ_even c·num + Σ_odd c·num) /
+// den[r], or with den nil / (Σ_even c·cnt + Σ_odd c·cnt): the two-chain sums
+// of meanReplicates, from the tries, into out.
+func (m *sumMemo) parityReplicates(out []float64, counts []int32, cols int, num, cnt, den []float64) {
+	scratch := getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
+	defer putBuf(scratch)
+	half := len(scratch) / 2
+	se := m.even.eval(num, scratch[:half])
+	so := m.odd.eval(num, scratch[half:])
+	le, lo := m.even.leaf, m.odd.leaf
+	if den != nil && m.even.complete() && m.odd.complete() {
+		for r := range out {
+			out[r] = (se[le[r]] + so[lo[r]]) / den[r]
+		}
+		return
+	}
+	var ne, no []float64
+	if den == nil {
+		cscratch := getBuf(len(scratch))
+		defer putBuf(cscratch)
+		ne = m.even.eval(cnt, cscratch[:half])
+		no = m.odd.eval(cnt, cscratch[half:])
+	}
+	restE, restO := m.even.rest(), m.odd.rest()
+	for r := range out {
+		row := counts[r*cols : (r+1)*cols]
+		s0, s1 := se[le[r]], so[lo[r]]
+		for _, g := range restE {
+			s0 += float64(row[g]) * num[g]
+		}
+		for _, g := range restO {
+			s1 += float64(row[g]) * num[g]
+		}
+		if den != nil {
+			out[r] = (s0 + s1) / den[r]
+			continue
+		}
+		n0, n1 := ne[le[r]], no[lo[r]]
+		for _, g := range restE {
+			n0 += float64(row[g]) * cnt[g]
+		}
+		for _, g := range restO {
+			n1 += float64(row[g]) * cnt[g]
+		}
+		out[r] = (s0 + s1) / (n0 + n1)
+	}
+}
+
+// paritySums returns Σ_even c·x + Σ_odd c·x of every row into out: the
+// shared denominators.
+func (m *sumMemo) paritySums(out []float64, counts []int32, cols int, x []float64) {
+	scratch := getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
+	defer putBuf(scratch)
+	half := len(scratch) / 2
+	se := m.even.eval(x, scratch[:half])
+	so := m.odd.eval(x, scratch[half:])
+	le, lo := m.even.leaf, m.odd.leaf
+	restE, restO := m.even.rest(), m.odd.rest()
+	for r := range out {
+		row := counts[r*cols : (r+1)*cols]
+		n0, n1 := se[le[r]], so[lo[r]]
+		for _, g := range restE {
+			n0 += float64(row[g]) * x[g]
+		}
+		for _, g := range restO {
+			n1 += float64(row[g]) * x[g]
+		}
+		out[r] = n0 + n1
+	}
+}
