@@ -2,8 +2,6 @@ package nsys
 
 import (
 	"iter"
-
-	"zombiezen.com/go/sqlite"
 )
 
 // Tables of CUDA backtraces and CUDA contexts.
@@ -27,7 +25,7 @@ var callchainCols = []column{req("id"), req("stackDepth"), req("symbol"), optInt
 // Callchains streams CUDA_CALLCHAINS (nothing when the export has no
 // backtraces).
 func (f *File) Callchains() iter.Seq2[CallchainFrame, error] {
-	return seq(f, TableCallchains, callchainCols, "record with `nsys profile --cudabacktrace=all`", func(st *sqlite.Stmt) CallchainFrame {
+	return seq(f, TableCallchains, callchainCols, "record with `nsys profile --cudabacktrace=all`", func(st row) CallchainFrame {
 		return CallchainFrame{ID: st.ColumnInt64(0), Depth: st.ColumnInt64(1), Symbol: st.ColumnInt64(2), Module: st.ColumnInt64(3), Unresolved: st.ColumnInt64(4) != 0}
 	})
 }
@@ -44,7 +42,7 @@ type CUDAContextRow struct {
 // when absent).
 func (f *File) CUDAContexts() ([]CUDAContextRow, error) {
 	var out []CUDAContextRow
-	err := f.scan(TableCUDAContexts, []column{req("processId"), req("deviceId"), req("contextId")}, hintReexport, func(st *sqlite.Stmt) bool {
+	err := f.scan(TableCUDAContexts, []column{req("processId"), req("deviceId"), req("contextId")}, hintReexport, func(st row) bool {
 		out = append(out, CUDAContextRow{Pid: st.ColumnInt64(0), DeviceID: st.ColumnInt64(1), ContextID: st.ColumnInt64(2)})
 		return true
 	})

@@ -49,7 +49,7 @@ func (f *File) Strings() (*Strings, error) {
 		return nil, &InputError{Path: f.Path, Problem: "missing table StringIds", Hint: hintReexport}
 	}
 	limit := 2*n + 1024 // ids are dense in practice; stray large ids go to the map
-	err = f.scan(TableStrings, []column{req("id"), req("value")}, hintReexport, func(st *sqlite.Stmt) bool {
+	err = f.scan(TableStrings, []column{req("id"), req("value")}, hintReexport, func(st row) bool {
 		id := st.ColumnInt64(0)
 		v := st.ColumnText(1)
 		if id >= 0 && id < limit {
@@ -81,7 +81,7 @@ type Thread struct {
 // through StringIds.
 func (f *File) Threads(strs *Strings) ([]Thread, error) {
 	var out []Thread
-	err := f.scan(TableThreads, []column{req("nameId"), req("globalTid")}, hintReexport, func(st *sqlite.Stmt) bool {
+	err := f.scan(TableThreads, []column{req("nameId"), req("globalTid")}, hintReexport, func(st row) bool {
 		g := st.ColumnInt64(1)
 		out = append(out, Thread{GlobalTid: g, Pid: Pid(g), Tid: Tid(g), Name: strs.Name(st.ColumnInt64(0))})
 		return true
@@ -106,7 +106,7 @@ type Process struct {
 // Processes returns PROCESSES sorted by pid.
 func (f *File) Processes() ([]Process, error) {
 	var out []Process
-	err := f.scan(TableProcesses, []column{req("globalPid"), reqN("pid"), reqN("name")}, hintReexport, func(st *sqlite.Stmt) bool {
+	err := f.scan(TableProcesses, []column{req("globalPid"), reqN("pid"), reqN("name")}, hintReexport, func(st row) bool {
 		g := st.ColumnInt64(0)
 		p := Process{GlobalPid: g, Pid: nullInt(st, 1, Pid(g)), Name: st.ColumnText(2)}
 		out = append(out, p)
@@ -134,7 +134,7 @@ type GPU struct {
 func (f *File) GPUs() ([]GPU, error) {
 	var out []GPU
 	cols := []column{req("id"), opt("name"), opt("uuid"), opt("busLocation"), opt("chipName"), opt("smCount"), opt("totalMemory"), opt("clockRate"), opt("computeMajor"), opt("computeMinor")}
-	err := f.scan(TableGPUs, cols, hintReexport, func(st *sqlite.Stmt) bool {
+	err := f.scan(TableGPUs, cols, hintReexport, func(st row) bool {
 		out = append(out, GPU{
 			ID: st.ColumnInt64(0), Name: st.ColumnText(1), UUID: st.ColumnText(2), BusLocation: st.ColumnText(3),
 			ChipName: st.ColumnText(4), SMCount: st.ColumnInt64(5), TotalMemory: st.ColumnInt64(6),
@@ -149,7 +149,7 @@ func (f *File) GPUs() ([]GPU, error) {
 // keyValues reads a two-column name/value metadata table in table order.
 func (f *File) keyValues(t, nameCol, valueCol string) ([]KeyValue, error) {
 	var out []KeyValue
-	err := f.scan(t, []column{req(nameCol), reqN(valueCol)}, hintReexport, func(st *sqlite.Stmt) bool {
+	err := f.scan(t, []column{req(nameCol), reqN(valueCol)}, hintReexport, func(st row) bool {
 		out = append(out, KeyValue{Name: st.ColumnText(0), Value: st.ColumnText(1)})
 		return true
 	})
@@ -193,7 +193,7 @@ type CUDADevice struct {
 // CUDADevices returns TARGET_INFO_CUDA_DEVICE (empty when absent).
 func (f *File) CUDADevices() ([]CUDADevice, error) {
 	var out []CUDADevice
-	err := f.scan(TableCUDADevice, []column{req("gpuId"), req("cudaId"), req("pid")}, hintReexport, func(st *sqlite.Stmt) bool {
+	err := f.scan(TableCUDADevice, []column{req("gpuId"), req("cudaId"), req("pid")}, hintReexport, func(st row) bool {
 		out = append(out, CUDADevice{GPUID: st.ColumnInt64(0), CUDAID: st.ColumnInt64(1), Pid: st.ColumnInt64(2)})
 		return true
 	})
@@ -204,7 +204,7 @@ func (f *File) CUDADevices() ([]CUDADevice, error) {
 // (TARGET_INFO_SESSION_START_TIME); ok is false when the export lacks it.
 // Event timestamps are on the capture's own clock: this orders exports.
 func (f *File) SessionStartUTC() (ns int64, ok bool, err error) {
-	err = f.scan("TARGET_INFO_SESSION_START_TIME", []column{reqN("utcEpochNs")}, hintReexport, func(st *sqlite.Stmt) bool {
+	err = f.scan("TARGET_INFO_SESSION_START_TIME", []column{reqN("utcEpochNs")}, hintReexport, func(st row) bool {
 		if st.ColumnType(0) != sqlite.TypeNull {
 			ns, ok = st.ColumnInt64(0), true
 		}

@@ -16,6 +16,8 @@ import (
 	"sync"
 
 	"zombiezen.com/go/sqlite"
+
+	"github.com/nsysphase/nsysphase/nsys/internal/btree"
 )
 
 // InputError says that an input cannot be used: which file, what is wrong and
@@ -96,6 +98,14 @@ type File struct {
 	skipped map[string]int64 // table → rows a scan could not use
 
 	cleanup func() // removes a private copy (parquetdir import); nil otherwise
+
+	// SQLScans makes every scan go through SQLite instead of reading the
+	// B-tree pages directly (the two give the same rows; tests compare them).
+	SQLScans bool
+
+	pageFile   *os.File              // the export, opened read-only for page scans; nil when they are off
+	pages      *btree.File           // direct reader of pageFile
+	pageTables map[string]*pageTable // tables page scans can read
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -158,6 +168,7 @@ func openSQLite(ctx context.Context, path string) (*File, error) {
 		return nil, err
 	}
 	f.checkSidecars()
+	f.openPages(path, st.Size())
 	return f, nil
 }
 
@@ -294,9 +305,14 @@ func (f *File) readError(what string, err error) error {
 
 func (f *File) probe() error {
 	f.columns = map[string][]string{}
-	var tables []string
-	err := f.query("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name", func(st *sqlite.Stmt) error {
-		tables = append(tables, st.ColumnText(0))
+	f.pageTables = map[string]*pageTable{}
+	type entry struct {
+		name string
+		tableInfo
+	}
+	var tables []entry
+	err := f.query("SELECT name, rootpage, sql FROM sqlite_master WHERE type='table' ORDER BY name", func(st *sqlite.Stmt) error {
+		tables = append(tables, entry{name: st.ColumnText(0), tableInfo: tableInfo{root: st.ColumnInt64(1), sql: st.ColumnText(2)}})
 		return nil
 	})
 	if err != nil {
@@ -304,14 +320,21 @@ func (f *File) probe() error {
 	}
 	for _, t := range tables {
 		var cols []string
-		err := f.query("SELECT name FROM pragma_table_info("+quoteLiteral(t)+")", func(st *sqlite.Stmt) error {
-			cols = append(cols, st.ColumnText(0))
+		err := f.query("SELECT name, type, pk, dflt_value IS NOT NULL, hidden FROM pragma_table_xinfo("+quoteLiteral(t.name)+")", func(st *sqlite.Stmt) error {
+			c := columnInfo{name: st.ColumnText(0), typ: st.ColumnText(1), pk: st.ColumnInt64(2), hasDflt: st.ColumnInt64(3) != 0, hidden: st.ColumnInt64(4)}
+			t.columns = append(t.columns, c)
+			if c.hidden == 0 {
+				cols = append(cols, c.name)
+			}
 			return nil
 		})
 		if err != nil {
-			return f.readError("cannot read the columns of table "+t, err)
+			return f.readError("cannot read the columns of table "+t.name, err)
 		}
-		f.columns[t] = cols
+		f.columns[t.name] = cols
+		if pt := pageTableOf(t.tableInfo); pt != nil {
+			f.pageTables[t.name] = pt
+		}
 	}
 	return nil
 }
@@ -395,6 +418,10 @@ func (f *File) Close() error {
 	if f.meta != nil {
 		err = f.meta.Close()
 		f.meta = nil
+	}
+	if f.pageFile != nil {
+		f.pageFile.Close()
+		f.pageFile = nil
 	}
 	if f.cleanup != nil {
 		f.cleanup()

@@ -98,7 +98,7 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 
 // scan streams table t through fn on a connection of its own. An absent table
 // yields no rows. Rows with NULL in a notNull column are skipped and counted.
-func (f *File) scan(t string, cols []column, hint string, fn func(*sqlite.Stmt) bool) error {
+func (f *File) scan(t string, cols []column, hint string, fn func(row) bool) error {
 	return f.scanRange(t, cols, hint, AllRows, fn)
 }
 
@@ -142,13 +142,16 @@ func (f *File) Split(t string, n int, minRows int64) []RowRange {
 	return out
 }
 
-func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn func(*sqlite.Stmt) bool) error {
+func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn func(row) bool) error {
 	if !f.HasTable(t) {
 		return nil
 	}
-	q, err := f.selectSQL(t, cols, hint)
+	q, err := f.selectSQL(t, cols, hint) // also checks the required columns
 	if err != nil {
 		return err
+	}
+	if pt := f.pageTables[t]; pt != nil && f.pages != nil && !f.SQLScans {
+		return f.scanPages(pt, t, cols, r, fn)
 	}
 	if r != AllRows {
 		q += fmt.Sprintf(" WHERE rowid >= %d AND rowid < %d", r.Lo, r.Hi)
@@ -186,14 +189,14 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 
 // seq adapts a scan to a range-over-func iterator that yields rows, then at
 // most one error.
-func seq[T any](f *File, t string, cols []column, hint string, decode func(*sqlite.Stmt) T) iter.Seq2[T, error] {
+func seq[T any](f *File, t string, cols []column, hint string, decode func(row) T) iter.Seq2[T, error] {
 	return seqRange(f, t, cols, hint, AllRows, decode)
 }
 
-func seqRange[T any](f *File, t string, cols []column, hint string, r RowRange, decode func(*sqlite.Stmt) T) iter.Seq2[T, error] {
+func seqRange[T any](f *File, t string, cols []column, hint string, r RowRange, decode func(row) T) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		stopped := false
-		err := f.scanRange(t, cols, hint, r, func(st *sqlite.Stmt) bool {
+		err := f.scanRange(t, cols, hint, r, func(st row) bool {
 			if !yield(decode(st), nil) {
 				stopped = true
 				return false
@@ -208,7 +211,7 @@ func seqRange[T any](f *File, t string, cols []column, hint string, r RowRange, 
 }
 
 // nullInt reads an integer column, returning def when it is NULL.
-func nullInt(st *sqlite.Stmt, i int, def int64) int64 {
+func nullInt(st row, i int, def int64) int64 {
 	if st.ColumnType(i) == sqlite.TypeNull {
 		return def
 	}
@@ -234,7 +237,7 @@ var kernelCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req(
 
 // Kernels streams the kernel table.
 func (f *File) Kernels() iter.Seq2[Kernel, error] {
-	return seq(f, TableKernel, kernelCols, hintCUDA, func(st *sqlite.Stmt) Kernel {
+	return seq(f, TableKernel, kernelCols, hintCUDA, func(st row) Kernel {
 		return Kernel{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
 			DeviceID: st.ColumnInt64(3), ContextID: st.ColumnInt64(4), StreamID: st.ColumnInt64(5),
@@ -251,7 +254,7 @@ var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), re
 // KernelOps streams the kernels of rowid range r with only Start, End, GlobalPid, DeviceID,
 // CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
 func (f *File) KernelOps(r RowRange) iter.Seq2[Kernel, error] {
-	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st *sqlite.Stmt) Kernel {
+	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st row) Kernel {
 		return Kernel{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
 			DeviceID: st.ColumnInt64(3), CorrelationID: st.ColumnInt64(4), GraphNodeID: st.ColumnInt64(5),
@@ -296,7 +299,7 @@ var memcpyCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req(
 
 // Memcpys streams the memcpy table.
 func (f *File) Memcpys() iter.Seq2[Memcpy, error] {
-	return seq(f, TableMemcpy, memcpyCols, hintCUDA, func(st *sqlite.Stmt) Memcpy {
+	return seq(f, TableMemcpy, memcpyCols, hintCUDA, func(st row) Memcpy {
 		return Memcpy{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: st.ColumnInt64(5),
@@ -322,7 +325,7 @@ var memsetCols = []column{req("start"), req("end"), reqN("globalPid"), req("devi
 
 // Memsets streams the memset table.
 func (f *File) Memsets() iter.Seq2[Memset, error] {
-	return seq(f, TableMemset, memsetCols, hintCUDA, func(st *sqlite.Stmt) Memset {
+	return seq(f, TableMemset, memsetCols, hintCUDA, func(st row) Memset {
 		return Memset{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
@@ -348,7 +351,7 @@ var syncCols = []column{req("start"), req("end"), reqN("globalPid"), req("device
 
 // Syncs streams the synchronization table.
 func (f *File) Syncs() iter.Seq2[Sync, error] {
-	return seq(f, TableSync, syncCols, hintCUDA, func(st *sqlite.Stmt) Sync {
+	return seq(f, TableSync, syncCols, hintCUDA, func(st row) Sync {
 		return Sync{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
@@ -378,7 +381,7 @@ var apiCols = []column{req("start"), req("end"), req("globalTid"), reqInt("corre
 
 // APICalls streams runtime and driver API calls.
 func (f *File) APICalls() iter.Seq2[APICall, error] {
-	return seq(f, TableRuntime, apiCols, hintCUDA, func(st *sqlite.Stmt) APICall {
+	return seq(f, TableRuntime, apiCols, hintCUDA, func(st row) APICall {
 		return APICall{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
 			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),
@@ -392,7 +395,7 @@ var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("c
 // APICallsCore streams the API calls of rowid range r with only Start, End, GlobalTid,
 // CorrelationID, NameID and EventClass filled (no return value, no callchain).
 func (f *File) APICallsCore(r RowRange) iter.Seq2[APICall, error] {
-	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st *sqlite.Stmt) APICall {
+	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st row) APICall {
 		return APICall{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
 			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),
@@ -416,7 +419,7 @@ var graphTraceCols = []column{req("start"), req("end"), reqN("globalPid"), req("
 
 // GraphTraces streams whole-graph launch records.
 func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] {
-	return seq(f, TableGraphTrace, graphTraceCols, hintCUDA, func(st *sqlite.Stmt) GraphTrace {
+	return seq(f, TableGraphTrace, graphTraceCols, hintCUDA, func(st row) GraphTrace {
 		return GraphTrace{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
@@ -470,7 +473,7 @@ const hintNVTX = "annotate the program with NVTX ranges and record with `nsys pr
 
 // NVTXEvents streams NVTX events of every type.
 func (f *File) NVTXEvents() iter.Seq2[NVTXEvent, error] {
-	return seq(f, TableNVTX, nvtxCols, hintNVTX, func(st *sqlite.Stmt) NVTXEvent {
+	return seq(f, TableNVTX, nvtxCols, hintNVTX, func(st row) NVTXEvent {
 		e := NVTXEvent{
 			Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), RangeID: nullInt(st, 3, 0),
 			Category: nullInt(st, 4, 0), Color: nullInt(st, 5, 0), GlobalTid: nullInt(st, 7, 0),
@@ -505,7 +508,7 @@ var osrtCols = []column{req("start"), req("end"), req("globalTid"), req("nameId"
 
 // OSRuntimeCalls streams OS runtime library calls.
 func (f *File) OSRuntimeCalls() iter.Seq2[OSRuntimeCall, error] {
-	return seq(f, TableOSRT, osrtCols, "record with `nsys profile -t osrt`", func(st *sqlite.Stmt) OSRuntimeCall {
+	return seq(f, TableOSRT, osrtCols, "record with `nsys profile -t osrt`", func(st row) OSRuntimeCall {
 		return OSRuntimeCall{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
 			NameID: st.ColumnInt64(3), ReturnValue: nullInt(st, 4, 0), NestingLevel: nullInt(st, 5, 0),

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
-	"zombiezen.com/go/sqlite"
 )
 
 // Durations summarises a set of int64-ns durations the way `nsys stats`
@@ -109,7 +108,7 @@ func (f *File) Enum(table string) (map[int64]string, error) {
 		return nil, nil
 	}
 	out := map[int64]string{}
-	err := f.scan(table, []column{req("id"), reqN("label")}, hintReexport, func(st *sqlite.Stmt) bool {
+	err := f.scan(table, []column{req("id"), reqN("label")}, hintReexport, func(st row) bool {
 		out[st.ColumnInt64(0)] = st.ColumnText(1)
 		return true
 	})

@@ -1,0 +1,251 @@
+package btree
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"strconv"
+)
+
+// Kind is the storage class of one value of a record.
+type Kind uint8
+
+const (
+	Null Kind = iota
+	Integer
+	Float
+	Text
+	Blob
+)
+
+// errRecord is returned for a record whose header contradicts its length.
+var errRecord = errors.New("damaged record")
+
+// Record is one row's record with its header parsed: the storage class and
+// location of each leading column, with integers decoded. Parse it again for
+// the next row; the slices are reused.
+type Record struct {
+	data  []byte
+	kinds []Kind
+	ints  []int64 // integer value (Integer), float bits (Float), body offset (Text, Blob)
+	sizes []int32 // body length of Text and Blob values
+}
+
+// Parse reads the header of rec for its first cols columns (fewer when the
+// record holds fewer: the rest read as NULL, as for a column added by
+// ALTER TABLE with no default) and decodes the columns whose bit is set in
+// want (columns from 64 on are always decoded); the others are only
+// located. rec must stay unchanged while r is used.
+func (r *Record) Parse(rec []byte, cols int, want uint64) error {
+	r.data = rec
+	if cap(r.kinds) < cols {
+		r.kinds = make([]Kind, cols)
+		r.ints = make([]int64, cols)
+		r.sizes = make([]int32, cols)
+	}
+	r.kinds, r.ints, r.sizes = r.kinds[:cols], r.ints[:cols], r.sizes[:cols]
+	if len(rec) == 0 {
+		return errRecord
+	}
+	var h, pos int
+	if rec[0] < 0x80 { // one-byte header size: every record of a few columns
+		h, pos = int(rec[0]), 1
+	} else {
+		hsize, n := varint(rec)
+		if n == 0 || hsize > uint64(len(rec)) {
+			return errRecord
+		}
+		h, pos = int(hsize), n
+	}
+	if h < pos || h > len(rec) {
+		return errRecord
+	}
+	body := h
+	i := 0
+	for ; i < cols && pos < h; i++ {
+		t := uint64(rec[pos])
+		if t < 0x80 {
+			pos++
+		} else {
+			var m int
+			t, m = varint(rec[pos:h])
+			if m == 0 {
+				return errRecord
+			}
+			pos += m
+		}
+		k, v, size := Null, int64(0), 0
+		switch {
+		case t == 0:
+		case t <= 6:
+			size = int(t)
+			if t == 5 {
+				size = 6
+			} else if t == 6 {
+				size = 8
+			}
+			k = Integer
+			if body+size > len(rec) {
+				return errRecord
+			}
+			if i >= 64 || want&(1<<uint(i)) != 0 {
+				v = bigEndianInt(rec[body : body+size])
+			}
+		case t == 7:
+			size = 8
+			if body+size > len(rec) {
+				return errRecord
+			}
+			k, v = Float, int64(binary.BigEndian.Uint64(rec[body:]))
+		case t == 8 || t == 9:
+			k, v = Integer, int64(t-8)
+		case t == 10 || t == 11 || t > 1<<31:
+			return errRecord
+		default:
+			size = int(t-12) / 2
+			if body+size > len(rec) {
+				return errRecord
+			}
+			k, v = Blob, int64(body)
+			if t&1 == 1 {
+				k = Text
+			}
+		}
+		r.kinds[i], r.ints[i], r.sizes[i] = k, v, int32(size)
+		body += size
+	}
+	for ; i < cols; i++ {
+		r.kinds[i] = Null
+	}
+	return nil
+}
+
+// bigEndianInt decodes a big-endian two's-complement integer of 1–8 bytes.
+func bigEndianInt(b []byte) int64 {
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	shift := 64 - 8*uint(len(b))
+	return int64(v<<shift) >> shift
+}
+
+// Kind returns the storage class of column i.
+func (r *Record) Kind(i int) Kind {
+	if i >= len(r.kinds) {
+		return Null
+	}
+	return r.kinds[i]
+}
+
+// Int returns column i as sqlite3_column_int64 would: integers as stored,
+// reals truncated toward zero and clamped, text and blobs by their leading
+// decimal integer, NULL as 0.
+func (r *Record) Int(i int) int64 {
+	if i >= len(r.kinds) {
+		return 0
+	}
+	switch r.kinds[i] {
+	case Integer:
+		return r.ints[i]
+	case Float:
+		return RealToInt(math.Float64frombits(uint64(r.ints[i])))
+	case Text, Blob:
+		return atoi64(r.Bytes(i))
+	default:
+		return 0
+	}
+}
+
+// Float returns column i as sqlite3_column_double would for numbers; text
+// and blobs are parsed with strconv (SQLite's own parser accepts a
+// leading numeric prefix; exports store no numbers as text).
+func (r *Record) Float(i int) float64 {
+	switch r.Kind(i) {
+	case Null:
+		return 0
+	case Float:
+		return math.Float64frombits(uint64(r.ints[i]))
+	case Integer:
+		return float64(r.Int(i))
+	default:
+		f, _ := strconv.ParseFloat(string(r.Bytes(i)), 64)
+		return f
+	}
+}
+
+// Bytes returns the bytes of a text or blob column (nil otherwise).
+func (r *Record) Bytes(i int) []byte {
+	if k := r.Kind(i); k != Text && k != Blob {
+		return nil
+	}
+	o := int(r.ints[i])
+	return r.data[o : o+int(r.sizes[i])]
+}
+
+// Text returns an integer, text or blob column as sqlite3_column_text
+// would: integers in decimal, text and blobs as stored, NULL as "". Reals
+// are the caller's: SQLite renders them with its own printf, which the
+// caller asks SQLite for (a rare path: exports store numbers as integers).
+func (r *Record) Text(i int) string {
+	switch r.Kind(i) {
+	case Integer:
+		return strconv.FormatInt(r.Int(i), 10)
+	case Text, Blob:
+		return string(r.Bytes(i))
+	default:
+		return ""
+	}
+}
+
+// RealToInt converts like SQLite's sqlite3RealToI64: truncation toward
+// zero, clamped to the int64 range.
+func RealToInt(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f <= -9223372036854775808.0:
+		return math.MinInt64
+	case f >= 9223372036854775808.0:
+		return math.MaxInt64
+	default:
+		return int64(f)
+	}
+}
+
+// atoi64 converts text like SQLite's sqlite3Atoi64 as used by
+// sqlite3_column_int64: leading spaces, a sign, the leading decimal digits;
+// values beyond the int64 range clamp.
+func atoi64(b []byte) int64 {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || (b[i] >= '\t' && b[i] <= '\r')) {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	for i < len(b) && b[i] == '0' {
+		i++
+	}
+	var u uint64
+	digits := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if digits < 20 {
+			u = u*10 + uint64(b[i]-'0')
+		}
+		digits++
+	}
+	switch {
+	case digits > 19 || (digits == 19 && u > math.MaxInt64):
+		if neg {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	case neg:
+		return -int64(u)
+	default:
+		return int64(u)
+	}
+}

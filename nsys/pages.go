@@ -1,0 +1,287 @@
+package nsys
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/nsysphase/nsysphase/nsys/internal/btree"
+)
+
+// row is the current row of a scan, read through SQLite or straight from
+// the pages; decoders see the same values either way.
+type row interface {
+	ColumnInt64(i int) int64
+	ColumnText(i int) string
+	ColumnType(i int) sqlite.ColumnType
+}
+
+// pageTable is what a page scan needs of a table: its B-tree root and where
+// each column sits in the stored records.
+type pageTable struct {
+	root    uint32
+	columns map[string]int // column → record position
+	rowidAt int            // the INTEGER PRIMARY KEY column (stored as NULL, read as the rowid); -1 if none
+	real    []bool         // by record position: REAL affinity (stored integers read back as reals)
+}
+
+// tableInfo is one table's entry in sqlite_master with its columns.
+type tableInfo struct {
+	root    int64
+	sql     string
+	columns []columnInfo
+}
+
+type columnInfo struct {
+	name, typ string
+	pk        int64
+	hasDflt   bool
+	hidden    int64
+}
+
+// pageTableOf decides whether table t can be scanned from the pages: an
+// ordinary rowid table whose columns are all stored in the record, with no
+// column default that old rows would have to take.
+func pageTableOf(ti tableInfo) *pageTable {
+	sql := strings.ToUpper(ti.sql)
+	if ti.root <= 0 || ti.root > 1<<32-1 || !strings.HasPrefix(sql, "CREATE TABLE") || strings.Contains(sql, "WITHOUT ROWID") {
+		return nil
+	}
+	pt := &pageTable{root: uint32(ti.root), columns: map[string]int{}, rowidAt: -1}
+	pks := 0
+	for i, c := range ti.columns {
+		if c.hidden != 0 || c.hasDflt {
+			return nil
+		}
+		pt.columns[c.name] = i
+		pt.real = append(pt.real, realAffinity(c.typ))
+		if c.pk > 0 {
+			pks++
+			if strings.EqualFold(c.typ, "INTEGER") {
+				pt.rowidAt = i
+			}
+		}
+	}
+	if pks != 1 || strings.Contains(sql, " DESC") {
+		// Only a lone INTEGER PRIMARY KEY (not DESC) aliases the rowid.
+		pt.rowidAt = -1
+	}
+	return pt
+}
+
+// realAffinity applies SQLite's affinity rules (datatype3 §3.1) to a
+// declared type: REAL affinity is a type naming REAL, FLOAT or DOUBLE (by
+// their first four letters) and none of INT, CHAR, CLOB, TEXT or BLOB.
+func realAffinity(typ string) bool {
+	t := strings.ToUpper(typ)
+	for _, other := range []string{"INT", "CHAR", "CLOB", "TEXT", "BLOB"} {
+		if strings.Contains(t, other) {
+			return false
+		}
+	}
+	return strings.Contains(t, "REAL") || strings.Contains(t, "FLOA") || strings.Contains(t, "DOUB") //nolint:misspell // SQLite's rule matches "DOUB"
+}
+
+// openPages prepares page scans of the export; on any doubt (an encoding
+// other than UTF-8, a damaged header) scans go through SQLite.
+func (f *File) openPages(path string, size int64) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	bt, err := btree.Open(fh, size)
+	if err != nil {
+		fh.Close()
+		return
+	}
+	f.pageFile, f.pages = fh, bt
+}
+
+// pageRow presents the record under the cursor of a page scan as a row of
+// the selected columns, with the SQL path's NULL defaults applied.
+type pageRow struct {
+	f     *File
+	rec   btree.Record
+	rowid int64
+	pos   []int   // record position of each selected column; -1 absent, -2 the rowid
+	real  []bool  // the column has REAL affinity: SQLite reads stored integers back as reals
+	def   []int64 // NULL replacement of each selected column
+	hasDf []bool
+	ints  []int64 // each selected column's integer value, when !slow
+	slow  []bool  // the value is not an integer or NULL as read: convert on demand
+}
+
+// load decodes the selected columns of the parsed record: integers (nearly
+// every value of an export) once, into ints.
+func (r *pageRow) load() {
+	for i, p := range r.pos {
+		r.slow[i] = false
+		switch {
+		case p == -2:
+			r.ints[i] = r.rowid
+		case p < 0:
+			r.ints[i] = r.def[i]
+		default:
+			switch r.rec.Kind(p) {
+			case btree.Integer:
+				r.ints[i] = r.rec.Int(p)
+				r.slow[i] = r.real[i]
+			case btree.Null:
+				r.ints[i] = r.def[i]
+			default:
+				r.slow[i] = true
+			}
+		}
+	}
+}
+
+// kind is the storage class of selected column i as SQLite returns it.
+func (r *pageRow) kind(i int) btree.Kind {
+	p := r.pos[i]
+	switch {
+	case p == -2:
+		return btree.Integer
+	case p < 0:
+		return btree.Null
+	}
+	k := r.rec.Kind(p)
+	if k == btree.Integer && r.real[i] {
+		return btree.Float
+	}
+	return k
+}
+
+func (r *pageRow) ColumnInt64(i int) int64 {
+	if !r.slow[i] {
+		return r.ints[i]
+	}
+	if r.kind(i) == btree.Float {
+		return btree.RealToInt(r.rec.Float(r.pos[i]))
+	}
+	return r.rec.Int(r.pos[i])
+}
+
+func (r *pageRow) ColumnText(i int) string {
+	switch r.kind(i) {
+	case btree.Null:
+		if r.hasDf[i] {
+			return strconv.FormatInt(r.def[i], 10)
+		}
+		return ""
+	case btree.Float:
+		return r.f.realText(r.rec.Float(r.pos[i]))
+	}
+	if r.pos[i] == -2 {
+		return strconv.FormatInt(r.rowid, 10)
+	}
+	return r.rec.Text(r.pos[i])
+}
+
+func (r *pageRow) ColumnType(i int) sqlite.ColumnType {
+	switch r.kind(i) {
+	case btree.Integer:
+		return sqlite.TypeInteger
+	case btree.Float:
+		return sqlite.TypeFloat
+	case btree.Text:
+		return sqlite.TypeText
+	case btree.Blob:
+		return sqlite.TypeBlob
+	}
+	if r.hasDf[i] {
+		return sqlite.TypeInteger
+	}
+	return sqlite.TypeNull
+}
+
+// realText renders a real as SQLite's column_text does, by asking SQLite:
+// its printf is its own, and no export stores reals where text is read.
+func (f *File) realText(v float64) string {
+	f.metaMu.Lock()
+	defer f.metaMu.Unlock()
+	st, err := f.meta.Prepare("SELECT CAST(?1 AS TEXT)")
+	if err != nil {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	defer func() { _ = st.Reset() }()
+	st.BindFloat(1, v)
+	if ok, err := st.Step(); err != nil || !ok {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return st.ColumnText(0)
+}
+
+// isNull reports whether record position p (of a present column) is NULL.
+func (r *pageRow) isNull(p int) bool {
+	return p != -2 && r.rec.Kind(p) == btree.Null
+}
+
+// scanPages is scanRange read straight from the B-tree pages.
+func (f *File) scanPages(pt *pageTable, t string, cols []column, r RowRange, fn func(row) bool) error {
+	n := len(cols)
+	pr := &pageRow{f: f, pos: make([]int, n), real: make([]bool, n), def: make([]int64, n), hasDf: make([]bool, n), ints: make([]int64, n), slow: make([]bool, n)}
+	var required []int // record positions of the notNull columns
+	width := 0
+	var want uint64 // record positions to decode
+	for i, c := range cols {
+		p, ok := pt.columns[c.name]
+		switch {
+		case !ok:
+			p = -1
+		case p == pt.rowidAt:
+			p = -2
+		}
+		pr.pos[i] = p
+		pr.real[i] = p >= 0 && pt.real[p]
+		if c.def != "" {
+			pr.hasDf[i] = true
+			pr.def[i], _ = strconv.ParseInt(c.def, 10, 64)
+		}
+		if p >= 0 && p < 64 {
+			want |= 1 << uint(p)
+		}
+		if c.notNull && p >= 0 {
+			required = append(required, p)
+		}
+		width = max(width, p+1)
+	}
+	lo, hi := int64(-1<<63), int64(1<<63-1)
+	if r != AllRows {
+		lo, hi = r.Lo, r.Hi
+	}
+	var stop func() error
+	if f.ctx != nil && f.ctx.Done() != nil {
+		stop = f.ctx.Err
+	}
+	var skipped int64
+	defer func() { f.addSkipped(t, skipped) }()
+	var recErr error
+	sc := f.pages.NewScanner(stop)
+	err := sc.Scan(pt.root, lo, hi, func(rowid int64, rec []byte) bool {
+		if err := pr.rec.Parse(rec, width, want); err != nil {
+			recErr = err
+			return false
+		}
+		pr.rowid = rowid
+		for _, p := range required {
+			if pr.isNull(p) {
+				skipped++
+				return true
+			}
+		}
+		pr.load()
+		return fn(pr)
+	})
+	if err == nil && recErr != nil {
+		err = recErr
+	}
+	if err != nil {
+		if f.ctx != nil && f.ctx.Err() != nil {
+			return f.ctx.Err()
+		}
+		return f.readError("cannot read "+t, err)
+	}
+	return nil
+}
