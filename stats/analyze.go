@@ -386,7 +386,7 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 			break
 		}
 		var und int
-		am.MeanCI, und = pl.releasedInterval(pl.meanReplicates(0, m))
+		am.MeanCI, und = pl.releasedInterval(pl.meanValues(0, m))
 		note(und)
 		if pl.method == MethodBootstrap && am.MeanCI != nil && am.Mean > 0 {
 			if j := logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, cfg.confidence); j != nil && skewed(*am.MeanCI, *j) {
@@ -397,7 +397,7 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 		if !cfg.primary[m] {
 			break
 		}
-		am.MedianCI, und = pl.releasedInterval(pl.quantileReplicates(0, m, 0.5))
+		am.MedianCI, und = pl.releasedInterval(pl.quantileValues(0, m, 0.5))
 		note(und)
 		if !cfg.quantiles {
 			break
@@ -408,7 +408,7 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 				omit(reason)
 				continue
 			}
-			ci, und := pl.releasedInterval(pl.quantileReplicates(0, m, q.p))
+			ci, und := pl.releasedInterval(pl.quantileValues(0, m, q.p))
 			note(und)
 			if q.p == 0.9 {
 				am.P90CI = ci
@@ -549,11 +549,11 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 			case MethodBootstrap, MethodWithinRun:
 				var und int
 				var unbounded bool
-				reps := func(i int) []float64 { return pl.quantileReplicates(i, m, p) }
+				vals := func(i int) []float64 { return pl.quantileValues(i, m, p) }
 				if st == StatMean {
-					reps = func(i int) []float64 { return pl.meanReplicates(i, m) }
+					vals = func(i int) []float64 { return pl.meanValues(i, m) }
 				}
-				c.RatioCI, c.DiffCI, und, unbounded = bootCompare(pl, reps, withRatio)
+				c.RatioCI, c.DiffCI, und, unbounded = bootCompareValues(pl, vals, pl.classes(), withRatio)
 				if und > 0 {
 					flag(WarnUndefinedResamples, fmt.Sprintf("%d of %d resamples drew no present step in some arm; CIs use the rest", und, pl.b),
 						map[string]float64{"undefined": float64(und), "b": float64(pl.b)})
@@ -644,7 +644,13 @@ func logCI(ci [2]float64) [2]float64 { return [2]float64{math.Log(ci[0]), math.L
 // bootCompare is the expanded-percentile CI of log(θ*_B/θ*_A) (returned
 // exponentiated) and of θ*_B − θ*_A over the plan's resamples.
 func bootCompare(pl *plan, replicates func(i int) []float64, withRatio bool) (ratioCI, diffCI *[2]float64, undefined int, unbounded bool) {
-	ra, rb := replicates(0), replicates(1)
+	return bootCompareValues(pl, replicates, nil, withRatio)
+}
+
+// bootCompareValues is bootCompare over values: per class of cl (shared by
+// both sides), or per resample with cl nil.
+func bootCompareValues(pl *plan, values func(i int) []float64, cl *rowClasses, withRatio bool) (ratioCI, diffCI *[2]float64, undefined int, unbounded bool) {
+	ra, rb := values(0), values(1)
 	diff := getBuf(len(ra))
 	defer putBuf(ra)
 	defer putBuf(rb)
@@ -652,10 +658,13 @@ func bootCompare(pl *plan, replicates func(i int) []float64, withRatio bool) (ra
 	for r := range ra {
 		diff[r] = rb[r] - ra[r]
 	}
-	diffCI, undefined = pl.interval(diff)
+	lo, hi, undefined, ok := classInterval(diff, cl, pl.alphaP)
+	if ok {
+		diffCI = &[2]float64{lo, hi}
+	}
 	if withRatio {
 		var lr *[2]float64
-		lo, hi, und, ok := logRatioInterval(ra, rb, pl.alphaP)
+		lo, hi, und, ok := classLogRatioInterval(ra, rb, cl, pl.alphaP)
 		if ok {
 			lr = &[2]float64{lo, hi}
 		}
@@ -713,26 +722,30 @@ func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
 	}
 	switch pl.method {
 	case MethodBootstrap, MethodWithinRun:
-		// Side means come per distinct count row (sideMeans); the
-		// differences are taken per resample as before.
-		wa := pl.sideMeans(0, w)
-		dW := pl.sideMeans(1, w)
+		// Values per resample, or per distinct count row when both sides
+		// share them (see plan.values).
+		wa := pl.sideMeanValues(0, w)
+		dW := pl.sideMeanValues(1, w)
 		for r := range dW {
 			dW[r] -= wa[r]
 		}
 		parts := make([][]float64, len(dec.Parts))
 		for k, p := range dec.Parts {
-			pa := pl.sideMeans(0, p)
-			parts[k] = pl.sideMeans(1, p)
+			pa := pl.sideMeanValues(0, p)
+			parts[k] = pl.sideMeanValues(1, p)
 			for r := range parts[k] {
 				parts[k][r] -= pa[r]
 			}
 			putBuf(pa)
 		}
 		if cfg.hook != nil {
-			cfg.hook("decomposition", append([][]float64{wa, dW}, parts...)...)
+			rows := [][]float64{pl.replicateRows(wa), pl.replicateRows(dW)}
+			for _, v := range parts {
+				rows = append(rows, pl.replicateRows(v))
+			}
+			cfg.hook("decomposition", rows...)
 		}
-		share := getBuf(pl.b)
+		share := getBuf(len(wa))
 		for k := range dec.Parts {
 			for r, v := range parts[k] {
 				share[r] = v / wa[r]

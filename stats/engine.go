@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -308,16 +309,6 @@ func quantileStat(sides []*side, m int, p float64) statFunc {
 	return func(i int, c []int32) float64 { return sides[i].quantile(m, p, c) }
 }
 
-// replicates evaluates f on every resample of side i into a pooled buffer;
-// release it with putBuf.
-func (pl *plan) replicates(i int, f statFunc) []float64 {
-	out := getBuf(pl.b)
-	for r := range out {
-		out[r] = f(i, pl.row(i, r))
-	}
-	return out
-}
-
 // denominators returns Σ_g c_g·steps_g of every resample of side i,
 // computed once and shared by all metrics present in every step.
 func (pl *plan) denominators(i int) []float64 {
@@ -330,100 +321,180 @@ func (pl *plan) denominators(i int) []float64 {
 	return pl.den[i]
 }
 
-// meanReplicates is replicates(i, meanStat) without the indirect call per
-// resample: the loop every metric of every plan runs B times. It sums the
-// even and the odd groups in two chains (half the floating-point dependency
-// chain of one), in a fixed order, from the side's sum memo.
+// meanReplicates is side i's mean of metric m under every resample, like
+// side.mean but summing the even and the odd groups in two chains (half the
+// floating-point dependency chain of one), in a fixed order, from the
+// side's sum memo.
 func (pl *plan) meanReplicates(i, m int) []float64 {
 	s := pl.sides[i]
-	out := getBuf(pl.b)
 	var den []float64
 	if s.full[m] {
 		den = pl.denominators(i)
 	}
-	pl.memo(i).parityReplicates(out, pl.counts[i], s.groups+1, s.sum[m][:s.groups], s.cnt[m][:s.groups], den)
+	memo := pl.memo(i)
+	if cl := memo.classes; cl != nil {
+		vals := getBuf(len(cl.reps))
+		defer putBuf(vals)
+		memo.classMeans(vals, s.sum[m][:s.groups], s.cnt[m][:s.groups], den)
+		return cl.rows(vals)
+	}
+	out := getBuf(pl.b)
+	memo.parityReplicates(out, pl.counts[i], s.groups+1, s.sum[m][:s.groups], s.cnt[m][:s.groups], den)
 	return out
 }
 
-// quantileReplicates is replicates(i, quantileStat(m, p)) with the total
-// weight taken from the shared denominators when metric m is present in
-// every step. A quantile is a function of the count row alone, so it is
-// computed once per distinct row when the memo knows them.
-func (pl *plan) quantileReplicates(i, m int, p float64) []float64 {
+// quantileAt is the p-quantile of side i's metric m under resample r, with
+// the total weight taken from the shared denominators when metric m is
+// present in every step.
+func (pl *plan) quantileAt(i, m int, p float64, r int) float64 {
 	s := pl.sides[i]
-	var den []float64
-	if s.full[m] {
-		den = pl.denominators(i)
+	c := pl.row(i, r)
+	if !s.full[m] {
+		return s.quantile(m, p, c)
 	}
-	at := func(r int) float64 {
-		c := pl.row(i, r)
-		if den == nil {
-			return s.quantile(m, p, c)
-		}
-		if den[r] == 0 {
-			return math.NaN()
-		}
-		return s.q[m].quantile(p, c, den[r])
+	den := pl.denominators(i)
+	if den[r] == 0 {
+		return math.NaN()
 	}
-	return pl.perRow(i, at)
+	return s.q[m].quantile(p, c, den[r])
 }
 
-// sideMeans is side i's mean of metric m (side.mean, one chain) under every
-// resample.
-func (pl *plan) sideMeans(i, m int) []float64 {
-	s := pl.sides[i]
-	return pl.perRow(i, func(r int) float64 { return s.mean(m, pl.row(i, r)) })
+// quantileReplicates is side i's p-quantile of metric m under every
+// resample, computed once per distinct count row when the memo knows them.
+func (pl *plan) quantileReplicates(i, m int, p float64) []float64 {
+	return pl.perRow(i, func(r int) float64 { return pl.quantileAt(i, m, p, r) })
 }
 
 // perRow returns f(r) for every resample r of side i into a pooled buffer,
 // calling f once per distinct count row when the memo knows them (f must
 // depend on the row's counts only).
 func (pl *plan) perRow(i int, f func(r int) float64) []float64 {
-	out := getBuf(pl.b)
-	memo := pl.memo(i)
-	if memo.class == nil {
+	cl := pl.memo(i).classes
+	if cl == nil {
+		out := getBuf(pl.b)
 		for r := range out {
 			out[r] = f(r)
 		}
 		return out
 	}
-	vals := getBuf(len(memo.reps))
-	for k, r := range memo.reps {
+	vals := getBuf(len(cl.reps))
+	defer putBuf(vals)
+	for k, r := range cl.reps {
 		vals[k] = f(int(r))
 	}
-	for r, k := range memo.class {
-		out[r] = vals[k]
+	return cl.rows(vals)
+}
+
+// Replicate values. When every side of a plan resamples with the same count
+// rows (one side, or paired sides) and the rows fall into classes of equal
+// rows, a statistic is computed once per class: the plan's "values" are
+// then per class, and their CIs weigh each class by its size. Otherwise
+// values are per row, the replicates themselves. Either way a CI is that of
+// the B replicates, bit for bit.
+
+// classes returns the row classes that all sides of pl share, or nil.
+func (pl *plan) classes() *rowClasses {
+	if len(pl.sides) > 1 && !pl.paired {
+		return nil
 	}
-	putBuf(vals)
+	return pl.memo(0).classes
+}
+
+// values returns f(r) at the first row r of every class, or at every row
+// when pl has no shared classes, in a pooled buffer.
+func (pl *plan) values(f func(r int) float64) []float64 {
+	cl := pl.classes()
+	if cl == nil {
+		out := getBuf(pl.b)
+		for r := range out {
+			out[r] = f(r)
+		}
+		return out
+	}
+	out := getBuf(len(cl.reps))
+	for k, r := range cl.reps {
+		out[k] = f(int(r))
+	}
 	return out
+}
+
+// meanValues is meanReplicates as values.
+func (pl *plan) meanValues(i, m int) []float64 {
+	cl := pl.classes()
+	if cl == nil {
+		return pl.meanReplicates(i, m)
+	}
+	s := pl.sides[i]
+	var den []float64
+	if s.full[m] {
+		den = pl.denominators(i)
+	}
+	out := getBuf(len(cl.reps))
+	pl.memo(i).classMeans(out, s.sum[m][:s.groups], s.cnt[m][:s.groups], den)
+	return out
+}
+
+// quantileValues is quantileReplicates as values.
+func (pl *plan) quantileValues(i, m int, p float64) []float64 {
+	return pl.values(func(r int) float64 { return pl.quantileAt(i, m, p, r) })
+}
+
+// sideMeanValues is side i's mean of metric m (side.mean, one chain) as
+// values.
+func (pl *plan) sideMeanValues(i, m int) []float64 {
+	s := pl.sides[i]
+	return pl.values(func(r int) float64 { return s.mean(m, pl.row(i, r)) })
+}
+
+// replicateRows returns the replicates of values vals: a fresh row-level
+// copy (for the test hook).
+func (pl *plan) replicateRows(vals []float64) []float64 {
+	if cl := pl.classes(); cl != nil {
+		rows := cl.rows(vals)
+		return rows[:len(rows):len(rows)]
+	}
+	return slices.Clone(vals)
 }
 
 // bufPool recycles replicate arrays: an Analyze call fills hundreds of them
 // (B floats each), and reusing them keeps the collector out of the hot loop.
-var bufPool sync.Pool
+// Buffers are pooled by capacity class (powers of two), so that requests of
+// different sizes (B rows, distinct rows, trie nodes) do not evict each
+// other.
+var bufPools [64]sync.Pool
 
 func getBuf(n int) []float64 {
-	if p, ok := bufPool.Get().(*[]float64); ok && cap(*p) >= n {
+	c := bits.Len(uint(max(n, 1) - 1)) // smallest class with 1<<c ≥ n
+	if p, ok := bufPools[c].Get().(*[]float64); ok {
 		return (*p)[:n]
 	}
-	return make([]float64, n)
+	return make([]float64, n, 1<<c)
 }
 
-func putBuf(b []float64) { bufPool.Put(&b) }
+func putBuf(b []float64) {
+	c := bits.Len(uint(cap(b))) - 1 // largest class with 1<<c ≤ cap
+	if c < 0 {
+		return
+	}
+	b = b[:1<<c]
+	bufPools[c].Put(&b)
+}
 
-// interval is the expanded-percentile CI of reps (reordered in place).
-func (pl *plan) interval(reps []float64) (ci *[2]float64, undefined int) {
-	lo, hi, undefined, ok := percentileInterval(reps, pl.alphaP)
+// interval is the expanded-percentile CI of the replicates that values vals
+// stand for (class values weighted by the class sizes when pl has shared
+// classes); vals may be reordered.
+func (pl *plan) interval(vals []float64) (ci *[2]float64, undefined int) {
+	lo, hi, undefined, ok := classInterval(vals, pl.classes(), pl.alphaP)
 	if !ok {
 		return nil, undefined
 	}
 	return &[2]float64{lo, hi}, undefined
 }
 
-// releasedInterval is interval and then returns reps to the pool.
-func (pl *plan) releasedInterval(reps []float64) (*[2]float64, int) {
-	ci, und := pl.interval(reps)
-	putBuf(reps)
+// releasedInterval is interval and then returns vals to the pool.
+func (pl *plan) releasedInterval(vals []float64) (*[2]float64, int) {
+	ci, und := pl.interval(vals)
+	putBuf(vals)
 	return ci, und
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -59,10 +60,24 @@ func minResamplesFor(b int, alphaPrime float64) int {
 // non-NaN replicates in reps and how many were NaN. reps may be reordered
 // (NaNs compacted out). ok is false when fewer than two replicates remain.
 func percentileInterval(reps []float64, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
-	if lo, hi, undefined, ok, done := sampledInterval(reps, alphaPrime); done {
+	if lo, hi, undefined, ok, done := sampledInterval(reps, nil, len(reps), alphaPrime); done {
 		return lo, hi, undefined, ok
 	}
 	return heapInterval(reps, alphaPrime)
+}
+
+// classInterval is percentileInterval of the replicates vals[cl.class[r]]
+// of every row r, from the class values (cl nil: vals are the replicates).
+func classInterval(vals []float64, cl *rowClasses, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
+	if cl == nil {
+		return percentileInterval(vals, alphaPrime)
+	}
+	if lo, hi, undefined, ok, done := sampledInterval(vals, cl.weight, len(cl.class), alphaPrime); done {
+		return lo, hi, undefined, ok
+	}
+	rows := cl.rows(vals)
+	defer putBuf(rows)
+	return heapInterval(rows, alphaPrime)
 }
 
 // heapInterval is percentileInterval by compacting the NaNs out and one
@@ -128,47 +143,56 @@ func sampleBounds(keys []float64, j int) (tlo, thi float64, ok bool) {
 	return tlo, thi, true
 }
 
-// sampledInterval is heapInterval by sampled selection; done is false when
-// the caller must run heapInterval instead. Replicates equal to a bound are
-// counted, not collected: when most replicates are one value (a metric that
-// is almost always 0) the bounds coincide and both endpoints come from the
-// few replicates on either side and that count.
-func sampledInterval(reps []float64, alphaPrime float64) (lo, hi float64, undefined int, ok, done bool) {
-	n := len(reps)
+// sampledInterval is heapInterval by sampled selection over n replicates:
+// the values vals, each weight[i] times (weight nil: once). done is false
+// when the caller must run heapInterval instead. Replicates equal to a bound
+// are counted, not collected: when most replicates are one value (a metric
+// that is almost always 0) the bounds coincide and both endpoints come from
+// the few replicates on either side and that count.
+func sampledInterval(vals []float64, weight []int32, n int, alphaPrime float64) (lo, hi float64, undefined int, ok, done bool) {
 	if n < sampleMinReps {
 		return 0, 0, 0, false, false
 	}
 	// NaNs only lower j, so bounds for all n replicates are safe.
-	tlo, thi, okB := sampleBounds(reps, min(percentileRank(n, alphaPrime), n/2))
+	tlo, thi, okB := sampleBounds(vals, min(percentileRank(n, alphaPrime), n/2))
 	if !okB {
 		return 0, 0, 0, false, false
+	}
+	if weight == nil {
+		weight = unitWeights(len(vals))
 	}
 	lowBuf, highBuf := getBuf(n), getBuf(n)
 	defer putBuf(lowBuf)
 	defer putBuf(highBuf)
 	low, high := lowBuf[:0], highBuf[:0] // replicates < tlo, > thi
 	var atLo, atHi, negLo, negHi int     // replicates = tlo, = thi, and of those with the sign bit
-	for _, v := range reps {
+	for i, v := range vals {
 		if v <= tlo {
+			w := int(weight[i])
 			if v < tlo {
-				low = append(low, v)
+				for range w {
+					low = append(low, v)
+				}
 			} else {
-				atLo++
+				atLo += w
 				if math.Signbit(v) {
-					negLo++
+					negLo += w
 				}
 			}
 		} else if v >= thi {
+			w := int(weight[i])
 			if v > thi {
-				high = append(high, v)
+				for range w {
+					high = append(high, v)
+				}
 			} else {
-				atHi++
+				atHi += w
 				if math.Signbit(v) {
-					negHi++
+					negHi += w
 				}
 			}
 		} else if math.IsNaN(v) {
-			undefined++
+			undefined += int(weight[i])
 		}
 	}
 	k := n - undefined
@@ -246,30 +270,41 @@ func unsignedZero(x float64, cands []float64) bool {
 // other quotient outside the normal range (overflow, underflow, a negative
 // value) falls back to taking every log.
 func logRatioInterval(ra, rb []float64, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
-	if lo, hi, undefined, ok, done := sampledLogRatioInterval(ra, rb, alphaPrime); done {
+	return classLogRatioInterval(ra, rb, nil, alphaPrime)
+}
+
+// classLogRatioInterval is logRatioInterval of the class values ra, rb
+// (cl nil: they are the replicates).
+func classLogRatioInterval(ra, rb []float64, cl *rowClasses, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
+	weight, n := []int32(nil), len(ra)
+	if cl != nil {
+		weight, n = cl.weight, len(cl.class)
+	}
+	if lo, hi, undefined, ok, done := sampledLogRatioInterval(ra, rb, weight, n, alphaPrime); done {
 		return lo, hi, undefined, ok
 	}
-	for r := range ra {
-		ra[r] = math.Log(rb[r]) - math.Log(ra[r])
+	for i := range ra {
+		ra[i] = math.Log(rb[i]) - math.Log(ra[i])
 	}
-	return percentileInterval(ra, alphaPrime)
+	return classInterval(ra, cl, alphaPrime)
 }
 
 // logRatioBand is the relative margin around the quotient bounds; see
 // logRatioInterval.
 const logRatioBand = 1e-9
 
-func sampledLogRatioInterval(ra, rb []float64, alphaPrime float64) (lo, hi float64, undefined int, ok, done bool) {
-	n := len(ra)
+// sampledLogRatioInterval is sampledInterval of the log ratios of ra and
+// rb (values weighted as there).
+func sampledLogRatioInterval(ra, rb []float64, weight []int32, n int, alphaPrime float64) (lo, hi float64, undefined int, ok, done bool) {
 	if n < sampleMinReps {
 		return 0, 0, 0, false, false
 	}
-	q := getBuf(n)
+	q := getBuf(len(ra))
 	defer putBuf(q)
-	for r := range q {
-		v := rb[r] / ra[r]
-		q[r] = v
-		if !(v >= 0x1p-1000 && v <= 0x1p1000) && !exactQuotient(v, ra[r], rb[r]) {
+	for i := range q {
+		v := rb[i] / ra[i]
+		q[i] = v
+		if !(v >= 0x1p-1000 && v <= 0x1p1000) && !exactQuotient(v, ra[i], rb[i]) {
 			return 0, 0, 0, false, false
 		}
 	}
@@ -281,24 +316,35 @@ func sampledLogRatioInterval(ra, rb []float64, alphaPrime float64) (lo, hi float
 	if !(bandLo < bandHi) {
 		return 0, 0, 0, false, false
 	}
+	if weight == nil {
+		weight = unitWeights(len(ra))
+	}
 	lowBuf, highBuf := getBuf(n), getBuf(n)
 	defer putBuf(lowBuf)
 	defer putBuf(highBuf)
 	low, high := lowBuf[:0], highBuf[:0]
 	var atLo, atHi int // quotients ≤ tlo and ≥ thi
-	for r, v := range q {
+	for i, v := range q {
 		if v <= bandLo {
-			low = append(low, math.Log(rb[r])-math.Log(ra[r]))
+			w := int(weight[i])
+			d := math.Log(rb[i]) - math.Log(ra[i])
+			for range w {
+				low = append(low, d)
+			}
 			if v <= tlo {
-				atLo++
+				atLo += w
 			}
 		} else if v >= bandHi {
-			high = append(high, math.Log(rb[r])-math.Log(ra[r]))
+			w := int(weight[i])
+			d := math.Log(rb[i]) - math.Log(ra[i])
+			for range w {
+				high = append(high, d)
+			}
 			if v >= thi {
-				atHi++
+				atHi += w
 			}
 		} else if math.IsNaN(v) {
-			undefined++
+			undefined += int(weight[i])
 		}
 	}
 	k := n - undefined
@@ -315,6 +361,21 @@ func sampledLogRatioInterval(ra, rb []float64, alphaPrime float64) (lo, hi float
 	}
 	return lo, hi, undefined, true, true
 }
+
+// unitWeights returns n weights of 1 (shared, read-only).
+func unitWeights(n int) []int32 {
+	if p := unitWeightCache.Load(); p != nil && len(*p) >= n {
+		return (*p)[:n]
+	}
+	w := make([]int32, n)
+	for i := range w {
+		w[i] = 1
+	}
+	unitWeightCache.Store(&w)
+	return w
+}
+
+var unitWeightCache atomic.Pointer[[]int32]
 
 // exactQuotient reports whether a quotient q = b/a outside the normal range
 // still orders like log b − log a: NaN where that is NaN, 0 where it is

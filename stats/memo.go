@@ -98,12 +98,29 @@ func (t *chainTrie) nodes() int { return len(t.parent) }
 // denominators.
 type sumMemo struct {
 	even, odd *chainTrie
-	// When both tries are complete, a pair of leaves is a distinct row:
-	// reps lists one row per distinct row (in order of first occurrence),
-	// and class maps each row to its index in reps. Statistics that are
-	// functions of the row alone are computed once per distinct row.
-	reps  []int32
-	class []int32
+	// classes groups the rows into distinct rows when both tries are
+	// complete (a pair of leaves is then a distinct row); nil otherwise.
+	classes *rowClasses
+}
+
+// rowClasses groups the B count rows of a plan into distinct rows. A
+// statistic of the resample is a function of its count row, so it is
+// computed once per class, and a CI over the B replicates is a CI over the
+// class values weighted by the class sizes.
+type rowClasses struct {
+	reps   []int32 // class → its first row (classes in order of first row)
+	class  []int32 // row → its class
+	weight []int32 // class → its number of rows
+}
+
+// rows returns the row-level replicates of class values: vals[class[r]]
+// for every row r, in a pooled buffer.
+func (c *rowClasses) rows(vals []float64) []float64 {
+	out := getBuf(len(c.class))
+	for r, k := range c.class {
+		out[r] = vals[k]
+	}
+	return out
 }
 
 // memoLevel bounds a trie level at half the rows: a level any wider saves
@@ -125,21 +142,20 @@ func newSumMemo(counts []int32, groups, rows int) *sumMemo {
 		odd:  newChainTrie(counts, cols, rows, odd, memoLevel(rows)),
 	}
 	if m.even.complete() && m.odd.complete() {
-		m.reps, m.class = distinctPairs(m.even.leaf, m.odd.leaf)
+		m.classes = distinctPairs(m.even.leaf, m.odd.leaf)
 	}
 	return m
 }
 
-// distinctPairs numbers the distinct pairs (a[r], b[r]) in order of first
-// occurrence: reps[k] is the first r of pair k and class[r] its pair.
-func distinctPairs(a, b []int32) (reps, class []int32) {
+// distinctPairs classes the rows by their pair (a[r], b[r]).
+func distinctPairs(a, b []int32) *rowClasses {
 	size := 1
 	for size < 2*len(a) {
 		size *= 2
 	}
-	type slot struct{ a, b, k int32 } // k = pair index + 1; 0 = empty
+	type slot struct{ a, b, k int32 } // k = class + 1; 0 = empty
 	table := make([]slot, size)
-	class = make([]int32, len(a))
+	c := &rowClasses{class: make([]int32, len(a))}
 	for r := range a {
 		x, y := a[r], b[r]
 		h := (uint64(uint32(x))<<32 | uint64(uint32(y))) * 0x9e3779b97f4a7c15
@@ -148,12 +164,41 @@ func distinctPairs(a, b []int32) (reps, class []int32) {
 			i = (i + 1) & (size - 1)
 		}
 		if table[i].k == 0 {
-			reps = append(reps, int32(r))
-			table[i] = slot{x, y, int32(len(reps))}
+			c.reps = append(c.reps, int32(r))
+			c.weight = append(c.weight, 0)
+			table[i] = slot{x, y, int32(len(c.reps))}
 		}
-		class[r] = table[i].k - 1
+		k := table[i].k - 1
+		c.class[r] = k
+		c.weight[k]++
 	}
-	return reps, class
+	return c
+}
+
+// classMeans writes the mean replicate of every class into out (len
+// classes): (Σ_even c·num + Σ_odd c·num) / den[r] at the class's first row
+// r, or with den nil / (Σ_even c·cnt + Σ_odd c·cnt), exactly as
+// parityReplicates computes it for each of the class's rows.
+func (m *sumMemo) classMeans(out, num, cnt, den []float64) {
+	scratch := getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
+	defer putBuf(scratch)
+	half := len(scratch) / 2
+	se := m.even.eval(num, scratch[:half])
+	so := m.odd.eval(num, scratch[half:])
+	le, lo := m.even.leaf, m.odd.leaf
+	if den != nil {
+		for k, r := range m.classes.reps {
+			out[k] = (se[le[r]] + so[lo[r]]) / den[r]
+		}
+		return
+	}
+	cscratch := getBuf(len(scratch))
+	defer putBuf(cscratch)
+	ne := m.even.eval(cnt, cscratch[:half])
+	no := m.odd.eval(cnt, cscratch[half:])
+	for k, r := range m.classes.reps {
+		out[k] = (se[le[r]] + so[lo[r]]) / (ne[le[r]] + no[lo[r]])
+	}
 }
 
 // parityReplicates returns, for every row, (Σ_even c·num + Σ_odd c·num) /
