@@ -34,6 +34,7 @@ func parquetProperties(t *Table, opt Options) *parquet.WriterProperties {
 	}
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1),
 		parquet.WithDictionaryDefault(false),
 		parquet.WithMaxRowGroupLength(rg),
 		parquet.WithStats(true),

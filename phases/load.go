@@ -235,6 +235,35 @@ func load(f *nsys.File) (*trace, error) {
 		return nil, err
 	}
 
+	// The GPU-op side (grouping by correlation, busy intervals) and the API
+	// side below touch disjoint parts of the trace: they run concurrently.
+	opsDone := make(chan struct{})
+	go func() {
+		defer close(opsDone)
+		for _, ks := range kernelChunks {
+			kernels = append(kernels, ks...)
+		}
+		kernelChunks = nil
+		tr.ops = append(append(append(kernels, memcpys...), memsets...), grs...)
+		memcpys, memsets, grs = nil, nil, nil
+		for i := range tr.ops {
+			o := &tr.ops[i]
+			if o.end < o.start { // a damaged row: zero length, counted
+				o.end = o.start
+				negOps++
+			}
+			if g, ok := gpuOf[[2]int64{int64(o.pid), int64(o.gpu)}]; ok {
+				o.gpu = g // device ids are per process; overlap needs the GPU
+			}
+		}
+		// Sort by one packed (pid, corr) key: a single comparison per step.
+		// The order of a correlation id's own ops does not matter (attribution
+		// takes their minimum start where it needs the first).
+		tr.ops, tr.index = groupOps(tr.ops)
+		tr.buildBusy()
+		tr.buildOthers()
+	}()
+
 	// Global thread indices, in order of first appearance over the chunks.
 	var gtids []int64
 	globalOf := map[int64]int32{}
@@ -272,35 +301,6 @@ func load(f *nsys.File) (*trace, error) {
 		}
 	}
 
-	for _, ks := range kernelChunks {
-		kernels = append(kernels, ks...)
-	}
-	kernelChunks = nil
-	tr.ops = append(append(append(kernels, memcpys...), memsets...), grs...)
-	memcpys, memsets, grs = nil, nil, nil
-	for i := range tr.ops {
-		o := &tr.ops[i]
-		if o.end < o.start { // a damaged row: zero length, counted
-			o.end = o.start
-			negOps++
-		}
-		if g, ok := gpuOf[[2]int64{int64(o.pid), int64(o.gpu)}]; ok {
-			o.gpu = g // device ids are per process; overlap needs the GPU
-		}
-	}
-	if negAPI > 0 {
-		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d CUDA API calls end before they start; counted as zero-length", f.Path, negAPI))
-	}
-	if negOps > 0 {
-		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d GPU operations end before they start; counted as zero-length", f.Path, negOps))
-	}
-	// Sort by one packed (pid, corr) key: a single comparison per step.
-	// The order of a correlation id's own ops does not matter (attribution
-	// takes their minimum start where it needs the first).
-	tr.ops, tr.index = groupOps(tr.ops)
-	tr.buildBusy()
-	tr.buildOthers()
-
 	// API calls: classify each distinct name once.
 	// Name ids are dense StringIds ids: a slice, not a map, on this
 	// million-row loop. Threads are visited in id order so class numbers do
@@ -337,9 +337,6 @@ func load(f *nsys.File) (*trace, error) {
 			c.class = cl
 		}
 	}
-	if badCorr > 0 {
-		tr.warnings = append(tr.warnings, fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr))
-	}
 	tr.procThreads = map[int32][]*threadCalls{}
 	for _, tc := range tr.threads {
 		calls := tc.calls
@@ -352,6 +349,16 @@ func load(f *nsys.File) (*trace, error) {
 	}
 	for _, ts := range tr.procThreads {
 		slices.SortFunc(ts, func(a, b *threadCalls) int { return cmp.Compare(a.globalTid, b.globalTid) })
+	}
+	<-opsDone
+	if negAPI > 0 {
+		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d CUDA API calls end before they start; counted as zero-length", f.Path, negAPI))
+	}
+	if negOps > 0 {
+		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d GPU operations end before they start; counted as zero-length", f.Path, negOps))
+	}
+	if badCorr > 0 {
+		tr.warnings = append(tr.warnings, fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr))
 	}
 	return tr, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/phases"
@@ -282,5 +283,13 @@ func round(v float64, digits int) float64 {
 
 // Tables are the tables `analyze --out` writes.
 func (d *Doc) Tables() []*export.Table {
-	return []*export.Table{d.InstancesTable(), d.SummaryTable(), d.ComparisonsTable(), d.DecompositionTable(), d.ProvenanceTable()}
+	// Independent reads of the finished Doc: built concurrently.
+	build := []func() *export.Table{d.InstancesTable, d.SummaryTable, d.ComparisonsTable, d.DecompositionTable, d.ProvenanceTable}
+	out := make([]*export.Table, len(build))
+	var wg sync.WaitGroup
+	for i, b := range build {
+		wg.Go(func() { out[i] = b() })
+	}
+	wg.Wait()
+	return out
 }
