@@ -44,7 +44,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 		i0 := sort.Search(len(calls), func(i int) bool { return calls[i].start >= s })
 		// The last top-level call before the range may run into it.
 		for j := i0 - 1; j >= 0; j-- {
-			if calls[j].topLevel {
+			if calls[j].topLevel() {
 				if calls[j].end > s {
 					c := calls[j]
 					cat, _ := a.category(c, pid)
@@ -55,9 +55,9 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 		}
 		for i := i0; i < len(calls) && calls[i].start < e; i++ {
 			c := calls[i]
-			cls := tr.classes[c.class]
+			cls := tr.classes[c.class()]
 			ops := tr.index.lookup(tr.ops, pid, c.corr)
-			if c.topLevel {
+			if c.topLevel() {
 				cat, sync := a.category(c, pid)
 				apiTime[cat] += min(c.end, e) - c.start
 				m[APICalls]++
@@ -150,7 +150,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 // A cudaMemcpyAsync touching pageable host memory is staged through a bounce
 // buffer and blocks the host: it counts as sync.
 func (a *attributor) category(c apiCall, pid int32) (APICategory, SyncKind) {
-	cls := a.tr.classes[c.class]
+	cls := a.tr.classes[c.class()]
 	if cls.sync != SyncNone {
 		return cls.cat, cls.sync
 	}

@@ -109,7 +109,7 @@ func (r *callRecorder) add(x *Instance, inst int32, pid int32, i int, c apiCall,
 }
 
 func (r *callRecorder) record(inst int32, pid int32, c apiCall, cls apiClass, cat APICategory, sync SyncKind, ops []gpuOp, dur int64) CallRecord {
-	rec := CallRecord{Start: c.start, Dur: dur, Instance: inst, API: c.class, Cat: cat}
+	rec := CallRecord{Start: c.start, Dur: dur, Instance: inst, API: c.class(), Cat: cat}
 	for k, s := range syncKinds {
 		if s == sync {
 			rec.sync = uint8(k)

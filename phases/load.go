@@ -37,14 +37,27 @@ type gpuOp struct {
 	graphNode  bool  // a kernel/memcpy of a graph launch traced per node
 }
 
-// apiCall is one runtime or driver API call, compact.
+// apiCall is one runtime or driver API call, compact: 24 bytes, the
+// biggest structure of a trace (one per API row).
 type apiCall struct {
 	start, end int64
 	corr       int32
-	name       int32 // StringIds id
-	thread     int32 // index of the thread, for grouping at load
-	class      uint16
-	topLevel   bool // not nested inside another call on the thread (driver calls nest in runtime calls)
+	// tag is the StringIds id of the call's name while loading; then, once
+	// names are classified, the class index, with topLevelBit set for a
+	// call not nested inside another call on its thread (driver calls nest
+	// in runtime calls).
+	tag uint32
+}
+
+const topLevelBit = 1 << 31
+
+func (c apiCall) class() uint16  { return uint16(c.tag) }
+func (c apiCall) topLevel() bool { return c.tag&topLevelBit != 0 }
+
+// apiRow is an API call as read, with its chunk-local thread index.
+type apiRow struct {
+	apiCall
+	thread int32
 }
 
 // threadCalls are the API calls of one thread in start order.
@@ -108,11 +121,11 @@ type trace struct {
 func load(f *nsys.File) (*trace, error) {
 	tr := &trace{file: f, threads: map[int64]*threadCalls{}}
 	var (
-		g                              errgroup.Group
-		kernels, memcpys, memsets, grs []gpuOp
-		gpuOf                          map[[2]int64]int32
-		badCorr                        int
-		negAPI, negOps                 int
+		g                     errgroup.Group
+		memcpys, memsets, grs []gpuOp
+		gpuOf                 map[[2]int64]int32
+		badCorr               int
+		negAPI, negOps        int
 	)
 	// Exact row counts first, so the big slices are allocated once at their
 	// final size instead of growing by copying.
@@ -121,7 +134,6 @@ func load(f *nsys.File) (*trace, error) {
 		counts[t] = f.RowHint(t)
 	}
 	tr.nvtx = make([]nsys.NVTXEvent, 0, counts[nsys.TableNVTX])
-	kernels = make([]gpuOp, 0, counts[nsys.TableKernel]+counts[nsys.TableMemcpy]+counts[nsys.TableMemset]+counts[nsys.TableGraphTrace]+1024*4)
 	memcpys = make([]gpuOp, 0, counts[nsys.TableMemcpy])
 	memsets = make([]gpuOp, 0, counts[nsys.TableMemset])
 	grs = make([]gpuOp, 0, counts[nsys.TableGraphTrace])
@@ -149,7 +161,7 @@ func load(f *nsys.File) (*trace, error) {
 	for pi, part := range apiParts {
 		g.Go(func() error {
 			ch := &apiChunks[pi]
-			ch.calls = make([]apiCall, 0, counts[nsys.TableRuntime]/int64(len(apiParts))+1024)
+			ch.calls = make([]apiRow, 0, counts[nsys.TableRuntime]/int64(len(apiParts))+1024)
 			threadOf := map[int64]int32{}
 			lastG, lastT := int64(-1), int32(-1)
 			for c, err := range f.APICallsCore(part) {
@@ -180,7 +192,7 @@ func load(f *nsys.File) (*trace, error) {
 					c.End = c.Start
 					ch.negAPI++
 				}
-				ch.calls = append(ch.calls, apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), name: int32(c.NameID), thread: lastT})
+				ch.calls = append(ch.calls, apiRow{apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), tag: uint32(c.NameID)}, lastT})
 			}
 			return nil
 		})
@@ -240,26 +252,26 @@ func load(f *nsys.File) (*trace, error) {
 	opsDone := make(chan struct{})
 	go func() {
 		defer close(opsDone)
-		for _, ks := range kernelChunks {
-			kernels = append(kernels, ks...)
-		}
-		kernelChunks = nil
-		tr.ops = append(append(append(kernels, memcpys...), memsets...), grs...)
-		memcpys, memsets, grs = nil, nil, nil
-		for i := range tr.ops {
-			o := &tr.ops[i]
-			if o.end < o.start { // a damaged row: zero length, counted
-				o.end = o.start
-				negOps++
+		// Kernel ranges, memcpy, memset and graph records are grouped
+		// straight from their own slices, each freed once scattered.
+		sources := append(kernelChunks, memcpys, memsets, grs)
+		kernelChunks, memcpys, memsets, grs = nil, nil, nil, nil
+		for _, src := range sources {
+			for i := range src {
+				o := &src[i]
+				if o.end < o.start { // a damaged row: zero length, counted
+					o.end = o.start
+					negOps++
+				}
+				if g, ok := gpuOf[[2]int64{int64(o.pid), int64(o.gpu)}]; ok {
+					o.gpu = g // device ids are per process; overlap needs the GPU
+				}
 			}
-			if g, ok := gpuOf[[2]int64{int64(o.pid), int64(o.gpu)}]; ok {
-				o.gpu = g // device ids are per process; overlap needs the GPU
-			}
 		}
-		// Sort by one packed (pid, corr) key: a single comparison per step.
-		// The order of a correlation id's own ops does not matter (attribution
-		// takes their minimum start where it needs the first).
-		tr.ops, tr.index = groupOps(tr.ops)
+		// Sort by (pid, corr) with a counting scatter. The order of a
+		// correlation id's own ops does not matter (attribution takes
+		// their minimum start where it needs the first).
+		tr.ops, tr.index = groupOps(sources)
 		tr.buildBusy()
 		tr.buildOthers()
 	}()
@@ -316,25 +328,26 @@ func load(f *nsys.File) (*trace, error) {
 		tc := tr.threads[gt]
 		for i := range tc.calls {
 			c := &tc.calls[i]
-			if int(c.name) < len(dense) && dense[c.name] != 0 {
-				c.class = uint16(dense[c.name] - 1)
+			nameID := int32(c.tag) // loaded ≤ 2^31-1
+			if nameID >= 0 && int(nameID) < len(dense) && dense[nameID] != 0 {
+				c.tag = uint32(dense[nameID] - 1)
 				continue
 			}
-			cl, ok := classOf[c.name]
+			cl, ok := classOf[nameID]
 			if !ok {
-				name := tr.strs.Name(int64(c.name))
+				name := tr.strs.Name(int64(nameID))
 				cl = uint16(len(tr.classes))
-				classOf[c.name] = cl
+				classOf[nameID] = cl
 				tr.classes = append(tr.classes, classifyAPI(name))
 				tr.names = append(tr.names, nsys.BaseAPIName(name))
-				if c.name >= 0 && c.name < 1<<24 {
-					for int(c.name) >= len(dense) {
+				if nameID >= 0 && nameID < 1<<24 {
+					for int(nameID) >= len(dense) {
 						dense = append(dense, 0)
 					}
-					dense[c.name] = int32(cl) + 1
+					dense[nameID] = int32(cl) + 1
 				}
 			}
-			c.class = cl
+			c.tag = uint32(cl)
 		}
 	}
 	tr.procThreads = map[int32][]*threadCalls{}
@@ -365,7 +378,7 @@ func load(f *nsys.File) (*trace, error) {
 
 // apiChunk is the API calls of one rowid range, in table order.
 type apiChunk struct {
-	calls           []apiCall
+	calls           []apiRow
 	gtids           []int64 // chunk-local thread index → globalTid
 	badCorr, negAPI int
 }
@@ -389,11 +402,12 @@ func groupByThread(chunks []apiChunk, n, nThreads int) [][]apiCall {
 		out[t] = all[offs[t]:offs[t+1]:offs[t+1]]
 	}
 	next := offs[:nThreads]
-	for _, ch := range chunks {
-		for _, c := range ch.calls {
-			all[next[c.thread]] = c
+	for i := range chunks {
+		for _, c := range chunks[i].calls {
+			all[next[c.thread]] = c.apiCall
 			next[c.thread]++
 		}
+		chunks[i].calls = nil // scattered: free it before the next (peak ≈ one chunk over the result)
 	}
 	return out
 }
@@ -410,8 +424,8 @@ func markTopLevel(calls []apiCall) {
 	for i := range calls {
 		// A call starting inside the previous top-level call is nested in it
 		// (one thread cannot run two calls at once).
-		calls[i].topLevel = calls[i].start >= curEnd
-		if calls[i].topLevel {
+		if calls[i].start >= curEnd {
+			calls[i].tag |= topLevelBit
 			curEnd = calls[i].end
 		}
 	}
@@ -419,9 +433,10 @@ func markTopLevel(calls []apiCall) {
 
 // groupOps groups ops by (pid, correlation id) in O(n) — a counting sort
 // whose per-process bitmap ranks become the correlation index — instead of
-// a comparison sort of the biggest structure. Within one id, ops keep table
-// order. The input slice is dropped.
-func groupOps(ops []gpuOp) ([]gpuOp, corrIndex) {
+// a comparison sort of the biggest structure. Within one id, ops keep the
+// order of sources, then of each source. Each source is dropped (set to nil)
+// once scattered, so the peak is the result plus one source.
+func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) {
 	type pidAcc struct {
 		n, maxCorr int
 		p          *pidIndex
@@ -429,15 +444,17 @@ func groupOps(ops []gpuOp) ([]gpuOp, corrIndex) {
 	}
 	accs := map[int32]*pidAcc{}
 	var pids []int32
-	for _, o := range ops {
-		a := accs[o.pid]
-		if a == nil {
-			a = &pidAcc{}
-			accs[o.pid] = a
-			pids = append(pids, o.pid)
+	for _, ops := range sources {
+		for _, o := range ops {
+			a := accs[o.pid]
+			if a == nil {
+				a = &pidAcc{}
+				accs[o.pid] = a
+				pids = append(pids, o.pid)
+			}
+			a.n++
+			a.maxCorr = max(a.maxCorr, int(o.corr))
 		}
-		a.n++
-		a.maxCorr = max(a.maxCorr, int(o.corr))
 	}
 	slices.Sort(pids)
 	ix := corrIndex{byPid: map[int32]*pidIndex{}}
@@ -446,9 +463,11 @@ func groupOps(ops []gpuOp) ([]gpuOp, corrIndex) {
 		a.p = &pidIndex{bits: make([]uint64, a.maxCorr>>6+1)}
 		ix.byPid[pid] = a.p
 	}
-	for _, o := range ops {
-		if o.corr >= 0 {
-			accs[o.pid].p.bits[o.corr>>6] |= 1 << (uint(o.corr) & 63)
+	for _, ops := range sources {
+		for _, o := range ops {
+			if o.corr >= 0 {
+				accs[o.pid].p.bits[o.corr>>6] |= 1 << (uint(o.corr) & 63)
+			}
 		}
 	}
 	// Ranks, then per-rank counts → starts (absolute positions in out).
@@ -468,12 +487,14 @@ func groupOps(ops []gpuOp) ([]gpuOp, corrIndex) {
 		w := corr >> 6
 		return p.rank[w] + int32(bits.OnesCount64(p.bits[w]&(1<<(uint(corr)&63)-1)))
 	}
-	for _, o := range ops {
-		if o.corr < 0 { // no correlation: attributable to no call
-			continue
+	for _, ops := range sources {
+		for _, o := range ops {
+			if o.corr < 0 { // no correlation: attributable to no call
+				continue
+			}
+			p := accs[o.pid].p
+			p.starts[rankOf(p, o.corr)+1]++
 		}
-		p := accs[o.pid].p
-		p.starts[rankOf(p, o.corr)+1]++
 	}
 	off := int32(0)
 	for _, pid := range pids {
@@ -485,14 +506,17 @@ func groupOps(ops []gpuOp) ([]gpuOp, corrIndex) {
 		off = p.starts[len(p.starts)-1]
 	}
 	out := make([]gpuOp, off)
-	for _, o := range ops {
-		if o.corr < 0 {
-			continue
+	for si, ops := range sources {
+		for _, o := range ops {
+			if o.corr < 0 {
+				continue
+			}
+			a := accs[o.pid]
+			r := rankOf(a.p, o.corr)
+			out[a.p.starts[r]+a.fill[r]] = o
+			a.fill[r]++
 		}
-		a := accs[o.pid]
-		r := rankOf(a.p, o.corr)
-		out[a.p.starts[r]+a.fill[r]] = o
-		a.fill[r]++
+		sources[si] = nil
 	}
 	return out, ix
 }
