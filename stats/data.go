@@ -186,17 +186,22 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 	a.tail = make([]int, nMetrics)
 	a.unitSum = make([][]float64, nMetrics)
 	a.unitCnt = make([][]float64, nMetrics)
+	var present, dev []float64 // buffers of the selection path, shared by the metrics
 	for m := range nMetrics {
 		flat := make([]float64, 0, n)
 		sums := make([]float64, len(units))
 		cnts := make([]float64, len(units))
 		for i, u := range units {
+			// Local accumulators keep the sum in a register; the order of
+			// additions is that of the steps, as always.
+			var sum, cnt float64
 			for _, v := range u.Steps[m] {
 				if !math.IsNaN(v) {
-					sums[i] += v
-					cnts[i]++
+					sum += v
+					cnt++
 				}
 			}
+			sums[i], cnts[i] = sum, cnt
 			flat = append(flat, u.Steps[m]...)
 		}
 		a.vals[m], a.unitSum[m], a.unitCnt[m] = flat, sums, cnts
@@ -222,10 +227,10 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 		}
 		// Other metrics need only three order statistics and the MAD:
 		// selection is linear where sorting every metric would dominate.
-		s := presentOnly(flat)
-		a.present[m] = len(s)
-		if len(s) > 0 {
-			a.quant[m], a.tail[m] = selectSummary(s)
+		present = appendPresent(present[:0], flat)
+		a.present[m] = len(present)
+		if len(present) > 0 {
+			a.quant[m], a.tail[m] = selectSummaryInto(present, &dev)
 		}
 	}
 	return a

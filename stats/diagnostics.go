@@ -37,25 +37,55 @@ func isTail(x, med, mad float64) bool {
 // selectSummary returns the Empirical median, p90 and p99 of xs and its
 // tail-step count, reordering xs.
 func selectSummary(xs []float64) (q [3]float64, tail int) {
+	var dev []float64
+	return selectSummaryInto(xs, &dev)
+}
+
+// selectSummaryInto is selectSummary with *dev reused (grown when short)
+// for the absolute deviations, so that one arm's metrics share it.
+func selectSummaryInto(xs []float64, dev *[]float64) (q [3]float64, tail int) {
 	n := len(xs)
 	r99, r90, r50 := empiricalRank(0.99, n), empiricalRank(0.9, n), empiricalRank(0.5, n)
-	// Each selection leaves everything left of its rank no larger, so the
-	// next (lower) rank is searched in the left part only.
-	q[2] = selectKth(xs, r99)
-	q[1] = selectKth(xs[:r99+1], r90)
-	q[0] = selectKth(xs[:r90+1], r50)
-	med := q[0]
-	dev := make([]float64, n)
-	for i, v := range xs {
-		dev[i] = math.Abs(v - med)
+	if signBits(xs) {
+		// Each selection leaves everything left of its rank no larger, so
+		// the next (lower) rank is searched in the left part only.
+		q[2] = selectKth(xs, r99)
+		q[1] = selectKth(xs[:r99+1], r90)
+		q[0] = selectKth(xs[:r90+1], r50)
+	} else {
+		// Without a −0 equal values have equal bits, so any order of
+		// selections returns the same order statistics: the median first,
+		// then p90 right of it and p99 right of that (about 1.6n values
+		// partitioned instead of 2.9n).
+		q[0] = selectKth(xs, r50)
+		q[1] = selectKth(xs[r50:], r90-r50)
+		q[2] = selectKth(xs[r90:], r99-r90)
 	}
-	mad := selectKth(dev, lowerMedianRank(n))
+	med := q[0]
+	if cap(*dev) < n {
+		*dev = make([]float64, n)
+	}
+	d := (*dev)[:n]
+	for i, v := range xs {
+		d[i] = math.Abs(v - med)
+	}
+	mad := selectKth(d, lowerMedianRank(n))
 	for _, v := range xs {
 		if isTail(v, med, mad) {
 			tail++
 		}
 	}
 	return q, tail
+}
+
+// signBits reports whether some value of xs has the sign bit (a −0, or a
+// negative value).
+func signBits(xs []float64) bool {
+	var or uint64
+	for _, v := range xs {
+		or |= math.Float64bits(v)
+	}
+	return or>>63 != 0
 }
 
 // empiricalRank is the 0-based rank that stat.Quantile(p, stat.Empirical,
@@ -256,7 +286,11 @@ func rho1(series [][]float64) float64 {
 }
 
 func presentOnly(xs []float64) []float64 {
-	out := make([]float64, 0, len(xs))
+	return appendPresent(make([]float64, 0, len(xs)), xs)
+}
+
+// appendPresent appends the non-NaN values of xs to out.
+func appendPresent(out, xs []float64) []float64 {
 	for _, v := range xs {
 		if !math.IsNaN(v) {
 			out = append(out, v)

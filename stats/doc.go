@@ -71,4 +71,13 @@
 // any Go version's IntN. Work runs in parallel across arms, comparisons and
 // metrics, each writing its own slot; floating-point sums run in a fixed
 // order.
+//
+// Speed never changes a number. A statistic of a resample is a function of
+// its count vector, so one-side and paired plans compute it once per
+// distinct count vector and weigh it by its multiplicity in the CI; the
+// running sums over groups are memoized per distinct prefix with the same
+// operations in the same order (memo.go); CI endpoints come from an exact
+// selection among the replicates beyond sampled bounds, and log-ratio CIs
+// take logarithms only near the endpoints (interval.go). Where equal values
+// could differ in bits (−0 and +0) the plain computation runs instead.
 package stats

@@ -42,6 +42,7 @@ func newQIndex(vals []float64, grp []int32, groups int) *qIndex {
 
 func (q *qIndex) prefix(j int, c []int32) float64 {
 	row := q.ckpt[j*q.cols : (j+1)*q.cols]
+	c = c[:len(row)] // one bounds check instead of one per group
 	var s int64
 	for g, k := range row {
 		s += int64(k) * int64(c[g])
@@ -106,15 +107,33 @@ func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary [
 			break
 		}
 	}
+	// Runs of consecutive steps of one group: each run's sum is carried in
+	// a register, adding the steps in order as a per-step update would.
+	type run struct {
+		from, to int
+		g        int32
+	}
+	var runs []run
+	for i, g := range stepGrp {
+		if len(runs) > 0 && runs[len(runs)-1].g == g {
+			runs[len(runs)-1].to = i + 1
+		} else {
+			runs = append(runs, run{i, i + 1, g})
+		}
+	}
 	for m := range nm {
 		sums := make([]float64, groups+1)
 		cnts := make([]float64, groups+1)
-		for i, v := range a.vals[m] {
-			if !math.IsNaN(v) {
-				g := stepGrp[i]
-				sums[g] += v
-				cnts[g]++
+		vals := a.vals[m]
+		for _, r := range runs {
+			sum, cnt := sums[r.g], cnts[r.g]
+			for _, v := range vals[r.from:r.to] {
+				if !math.IsNaN(v) {
+					sum += v
+					cnt++
+				}
 			}
+			sums[r.g], cnts[r.g] = sum, cnt
 		}
 		sums[groups], cnts[groups] = 0, 0
 		s.sum[m], s.cnt[m] = sums, cnts
@@ -237,6 +256,10 @@ type plan struct {
 	counts  [][]int32    // per side: b rows of groups+1 counts
 	den     [2][]float64 // per side: shared resampled denominators
 	denOnce [2]sync.Once
+	// Per side and class (plans with shared classes): den at each class's
+	// first row, and Σ c_g·steps_g in one chain, side.mean's denominator.
+	classDen, chainDen         [2][]float64
+	classDenOnce, chainDenOnce [2]sync.Once
 	// memos[i] memoizes side i's running sums over its count rows (paired
 	// sides share the rows, so they share memos[0]).
 	memos    [2]*sumMemo
@@ -335,6 +358,9 @@ func (pl *plan) meanReplicates(i, m int) []float64 {
 	if cl := memo.classes; cl != nil {
 		vals := getBuf(len(cl.reps))
 		defer putBuf(vals)
+		if den != nil {
+			den = pl.classDenominators(i)
+		}
 		memo.classMeans(vals, s.sum[m][:s.groups], s.cnt[m][:s.groups], den)
 		return cl.rows(vals)
 	}
@@ -418,6 +444,34 @@ func (pl *plan) values(f func(r int) float64) []float64 {
 	return out
 }
 
+// classDenominators is denominators(i) at the first row of each class of
+// side i's rows.
+func (pl *plan) classDenominators(i int) []float64 {
+	pl.classDenOnce[i].Do(func() {
+		den := pl.denominators(i)
+		reps := pl.memo(i).classes.reps
+		cd := make([]float64, len(reps))
+		for k, r := range reps {
+			cd[k] = den[r]
+		}
+		pl.classDen[i] = cd
+	})
+	return pl.classDen[i]
+}
+
+// chainDenominators is Σ_g c_g·steps_g in one chain (side.mean's
+// denominator for metrics present in every step) of each class of side i's
+// rows.
+func (pl *plan) chainDenominators(i int) []float64 {
+	pl.chainDenOnce[i].Do(func() {
+		s := pl.sides[i]
+		den := make([]float64, len(pl.memo(i).classes.reps))
+		pl.memo(i).chainSums(den, pl.counts[i], s.groups+1, s.steps)
+		pl.chainDen[i] = den
+	})
+	return pl.chainDen[i]
+}
+
 // meanValues is meanReplicates as values.
 func (pl *plan) meanValues(i, m int) []float64 {
 	cl := pl.classes()
@@ -427,7 +481,7 @@ func (pl *plan) meanValues(i, m int) []float64 {
 	s := pl.sides[i]
 	var den []float64
 	if s.full[m] {
-		den = pl.denominators(i)
+		den = pl.classDenominators(i)
 	}
 	out := getBuf(len(cl.reps))
 	pl.memo(i).classMeans(out, s.sum[m][:s.groups], s.cnt[m][:s.groups], den)
@@ -443,7 +497,25 @@ func (pl *plan) quantileValues(i, m int, p float64) []float64 {
 // values.
 func (pl *plan) sideMeanValues(i, m int) []float64 {
 	s := pl.sides[i]
-	return pl.values(func(r int) float64 { return s.mean(m, pl.row(i, r)) })
+	cl := pl.classes()
+	if cl == nil {
+		return pl.values(func(r int) float64 { return s.mean(m, pl.row(i, r)) })
+	}
+	memo, cols := pl.memo(i), s.groups+1
+	out := getBuf(len(cl.reps))
+	memo.chainSums(out, pl.counts[i], cols, s.sum[m][:s.groups])
+	var den []float64
+	if s.full[m] {
+		den = pl.chainDenominators(i)
+	} else {
+		den = getBuf(len(cl.reps))
+		defer putBuf(den)
+		memo.chainSums(den, pl.counts[i], cols, s.cnt[m][:s.groups])
+	}
+	for k := range out {
+		out[k] /= den[k]
+	}
+	return out
 }
 
 // replicateRows returns the replicates of values vals: a fresh row-level
@@ -456,29 +528,37 @@ func (pl *plan) replicateRows(vals []float64) []float64 {
 	return slices.Clone(vals)
 }
 
-// bufPool recycles replicate arrays: an Analyze call fills hundreds of them
-// (B floats each), and reusing them keeps the collector out of the hot loop.
-// Buffers are pooled by capacity class (powers of two), so that requests of
-// different sizes (B rows, distinct rows, trie nodes) do not evict each
-// other.
-var bufPools [64]sync.Pool
+// slicePool recycles buffers: an Analyze call fills hundreds of replicate
+// arrays (B floats each), and reusing them keeps the collector out of the
+// hot loop. Buffers are pooled by capacity class (powers of two), so that
+// requests of different sizes (B rows, distinct rows, trie nodes) do not
+// evict each other. Contents of a recycled buffer are arbitrary.
+type slicePool[T any] struct{ classes [64]sync.Pool }
 
-func getBuf(n int) []float64 {
+func (p *slicePool[T]) get(n int) []T {
 	c := bits.Len(uint(max(n, 1) - 1)) // smallest class with 1<<c ≥ n
-	if p, ok := bufPools[c].Get().(*[]float64); ok {
-		return (*p)[:n]
+	if b, ok := p.classes[c].Get().(*[]T); ok {
+		return (*b)[:n]
 	}
-	return make([]float64, n, 1<<c)
+	return make([]T, n, 1<<c)
 }
 
-func putBuf(b []float64) {
+func (p *slicePool[T]) put(b []T) {
 	c := bits.Len(uint(cap(b))) - 1 // largest class with 1<<c ≤ cap
 	if c < 0 {
 		return
 	}
 	b = b[:1<<c]
-	bufPools[c].Put(&b)
+	p.classes[c].Put(&b)
 }
+
+var (
+	floatPool slicePool[float64]
+	indexPool slicePool[int32]
+)
+
+func getBuf(n int) []float64 { return floatPool.get(n) }
+func putBuf(b []float64)     { floatPool.put(b) }
 
 // interval is the expanded-percentile CI of the replicates that values vals
 // stand for (class values weighted by the class sizes when pl has shared

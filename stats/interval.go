@@ -166,33 +166,45 @@ func sampledInterval(vals []float64, weight []int32, n int, alphaPrime float64) 
 	defer putBuf(highBuf)
 	low, high := lowBuf[:0], highBuf[:0] // replicates < tlo, > thi
 	var atLo, atHi, negLo, negHi int     // replicates = tlo, = thi, and of those with the sign bit
-	for i, v := range vals {
-		if v <= tlo {
-			w := int(weight[i])
-			if v < tlo {
-				for range w {
-					low = append(low, v)
-				}
-			} else {
-				atLo += w
-				if math.Signbit(v) {
-					negLo += w
-				}
+	var outside []int32
+	if tlo == thi {
+		// Most replicates are this one value: count them by their bits
+		// (so a −0 among +0s still goes through the switch below).
+		outside = outsideValue(vals, tlo)
+		atLo = n
+		for _, i := range outside {
+			atLo -= int(weight[i])
+		}
+		if math.Signbit(tlo) {
+			negLo = atLo
+		}
+	} else {
+		outside = outsideBounds(vals, tlo, thi)
+	}
+	defer putIndexBuf(outside)
+	for _, i := range outside {
+		v, w := vals[i], int(weight[i])
+		switch {
+		case v < tlo:
+			for range w {
+				low = append(low, v)
 			}
-		} else if v >= thi {
-			w := int(weight[i])
-			if v > thi {
-				for range w {
-					high = append(high, v)
-				}
-			} else {
-				atHi += w
-				if math.Signbit(v) {
-					negHi += w
-				}
+		case v == tlo:
+			atLo += w
+			if math.Signbit(v) {
+				negLo += w
 			}
-		} else if math.IsNaN(v) {
-			undefined += int(weight[i])
+		case v > thi:
+			for range w {
+				high = append(high, v)
+			}
+		case v == thi:
+			atHi += w
+			if math.Signbit(v) {
+				negHi += w
+			}
+		default: // NaN
+			undefined += w
 		}
 	}
 	k := n - undefined
@@ -236,6 +248,39 @@ func sampledInterval(vals []float64, weight []int32, n int, alphaPrime float64) 
 	}
 	return lo, hi, undefined, true, true
 }
+
+// outsideBounds returns the indices of the values of xs not strictly
+// between lo and hi (NaNs included), in a pooled buffer. The scan is kept
+// apart from the handling of those few values: with nothing else live in
+// the loop, nothing is spilled per value.
+func outsideBounds(xs []float64, lo, hi float64) []int32 {
+	idx := getIndexBuf(len(xs))
+	n := 0
+	for i, v := range xs {
+		idx[n] = int32(i)
+		if !(v > lo && v < hi) {
+			n++
+		}
+	}
+	return idx[:n]
+}
+
+// outsideValue returns the indices of the values of xs whose bits differ
+// from x's, in a pooled buffer.
+func outsideValue(xs []float64, x float64) []int32 {
+	idx := getIndexBuf(len(xs))
+	bits, n := math.Float64bits(x), 0
+	for i, v := range xs {
+		idx[n] = int32(i)
+		if math.Float64bits(v) != bits {
+			n++
+		}
+	}
+	return idx[:n]
+}
+
+func getIndexBuf(n int) []int32 { return indexPool.get(n) }
+func putIndexBuf(b []int32)     { indexPool.put(b) }
 
 // unsignedZero reports whether an endpoint x selected from cands is
 // unambiguous: nonzero (equal values then have equal bits), or a zero whose
@@ -324,7 +369,10 @@ func sampledLogRatioInterval(ra, rb []float64, weight []int32, n int, alphaPrime
 	defer putBuf(highBuf)
 	low, high := lowBuf[:0], highBuf[:0]
 	var atLo, atHi int // quotients ≤ tlo and ≥ thi
-	for i, v := range q {
+	outside := outsideBounds(q, bandLo, bandHi)
+	defer putIndexBuf(outside)
+	for _, i := range outside {
+		v := q[i]
 		if v <= bandLo {
 			w := int(weight[i])
 			d := math.Log(rb[i]) - math.Log(ra[i])

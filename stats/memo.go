@@ -26,31 +26,30 @@ type chainTrie struct {
 	leaf   []int32   // row → its node at depth
 }
 
-// newChainTrie builds the trie over the rows of counts (cols per row). It
-// adds groups of the chain while the new level has at most maxLevel nodes:
-// past that, distinct prefixes are nearly as many as rows and summing per
-// row costs no more than evaluating nodes.
-func newChainTrie(counts []int32, cols, rows int, chain []int, maxLevel int) *chainTrie {
+// newChainTrie builds the trie over the rows of counts (cols per row, no
+// count above maxCount). It adds groups of the chain while the new level
+// has at most maxLevel nodes: past that, distinct prefixes are nearly as
+// many as rows and summing per row costs no more than evaluating nodes.
+func newChainTrie(counts []int32, cols, rows int, maxCount int32, chain []int, maxLevel int) *chainTrie {
 	t := &chainTrie{chain: chain, parent: []int32{0}, coef: []float64{0}, group: []int32{0}, leaf: make([]int32, rows)}
 	next := make([]int32, rows)
 	var table []int32
 	levelStart, levelNodes := 0, 1 // the nodes of the current deepest level
+	width := int(maxCount) + 1     // children per node in the level's lookup table
 	for _, g := range chain {
-		width := int32(0)
-		for r := range rows {
-			width = max(width, counts[r*cols+g])
-		}
-		width++
-		size := levelNodes * int(width)
+		size := levelNodes * width
 		if size > 4*rows+64 {
 			break // a sparse level: its lookup table would outgrow the rows
 		}
 		table = slices.Grow(table[:0], size)[:size]
 		clear(table)
 		start := len(t.parent)
-		for r, node := range t.leaf {
-			k := counts[r*cols+g]
-			key := (int(node)-levelStart)*int(width) + int(k)
+		leaf, dst := t.leaf[:rows], next[:rows]
+		at := g // counts[at] is group g's count in row r
+		for r, node := range leaf {
+			k := counts[at]
+			at += cols
+			key := (int(node)-levelStart)*width + int(k)
 			child := table[key]
 			if child == 0 { // node 0 is never a child
 				child = int32(len(t.parent))
@@ -59,13 +58,13 @@ func newChainTrie(counts []int32, cols, rows int, chain []int, maxLevel int) *ch
 				t.coef = append(t.coef, float64(k))
 				t.group = append(t.group, int32(g))
 			}
-			next[r] = child
+			dst[r] = child
 		}
 		if len(t.parent)-start > maxLevel {
 			t.parent, t.coef, t.group = t.parent[:start], t.coef[:start], t.group[:start]
 			break
 		}
-		t.leaf, next = next, t.leaf
+		t.leaf, next = next, leaf
 		levelStart, levelNodes = start, len(t.parent)-start
 		t.depth++
 	}
@@ -100,7 +99,9 @@ type sumMemo struct {
 	even, odd *chainTrie
 	// classes groups the rows into distinct rows when both tries are
 	// complete (a pair of leaves is then a distinct row); nil otherwise.
-	classes *rowClasses
+	// classEven and classOdd are each class's leaves.
+	classes             *rowClasses
+	classEven, classOdd []int32
 }
 
 // rowClasses groups the B count rows of a plan into distinct rows. A
@@ -137,12 +138,18 @@ func newSumMemo(counts []int32, groups, rows int) *sumMemo {
 			odd = append(odd, g)
 		}
 	}
+	maxCount := int32(groups) // a row draws groups indices
 	m := &sumMemo{
-		even: newChainTrie(counts, cols, rows, even, memoLevel(rows)),
-		odd:  newChainTrie(counts, cols, rows, odd, memoLevel(rows)),
+		even: newChainTrie(counts, cols, rows, maxCount, even, memoLevel(rows)),
+		odd:  newChainTrie(counts, cols, rows, maxCount, odd, memoLevel(rows)),
 	}
 	if m.even.complete() && m.odd.complete() {
 		m.classes = distinctPairs(m.even.leaf, m.odd.leaf)
+		m.classEven = make([]int32, len(m.classes.reps))
+		m.classOdd = make([]int32, len(m.classes.reps))
+		for k, r := range m.classes.reps {
+			m.classEven[k], m.classOdd[k] = m.even.leaf[r], m.odd.leaf[r]
+		}
 	}
 	return m
 }
@@ -176,8 +183,8 @@ func distinctPairs(a, b []int32) *rowClasses {
 }
 
 // classMeans writes the mean replicate of every class into out (len
-// classes): (Σ_even c·num + Σ_odd c·num) / den[r] at the class's first row
-// r, or with den nil / (Σ_even c·cnt + Σ_odd c·cnt), exactly as
+// classes): (Σ_even c·num + Σ_odd c·num) / den[k] with den the class
+// denominators, or with den nil / (Σ_even c·cnt + Σ_odd c·cnt), exactly as
 // parityReplicates computes it for each of the class's rows.
 func (m *sumMemo) classMeans(out, num, cnt, den []float64) {
 	scratch := getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
@@ -185,10 +192,12 @@ func (m *sumMemo) classMeans(out, num, cnt, den []float64) {
 	half := len(scratch) / 2
 	se := m.even.eval(num, scratch[:half])
 	so := m.odd.eval(num, scratch[half:])
-	le, lo := m.even.leaf, m.odd.leaf
+	ce, co := m.classEven, m.classOdd[:len(m.classEven)]
+	out = out[:len(ce)]
 	if den != nil {
-		for k, r := range m.classes.reps {
-			out[k] = (se[le[r]] + so[lo[r]]) / den[r]
+		den = den[:len(ce)]
+		for k, e := range ce {
+			out[k] = (se[e] + so[co[k]]) / den[k]
 		}
 		return
 	}
@@ -196,8 +205,25 @@ func (m *sumMemo) classMeans(out, num, cnt, den []float64) {
 	defer putBuf(cscratch)
 	ne := m.even.eval(cnt, cscratch[:half])
 	no := m.odd.eval(cnt, cscratch[half:])
-	for k, r := range m.classes.reps {
-		out[k] = (se[le[r]] + so[lo[r]]) / (ne[le[r]] + no[lo[r]])
+	for k, e := range ce {
+		o := co[k]
+		out[k] = (se[e] + so[o]) / (ne[e] + no[o])
+	}
+}
+
+// chainSums writes Σ_g c_g·x_g of every class's row into out, one chain
+// over the groups in order: the numerator or denominator of side.mean.
+func (m *sumMemo) chainSums(out []float64, counts []int32, cols int, x []float64) {
+	reps := m.classes.reps
+	out = out[:len(reps)]
+	groups := len(x)
+	for k, r := range reps {
+		row := counts[int(r)*cols : int(r)*cols+groups]
+		var sum float64
+		for g, c := range row {
+			sum += float64(c) * x[g]
+		}
+		out[k] = sum
 	}
 }
 
