@@ -105,8 +105,19 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 		t.rows = make([][]Comparison, nm)
 		t.mwarns = make([][]Warning, nm)
 	}
+	// One pool of work items: the decompositions (the largest items, so
+	// first), then every arm and comparison metric.
+	nDec := 0
+	if cfg.decompose != nil {
+		nDec = len(cmpTasks)
+	}
 	nArm := len(armTasks) * nm
-	parallelFor(nArm+len(cmpTasks)*nm, func(i int) {
+	parallelFor(nDec+nArm+len(cmpTasks)*nm, func(i int) {
+		if i < nDec {
+			cmpTasks[i].components = evalDecomposition(cmpTasks[i], metrics, cfg)
+			return
+		}
+		i -= nDec
 		if i < nArm {
 			t, m := armTasks[i/nm], i%nm
 			t.metrics[m], t.mwarns[m] = evalArmMetric(t, m, metrics[m], cfg)
@@ -116,11 +127,6 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 		t, m := cmpTasks[i/nm], i%nm
 		t.rows[m], t.mwarns[m] = evalComparison(t, m, metrics[m], cfg)
 	})
-	if cfg.decompose != nil {
-		parallelFor(len(cmpTasks), func(i int) {
-			cmpTasks[i].components = evalDecomposition(cmpTasks[i], metrics, cfg)
-		})
-	}
 
 	res := &Result{
 		Key: key, Metrics: slices.Clone(metrics), Baseline: baseline,
@@ -215,6 +221,7 @@ func newArmTask(key, metricSet string, a *armData, isBaseline bool, tauMetrics [
 	}
 	if t.ci.method == MethodBootstrap || t.ci.method == MethodWithinRun {
 		t.ci.draw(cfg.seed, key+"\x00"+metricSet+"\x00arm\x00"+a.name, cfg.b, cfg.confidence)
+		t.ci.prepare()
 	}
 	return t
 }
@@ -263,6 +270,7 @@ func newCmpTask(key, metricSet string, a0, a1 *armData, tauMetrics []int, cfg *c
 	}
 	if t.ci.method == MethodBootstrap || t.ci.method == MethodWithinRun {
 		t.ci.draw(cfg.seed, stream, cfg.b, cfg.confidence)
+		t.ci.prepare()
 	}
 	t.design = Design{
 		Arm: a1.name, Baseline: a0.name, Paired: d.base.paired, Level: d.base.level, N: n,

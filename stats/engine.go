@@ -315,6 +315,19 @@ func (pl *plan) draw(seed uint64, key string, b int, confidence float64) {
 	}
 }
 
+// prepare builds the sum memos and shared denominators of a drawn plan
+// while the tasks are set up in parallel; built lazily instead, the first
+// metrics of every plan would queue behind one worker building them.
+func (pl *plan) prepare() {
+	for i := range pl.sides {
+		pl.memo(i)
+		pl.denominators(i)
+		if pl.memo(i).classes != nil {
+			pl.classDenominators(i)
+		}
+	}
+}
+
 // row returns side i's counts of resample r.
 func (pl *plan) row(i, r int) []int32 {
 	cols := pl.sides[i].groups + 1
