@@ -299,9 +299,10 @@ func unsignedZero(x float64, cands []float64) bool {
 	return true
 }
 
-// logRatioInterval is percentileInterval of the log ratios
+// classLogRatioInterval is percentileInterval of the log ratios
 // d_r = log(rb_r) − log(ra_r) (a difference of logs negates exactly when
-// the arms swap), without taking 2B logarithms: it selects on the quotients
+// the arms swap) of the class values ra, rb (cl nil: they are the
+// replicates), without taking 2B logarithms: it selects on the quotients
 // q_r = rb_r/ra_r and takes logs only of the candidates near each endpoint.
 // ra may be overwritten with the d_r.
 //
@@ -314,12 +315,6 @@ func unsignedZero(x float64, cands []float64) bool {
 // +Inf exactly where d = −Inf or +Inf, and NaN exactly where d is NaN; any
 // other quotient outside the normal range (overflow, underflow, a negative
 // value) falls back to taking every log.
-func logRatioInterval(ra, rb []float64, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
-	return classLogRatioInterval(ra, rb, nil, alphaPrime)
-}
-
-// classLogRatioInterval is logRatioInterval of the class values ra, rb
-// (cl nil: they are the replicates).
 func classLogRatioInterval(ra, rb []float64, cl *rowClasses, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
 	weight, n := []int32(nil), len(ra)
 	if cl != nil {
@@ -335,7 +330,7 @@ func classLogRatioInterval(ra, rb []float64, cl *rowClasses, alphaPrime float64)
 }
 
 // logRatioBand is the relative margin around the quotient bounds; see
-// logRatioInterval.
+// classLogRatioInterval.
 const logRatioBand = 1e-9
 
 // sampledLogRatioInterval is sampledInterval of the log ratios of ra and

@@ -229,7 +229,8 @@ func (m *sumMemo) chainSums(out []float64, counts []int32, cols int, x []float64
 
 // parityReplicates returns, for every row, (Σ_even c·num + Σ_odd c·num) /
 // den[r], or with den nil / (Σ_even c·cnt + Σ_odd c·cnt): the two-chain sums
-// of meanReplicates, from the tries, into out.
+// of meanReplicates, from the tries and the groups past them, into out.
+// (With both tries complete, classMeans does this once per class.)
 func (m *sumMemo) parityReplicates(out []float64, counts []int32, cols int, num, cnt, den []float64) {
 	scratch := getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
 	defer putBuf(scratch)
@@ -237,12 +238,6 @@ func (m *sumMemo) parityReplicates(out []float64, counts []int32, cols int, num,
 	se := m.even.eval(num, scratch[:half])
 	so := m.odd.eval(num, scratch[half:])
 	le, lo := m.even.leaf, m.odd.leaf
-	if den != nil && m.even.complete() && m.odd.complete() {
-		for r := range out {
-			out[r] = (se[le[r]] + so[lo[r]]) / den[r]
-		}
-		return
-	}
 	var ne, no []float64
 	if den == nil {
 		cscratch := getBuf(len(scratch))
