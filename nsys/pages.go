@@ -102,20 +102,33 @@ func (f *File) openPages(path string, size int64) {
 // pageRow presents the record under the cursor of a page scan as a row of
 // the selected columns, with the SQL path's NULL defaults applied.
 type pageRow struct {
-	f     *File
-	rec   btree.Record
-	rowid int64
-	pos   []int   // record position of each selected column; -1 absent, -2 the rowid
-	real  []bool  // the column has REAL affinity: SQLite reads stored integers back as reals
-	def   []int64 // NULL replacement of each selected column
-	hasDf []bool
-	ints  []int64 // each selected column's integer value, when !slow
-	slow  []bool  // the value is not an integer or NULL as read: convert on demand
+	f       *File
+	rec     btree.Record
+	rowid   int64
+	pos     []int   // record position of each selected column; -1 absent, -2 the rowid
+	real    []bool  // the column has REAL affinity: SQLite reads stored integers back as reals
+	def     []int64 // NULL replacement of each selected column
+	hasDf   []bool
+	ints    []int64 // each selected column's integer value, when !slow
+	slow    []bool  // the value is not an integer or NULL as read: convert on demand
+	anySlow bool
+}
+
+// intsOf returns the integer values of a page row's selected columns when
+// every one of them is an integer or NULL as read (nil otherwise, and for
+// rows read through SQLite): the hot decoders then skip a method call per
+// column.
+func intsOf(st row) []int64 {
+	if pr, ok := st.(*pageRow); ok && !pr.anySlow {
+		return pr.ints
+	}
+	return nil
 }
 
 // load decodes the selected columns of the parsed record: integers (nearly
 // every value of an export) once, into ints.
 func (r *pageRow) load() {
+	r.anySlow = false
 	for i, p := range r.pos {
 		r.slow[i] = false
 		switch {
@@ -133,6 +146,7 @@ func (r *pageRow) load() {
 			default:
 				r.slow[i] = true
 			}
+			r.anySlow = r.anySlow || r.slow[i]
 		}
 	}
 }

@@ -255,6 +255,9 @@ var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), re
 // CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
 func (f *File) KernelOps(r RowRange) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st row) Kernel {
+		if v := intsOf(st); v != nil { // the page path: values already decoded
+			return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
+		}
 		return Kernel{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
 			DeviceID: st.ColumnInt64(3), CorrelationID: st.ColumnInt64(4), GraphNodeID: st.ColumnInt64(5),
@@ -396,6 +399,9 @@ var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("c
 // CorrelationID, NameID and EventClass filled (no return value, no callchain).
 func (f *File) APICallsCore(r RowRange) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st row) APICall {
+		if v := intsOf(st); v != nil { // the page path: values already decoded
+			return APICall{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
+		}
 		return APICall{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
 			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),

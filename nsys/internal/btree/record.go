@@ -34,8 +34,9 @@ type Record struct {
 // Parse reads the header of rec for its first cols columns (fewer when the
 // record holds fewer: the rest read as NULL, as for a column added by
 // ALTER TABLE with no default) and decodes the columns whose bit is set in
-// want (columns from 64 on are always decoded); the others are only
-// located. rec must stay unchanged while r is used.
+// want (columns from 64 on are always decoded). The others are skipped:
+// reading them from r afterwards is meaningless. rec must stay unchanged
+// while r is used.
 func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 	r.data = rec
 	if cap(r.kinds) < cols {
@@ -74,38 +75,47 @@ func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 			}
 			pos += m
 		}
-		k, v, size := Null, int64(0), 0
-		switch {
-		case t == 0:
-		case t <= 6:
-			size = int(t)
-			if t == 5 {
-				size = 6
-			} else if t == 6 {
-				size = 8
+		var size int
+		if t < 12 {
+			size = int(fixedSize[t])
+			if size < 0 {
+				return errRecord // serial types 10 and 11 are reserved
 			}
-			k = Integer
-			if body+size > len(rec) {
+		} else {
+			if t > 1<<31 {
 				return errRecord
 			}
-			if i >= 64 || want&(1<<uint(i)) != 0 {
-				v = bigEndianInt(rec[body : body+size])
-			}
-		case t == 7:
-			size = 8
-			if body+size > len(rec) {
-				return errRecord
-			}
-			k, v = Float, int64(binary.BigEndian.Uint64(rec[body:]))
-		case t == 8 || t == 9:
-			k, v = Integer, int64(t-8)
-		case t == 10 || t == 11 || t > 1<<31:
-			return errRecord
-		default:
 			size = int(t-12) / 2
-			if body+size > len(rec) {
-				return errRecord
-			}
+		}
+		if i < 64 && want&(1<<uint(i)) == 0 {
+			body += size
+			continue
+		}
+		if body+size > len(rec) {
+			return errRecord
+		}
+		b := rec[body : body+size]
+		k, v := Integer, int64(0)
+		switch t {
+		case 0:
+			k = Null
+		case 1:
+			v = int64(int8(b[0]))
+		case 2:
+			v = int64(int16(binary.BigEndian.Uint16(b)))
+		case 3:
+			v = int64(int32(uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8) >> 8)
+		case 4:
+			v = int64(int32(binary.BigEndian.Uint32(b)))
+		case 5:
+			v = int64(uint64(binary.BigEndian.Uint16(b))<<48|uint64(binary.BigEndian.Uint32(b[2:]))<<16) >> 16
+		case 6:
+			v = int64(binary.BigEndian.Uint64(b))
+		case 7:
+			k, v = Float, int64(binary.BigEndian.Uint64(b))
+		case 8, 9:
+			v = int64(t - 8)
+		default:
 			k, v = Blob, int64(body)
 			if t&1 == 1 {
 				k = Text
@@ -114,21 +124,18 @@ func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 		r.kinds[i], r.ints[i], r.sizes[i] = k, v, int32(size)
 		body += size
 	}
+	if body > len(rec) {
+		return errRecord
+	}
 	for ; i < cols; i++ {
 		r.kinds[i] = Null
 	}
 	return nil
 }
 
-// bigEndianInt decodes a big-endian two's-complement integer of 1–8 bytes.
-func bigEndianInt(b []byte) int64 {
-	var v uint64
-	for _, c := range b {
-		v = v<<8 | uint64(c)
-	}
-	shift := 64 - 8*uint(len(b))
-	return int64(v<<shift) >> shift
-}
+// fixedSize is the body length of serial types 0–11; -1 marks the reserved
+// types 10 and 11.
+var fixedSize = [12]int8{0, 1, 2, 3, 4, 6, 8, 8, 0, 0, -1, -1}
 
 // Kind returns the storage class of column i.
 func (r *Record) Kind(i int) Kind {
