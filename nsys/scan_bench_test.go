@@ -56,3 +56,17 @@ func BenchmarkScanAPIFull(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanAPICoreSQL: the same rows through SQLite's virtual machine
+// (File.SQLScans), the path the page reader replaced.
+func BenchmarkScanAPICoreSQL(b *testing.B) {
+	f := openLarge(b)
+	f.SQLScans = true
+	for b.Loop() {
+		for _, err := range f.APICallsCore(nsys.AllRows) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
