@@ -156,8 +156,8 @@ func newSumMemo(counts []int32, groups, rows int) *sumMemo {
 
 // distinctPairs classes the rows by their pair (a[r], b[r]).
 func distinctPairs(a, b []int32) *rowClasses {
-	size := 1
-	for size < 2*len(a) {
+	size := 1 // a power of two at least 1.5 × the rows: at most 2/3 full
+	for size < len(a)+len(a)/2 {
 		size *= 2
 	}
 	type slot struct{ a, b, k int32 } // k = class + 1; 0 = empty
