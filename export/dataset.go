@@ -49,69 +49,136 @@ func validTableName(name string) bool {
 // new dir is created by one rename; into an existing dir each table is
 // moved by rename, replacing an older file or directory of the same name
 // and leaving other entries alone.
-func WriteDataset(dir string, tables []*Table, f Format, opt Options) (err error) {
-	if f.Ext() == "" {
-		return fmt.Errorf("write dataset %s: invalid format %v", dir, f)
-	}
-	seen := make(map[string]bool, len(tables))
-	for _, t := range tables {
+func WriteDataset(dir string, tables []*Table, f Format, opt Options) error {
+	for _, t := range tables { // refuse bad names before touching the file system
 		if !validTableName(t.Name) {
 			return fmt.Errorf("write dataset %s: table name %q is not a safe file name (letters, digits, '_', '-', '.')", dir, t.Name)
 		}
-		if seen[t.Name] {
-			return fmt.Errorf("write dataset %s: duplicate table %s", dir, t.Name)
-		}
-		seen[t.Name] = true
 	}
+	w, err := NewDatasetWriter(dir, f, opt)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		w.Add(t)
+	}
+	return w.Commit()
+}
 
+// DatasetWriter writes a dataset table by table: each Add starts encoding
+// its table in the background (into a staging directory beside dir), so a
+// table that is ready early — the instances, before the statistics — is
+// written while the rest is computed. Commit publishes all of them as
+// WriteDataset does; Abort, or any failed table, leaves dir untouched.
+type DatasetWriter struct {
+	dir, staging string
+	f            Format
+	opt          Options
+	mu           sync.Mutex
+	seen         map[string]bool // guarded by mu
+	staged       []*stagedTable  // in Add order
+	wg           sync.WaitGroup
+	sem          chan struct{}
+	done         bool
+}
+
+// stagedTable is the outcome of one Add.
+type stagedTable struct {
+	entry string // top-level name in staging
+	err   error
+}
+
+// NewDatasetWriter creates the staging directory for a dataset at dir.
+func NewDatasetWriter(dir string, f Format, opt Options) (*DatasetWriter, error) {
+	if f.Ext() == "" {
+		return nil, fmt.Errorf("write dataset %s: invalid format %v", dir, f)
+	}
 	dir = filepath.Clean(dir)
 	parent, base := filepath.Split(dir)
 	if parent == "" {
 		parent = "."
 	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("write dataset %s: %w", dir, err)
+		return nil, fmt.Errorf("write dataset %s: %w", dir, err)
 	}
 	// Staging beside dir keeps every rename on one file system.
 	staging, err := os.MkdirTemp(parent, "."+base+".tmp-")
 	if err != nil {
-		return fmt.Errorf("write dataset %s: create staging directory: %w", dir, err)
+		return nil, fmt.Errorf("write dataset %s: create staging directory: %w", dir, err)
 	}
-	defer func() {
-		// After a successful commit staging is gone or holds leftovers only.
-		if rmErr := os.RemoveAll(staging); rmErr != nil && err == nil {
-			err = fmt.Errorf("write dataset %s: remove staging directory: %w", dir, rmErr)
+	if err := os.Chmod(staging, 0o755); err != nil { // MkdirTemp makes 0700
+		os.RemoveAll(staging)
+		return nil, fmt.Errorf("write dataset %s: %w", dir, err)
+	}
+	return &DatasetWriter{dir: dir, staging: staging, f: f, opt: opt, seen: map[string]bool{},
+		sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}, nil
+}
+
+// Add starts writing t. Tables are independent files, encoded concurrently;
+// errors surface at Commit, the first in Add order, so the outcome does not
+// depend on scheduling.
+func (w *DatasetWriter) Add(t *Table) { w.AddFunc(func() *Table { return t }) }
+
+// AddFunc is Add of the table build returns, built in the background too.
+// Calls of Add and AddFunc must come from one goroutine.
+func (w *DatasetWriter) AddFunc(build func() *Table) {
+	res := &stagedTable{} // written by the goroutine alone; read after wg.Wait
+	w.staged = append(w.staged, res)
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.sem <- struct{}{}
+		defer func() { <-w.sem }()
+		t := build()
+		w.mu.Lock()
+		dup := w.seen[t.Name]
+		w.seen[t.Name] = true
+		w.mu.Unlock()
+		switch {
+		case !validTableName(t.Name):
+			res.err = fmt.Errorf("table name %q is not a safe file name (letters, digits, '_', '-', '.')", t.Name)
+		case dup:
+			res.err = fmt.Errorf("duplicate table %s", t.Name)
+		default:
+			res.entry, res.err = stageTable(w.staging, t, w.f, w.opt)
 		}
 	}()
-	if err := os.Chmod(staging, 0o755); err != nil { // MkdirTemp makes 0700
-		return fmt.Errorf("write dataset %s: %w", dir, err)
-	}
+}
 
-	// Tables are independent files: encode them concurrently. Entries keep
-	// table order and the first error in table order wins, so the outcome
-	// does not depend on scheduling.
-	entries := make([]string, len(tables)) // top-level names in staging, in table order
-	errs := make([]error, len(tables))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	for i, t := range tables {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			entries[i], errs[i] = stageTable(staging, t, f, opt)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("write dataset %s: %w", dir, err)
+// Commit waits for every table and publishes the dataset: a new dir by one
+// rename, or each table moved into an existing dir (replacing an older
+// entry of the same name, leaving other entries alone).
+func (w *DatasetWriter) Commit() (err error) {
+	w.wg.Wait()
+	defer func() {
+		// After a successful commit staging is gone or holds leftovers only.
+		if rmErr := os.RemoveAll(w.staging); rmErr != nil && err == nil {
+			err = fmt.Errorf("write dataset %s: remove staging directory: %w", w.dir, rmErr)
 		}
+	}()
+	if w.done {
+		return fmt.Errorf("write dataset %s: already committed or aborted", w.dir)
 	}
-	if err := commitDataset(staging, dir, entries); err != nil {
-		return fmt.Errorf("write dataset %s: %w", dir, err)
+	w.done = true
+	entries := make([]string, len(w.staged)) // top-level names in staging
+	for i, st := range w.staged {
+		if st.err != nil {
+			return fmt.Errorf("write dataset %s: %w", w.dir, st.err)
+		}
+		entries[i] = st.entry
+	}
+	if err := commitDataset(w.staging, w.dir, entries); err != nil {
+		return fmt.Errorf("write dataset %s: %w", w.dir, err)
 	}
 	return nil
+}
+
+// Abort waits for tables in flight and removes the staging directory; dir
+// is untouched.
+func (w *DatasetWriter) Abort() {
+	w.wg.Wait()
+	w.done = true
+	os.RemoveAll(w.staging)
 }
 
 // stageTable writes one table below staging and returns the name of the

@@ -247,3 +247,58 @@ func TestReadDatasetRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasetWriterEarlyTable: a table added (and built) early, before the
+// others exist, lands in the dataset like the rest; Abort after an early
+// Add leaves neither the dataset nor staging behind; a duplicate name fails
+// the commit and leaves dir untouched.
+func TestDatasetWriterEarlyTable(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	w, err := NewDatasetWriter(dir, FormatParquet, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	early := instancesTable(t)
+	w.AddFunc(func() *Table { return early })
+	late := sampleTable(t)
+	w.Add(late)
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listTree(t, dir), []string{"phase_instances.parquet", "phase_summary.parquet"}; !slices.Equal(got, want) {
+		t.Fatalf("dataset files %v, want %v", got, want)
+	}
+	got, err := ReadParquet(filepath.Join(dir, "phase_instances.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireEqualTables(t, got, early)
+
+	aborted := filepath.Join(parent, "aborted")
+	w, err = NewDatasetWriter(aborted, FormatParquet, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AddFunc(func() *Table { return instancesTable(t) })
+	w.Abort()
+	if _, err := os.Stat(aborted); !os.IsNotExist(err) {
+		t.Errorf("aborted dataset exists: %v", err)
+	}
+
+	w, err = NewDatasetWriter(dir, FormatParquet, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(randomTable(10, 2))
+	w.AddFunc(func() *Table { return randomTable(20, 2) })
+	if err := w.Commit(); err == nil || !strings.Contains(err.Error(), "duplicate table random") {
+		t.Fatalf("duplicate names: got %v", err)
+	}
+	if got, want := listTree(t, dir), []string{"phase_instances.parquet", "phase_summary.parquet"}; !slices.Equal(got, want) {
+		t.Errorf("a failed commit changed the dataset: %v", got)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("staging left behind: %v", entries)
+	}
+}

@@ -144,6 +144,14 @@ func MetricNames() []string {
 
 // Build merges the files' results and computes the statistics.
 func Build(ctx context.Context, files []*FileResult, sc StatsConfig, version string, skipSteps int) (*Doc, error) {
+	return BuildThen(ctx, files, sc, version, skipSteps, nil)
+}
+
+// BuildThen is Build that calls merged, when not nil, once the instances,
+// inputs, provenance, arms and settings are merged and before the
+// statistics run: what depends on those alone (the instances table) can be
+// written meanwhile. merged must only read the Doc.
+func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version string, skipSteps int, merged func(*Doc)) (*Doc, error) {
 	d := &Doc{SchemaVersion: SchemaVersion, Tool: ToolInfo{Name: "nsysphase", Version: version}}
 	relabelArms(files)
 	var unitStart = map[string]int64{}
@@ -181,8 +189,6 @@ func Build(ctx context.Context, files []*FileResult, sc StatsConfig, version str
 	d.Settings = Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
 		Quantile: "empirical (lowest value whose cumulative share reaches p; the lower median), not numpy's linear type 7",
 		Unit:     "block (an NVTX arm range) or profile (a file); steps are never resampled"}
-	units := buildUnits(d.instances, d.Phases, unitStart)
-	d.results = make([]*stats.Result, len(d.Phases))
 	d.Baseline = sc.Baseline
 	if d.Baseline == "" && len(d.Arms) > 0 {
 		d.Baseline = d.Arms[0]
@@ -190,6 +196,11 @@ func Build(ctx context.Context, files []*FileResult, sc StatsConfig, version str
 	if sc.Baseline != "" && !slices.Contains(d.Arms, sc.Baseline) {
 		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm (arms: %s)", sc.Baseline, strings.Join(d.Arms, ", "))}
 	}
+	if merged != nil {
+		merged(d)
+	}
+	units := buildUnits(d.instances, d.Phases, unitStart)
+	d.results = make([]*stats.Result, len(d.Phases))
 	if !sc.Off {
 		names := MetricNames()
 		g, _ := errgroup.WithContext(ctx)

@@ -283,8 +283,14 @@ func round(v float64, digits int) float64 {
 
 // Tables are the tables `analyze --out` writes.
 func (d *Doc) Tables() []*export.Table {
+	return append([]*export.Table{d.InstancesTable()}, d.TablesAfterInstances()...)
+}
+
+// TablesAfterInstances is Tables without its first, the instances table
+// (which a caller may have written before the statistics were done).
+func (d *Doc) TablesAfterInstances() []*export.Table {
 	// Independent reads of the finished Doc: built concurrently.
-	build := []func() *export.Table{d.InstancesTable, d.SummaryTable, d.ComparisonsTable, d.DecompositionTable, d.ProvenanceTable}
+	build := []func() *export.Table{d.SummaryTable, d.ComparisonsTable, d.DecompositionTable, d.ProvenanceTable}
 	out := make([]*export.Table, len(build))
 	var wg sync.WaitGroup
 	for i, b := range build {

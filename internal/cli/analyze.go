@@ -177,7 +177,10 @@ func (o *AnalyzeOptions) statsConfig() analysis.StatsConfig {
 }
 
 // buildDoc reads the inputs and computes the analysis.
-func buildDoc(cmd *cobra.Command, o *AnalyzeOptions) (doc *analysis.Doc, err error) {
+// buildDoc reads the inputs and builds the analysis. merged, when not nil,
+// is called once the instances are merged, before the statistics (see
+// analysis.BuildThen); not for --from.
+func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc)) (doc *analysis.Doc, err error) {
 	if o.From {
 		return buildDocFrom(cmd, o)
 	}
@@ -198,7 +201,7 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions) (doc *analysis.Doc, err err
 		return nil, asExit(err)
 	}
 	pr.statsStarted()
-	doc, err = analysis.Build(cmd.Context(), files, o.statsConfig(), Version(), o.SkipSteps)
+	doc, err = analysis.BuildThen(cmd.Context(), files, o.statsConfig(), Version(), o.SkipSteps, merged)
 	if err != nil {
 		return nil, asExit(err)
 	}
@@ -220,14 +223,46 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		// analysis runs, on cores the serial stretches leave idle.
 		hashes = hashInputs(o.Files)
 	}
-	doc, err := buildDoc(cmd, o)
+	// With --out, the instances table (independent of the statistics) is
+	// encoded while the statistics run.
+	var (
+		md    map[string]string
+		dw    *export.DatasetWriter
+		dwErr error
+	)
+	merged := func(d *analysis.Doc) {
+		md = datasetMetadata(d, hashes)
+		if dw, dwErr = o.datasetWriter(md); dw != nil {
+			dw.AddFunc(d.InstancesTable)
+		}
+	}
+	doc, err := buildDoc(cmd, o, merged)
+	if err == nil {
+		err = dwErr
+	}
 	if err != nil {
+		if dw != nil {
+			dw.Abort()
+		}
 		return err
 	}
 	warnMismatches(o.Stderr, doc.MismatchWarnings())
-	md := datasetMetadata(doc, hashes)
-	if err := o.writeDataset(doc.Tables(), md); err != nil {
-		return err
+	if md == nil { // --from: nothing ran early
+		md = datasetMetadata(doc, hashes)
+	}
+	if dw == nil && o.Out != "" {
+		if dw, err = o.datasetWriter(md); err != nil {
+			return err
+		}
+		dw.AddFunc(doc.InstancesTable)
+	}
+	if dw != nil {
+		for _, t := range doc.TablesAfterInstances() {
+			dw.Add(t)
+		}
+		if err := dw.Commit(); err != nil {
+			return o.datasetError(err)
+		}
 	}
 	if !o.printsReport() {
 		return nil

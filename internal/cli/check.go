@@ -114,7 +114,7 @@ type gateRow struct {
 
 func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	o.AnalyzeOptions.Quantiles = o.Stat == "p90" || o.Stat == "p99"
-	doc, err := buildDoc(cmd, &o.AnalyzeOptions)
+	doc, err := buildDoc(cmd, &o.AnalyzeOptions, nil)
 	if err != nil {
 		return err
 	}

@@ -115,14 +115,34 @@ func (o *TableOutput) writeDataset(tables []*export.Table, md map[string]string)
 	if o.Out == "" {
 		return nil
 	}
+	if err := export.WriteDataset(o.Out, tables, o.datasetFormat(), o.datasetOptions(md)); err != nil {
+		return o.datasetError(err)
+	}
+	return nil
+}
+
+func (o *TableOutput) datasetOptions(md map[string]string) export.Options {
 	opt := export.Options{Metadata: md}
 	if o.Partition {
 		opt.PartitionBy = []string{"arm", "file"}
 	}
-	if err := export.WriteDataset(o.Out, tables, o.datasetFormat(), opt); err != nil {
-		return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", o.Out, err)}
+	return opt
+}
+
+func (o *TableOutput) datasetError(err error) error {
+	return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", o.Out, err)}
+}
+
+// datasetWriter starts the --out dataset table by table (nil without --out).
+func (o *TableOutput) datasetWriter(md map[string]string) (*export.DatasetWriter, error) {
+	if o.Out == "" {
+		return nil, nil
 	}
-	return nil
+	w, err := export.NewDatasetWriter(o.Out, o.datasetFormat(), o.datasetOptions(md))
+	if err != nil {
+		return nil, o.datasetError(err)
+	}
+	return w, nil
 }
 
 // writeTables is the whole output of a table-writing command: the dataset
