@@ -75,9 +75,6 @@ func newChainTrie(counts []int32, cols, rows int, maxCount int32, chain []int, m
 // sum is its leaf's value.
 func (t *chainTrie) complete() bool { return t.depth == len(t.chain) }
 
-// rest is the part of the chain that rows sum themselves.
-func (t *chainTrie) rest() []int { return t.chain[t.depth:] }
-
 // eval fills vals (len ≥ nodes) with each node's prefix sum of x and
 // returns it.
 func (t *chainTrie) eval(x []float64, vals []float64) []float64 {
@@ -245,27 +242,16 @@ func (m *sumMemo) parityReplicates(out []float64, counts []int32, cols int, num,
 		ne = m.even.eval(cnt, cscratch[:half])
 		no = m.odd.eval(cnt, cscratch[half:])
 	}
-	restE, restO := m.even.rest(), m.odd.rest()
+	groups := len(num)
+	e0, o0 := 2*m.even.depth, 2*m.odd.depth+1 // the first groups past the tries
 	for r := range out {
-		row := counts[r*cols : (r+1)*cols]
-		s0, s1 := se[le[r]], so[lo[r]]
-		for _, g := range restE {
-			s0 += float64(row[g]) * num[g]
-		}
-		for _, g := range restO {
-			s1 += float64(row[g]) * num[g]
-		}
+		row := counts[r*cols : r*cols+groups]
+		s0, s1 := restSums(row, num, e0, o0, se[le[r]], so[lo[r]])
 		if den != nil {
 			out[r] = (s0 + s1) / den[r]
 			continue
 		}
-		n0, n1 := ne[le[r]], no[lo[r]]
-		for _, g := range restE {
-			n0 += float64(row[g]) * cnt[g]
-		}
-		for _, g := range restO {
-			n1 += float64(row[g]) * cnt[g]
-		}
+		n0, n1 := restSums(row, cnt, e0, o0, ne[le[r]], no[lo[r]])
 		out[r] = (s0 + s1) / (n0 + n1)
 	}
 }
@@ -279,16 +265,31 @@ func (m *sumMemo) paritySums(out []float64, counts []int32, cols int, x []float6
 	se := m.even.eval(x, scratch[:half])
 	so := m.odd.eval(x, scratch[half:])
 	le, lo := m.even.leaf, m.odd.leaf
-	restE, restO := m.even.rest(), m.odd.rest()
+	groups := len(x)
+	e0, o0 := 2*m.even.depth, 2*m.odd.depth+1
 	for r := range out {
-		row := counts[r*cols : (r+1)*cols]
-		n0, n1 := se[le[r]], so[lo[r]]
-		for _, g := range restE {
-			n0 += float64(row[g]) * x[g]
-		}
-		for _, g := range restO {
-			n1 += float64(row[g]) * x[g]
-		}
-		out[r] = n0 + n1
+		s0, s1 := restSums(counts[r*cols:r*cols+groups], x, e0, o0, se[le[r]], so[lo[r]])
+		out[r] = s0 + s1
 	}
+}
+
+// restSums continues the even chain s0 from group e and the odd chain s1
+// from group o, over the groups of row, adding c_g·x_g in group order. The
+// two chains advance together, as in a two-accumulator loop, so that their
+// additions overlap (a chain alone waits on each addition in turn).
+func restSums(row []int32, x []float64, e, o int, s0, s1 float64) (float64, float64) {
+	x = x[:len(row)]
+	for e < len(row) && o < len(row) {
+		s0 += float64(row[e]) * x[e]
+		s1 += float64(row[o]) * x[o]
+		e += 2
+		o += 2
+	}
+	for ; e < len(row); e += 2 {
+		s0 += float64(row[e]) * x[e]
+	}
+	for ; o < len(row); o += 2 {
+		s1 += float64(row[o]) * x[o]
+	}
+	return s0, s1
 }
