@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -123,10 +124,15 @@ func load(f *nsys.File) (*trace, error) {
 	var (
 		g                     errgroup.Group
 		memcpys, memsets, grs []gpuOp
-		gpuOf                 map[[2]int64]int32
 		badCorr               int
-		negAPI, negOps        int
+		negAPI                int
 	)
+	// Physical GPUs first (a tiny table): each scan maps its ops as it
+	// reads them, on its own core, instead of a serial pass afterwards.
+	gpuOf, err := cudaDeviceMap(f)
+	if err != nil {
+		return nil, err
+	}
 	// Exact row counts first, so the big slices are allocated once at their
 	// final size instead of growing by copying.
 	counts := map[string]int64{}
@@ -198,53 +204,57 @@ func load(f *nsys.File) (*trace, error) {
 		})
 	}
 	kernelChunks := make([][]gpuOp, len(kernelParts))
+	opNeg := make([]int, len(kernelParts)+1) // damaged ops per scan, summed after the scans
 	for pi, part := range kernelParts {
 		g.Go(func() error {
 			ks := make([]gpuOp, 0, counts[nsys.TableKernel]/int64(len(kernelParts))+1024)
+			fix := opFixer{gpuOf: gpuOf}
 			for k, err := range f.KernelOps(part) {
 				if err != nil {
 					return err
 				}
-				ks = append(ks, gpuOp{start: k.Start, end: k.End, pid: int32(nsys.Pid(k.GlobalPid)), corr: int32(k.CorrelationID), gpu: int32(k.DeviceID), kind: opKernel, graphNode: k.GraphNodeID != 0})
+				ks = append(ks, fix.op(gpuOp{start: k.Start, end: k.End, pid: int32(nsys.Pid(k.GlobalPid)), corr: int32(k.CorrelationID), gpu: int32(k.DeviceID), kind: opKernel, graphNode: k.GraphNodeID != 0}))
 			}
 			kernelChunks[pi] = ks
+			opNeg[pi] = fix.neg
 			return nil
 		})
 	}
 	g.Go(func() error {
+		fix := opFixer{gpuOf: gpuOf}
+		defer func() { opNeg[len(kernelParts)] = fix.neg }()
 		for m, err := range f.Memcpys() {
 			if err != nil {
 				return err
 			}
 			pageable := (m.CopyKind == nsys.CopyHtoD && m.SrcKind == nsys.MemPageable) || (m.CopyKind == nsys.CopyDtoH && m.DstKind == nsys.MemPageable)
-			memcpys = append(memcpys, gpuOp{start: m.Start, end: m.End, bytes: m.Bytes, pid: int32(nsys.Pid(m.GlobalPid)), corr: int32(m.CorrelationID), gpu: int32(m.DeviceID), kind: opMemcpy, copyKind: uint8(m.CopyKind), pageable: pageable, graphNode: m.GraphNodeID != 0})
+			memcpys = append(memcpys, fix.op(gpuOp{start: m.Start, end: m.End, bytes: m.Bytes, pid: int32(nsys.Pid(m.GlobalPid)), corr: int32(m.CorrelationID), gpu: int32(m.DeviceID), kind: opMemcpy, copyKind: uint8(m.CopyKind), pageable: pageable, graphNode: m.GraphNodeID != 0}))
 		}
 		for m, err := range f.Memsets() {
 			if err != nil {
 				return err
 			}
-			memsets = append(memsets, gpuOp{start: m.Start, end: m.End, bytes: m.Bytes, pid: int32(nsys.Pid(m.GlobalPid)), corr: int32(m.CorrelationID), gpu: int32(m.DeviceID), kind: opMemset, graphNode: m.GraphNodeID != 0})
+			memsets = append(memsets, fix.op(gpuOp{start: m.Start, end: m.End, bytes: m.Bytes, pid: int32(nsys.Pid(m.GlobalPid)), corr: int32(m.CorrelationID), gpu: int32(m.DeviceID), kind: opMemset, graphNode: m.GraphNodeID != 0}))
 		}
 		for r, err := range f.GraphTraces() {
 			if err != nil {
 				return err
 			}
-			grs = append(grs, gpuOp{start: r.Start, end: r.End, pid: int32(nsys.Pid(r.GlobalPid)), corr: int32(r.CorrelationID), gpu: int32(r.DeviceID), kind: opGraph})
+			grs = append(grs, fix.op(gpuOp{start: r.Start, end: r.End, pid: int32(nsys.Pid(r.GlobalPid)), corr: int32(r.CorrelationID), gpu: int32(r.DeviceID), kind: opGraph}))
 		}
 		return nil
 	})
 	g.Go(func() error {
-		var err error
-		gpuOf, err = cudaDeviceMap(f)
-		if err != nil {
-			return err
-		}
 		capture, err := f.Capture()
 		tr.graphMode = nsys.GraphTraceMode(capture)
 		return err
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	negOps := 0
+	for _, n := range opNeg {
+		negOps += n
 	}
 
 	// The GPU-op side (grouping by correlation, busy intervals) and the API
@@ -256,18 +266,6 @@ func load(f *nsys.File) (*trace, error) {
 		// straight from their own slices, each freed once scattered.
 		sources := append(kernelChunks, memcpys, memsets, grs)
 		kernelChunks, memcpys, memsets, grs = nil, nil, nil, nil
-		for _, src := range sources {
-			for i := range src {
-				o := &src[i]
-				if o.end < o.start { // a damaged row: zero length, counted
-					o.end = o.start
-					negOps++
-				}
-				if g, ok := gpuOf[[2]int64{int64(o.pid), int64(o.gpu)}]; ok {
-					o.gpu = g // device ids are per process; overlap needs the GPU
-				}
-			}
-		}
 		// Sort by (pid, corr) with a counting scatter. The order of a
 		// correlation id's own ops does not matter (attribution takes
 		// their minimum start where it needs the first).
@@ -374,6 +372,34 @@ func load(f *nsys.File) (*trace, error) {
 		tr.warnings = append(tr.warnings, fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr))
 	}
 	return tr, nil
+}
+
+// opFixer applies, as ops stream in, what every op needs: the physical GPU
+// (device ids are per process; overlap needs the GPU) and a zero length for
+// a damaged row that ends before it starts (counted in neg).
+type opFixer struct {
+	gpuOf   map[[2]int64]int32
+	lastKey [2]int64
+	lastGPU int32
+	lastOK  bool
+	cached  bool
+	neg     int
+}
+
+func (x *opFixer) op(o gpuOp) gpuOp {
+	if o.end < o.start {
+		o.end = o.start
+		x.neg++
+	}
+	key := [2]int64{int64(o.pid), int64(o.gpu)}
+	if !x.cached || key != x.lastKey { // ops come in runs of one process and device
+		x.lastGPU, x.lastOK = x.gpuOf[key]
+		x.lastKey, x.cached = key, true
+	}
+	if x.lastOK {
+		o.gpu = x.lastGPU
+	}
+	return o
 }
 
 // apiChunk is the API calls of one rowid range, in table order.
@@ -570,35 +596,55 @@ func totalLength(iv []interval) int64 {
 // buildBusy computes, per GPU and process, the merged busy intervals of its
 // GPU ops (for overlap with other processes).
 func (tr *trace) buildBusy() {
-	raw := map[int32]map[int32][]interval{}
-	// ops are grouped by pid: count per GPU within each pid segment, then
-	// fill exactly sized slices.
+	// ops are grouped by pid: one segment per process, merged concurrently
+	// (each sorts its intervals), then assembled in pid order.
+	type segment struct {
+		pid    int32
+		lo, hi int
+		per    map[int32][]interval
+	}
+	var segs []*segment
 	for lo := 0; lo < len(tr.ops); {
-		pid := tr.ops[lo].pid
 		hi := lo
-		n := map[int32]int{}
-		for hi < len(tr.ops) && tr.ops[hi].pid == pid {
-			if o := &tr.ops[hi]; o.end > o.start {
-				n[o.gpu]++
-			}
+		for hi < len(tr.ops) && tr.ops[hi].pid == tr.ops[lo].pid {
 			hi++
 		}
-		per := map[int32][]interval{}
-		for g, c := range n {
-			per[g] = make([]interval, 0, c)
-		}
-		for _, o := range tr.ops[lo:hi] {
-			if o.end > o.start {
-				per[o.gpu] = append(per[o.gpu], interval{o.start, o.end})
+		segs = append(segs, &segment{pid: tr.ops[lo].pid, lo: lo, hi: hi})
+		lo = hi
+	}
+	var wg sync.WaitGroup
+	for _, sg := range segs {
+		wg.Go(func() {
+			// Count per GPU, then fill exactly sized slices.
+			n := map[int32]int{}
+			for _, o := range tr.ops[sg.lo:sg.hi] {
+				if o.end > o.start {
+					n[o.gpu]++
+				}
 			}
-		}
-		for g, iv := range per {
+			sg.per = make(map[int32][]interval, len(n))
+			for g, c := range n {
+				sg.per[g] = make([]interval, 0, c)
+			}
+			for _, o := range tr.ops[sg.lo:sg.hi] {
+				if o.end > o.start {
+					sg.per[o.gpu] = append(sg.per[o.gpu], interval{o.start, o.end})
+				}
+			}
+			for g, iv := range sg.per {
+				sg.per[g] = mergeIntervals(iv)
+			}
+		})
+	}
+	wg.Wait()
+	raw := map[int32]map[int32][]interval{}
+	for _, sg := range segs {
+		for g, iv := range sg.per {
 			if raw[g] == nil {
 				raw[g] = map[int32][]interval{}
 			}
-			raw[g][pid] = mergeIntervals(iv)
+			raw[g][sg.pid] = iv
 		}
-		lo = hi
 	}
 	tr.busy = raw
 }

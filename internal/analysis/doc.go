@@ -181,7 +181,14 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 			}
 			unitStart[x.Unit] = start
 		}
-		d.instances = append(d.instances, r.Instances...)
+		if d.instances == nil {
+			// The first file's instances are used in place (capacity
+			// clipped, so a second file's append copies): no copy of the
+			// biggest result for the usual single export.
+			d.instances = slices.Clip(r.Instances)
+		} else {
+			d.instances = append(d.instances, r.Instances...)
+		}
 		d.Provenance = append(d.Provenance, buildEvidence(fr))
 	}
 	d.unitStart = unitStart
