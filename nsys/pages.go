@@ -137,9 +137,10 @@ func (r *pageRow) load() {
 		case p < 0:
 			r.ints[i] = r.def[i]
 		default:
-			switch r.rec.Kind(p) {
+			k, v := r.rec.Stored(p)
+			switch k {
 			case btree.Integer:
-				r.ints[i] = r.rec.Int(p)
+				r.ints[i] = v
 				r.slow[i] = r.real[i]
 			case btree.Null:
 				r.ints[i] = r.def[i]

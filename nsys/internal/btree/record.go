@@ -25,10 +25,15 @@ var errRecord = errors.New("damaged record")
 // location of each leading column, with integers decoded. Parse it again for
 // the next row; the slices are reused.
 type Record struct {
-	data  []byte
-	kinds []Kind
-	ints  []int64 // integer value (Integer), float bits (Float), body offset (Text, Blob)
-	sizes []int32 // body length of Text and Blob values
+	data []byte
+	cols []value
+}
+
+// value is one decoded column of a record.
+type value struct {
+	v    int64 // integer value (Integer), float bits (Float), body offset (Text, Blob)
+	size int32 // body length of Text and Blob values
+	kind Kind
 }
 
 // Parse reads the header of rec for its first cols columns (fewer when the
@@ -39,12 +44,11 @@ type Record struct {
 // while r is used.
 func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 	r.data = rec
-	if cap(r.kinds) < cols {
-		r.kinds = make([]Kind, cols)
-		r.ints = make([]int64, cols)
-		r.sizes = make([]int32, cols)
+	if cap(r.cols) < cols {
+		r.cols = make([]value, cols)
 	}
-	r.kinds, r.ints, r.sizes = r.kinds[:cols], r.ints[:cols], r.sizes[:cols]
+	vals := r.cols[:cols]
+	r.cols = vals
 	if len(rec) == 0 {
 		return errRecord
 	}
@@ -63,7 +67,7 @@ func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 	}
 	body := h
 	i := 0
-	for ; i < cols && pos < h; i++ {
+	for ; i < len(vals) && pos < h; i++ {
 		t := uint64(rec[pos])
 		if t < 0x80 {
 			pos++
@@ -121,14 +125,14 @@ func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 				k = Text
 			}
 		}
-		r.kinds[i], r.ints[i], r.sizes[i] = k, v, int32(size)
+		vals[i] = value{v: v, size: int32(size), kind: k}
 		body += size
 	}
 	if body > len(rec) {
 		return errRecord
 	}
-	for ; i < cols; i++ {
-		r.kinds[i] = Null
+	for ; i < len(vals); i++ {
+		vals[i].kind = Null
 	}
 	return nil
 }
@@ -139,24 +143,35 @@ var fixedSize = [12]int8{0, 1, 2, 3, 4, 6, 8, 8, 0, 0, -1, -1}
 
 // Kind returns the storage class of column i.
 func (r *Record) Kind(i int) Kind {
-	if i >= len(r.kinds) {
+	if i >= len(r.cols) {
 		return Null
 	}
-	return r.kinds[i]
+	return r.cols[i].kind
+}
+
+// Stored returns the storage class of column i with its raw value: the
+// integer for Integer (what Int returns), 0 for Null; for the other kinds
+// use Int, Float, Text or Bytes.
+func (r *Record) Stored(i int) (Kind, int64) {
+	if i >= len(r.cols) {
+		return Null, 0
+	}
+	c := r.cols[i]
+	return c.kind, c.v
 }
 
 // Int returns column i as sqlite3_column_int64 would: integers as stored,
 // reals truncated toward zero and clamped, text and blobs by their leading
 // decimal integer, NULL as 0.
 func (r *Record) Int(i int) int64 {
-	if i >= len(r.kinds) {
+	if i >= len(r.cols) {
 		return 0
 	}
-	switch r.kinds[i] {
+	switch c := r.cols[i]; c.kind {
 	case Integer:
-		return r.ints[i]
+		return c.v
 	case Float:
-		return RealToInt(math.Float64frombits(uint64(r.ints[i])))
+		return RealToInt(math.Float64frombits(uint64(c.v)))
 	case Text, Blob:
 		return atoi64(r.Bytes(i))
 	default:
@@ -172,7 +187,7 @@ func (r *Record) Float(i int) float64 {
 	case Null:
 		return 0
 	case Float:
-		return math.Float64frombits(uint64(r.ints[i]))
+		return math.Float64frombits(uint64(r.cols[i].v))
 	case Integer:
 		return float64(r.Int(i))
 	default:
@@ -186,8 +201,8 @@ func (r *Record) Bytes(i int) []byte {
 	if k := r.Kind(i); k != Text && k != Blob {
 		return nil
 	}
-	o := int(r.ints[i])
-	return r.data[o : o+int(r.sizes[i])]
+	c := r.cols[i]
+	return r.data[int(c.v) : int(c.v)+int(c.size)]
 }
 
 // Text returns an integer, text or blob column as sqlite3_column_text
