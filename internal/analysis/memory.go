@@ -7,10 +7,10 @@ import (
 )
 
 // minMemoryTarget is the smallest soft heap limit SetMemoryTarget sets.
-const minMemoryTarget = 128 << 20
+const minMemoryTarget = 144 << 20
 
 // SetMemoryTarget sets a soft limit on the Go heap in proportion to the
-// inputs (1.2×, at least 128 MiB), unless GOMEMLIMIT is set. The analysis keeps about one byte of
+// inputs (1.2×, at least 144 MiB), unless GOMEMLIMIT is set. The analysis keeps about one byte of
 // compact index per byte of export; without a limit the collector lets the
 // heap reach twice its live size, which on a 108 MB export meant ~290 MB of
 // resident memory instead of ~180 MB. The limit is soft: a larger live heap
