@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"io"
 	"strconv"
 	"strings"
@@ -77,6 +78,7 @@ type rangesResult struct {
 // runRanges computes every file before printing anything, so that one
 // unusable file fails the run with nothing half-written.
 func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
+	analysis.SetMemoryTarget(opts.Files) // the same soft heap limit as analyze
 	results := make([]rangesResult, 0, len(opts.Files))
 	for _, path := range opts.Files {
 		rep, err := projectFile(cmd, path)
