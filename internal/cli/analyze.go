@@ -224,19 +224,30 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		hashes = hashInputs(o.Files)
 	}
 	// With --out, the instances table (independent of the statistics) is
-	// encoded while the statistics run.
+	// encoded while the statistics run. Its metadata names the inputs by
+	// hash: the wait for the hashing happens off the main path too.
 	var (
 		md    map[string]string
 		dw    *export.DatasetWriter
 		dwErr error
+		early chan struct{} // closed once the early writer is set up
 	)
 	merged := func(d *analysis.Doc) {
-		md = datasetMetadata(d, hashes)
-		if dw, dwErr = o.datasetWriter(md); dw != nil {
-			dw.AddFunc(d.InstancesTable)
-		}
+		var files []string
+		md, files = datasetMetadata(d) // reads the Doc before the statistics run
+		early = make(chan struct{})
+		go func() {
+			defer close(early)
+			setInputHashes(md, files, hashes)
+			if dw, dwErr = o.datasetWriter(md); dw != nil {
+				dw.AddFunc(d.InstancesTable)
+			}
+		}()
 	}
 	doc, err := buildDoc(cmd, o, merged)
+	if early != nil {
+		<-early
+	}
 	if err == nil {
 		err = dwErr
 	}
@@ -248,7 +259,9 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 	}
 	warnMismatches(o.Stderr, doc.MismatchWarnings())
 	if md == nil { // --from: nothing ran early
-		md = datasetMetadata(doc, hashes)
+		var files []string
+		md, files = datasetMetadata(doc)
+		setInputHashes(md, files, hashes)
 	}
 	if dw == nil && o.Out != "" {
 		if dw, err = o.datasetWriter(md); err != nil {
@@ -272,27 +285,34 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 }
 
 // datasetMetadata is the provenance every Parquet file carries.
-func datasetMetadata(doc *analysis.Doc, hashes *inputHashes) map[string]string {
-	md := map[string]string{
+func datasetMetadata(doc *analysis.Doc) (md map[string]string, files []string) {
+	md = map[string]string{
 		export.MetaSchemaVersion: analysis.SchemaVersion,
 		export.MetaVersion:       Version(),
 	}
-	var inputs []export.Input
 	var nsysV, gpus []string
 	for _, p := range doc.Provenance {
-		inputs = append(inputs, export.Input{Path: p.File, SHA256: hashes.sum(p.File)})
+		files = append(files, p.File)
 		nsysV = appendUnique(nsysV, p.Provenance.NsysVersion)
 		for _, g := range p.Provenance.GPUs {
 			gpus = appendUnique(gpus, g.Name+" "+g.UUID)
 		}
 	}
-	md[export.MetaInputs] = export.InputsMetadata(inputs)
 	md[export.MetaNsysVersion] = strings.Join(nsysV, ";")
 	md[export.MetaGPU] = strings.Join(gpus, ";")
 	if c, err := doc.ContextMetadata(); err == nil {
 		md[analysis.MetaContext] = c // lets analyze --from reproduce this analysis
 	}
-	return md
+	return md, files
+}
+
+// setInputHashes adds the inputs, each with its SHA-256, to md.
+func setInputHashes(md map[string]string, files []string, hashes *inputHashes) {
+	var inputs []export.Input
+	for _, f := range files {
+		inputs = append(inputs, export.Input{Path: f, SHA256: hashes.sum(f)})
+	}
+	md[export.MetaInputs] = export.InputsMetadata(inputs)
 }
 
 func appendUnique(xs []string, s string) []string {
