@@ -361,7 +361,8 @@ func fileSHA256(path string) string {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	// 1 MiB reads: a 108 MB export in ~100 system calls, not ~3,300.
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, make([]byte, 1<<20)); err != nil {
 		return ""
 	}
 	return hex.EncodeToString(h.Sum(nil))
