@@ -61,6 +61,20 @@ func compareCells(t *testing.T, what string, sqlRows, pageRows [][]cell) {
 	}
 }
 
+// openPaged opens path for the test and requires page scans to be on.
+func openPaged(t *testing.T, path string) *File {
+	t.Helper()
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if f.pages == nil {
+		t.Fatalf("%s: page scans are off", path)
+	}
+	return f
+}
+
 // TestPageScansEqualSQLite: on every fixture, every table the page reader
 // takes gives the same rows, values and types as SQLite, whole and in rowid
 // ranges (seeks into the B-tree).
@@ -68,15 +82,7 @@ func TestPageScansEqualSQLite(t *testing.T) {
 	fxs := append(fixture.All(t), fixture.Extra(t)...)
 	for _, fx := range fxs {
 		t.Run(fx.Name, func(t *testing.T) {
-			path := fx.SQLite(t)
-			f, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if f.pages == nil {
-				t.Fatal("page scans are off for a real export")
-			}
+			f := openPaged(t, fx.SQLite(t))
 			tables := 0
 			for _, table := range f.Tables() {
 				if f.pageTables[table] == nil {
@@ -152,14 +158,7 @@ func TestPageScansOddRecords(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if f.pages == nil {
-		t.Fatal("page scans are off")
-	}
+	f := openPaged(t, path)
 	for _, table := range []string{"wr", "dflt", "gen"} {
 		if f.pageTables[table] != nil {
 			t.Errorf("%s: the page reader must leave it to SQLite", table)
