@@ -235,10 +235,13 @@ func writeBuffered(w io.Writer, fn func(*bufio.Writer) error) error {
 // file beside path, syncs it and renames it over path, so readers never see
 // a partial file.
 func WriteFile(path string, t *Table, f Format, opt Options) error {
-	return atomicWriteFile(path, func(w io.Writer) error { return Write(w, t, f, opt) })
+	return WriteFileAtomic(path, func(w io.Writer) error { return Write(w, t, f, opt) })
 }
 
-func atomicWriteFile(path string, fill func(io.Writer) error) (err error) {
+// WriteFileAtomic writes what fill produces to path the same way: a
+// temporary file beside path, synced, then renamed over it; on error path is
+// untouched and the temporary file removed.
+func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

@@ -217,7 +217,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	opt.FileArm = fr.FileArm
 	res, err := phases.Segment(f, opt)
 	if err != nil {
-		return nil, renameInputError(err, f.Path, path)
+		return nil, RenamePath(err, f.Path, path)
 	}
 	for i := range res.Instances {
 		res.Instances[i].File = path
@@ -246,7 +246,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	}
 	prov, err := readProvenance(f, path)
 	if err != nil {
-		return nil, renameInputError(err, f.Path, path)
+		return nil, RenamePath(err, f.Path, path)
 	}
 	fr.Info = prov
 	return fr, nil
@@ -260,14 +260,4 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(keep, sep)
-}
-
-func renameInputError(err error, local, user string) error {
-	var ie *nsys.InputError
-	if local != user && errors.As(err, &ie) && ie.Path == local {
-		c := *ie
-		c.Path = user
-		return &c
-	}
-	return err
 }

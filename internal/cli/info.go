@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"io"
 	"slices"
 	"strings"
@@ -79,19 +80,15 @@ func runInfo(cmd *cobra.Command, opts *InfoOptions) error {
 }
 
 func describeFile(cmd *cobra.Command, path string) (*nsys.Info, error) {
-	local, cleanup, err := materialize(path)
+	f, closeFn, err := analysis.OpenInput(cmd.Context(), path)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	f, err := nsys.OpenContext(cmd.Context(), local)
-	if err != nil {
-		return nil, renamePath(err, local, path)
-	}
-	defer f.Close()
+	defer closeFn()
+	local := f.Path // a decompressed copy for .sqlite.xz
 	in, err := f.Describe()
 	if err != nil {
-		return nil, renamePath(err, local, path)
+		return nil, analysis.RenamePath(err, local, path)
 	}
 	in.File = path
 	if local != path {

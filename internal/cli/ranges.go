@@ -111,21 +111,17 @@ func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
 }
 
 func projectFile(cmd *cobra.Command, path string) (*phases.VendorReport, error) {
-	local, cleanup, err := materialize(path)
+	f, closeFn, err := analysis.OpenInput(cmd.Context(), path)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	f, err := nsys.OpenContext(cmd.Context(), local)
-	if err != nil {
-		return nil, renamePath(err, local, path)
-	}
-	defer f.Close()
+	defer closeFn()
+	local := f.Path // a decompressed copy for .sqlite.xz
 	rep, err := phases.VendorProjection(f)
 	if err != nil {
 		var ie *nsys.InputError
 		if errors.As(err, &ie) {
-			return nil, renamePath(err, local, path)
+			return nil, analysis.RenamePath(err, local, path)
 		}
 		return nil, fmt.Errorf("%s: project NVTX ranges: %w", path, err)
 	}
