@@ -174,10 +174,26 @@ func countDuplicates(byProc map[int64][]int64) int64 {
 }
 
 // Warnings words every non-zero count as one warning about path.
-func (q *Quality) Warnings(path string) []error {
+func (q *Quality) Warnings(path string) []error { return q.WarningsNoted(path, QualityNotes{}) }
+
+// QualityNotes replace the explanation in parentheses of some warnings, for
+// a consumer whose own rules treat those rows in a particular way (the
+// vendor's nvtx_gpu_proj_sum view); an empty note keeps the default.
+type QualityNotes struct {
+	Unclosed, Unnamed, DanglingTextIDs, DuplicateCorrelations string
+}
+
+// WarningsNoted is Warnings with the explanations of notes.
+func (q *Quality) WarningsNoted(path string, notes QualityNotes) []error {
 	var out []error
 	add := func(format string, args ...any) {
 		out = append(out, fmt.Errorf("%s: "+format, append([]any{path}, args...)...))
+	}
+	or := func(note, def string) string {
+		if note != "" {
+			return note
+		}
+		return def
 	}
 	for _, t := range timedTables {
 		if n := q.EndBeforeStart[t]; n > 0 {
@@ -188,7 +204,7 @@ func (q *Quality) Warnings(path string) []error {
 		}
 	}
 	if q.UnclosedRanges > 0 {
-		add("%d NVTX ranges were never closed (NULL end: a push without a pop, a start without an end, or a capture that stopped inside them)", q.UnclosedRanges)
+		add("%d NVTX ranges were never closed (%s)", q.UnclosedRanges, or(notes.Unclosed, "NULL end: a push without a pop, a start without an end, or a capture that stopped inside them"))
 	}
 	if q.CrossedRanges > 0 {
 		add("%d NVTX push/pop ranges overlap an enclosing range of the same thread without nesting in it (unbalanced push/pop)", q.CrossedRanges)
@@ -197,13 +213,13 @@ func (q *Quality) Warnings(path string) []error {
 		add("%d NVTX start/end ranges ended on another thread (nsys stats' nvtx_gpu_proj_sum leaves them out)", q.OtherThreadEnds)
 	}
 	if q.UnnamedRanges > 0 {
-		add("%d NVTX ranges have neither text nor textId (unnamed)", q.UnnamedRanges)
+		add("%d NVTX ranges have neither text nor textId (%s)", q.UnnamedRanges, or(notes.Unnamed, "unnamed"))
 	}
 	if q.DanglingTextIDs > 0 {
-		add("%d NVTX rows name a textId that StringIds lacks (their name reads as empty)", q.DanglingTextIDs)
+		add("%d NVTX rows name a textId that StringIds lacks (%s)", q.DanglingTextIDs, or(notes.DanglingTextIDs, "their name reads as empty"))
 	}
 	if q.DuplicateCorrelations > 0 {
-		add("%d CUDA API calls share their (process, correlationId) with another call (GPU work joined on those ids is ambiguous)", q.DuplicateCorrelations)
+		add("%d CUDA API calls share their (process, correlationId) with another call (%s)", q.DuplicateCorrelations, or(notes.DuplicateCorrelations, "GPU work joined on those ids is ambiguous"))
 	}
 	return out
 }

@@ -206,42 +206,26 @@ func (in *vendorInput) summarize(found []vendorFound) []VendorRange {
 	return out
 }
 
-// warnings words the input's oddities, as nsys.Quality words the same
-// counts, plus what the vendor's rules do with them.
+// warnings words the input's oddities through nsys.Quality, with what the
+// vendor's rules do with them.
 func (in *vendorInput) warnings(f *nsys.File) []string {
 	out := []string{}
 	for _, w := range f.Warnings {
 		out = append(out, w.Error())
 	}
-	add := func(format string, args ...any) {
-		out = append(out, fmt.Sprintf("%s: "+format, append([]any{f.Path}, args...)...))
-	}
 	d := &in.diag
-	for _, t := range vendorInputTables {
-		if n := d.endBeforeStart[t]; n > 0 {
-			add("%d rows of %s end before they start (their negative durations are kept as recorded, as nsys stats does)", n, t)
-		}
-	}
-	if d.unclosed > 0 {
-		add("%d NVTX ranges were never closed (NULL end: a push without a pop, a start without an end, or a capture that stopped inside them); nvtx_gpu_proj_sum ends them at the last NVTX range timestamp", d.unclosed)
-	}
-	if d.otherThreadEnds > 0 {
-		add("%d NVTX start/end ranges ended on another thread (nsys stats' nvtx_gpu_proj_sum leaves them out)", d.otherThreadEnds)
-	}
-	if d.crossed > 0 {
-		add("%d NVTX push/pop ranges overlap an enclosing range of the same thread without nesting in it (unbalanced push/pop)", d.crossed)
-	}
-	if d.unnamed > 0 {
-		add("%d NVTX ranges have neither text nor textId (unnamed; nvtx_gpu_proj_sum names them \"<domain>:\")", d.unnamed)
-	}
-	if d.danglingTextIDs > 0 {
-		add("%d NVTX rows name a textId that StringIds lacks (nvtx_gpu_proj_sum falls back to their text column, else an empty name)", d.danglingTextIDs)
-	}
-	if d.duplicateCorrelations > 0 {
-		add("%d CUDA API calls share their (process, correlationId) with another call (GPU work joined on those ids is ambiguous; as nsys stats does, it counts in the ranges of every such call, once per range)", d.duplicateCorrelations)
+	q := nsys.Quality{EndBeforeStart: d.endBeforeStart, UnclosedRanges: d.unclosed, OtherThreadEnds: d.otherThreadEnds,
+		CrossedRanges: d.crossed, UnnamedRanges: d.unnamed, DanglingTextIDs: d.danglingTextIDs, DuplicateCorrelations: d.duplicateCorrelations}
+	for _, w := range q.WarningsNoted(f.Path, nsys.QualityNotes{
+		Unclosed:              "NULL end: a push without a pop, a start without an end, or a capture that stopped inside them; nvtx_gpu_proj_sum ends them at the last NVTX range timestamp",
+		Unnamed:               `unnamed; nvtx_gpu_proj_sum names them "<domain>:"`,
+		DanglingTextIDs:       "nvtx_gpu_proj_sum falls back to their text column, else an empty name",
+		DuplicateCorrelations: "GPU work joined on those ids is ambiguous; as nsys stats does, it counts in the ranges of every such call, once per range",
+	}) {
+		out = append(out, w.Error())
 	}
 	for _, t := range slices.Sorted(maps.Keys(d.skipped)) {
-		add("%d rows of %s were skipped (NULL where a value is required)", d.skipped[t], t)
+		out = append(out, fmt.Sprintf("%s: %d rows of %s were skipped (NULL where a value is required)", f.Path, d.skipped[t], t))
 	}
 	return out
 }
