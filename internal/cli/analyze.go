@@ -245,6 +245,9 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		}()
 	}
 	doc, err := buildDoc(cmd, o, merged)
+	if err == nil && early == nil { // --from: built without the early call
+		merged(doc)
+	}
 	if early != nil {
 		<-early
 	}
@@ -258,17 +261,6 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		return err
 	}
 	warnMismatches(o.Stderr, doc.MismatchWarnings())
-	if md == nil { // --from: nothing ran early
-		var files []string
-		md, files = datasetMetadata(doc)
-		setInputHashes(md, files, hashes)
-	}
-	if dw == nil && o.Out != "" {
-		if dw, err = o.datasetWriter(md); err != nil {
-			return err
-		}
-		dw.AddFunc(doc.InstancesTable)
-	}
 	if dw != nil {
 		for _, t := range doc.TablesAfterInstances() {
 			dw.Add(t)
