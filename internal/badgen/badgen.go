@@ -539,33 +539,21 @@ func dropAll(tables ...string) string {
 // its -wal and -shm files while that session is open: what a reader finds
 // when a writer crashed or the files were copied mid-write.
 func staleWAL(dir, base string) (string, error) {
-	scratchDir, err := os.MkdirTemp(dir, "scratch-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(scratchDir)
-	scratch, err := copyBase(scratchDir, "scratch.sqlite", base)
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(dir, "stale_wal.sqlite")
-	err = edit(scratch, func(c *sqlite.Conn) error {
-		if err := execScript(c, "PRAGMA journal_mode=wal; PRAGMA wal_autocheckpoint=0; DELETE FROM "+tNVTX+";"); err != nil {
-			return err
-		}
-		for _, suf := range []string{"", "-wal", "-shm"} {
-			if err := copyFile(scratch+suf, p+suf); err != nil {
-				return fmt.Errorf("snapshot %s: %w", suf, err)
-			}
-		}
-		return nil
-	})
-	return p, err
+	return snapshotMidWrite(dir, base, "stale_wal.sqlite",
+		"PRAGMA journal_mode=wal; PRAGMA wal_autocheckpoint=0; DELETE FROM "+tNVTX+";", []string{"-wal", "-shm"}, "")
 }
 
 // hotJournal snapshots a scratch copy and its rollback journal in the middle
 // of a transaction that deletes every NVTX row.
 func hotJournal(dir, base string) (string, error) {
+	return snapshotMidWrite(dir, base, "hot_journal.sqlite",
+		"PRAGMA journal_mode=delete; BEGIN IMMEDIATE; DELETE FROM "+tNVTX+";", []string{"-journal"}, "ROLLBACK;")
+}
+
+// snapshotMidWrite runs script on a scratch copy of base and, with that
+// session still open, copies the database and its sidecar files (each must
+// exist) to dir/name; then it runs after, if any, and closes the session.
+func snapshotMidWrite(dir, base, name, script string, sidecars []string, after string) (string, error) {
 	scratchDir, err := os.MkdirTemp(dir, "scratch-*")
 	if err != nil {
 		return "", err
@@ -575,20 +563,20 @@ func hotJournal(dir, base string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, "hot_journal.sqlite")
+	p := filepath.Join(dir, name)
 	err = edit(scratch, func(c *sqlite.Conn) error {
-		if err := execScript(c, "PRAGMA journal_mode=delete; BEGIN IMMEDIATE; DELETE FROM "+tNVTX+";"); err != nil {
+		if err := execScript(c, script); err != nil {
 			return err
 		}
-		if _, err := os.Stat(scratch + "-journal"); err != nil {
-			return fmt.Errorf("no journal mid-transaction: %w", err)
-		}
-		for _, suf := range []string{"", "-journal"} {
+		for _, suf := range append([]string{""}, sidecars...) {
 			if err := copyFile(scratch+suf, p+suf); err != nil {
-				return fmt.Errorf("snapshot %s: %w", suf, err)
+				return fmt.Errorf("snapshot %s mid-write: %w", suf, err)
 			}
 		}
-		return execScript(c, "ROLLBACK;")
+		if after == "" {
+			return nil
+		}
+		return execScript(c, after)
 	})
 	return p, err
 }
