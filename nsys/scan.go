@@ -301,8 +301,11 @@ type Memcpy struct {
 var memcpyCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), req("streamId"), reqInt("correlationId", 0), req("bytes"), req("copyKind"), optInt("srcKind", -1), optInt("dstKind", -1), optInt("graphNodeId", 0)}
 
 // Memcpys streams the memcpy table.
-func (f *File) Memcpys() iter.Seq2[Memcpy, error] {
-	return seq(f, TableMemcpy, memcpyCols, hintCUDA, func(st row) Memcpy {
+func (f *File) Memcpys() iter.Seq2[Memcpy, error] { return f.MemcpysIn(AllRows) }
+
+// MemcpysIn streams the rows of rowid range r.
+func (f *File) MemcpysIn(r RowRange) iter.Seq2[Memcpy, error] {
+	return seqRange(f, TableMemcpy, memcpyCols, hintCUDA, r, func(st row) Memcpy {
 		return Memcpy{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: st.ColumnInt64(5),
@@ -327,8 +330,11 @@ type Memset struct {
 var memsetCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), req("bytes"), opt("memKind"), opt("graphNodeId")}
 
 // Memsets streams the memset table.
-func (f *File) Memsets() iter.Seq2[Memset, error] {
-	return seq(f, TableMemset, memsetCols, hintCUDA, func(st row) Memset {
+func (f *File) Memsets() iter.Seq2[Memset, error] { return f.MemsetsIn(AllRows) }
+
+// MemsetsIn streams the rows of rowid range r.
+func (f *File) MemsetsIn(r RowRange) iter.Seq2[Memset, error] {
+	return seqRange(f, TableMemset, memsetCols, hintCUDA, r, func(st row) Memset {
 		return Memset{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
@@ -424,8 +430,11 @@ type GraphTrace struct {
 var graphTraceCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), opt("graphId"), opt("graphExecId")}
 
 // GraphTraces streams whole-graph launch records.
-func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] {
-	return seq(f, TableGraphTrace, graphTraceCols, hintCUDA, func(st row) GraphTrace {
+func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] { return f.GraphTracesIn(AllRows) }
+
+// GraphTracesIn streams the rows of rowid range r.
+func (f *File) GraphTracesIn(r RowRange) iter.Seq2[GraphTrace, error] {
+	return seqRange(f, TableGraphTrace, graphTraceCols, hintCUDA, r, func(st row) GraphTrace {
 		return GraphTrace{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),

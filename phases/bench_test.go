@@ -22,7 +22,17 @@ func benchFile(b *testing.B) *nsys.File {
 	return f
 }
 
-// BenchmarkLoad: streaming and reducing the tables (row decoding, indexes).
+// load reads the whole trace, as the sweep's fallback does.
+func load(f *nsys.File) (*trace, error) {
+	tr, err := loadHead(f)
+	if err != nil {
+		return nil, err
+	}
+	return tr, tr.loadActivity()
+}
+
+// BenchmarkLoad: reading and reducing the whole trace (row decoding,
+// indexes): the fallback of the sweep.
 func BenchmarkLoad(b *testing.B) {
 	f := benchFile(b)
 	for b.Loop() {
@@ -32,9 +42,22 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// BenchmarkSegment: load + range trees + attribution of every instance.
+// BenchmarkSegment: range trees + the sweep (streamed tables, windowed
+// attribution of every instance).
 func BenchmarkSegment(b *testing.B) {
 	f := benchFile(b)
+	for b.Loop() {
+		if _, err := Segment(f, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSegmentWhole: the same with the whole trace loaded first.
+func BenchmarkSegmentWhole(b *testing.B) {
+	f := benchFile(b)
+	sweepOff = true
+	defer func() { sweepOff = false }()
 	for b.Loop() {
 		if _, err := Segment(f, Options{}); err != nil {
 			b.Fatal(err)
@@ -51,6 +74,7 @@ func BenchmarkAttribute(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		sweepOff = true
 		b.StartTimer()
 		res := &Result{}
 		opt := Options{Depth: 1}
@@ -60,5 +84,6 @@ func BenchmarkAttribute(b *testing.B) {
 		if err := tr.segment(threads, blocks, "collector_step", opt, res); err != nil {
 			b.Fatal(err)
 		}
+		sweepOff = false
 	}
 }

@@ -19,7 +19,11 @@
 // VendorProjection reproduces `nsys stats -r nvtx_gpu_proj_sum` exactly, blind
 // spots included, for reconciling with existing workflows.
 //
-// The big tables are streamed once, concurrently, and reduced to compact
-// in-memory indexes (the export has no indexes of its own); phases imports
-// only nsys.
+// The activity tables are streamed once, decoded in rowid parts on all
+// cores, and attributed window by window (sweep.go): nsys writes them in
+// start order, so a window of a few seconds of steps needs only the calls
+// and GPU ops of those seconds plus a margin, and memory follows the
+// trace's density rather than its length. The sweep checks the order it
+// relies on row by row; an export that breaks it is loaded whole instead
+// (loadActivity), with identical results. phases imports only nsys.
 package phases

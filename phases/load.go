@@ -77,16 +77,18 @@ type corrIndex struct {
 }
 
 type pidIndex struct {
-	bits   []uint64 // bit c set: corr c has ops
+	base   int32    // the correlation id of bit 0 (a multiple of 64)
+	bits   []uint64 // bit c set: corr base+c has ops
 	rank   []int32  // set bits before word i
 	starts []int32  // ops index of the r-th corr with ops; one extra at the end
 }
 
 func (ix *corrIndex) lookup(ops []gpuOp, pid, corr int32) []gpuOp {
 	p := ix.byPid[pid]
-	if p == nil || corr < 0 {
+	if p == nil || corr < p.base {
 		return nil
 	}
+	corr -= p.base
 	w := int(corr) >> 6
 	if w >= len(p.bits) {
 		return nil
@@ -113,42 +115,42 @@ type trace struct {
 	threadNm    map[int64]string // globalTid → thread name
 	graphMode   string
 	warnings    []string
+	gpuOf       map[[2]int64]int32             // (pid, CUDA device id) → physical GPU
+	overlapNs   int64                          // time two or more processes' GPU work overlapped on one GPU
+	use         []GPUUse                       // per GPU, its processes' busy time
+	loaded      bool                           // loadActivity has run
+	fellBack    string                         // why the sweep gave way to the whole-trace load; "" when it did not
 	busy        map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
 	others      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
 }
 
-// load streams the export's tables concurrently (one connection each) and
-// reduces them to a trace.
-func load(f *nsys.File) (*trace, error) {
+// loadHead reads what segmentation needs — strings, NVTX events, thread
+// names, the graph trace mode and the physical GPU map — concurrently. The
+// big activity tables are read afterwards, by the sweep or loadActivity.
+func loadHead(f *nsys.File) (*trace, error) {
 	tr := &trace{file: f, threads: map[int64]*threadCalls{}}
-	var (
-		g                     errgroup.Group
-		memcpys, memsets, grs []gpuOp
-		badCorr               int
-		negAPI                int
-	)
-	// Physical GPUs first (a tiny table): each scan maps its ops as it
-	// reads them, on its own core, instead of a serial pass afterwards.
-	gpuOf, err := cudaDeviceMap(f)
-	if err != nil {
-		return nil, err
-	}
-	// Exact row counts first, so the big slices are allocated once at their
-	// final size instead of growing by copying.
-	counts := map[string]int64{}
-	for _, t := range []string{nsys.TableRuntime, nsys.TableNVTX, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableGraphTrace} {
-		counts[t] = f.RowHint(t)
-	}
-	tr.nvtx = make([]nsys.NVTXEvent, 0, counts[nsys.TableNVTX])
-	memcpys = make([]gpuOp, 0, counts[nsys.TableMemcpy])
-	memsets = make([]gpuOp, 0, counts[nsys.TableMemset])
-	grs = make([]gpuOp, 0, counts[nsys.TableGraphTrace])
+	var g errgroup.Group
 	g.Go(func() error {
 		var err error
-		tr.strs, err = f.Strings()
+		tr.gpuOf, err = cudaDeviceMap(f)
 		return err
 	})
 	g.Go(func() error {
+		var err error
+		if tr.strs, err = f.Strings(); err != nil {
+			return err
+		}
+		// Threads' names, for reports.
+		tr.threadNm = map[int64]string{}
+		if ths, err := f.Threads(tr.strs); err == nil {
+			for _, t := range ths {
+				tr.threadNm[t.GlobalTid] = t.Name
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		tr.nvtx = make([]nsys.NVTXEvent, 0, f.RowHint(nsys.TableNVTX))
 		for e, err := range f.NVTXEvents() {
 			if err != nil {
 				return err
@@ -157,6 +159,40 @@ func load(f *nsys.File) (*trace, error) {
 		}
 		return nil
 	})
+	g.Go(func() error {
+		capture, err := f.Capture()
+		tr.graphMode = nsys.GraphTraceMode(capture)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+// loadActivity reads the whole of the activity tables concurrently (one
+// connection each) and reduces them to the trace's indexes. It is the
+// fallback of the sweep, for exports whose rows are not in time order.
+func (tr *trace) loadActivity() error {
+	f := tr.file
+	tr.threads = map[int64]*threadCalls{}
+	tr.classes, tr.names = nil, nil
+	var (
+		g                     errgroup.Group
+		memcpys, memsets, grs []gpuOp
+		badCorr               int
+		negAPI                int
+	)
+	gpuOf := tr.gpuOf
+	// Exact row counts first, so the big slices are allocated once at their
+	// final size instead of growing by copying.
+	counts := map[string]int64{}
+	for _, t := range []string{nsys.TableRuntime, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableGraphTrace} {
+		counts[t] = f.RowHint(t)
+	}
+	memcpys = make([]gpuOp, 0, counts[nsys.TableMemcpy])
+	memsets = make([]gpuOp, 0, counts[nsys.TableMemset])
+	grs = make([]gpuOp, 0, counts[nsys.TableGraphTrace])
 	// The two big tables are read in rowid ranges on several connections at
 	// once, up to eight (a range is a B-tree seek); each range keeps table order, and the
 	// ranges are joined in order, so results do not depend on the split.
@@ -244,13 +280,8 @@ func load(f *nsys.File) (*trace, error) {
 		}
 		return nil
 	})
-	g.Go(func() error {
-		capture, err := f.Capture()
-		tr.graphMode = nsys.GraphTraceMode(capture)
-		return err
-	})
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return err
 	}
 	negOps := 0
 	for _, n := range opNeg {
@@ -301,14 +332,6 @@ func load(f *nsys.File) (*trace, error) {
 	apiChunks = nil
 	for t, gt := range gtids {
 		tr.threads[gt] = &threadCalls{globalTid: gt, calls: all[t]}
-	}
-
-	// Threads' names, for reports.
-	tr.threadNm = map[int64]string{}
-	if ths, err := f.Threads(tr.strs); err == nil {
-		for _, t := range ths {
-			tr.threadNm[t.GlobalTid] = t.Name
-		}
 	}
 
 	// API calls: classify each distinct name once.
@@ -362,6 +385,15 @@ func load(f *nsys.File) (*trace, error) {
 		slices.SortFunc(ts, func(a, b *threadCalls) int { return cmp.Compare(a.globalTid, b.globalTid) })
 	}
 	<-opsDone
+	tr.noteDamage(negAPI, negOps, badCorr)
+	tr.overlapNs, tr.use = tr.gpuUse()
+	tr.loaded = true
+	return nil
+}
+
+// noteDamage words the activity rows that were repaired or left out.
+func (tr *trace) noteDamage(negAPI, negOps, badCorr int) {
+	f := tr.file
 	if negAPI > 0 {
 		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d CUDA API calls end before they start; counted as zero-length", f.Path, negAPI))
 	}
@@ -371,7 +403,6 @@ func load(f *nsys.File) (*trace, error) {
 	if badCorr > 0 {
 		tr.warnings = append(tr.warnings, fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr))
 	}
-	return tr, nil
 }
 
 // opFixer applies, as ops stream in, what every op needs: the physical GPU
@@ -445,8 +476,11 @@ func byStart(a, b apiCall) int {
 // markTopLevel flags calls not nested inside an earlier call on the same
 // thread. Driver calls made by a runtime call lie inside it; their time is
 // counted once, through the outer call.
-func markTopLevel(calls []apiCall) {
-	curEnd := int64(-1 << 62)
+func markTopLevel(calls []apiCall) { markTopLevelFrom(calls, -1<<62) }
+
+// markTopLevelFrom marks calls that follow calls already marked, whose last
+// top-level call ended at curEnd; it returns the new curEnd.
+func markTopLevelFrom(calls []apiCall, curEnd int64) int64 {
 	for i := range calls {
 		// A call starting inside the previous top-level call is nested in it
 		// (one thread cannot run two calls at once).
@@ -455,6 +489,7 @@ func markTopLevel(calls []apiCall) {
 			curEnd = calls[i].end
 		}
 	}
+	return curEnd
 }
 
 // groupOps groups ops by (pid, correlation id) in O(n) — a counting sort
@@ -464,9 +499,9 @@ func markTopLevel(calls []apiCall) {
 // once scattered, so the peak is the result plus one source.
 func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) {
 	type pidAcc struct {
-		n, maxCorr int
-		p          *pidIndex
-		fill       []int32 // next free slot per rank
+		n, minCorr, maxCorr int
+		p                   *pidIndex
+		fill                []int32 // next free slot per rank
 	}
 	accs := map[int32]*pidAcc{}
 	var pids []int32
@@ -474,11 +509,12 @@ func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) {
 		for _, o := range ops {
 			a := accs[o.pid]
 			if a == nil {
-				a = &pidAcc{}
+				a = &pidAcc{minCorr: int(o.corr)}
 				accs[o.pid] = a
 				pids = append(pids, o.pid)
 			}
 			a.n++
+			a.minCorr = min(a.minCorr, int(o.corr))
 			a.maxCorr = max(a.maxCorr, int(o.corr))
 		}
 	}
@@ -486,13 +522,18 @@ func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) {
 	ix := corrIndex{byPid: map[int32]*pidIndex{}}
 	for _, pid := range pids {
 		a := accs[pid]
-		a.p = &pidIndex{bits: make([]uint64, a.maxCorr>>6+1)}
+		// A window of the sweep holds a narrow band of large ids: the
+		// bitmap starts at the band.
+		base := max(0, a.minCorr) &^ 63
+		a.p = &pidIndex{base: int32(base), bits: make([]uint64, (a.maxCorr-base)>>6+1)}
 		ix.byPid[pid] = a.p
 	}
 	for _, ops := range sources {
 		for _, o := range ops {
 			if o.corr >= 0 {
-				accs[o.pid].p.bits[o.corr>>6] |= 1 << (uint(o.corr) & 63)
+				p := accs[o.pid].p
+				c := o.corr - p.base
+				p.bits[c>>6] |= 1 << (uint(c) & 63)
 			}
 		}
 	}
@@ -510,6 +551,7 @@ func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) {
 		a.fill = make([]int32, r)
 	}
 	rankOf := func(p *pidIndex, corr int32) int32 {
+		corr -= p.base
 		w := corr >> 6
 		return p.rank[w] + int32(bits.OnesCount64(p.bits[w]&(1<<(uint(corr)&63)-1)))
 	}
@@ -728,26 +770,35 @@ func (tr *trace) gpuUse() (overlap int64, use []GPUUse) {
 			overlap += intersectLength(tr.busy[g][pids[0]], tr.busy[g][pids[1]])
 			continue
 		}
-		// Time during which ≥ 2 processes run: a sweep over all intervals.
-		type edge struct {
-			t int64
-			d int
-		}
 		var edges []edge
 		for _, p := range pids {
 			for _, iv := range tr.busy[g][p] {
 				edges = append(edges, edge{iv.start, 1}, edge{iv.end, -1})
 			}
 		}
-		slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.d, b.d)) })
-		depth, last := 0, int64(0)
-		for _, e := range edges {
-			if depth >= 2 {
-				overlap += e.t - last
-			}
-			depth += e.d
-			last = e.t
-		}
+		overlap += depthTwoLength(edges)
 	}
 	return overlap, use
+}
+
+// edge is an interval's start (+1) or end (−1).
+type edge struct {
+	t int64
+	d int
+}
+
+// depthTwoLength is the time during which two or more of the intervals
+// whose edges are given overlap (one merged list per process).
+func depthTwoLength(edges []edge) int64 {
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.d, b.d)) })
+	var total int64
+	depth, last := 0, int64(0)
+	for _, e := range edges {
+		if depth >= 2 {
+			total += e.t - last
+		}
+		depth += e.d
+		last = e.t
+	}
+	return total
 }

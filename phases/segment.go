@@ -70,7 +70,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if !f.HasTable(nsys.TableNVTX) {
 		return nil, &nsys.InputError{Path: f.Path, Problem: "no NVTX_EVENTS table: the program was not annotated or NVTX was not traced", Hint: "mark phases with NVTX ranges and record with `nsys profile -t cuda,nvtx`"}
 	}
-	tr, err := load(f)
+	tr, err := loadHead(f)
 	if err != nil {
 		return nil, err
 	}
@@ -94,14 +94,17 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 			in.Absent = append(in.Absent, t)
 		}
 	}
-	in.CrossProcessOverlapNs, in.GPUUse = tr.gpuUse()
-	res.Warnings = append(res.Warnings, tr.warnings...)
+	// The activity tables are read during attribution; their warnings come
+	// first, as they concern the input itself.
+	damageAt := len(res.Warnings)
 	if res.Excluded.UnclosedRanges > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d NVTX ranges were never closed (NULL end) and were left out", f.Path, res.Excluded.UnclosedRanges))
 	}
 	if err := tr.segment(threads, blocks, stepName, opt, res); err != nil {
 		return nil, err
 	}
+	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
+	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
 	steps := 0
 	seen := map[string]bool{}
 	for _, x := range res.Instances {
@@ -400,17 +403,8 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 
 	stepInBlock := map[string]int{}
 	firstStart := map[string]int64{}
-	at := newAttributor(tr)
-	if opt.Calls {
-		rec, err := newCallRecorder(tr)
-		if err != nil {
-			return err
-		}
-		at.rec = rec
-	}
 	// First lay out every instance (cheap, serial: step numbering depends on
 	// order), then measure them — in parallel unless calls are recorded.
-	type stepSpan struct{ step, first, end int } // instance indices: the step, its phases [first, end)
 	var spans []stepSpan
 	gtids := make([]int64, 0, total)
 	for _, s := range steps {
@@ -467,13 +461,9 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 		span.end = len(res.Instances)
 		spans = append(spans, span)
 	}
-	if at.rec != nil {
-		for i := range res.Instances {
-			at.inst = int32(i)
-			at.measure(&res.Instances[i], gtids[i])
-		}
-	} else {
-		measureParallel(tr, res.Instances, gtids)
+	rec, err := tr.measureAll(res.Instances, gtids, spans, opt.Calls)
+	if err != nil {
+		return err
 	}
 	for _, sp := range spans {
 		st := &res.Instances[sp.step]
@@ -489,11 +479,15 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
 		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
 	}
-	if at.rec != nil {
-		at.rec.finish(tr, res)
+	if rec != nil {
+		rec.finish(tr, res)
 	}
 	return nil
 }
+
+// stepSpan is one step instance and its phases: instance indices, the step
+// at step and its phases at [first, end).
+type stepSpan struct{ step, first, end int }
 
 // ancestorFlags reports, for every range of t, whether an ancestor is named
 // step and whether an ancestor is a warm-up range.

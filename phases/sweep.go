@@ -1,0 +1,739 @@
+package phases
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// The sweep measures instances window by window while the activity tables
+// stream past, so memory follows the density of the trace (a few seconds
+// of it), not its length.
+//
+// nsys writes every activity table in start order (all fixtures: zero
+// inversions). The sweep relies on it and checks it row by row: API calls
+// and each GPU-op table must be in start order, no GPU op may start more
+// than sweepMargin after its launch call has been measured, and none may
+// start before its call once the sweep has let that time go. Any breach
+// stops the sweep, and the whole trace is loaded instead (loadActivity):
+// results are identical either way, only the memory differs.
+var (
+	// sweepSpan is the time a window's steps span at least before it is
+	// measured (fewer, larger windows re-read less of the margin).
+	sweepSpan int64 = 2_000_000_000
+	// sweepMargin is how far past a window's last range end GPU ops are read
+	// before it is measured: the longest launch-to-start delay the sweep
+	// waits for (large_interleaved: 13.6 ms at most).
+	sweepMargin int64 = 1_000_000_000
+	// sweepPartRows is the rows of one decoded part of a table.
+	sweepPartRows int64 = 1 << 16
+	// sweepOff forces the whole-trace load (tests compare both).
+	sweepOff bool
+	// sweepFellBack, when set (tests), hears why the sweep gave way.
+	sweepFellBack func(why string)
+)
+
+// unorderedError says why the sweep cannot measure this export; the caller
+// falls back to loading the whole trace.
+type unorderedError struct{ what string }
+
+func (e *unorderedError) Error() string { return "activity not in time order: " + e.what }
+
+// measureAll measures every instance in place. It returns the call recorder
+// when calls are recorded.
+func (tr *trace) measureAll(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (*callRecorder, error) {
+	if !sweepOff {
+		rec, err := tr.sweepMeasure(xs, gtids, spans, calls)
+		var uo *unorderedError
+		if !errors.As(err, &uo) {
+			return rec, err
+		}
+		tr.fellBack = uo.what
+		if sweepFellBack != nil {
+			sweepFellBack(uo.what)
+		}
+		for i := range xs {
+			x := &xs[i]
+			x.M, x.QueueMeanNs, x.HasQueue = [NumMetrics]int64{}, 0, false
+		}
+	}
+	if !tr.loaded {
+		if err := tr.loadActivity(); err != nil {
+			return nil, err
+		}
+	}
+	if !calls {
+		measureParallel(tr, xs, gtids)
+		return nil, nil
+	}
+	rec, err := newCallRecorder(tr)
+	if err != nil {
+		return nil, err
+	}
+	at := newAttributor(tr)
+	at.rec = rec
+	for i := range xs {
+		at.inst = int32(i)
+		at.measure(&xs[i], gtids[i])
+	}
+	return rec, nil
+}
+
+// sweepWindow is a run of consecutive step spans: instances [first, end),
+// starting at lo or later and ending by hi.
+type sweepWindow struct {
+	first, end int
+	lo, hi     int64
+}
+
+// planWindows groups the spans (steps in start order) into windows of at
+// least sweepSpan.
+func planWindows(xs []Instance, spans []stepSpan) []sweepWindow {
+	var out []sweepWindow
+	for i := 0; i < len(spans); {
+		w := sweepWindow{first: spans[i].step, lo: math.MaxInt64, hi: math.MinInt64}
+		for ; i < len(spans); i++ {
+			sp := spans[i]
+			if w.end > w.first && w.hi-w.lo >= sweepSpan {
+				break
+			}
+			w.lo = min(w.lo, xs[sp.step].Start)
+			w.hi = max(w.hi, xs[sp.step].End)
+			for j := sp.first; j < sp.end; j++ {
+				w.lo, w.hi = min(w.lo, xs[j].Start), max(w.hi, xs[j].End)
+			}
+			w.end = sp.end
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// threadBuf is the retained API calls of one thread: buf[:marked] are in
+// final order with their top-level flags set; buf[0] is the anchor when
+// hasAnchor: the last top-level call before the retained time.
+type threadBuf struct {
+	tc        *threadCalls
+	pid       int32
+	buf       []apiCall
+	marked    int
+	hasAnchor bool
+	curEnd    int64   // end of the last top-level call marked
+	anchorOps []gpuOp // the anchor's GPU ops that were let go (a copy's pageable check needs them)
+}
+
+// opSource indexes the four GPU-op tables, in the order the whole-trace
+// load groups them (a correlation id's ops keep this order).
+const (
+	srcKernel = iota
+	srcMemcpy
+	srcMemset
+	srcGraph
+	numSources
+)
+
+type sweep struct {
+	tr   *trace
+	stop chan struct{}
+
+	api      *partStream[apiPart]
+	apiFront int64
+	apiDone  bool
+	bufs     []*threadBuf
+	bufOf    map[int64]*threadBuf
+	last     *threadBuf
+	classOf  map[int32]uint16
+	dense    []int32 // name id → class+1
+
+	ops     [numSources]*partStream[opPart]
+	opBuf   [numSources][]gpuOp
+	opFront [numSources]int64
+	opDone  [numSources]bool
+	scratch []gpuOp
+
+	used    map[int32][]uint64 // corr ids of calls a measured window could see
+	evicted map[int32][]uint64 // corr ids of ops let go
+
+	// Busy intervals are merged as ops are committed in start order (the
+	// four tables merged), so no window sorts; busy time is accounted in
+	// slabs of time no unread op can reach, and intervals that end before
+	// doneT are dropped.
+	busy      map[int32]map[int32]*busyList // gpu → pid → merged intervals of committed ops
+	committed [numSources]int               // opBuf[src][:committed[src]] are in busy
+	lastBusy  *busyList
+	lastKey   [2]int32
+	doneT     int64
+	overlap   int64
+	clipped   [][]interval // scratch of account
+
+	negAPI, negOps, badCorr int
+}
+
+// sweepMeasure measures xs window by window as the tables stream.
+func (tr *trace) sweepMeasure(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (rec *callRecorder, err error) {
+	f := tr.file
+	s := &sweep{
+		tr: tr, stop: make(chan struct{}),
+		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{}, classOf: map[int32]uint16{},
+		used: map[int32][]uint64{}, evicted: map[int32][]uint64{},
+		busy: map[int32]map[int32]*busyList{}, doneT: math.MinInt64,
+	}
+	defer close(s.stop)
+	tr.threads = map[int64]*threadCalls{}
+	tr.procThreads = map[int32][]*threadCalls{}
+	tr.classes, tr.names = nil, nil
+	s.startStreams(f)
+	if calls {
+		if rec, err = newCallRecorder(tr); err != nil {
+			return nil, err
+		}
+	}
+	wins := planWindows(xs, spans)
+	// keepFrom[i]: the earliest start of windows i.. — what must be retained.
+	keepFrom := make([]int64, len(wins)+1)
+	keepFrom[len(wins)] = math.MaxInt64
+	for i := len(wins) - 1; i >= 0; i-- {
+		keepFrom[i] = min(keepFrom[i+1], wins[i].lo)
+	}
+	for wi, w := range wins {
+		if err := s.measureWindow(w, xs, gtids, rec); err != nil {
+			return nil, err
+		}
+		if err := s.evict(keepFrom[wi+1]); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.drain(); err != nil {
+		return nil, err
+	}
+	tr.noteDamage(s.negAPI, s.negOps, s.badCorr)
+	tr.overlapNs, tr.use = s.overlap, s.gpuUse()
+	return rec, nil
+}
+
+// measureWindow reads the tables far enough for w and measures its instances.
+func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *callRecorder) error {
+	tr := s.tr
+	for !s.apiDone && s.apiFront < w.hi {
+		if err := s.pullAPI(); err != nil {
+			return err
+		}
+	}
+	target := w.hi + sweepMargin
+	if err := s.pullOps(target); err != nil {
+		return err
+	}
+	s.mark()
+	for {
+		maxEnd, err := s.gather(w.hi)
+		if err != nil {
+			return err
+		}
+		// Overlap with other processes needs every op that starts before
+		// the window's own ops end.
+		if maxEnd <= target || s.opsDone() {
+			break
+		}
+		target = maxEnd
+		if err := s.pullOps(target); err != nil {
+			return err
+		}
+	}
+	s.windowBusy()
+	if rec != nil {
+		at := newAttributor(tr)
+		at.rec = rec
+		for i := w.first; i < w.end; i++ {
+			at.inst = int32(i)
+			at.measure(&xs[i], gtids[i])
+		}
+	} else {
+		measureParallel(tr, xs[w.first:w.end], gtids[w.first:w.end])
+	}
+	// Calls a window could see are settled: an op of theirs arriving now
+	// came too late.
+	for _, b := range s.bufs {
+		for _, c := range b.buf[:b.marked] {
+			if c.start >= w.hi {
+				break
+			}
+			s.used[b.pid] = setBit(s.used[b.pid], c.corr)
+		}
+	}
+	return nil
+}
+
+func (s *sweep) opsDone() bool {
+	for _, d := range s.opDone {
+		if !d {
+			return false
+		}
+	}
+	return true
+}
+
+// pullAPI appends the next part of the API table to the thread buffers.
+func (s *sweep) pullAPI() error {
+	p, ok, err := s.api.pull()
+	if err != nil || !ok {
+		s.apiDone = !ok
+		return err
+	}
+	s.negAPI += p.negAPI
+	s.badCorr += p.badCorr
+	for _, c := range p.calls {
+		if c.start < s.apiFront {
+			return &unorderedError{"CUDA API rows are not in start order"}
+		}
+		s.apiFront = c.start
+		b := s.last
+		if b == nil || b.tc.globalTid != c.gtid {
+			b = s.bufOf[c.gtid]
+			if b == nil {
+				b = s.newThread(c.gtid)
+			}
+			s.last = b
+		}
+		if testBit(s.evicted[b.pid], c.corr) {
+			return &unorderedError{"a GPU operation starts before its launch call"}
+		}
+		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.classify(int32(c.name)))})
+	}
+	s.api.give(p)
+	return nil
+}
+
+func (s *sweep) newThread(gtid int64) *threadBuf {
+	tr := s.tr
+	tc := &threadCalls{globalTid: gtid}
+	b := &threadBuf{tc: tc, pid: int32(nsys.Pid(gtid)), curEnd: -1 << 62}
+	s.bufOf[gtid] = b
+	s.bufs = append(s.bufs, b)
+	tr.threads[gtid] = tc
+	ts := tr.procThreads[b.pid]
+	i, _ := slices.BinarySearchFunc(ts, gtid, func(t *threadCalls, g int64) int { return compareInt64(t.globalTid, g) })
+	tr.procThreads[b.pid] = slices.Insert(ts, i, tc)
+	return b
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// classify returns the class index of an API name id, classifying each
+// distinct name once.
+func (s *sweep) classify(nameID int32) uint16 {
+	if nameID >= 0 && int(nameID) < len(s.dense) && s.dense[nameID] != 0 {
+		return uint16(s.dense[nameID] - 1)
+	}
+	tr := s.tr
+	cl, ok := s.classOf[nameID]
+	if !ok {
+		name := tr.strs.Name(int64(nameID))
+		cl = uint16(len(tr.classes))
+		s.classOf[nameID] = cl
+		tr.classes = append(tr.classes, classifyAPI(name))
+		tr.names = append(tr.names, nsys.BaseAPIName(name))
+		if nameID >= 0 && nameID < 1<<24 {
+			for int(nameID) >= len(s.dense) {
+				s.dense = append(s.dense, 0)
+			}
+			s.dense[nameID] = int32(cl) + 1
+		}
+	}
+	return cl
+}
+
+// pullOps reads every op table until its next op starts at target or later.
+func (s *sweep) pullOps(target int64) error {
+	for src := range s.ops {
+		for !s.opDone[src] && s.opFront[src] < target {
+			if err := s.pullOpPart(src); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *sweep) pullOpPart(src int) error {
+	p, ok, err := s.ops[src].pull()
+	if err != nil || !ok {
+		s.opDone[src] = !ok
+		return err
+	}
+	s.negOps += p.neg
+	for _, o := range p.ops {
+		if o.start < s.opFront[src] {
+			return &unorderedError{"GPU operation rows are not in start order"}
+		}
+		s.opFront[src] = o.start
+		if o.corr < 0 { // no correlation: attributable to no call
+			continue
+		}
+		if testBit(s.used[o.pid], o.corr) {
+			return &unorderedError{"a GPU operation starts more than the sweep margin after its launch"}
+		}
+		s.opBuf[src] = append(s.opBuf[src], o)
+	}
+	s.ops[src].give(p)
+	return nil
+}
+
+// mark puts the calls that can no longer gain an earlier-starting
+// neighbour in final order and flags the top-level ones.
+func (s *sweep) mark() {
+	for _, b := range s.bufs {
+		lim := len(b.buf)
+		if !s.apiDone {
+			lim = b.marked + sort.Search(lim-b.marked, func(i int) bool { return b.buf[b.marked+i].start >= s.apiFront })
+		}
+		tail := b.buf[b.marked:lim]
+		if !slices.IsSortedFunc(tail, byStart) {
+			slices.SortStableFunc(tail, byStart)
+		}
+		b.curEnd = markTopLevelFrom(tail, b.curEnd)
+		b.marked = lim
+		b.tc.calls = b.buf[:b.marked]
+	}
+}
+
+// gather indexes the retained ops of the calls that start before hi (and of
+// the anchors) by correlation id; it returns their latest end.
+func (s *sweep) gather(hi int64) (int64, error) {
+	tr := s.tr
+	// Per process, the band of correlation ids of those calls (ids grow
+	// with time); an anchor can be old, so its ops are picked by id.
+	type band struct{ lo, hi int32 }
+	bands := map[int32]band{}
+	anchors := s.anchorsNeedingOps()
+	for _, b := range s.bufs {
+		calls := b.buf[:b.marked]
+		if b.hasAnchor {
+			calls = calls[1:]
+		}
+		if len(calls) == 0 || calls[0].start >= hi {
+			continue
+		}
+		bd, ok := bands[b.pid]
+		if !ok {
+			bd = band{math.MaxInt32, math.MinInt32}
+		}
+		for _, c := range calls {
+			if c.start >= hi {
+				break
+			}
+			if testBit(s.evicted[b.pid], c.corr) {
+				return 0, &unorderedError{"a GPU operation starts before its launch call"}
+			}
+			bd.lo, bd.hi = min(bd.lo, c.corr), max(bd.hi, c.corr)
+		}
+		bands[b.pid] = bd
+	}
+	sel := s.scratch[:0]
+	keep := func(ops []gpuOp) {
+		lastPid, bd, ok := int32(-1), band{}, false
+		for _, o := range ops {
+			if o.pid != lastPid {
+				lastPid = o.pid
+				bd, ok = bands[o.pid]
+			}
+			if ok && o.corr >= bd.lo && o.corr <= bd.hi {
+				sel = append(sel, o)
+			} else if len(anchors) > 0 && anchors[[2]int32{o.pid, o.corr}] != nil {
+				sel = append(sel, o)
+			}
+		}
+	}
+	for src := range s.opBuf {
+		keep(s.opBuf[src])
+	}
+	for _, b := range s.bufs {
+		keep(b.anchorOps)
+	}
+	s.scratch = sel
+	maxEnd := int64(math.MinInt64)
+	for _, o := range sel {
+		maxEnd = max(maxEnd, o.end)
+	}
+	tr.ops, tr.index = groupOps([][]gpuOp{sel}) // it drops only its own reference to sel
+	return maxEnd, nil
+}
+
+// busyList is one process's merged busy intervals on one GPU, and the busy
+// time already accounted and dropped.
+type busyList struct {
+	iv     []interval
+	doneNs int64
+}
+
+// commit merges into busy the buffered ops that start before every op
+// still unread, in start order.
+func (s *sweep) commit() {
+	t := int64(math.MaxInt64)
+	for src := range s.opFront {
+		if !s.opDone[src] {
+			t = min(t, s.opFront[src])
+		}
+	}
+	for {
+		best, bestStart := -1, t
+		for src := range s.opBuf {
+			if i := s.committed[src]; i < len(s.opBuf[src]) && s.opBuf[src][i].start < bestStart {
+				best, bestStart = src, s.opBuf[src][i].start
+			}
+		}
+		if best < 0 {
+			return
+		}
+		o := s.opBuf[best][s.committed[best]]
+		s.committed[best]++
+		if o.end <= o.start {
+			continue
+		}
+		key := [2]int32{o.gpu, o.pid}
+		bl := s.lastBusy
+		if bl == nil || key != s.lastKey {
+			if s.busy[o.gpu] == nil {
+				s.busy[o.gpu] = map[int32]*busyList{}
+			}
+			if bl = s.busy[o.gpu][o.pid]; bl == nil {
+				bl = &busyList{}
+				s.busy[o.gpu][o.pid] = bl
+			}
+			s.lastBusy, s.lastKey = bl, key
+		}
+		if n := len(bl.iv); n > 0 && o.start <= bl.iv[n-1].end {
+			bl.iv[n-1].end = max(bl.iv[n-1].end, o.end)
+		} else {
+			bl.iv = append(bl.iv, interval{o.start, o.end})
+		}
+	}
+}
+
+// windowBusy hands the busy intervals to attribution: on a GPU that one
+// process used, none are needed (overlap needs two).
+func (s *sweep) windowBusy() {
+	s.commit()
+	tr := s.tr
+	tr.busy = map[int32]map[int32][]interval{}
+	for g, byPid := range s.busy {
+		m := map[int32][]interval{}
+		for p, bl := range byPid {
+			m[p] = bl.iv
+		}
+		tr.busy[g] = m
+	}
+	tr.buildOthers()
+}
+
+// evict lets go of what no later window needs: calls and ops that start
+// before keep (keeping each thread's anchor), accounting the GPU busy time
+// that has become final.
+func (s *sweep) evict(keep int64) error {
+	// Calls: only marked ones, and only before keep.
+	for _, b := range s.bufs {
+		k := sort.Search(b.marked, func(i int) bool { return b.buf[i].start >= keep })
+		if k > 0 && !(k == 1 && b.hasAnchor) {
+			a := -1
+			for j := k - 1; j >= 0; j-- {
+				if b.buf[j].topLevel() {
+					a = j
+					break
+				}
+			}
+			if a >= 0 {
+				if !(a == 0 && b.hasAnchor) {
+					b.anchorOps = b.anchorOps[:0]
+					if testBit(s.evicted[b.pid], b.buf[a].corr) {
+						return &unorderedError{"a GPU operation starts before its launch call"}
+					}
+				}
+				b.buf[0] = b.buf[a]
+				n := copy(b.buf[1:], b.buf[k:])
+				b.buf, b.marked, b.hasAnchor = b.buf[:1+n], b.marked-k+1, true
+			} else {
+				n := copy(b.buf, b.buf[k:])
+				b.buf, b.marked, b.hasAnchor = b.buf[:n], b.marked-k, false
+				b.anchorOps = b.anchorOps[:0]
+			}
+			b.tc.calls = b.buf[:b.marked]
+		}
+	}
+	anchorCorr := s.anchorsNeedingOps()
+	// Ops: those that start before keep and before what is still unread,
+	// API calls included (an op is let go only once its call has been read).
+	s.commit()
+	opKeep := keep
+	if !s.apiDone {
+		opKeep = min(opKeep, s.apiFront)
+	}
+	for src := range s.opFront {
+		if !s.opDone[src] {
+			opKeep = min(opKeep, s.opFront[src])
+		}
+	}
+	if opKeep <= s.doneT {
+		return nil
+	}
+	for src := range s.opBuf {
+		ops := s.opBuf[src]
+		k := sort.Search(s.committed[src], func(i int) bool { return ops[i].start >= opKeep })
+		for _, o := range ops[:k] {
+			s.evicted[o.pid] = setBit(s.evicted[o.pid], o.corr)
+			if len(anchorCorr) > 0 {
+				if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
+					b.anchorOps = append(b.anchorOps, o)
+				}
+			}
+		}
+		n := copy(ops, ops[k:])
+		s.opBuf[src] = ops[:n]
+		s.committed[src] -= k
+	}
+	s.account(opKeep)
+	return nil
+}
+
+// anchorsNeedingOps maps (pid, corr) of each anchor whose category depends
+// on its ops — a non-blocking copy turns sync when it touches pageable
+// memory — to its thread.
+func (s *sweep) anchorsNeedingOps() map[[2]int32]*threadBuf {
+	var m map[[2]int32]*threadBuf
+	for _, b := range s.bufs {
+		if !b.hasAnchor {
+			continue
+		}
+		c := b.buf[0]
+		if cls := s.tr.classes[c.class()]; cls.isCopy && cls.sync == SyncNone {
+			if m == nil {
+				m = map[[2]int32]*threadBuf{}
+			}
+			m[[2]int32{b.pid, c.corr}] = b
+		}
+	}
+	return m
+}
+
+// account adds the busy and overlap time of the slab [doneT, t), which no
+// unread op can reach, and drops the intervals that end by t.
+func (s *sweep) account(t int64) {
+	for _, byPid := range s.busy {
+		clipped := s.clipped[:0]
+		for _, bl := range byPid {
+			var c []interval
+			if len(clipped) < cap(clipped) {
+				c = clipped[:len(clipped)+1][len(clipped)][:0]
+			}
+			for _, x := range bl.iv {
+				if x.start >= t {
+					break
+				}
+				lo, hi := max(x.start, s.doneT), min(x.end, t)
+				if hi > lo {
+					bl.doneNs += hi - lo
+					c = append(c, interval{lo, hi})
+				}
+			}
+			if len(c) > 0 {
+				clipped = append(clipped, c)
+			}
+			k := sort.Search(len(bl.iv), func(i int) bool { return bl.iv[i].end > t })
+			bl.iv = append(bl.iv[:0], bl.iv[k:]...)
+		}
+		switch {
+		case len(clipped) == 2:
+			s.overlap += intersectLength(clipped[0], clipped[1])
+		case len(clipped) > 2:
+			var edges []edge
+			for _, c := range clipped {
+				for _, x := range c {
+					edges = append(edges, edge{x.start, 1}, edge{x.end, -1})
+				}
+			}
+			s.overlap += depthTwoLength(edges)
+		}
+		s.clipped = clipped
+	}
+	s.doneT = t
+}
+
+// drain reads what no window needs, for the busy-time totals and the
+// counts of damaged rows.
+func (s *sweep) drain() error {
+	for !s.apiDone {
+		p, ok, err := s.api.pull()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			s.apiDone = true
+			break
+		}
+		s.negAPI += p.negAPI
+		s.badCorr += p.badCorr
+	}
+	for !s.opsDone() {
+		for src := range s.ops {
+			if !s.opDone[src] {
+				if err := s.pullOpPart(src); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.evict(math.MaxInt64); err != nil {
+			return err
+		}
+	}
+	return s.evict(math.MaxInt64)
+}
+
+// gpuUse lists, per GPU in order, its processes and their busy time.
+func (s *sweep) gpuUse() []GPUUse {
+	var use []GPUUse
+	gpus := make([]int32, 0, len(s.busy))
+	for g := range s.busy {
+		gpus = append(gpus, g)
+	}
+	slices.Sort(gpus)
+	for _, g := range gpus {
+		u := GPUUse{GPU: int64(g)}
+		pids := make([]int32, 0, len(s.busy[g]))
+		for p := range s.busy[g] {
+			pids = append(pids, p)
+		}
+		slices.Sort(pids)
+		for _, p := range pids {
+			u.Pids = append(u.Pids, int64(p))
+			u.BusyNs = append(u.BusyNs, s.busy[g][p].doneNs)
+		}
+		use = append(use, u)
+	}
+	return use
+}
+
+func setBit(bits []uint64, i int32) []uint64 {
+	if i < 0 {
+		return bits
+	}
+	w := int(i) >> 6
+	if w >= len(bits) {
+		bits = append(bits, make([]uint64, w+1-len(bits))...)
+	}
+	bits[w] |= 1 << (uint(i) & 63)
+	return bits
+}
+
+func testBit(bits []uint64, i int32) bool {
+	w := int(i) >> 6
+	return i >= 0 && w < len(bits) && bits[w]&(1<<(uint(i)&63)) != 0
+}

@@ -1,0 +1,178 @@
+package phases
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// sweepParams sets the sweep's tuning for one test and restores it after.
+func sweepParams(t testing.TB, span, margin, partRows int64) {
+	t.Helper()
+	old := [3]int64{sweepSpan, sweepMargin, sweepPartRows}
+	sweepSpan, sweepMargin, sweepPartRows = span, margin, partRows
+	t.Cleanup(func() { sweepSpan, sweepMargin, sweepPartRows = old[0], old[1], old[2] })
+}
+
+// segmentBoth analyses f with the sweep and with the whole trace loaded;
+// it returns both results (nil and the error when analysis fails) and why
+// the sweep fell back ("" when it did not).
+func segmentBoth(t *testing.T, fx fixture.Fixture, opt Options) (swept, whole *Result, fellBack string, err error) {
+	t.Helper()
+	f := openFixture(t, fx)
+	sweepFellBack = func(why string) { fellBack = why }
+	defer func() { sweepFellBack = nil }()
+	swept, err = Segment(f, opt)
+	sweepOff = true
+	defer func() { sweepOff = false }()
+	var errWhole error
+	whole, errWhole = Segment(f, opt)
+	if fmt.Sprint(err) != fmt.Sprint(errWhole) {
+		t.Fatalf("sweep error %v, whole-trace error %v", err, errWhole)
+	}
+	return swept, whole, fellBack, err
+}
+
+// sameResult compares two results; API indexes of call records are
+// compared by name (class numbering follows reading order).
+func sameResult(t *testing.T, got, want *Result) {
+	t.Helper()
+	type namedCall struct {
+		CallRecord
+		API string
+	}
+	named := func(r *Result) []namedCall {
+		out := make([]namedCall, len(r.Calls))
+		for i, c := range r.Calls {
+			out[i] = namedCall{c, r.CallAPIs[c.API]}
+			out[i].CallRecord.API = 0
+		}
+		return out
+	}
+	if d := cmp.Diff(named(want), named(got), cmp.AllowUnexported(CallRecord{})); d != "" {
+		t.Errorf("calls differ (-whole +sweep):\n%s", d)
+	}
+	if d := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "Calls", "CallAPIs")); d != "" {
+		t.Errorf("results differ (-whole +sweep):\n%s", d)
+	}
+}
+
+// TestSweepEqualsWholeTrace: on every fixture the sweep gives exactly the
+// result of the whole-trace load, without falling back — with the default
+// windows and with windows of a few milliseconds read in parts of 512 rows,
+// which puts most instances near a window edge.
+func TestSweepEqualsWholeTrace(t *testing.T) {
+	params := []struct {
+		name                   string
+		span, margin, partRows int64
+	}{
+		{"default", sweepSpan, sweepMargin, sweepPartRows},
+		{"tiny", 2_000_000, 50_000_000, 512},
+	}
+	opts := []struct {
+		name string
+		opt  Options
+	}{
+		{"plain", Options{}},
+		{"calls-depth2", Options{Calls: true, Depth: 2}},
+	}
+	for _, fx := range vendorFixtures(t) {
+		for _, p := range params {
+			for _, o := range opts {
+				if fx.Name == fixture.LargeName && !(p.name == "default" && o.name == "plain") && !(p.name == "tiny" && o.name == "calls-depth2" && !testing.Short()) {
+					continue // the large one: twice
+				}
+				t.Run(fx.Name+"/"+p.name+"/"+o.name, func(t *testing.T) {
+					sweepParams(t, p.span, p.margin, p.partRows)
+					swept, whole, fellBack, err := segmentBoth(t, fx, o.opt)
+					if err != nil {
+						t.Skipf("no steps to compare: %v", err)
+					}
+					if fellBack != "" {
+						t.Errorf("the sweep fell back: %s", fellBack)
+					}
+					sameResult(t, swept, whole)
+				})
+			}
+		}
+	}
+}
+
+// alteredCopy copies fixture fx to a temporary export and runs sql on it.
+func alteredCopy(t *testing.T, fx fixture.Fixture, sql string) *nsys.File {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), fx.Name+".sqlite")
+	src, err := sqlite.OpenConn("file:"+fx.SQLite(t)+"?mode=ro&immutable=1", sqlite.OpenReadOnly|sqlite.OpenURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sqlitex.ExecuteTransient(src, "VACUUM INTO '"+dst+"'", nil)
+	src.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sqlite.OpenConn(dst, sqlite.OpenReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlitex.ExecuteScript(w, sql, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f, err := nsys.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestSweepFallsBack: on exports that break the sweep's assumptions (API
+// rows out of start order; a kernel starting long after its launch), the
+// sweep must notice, give way to the whole-trace load, and give the same
+// result as that load.
+func TestSweepFallsBack(t *testing.T) {
+	fx := fixture.Get(t, "interleaved_graph")
+	sweepParams(t, 1_000_000, 20_000_000, 512) // 1 ms windows, 20 ms margin
+	cases := []struct{ name, sql, why string }{
+		{"api-out-of-order", `UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = -1 WHERE rowid = 20000;
+UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = 20000 WHERE rowid = 20100;
+UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = 20100 WHERE rowid = -1;`, "CUDA API rows are not in start order"},
+		// The kernel of a call 180 ms before the trace's end, moved to the
+		// end of the table and of the trace.
+		{"late-kernel", `UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = (SELECT max(rowid) + 1 FROM CUPTI_ACTIVITY_KIND_KERNEL),
+  start = (SELECT max(start) FROM CUPTI_ACTIVITY_KIND_KERNEL) + 1000,
+  end = end - start + (SELECT max(start) FROM CUPTI_ACTIVITY_KIND_KERNEL) + 1000
+WHERE rowid = 15000;`, "a GPU operation starts more than the sweep margin after its launch"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := alteredCopy(t, fx, c.sql)
+			var fellBack string
+			sweepFellBack = func(why string) { fellBack = why }
+			defer func() { sweepFellBack = nil }()
+			swept, err := Segment(f, Options{Calls: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fellBack != c.why {
+				t.Errorf("fell back for %q, want %q", fellBack, c.why)
+			}
+			sweepOff = true
+			defer func() { sweepOff = false }()
+			whole, err := Segment(f, Options{Calls: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameResult(t, swept, whole)
+		})
+	}
+}
