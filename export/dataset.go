@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,7 +121,7 @@ func NewDatasetWriter(dir string, f Format, opt Options) (*DatasetWriter, error)
 func (w *DatasetWriter) Add(t *Table) { w.AddFunc(func() *Table { return t }) }
 
 // AddFunc is Add of the table build returns, built in the background too.
-// Calls of Add and AddFunc must come from one goroutine.
+// Calls of Add, AddFunc and AddRows must come from one goroutine.
 func (w *DatasetWriter) AddFunc(build func() *Table) {
 	res := &stagedTable{} // written by the goroutine alone; read after wg.Wait
 	w.staged = append(w.staged, res)
@@ -130,19 +131,68 @@ func (w *DatasetWriter) AddFunc(build func() *Table) {
 		w.sem <- struct{}{}
 		defer func() { <-w.sem }()
 		t := build()
-		w.mu.Lock()
-		dup := w.seen[t.Name]
-		w.seen[t.Name] = true
-		w.mu.Unlock()
-		switch {
-		case !validTableName(t.Name):
-			res.err = fmt.Errorf("table name %q is not a safe file name (letters, digits, '_', '-', '.')", t.Name)
-		case dup:
-			res.err = fmt.Errorf("duplicate table %s", t.Name)
-		default:
+		if w.claim(res, t.Name) {
 			res.entry, res.err = stageTable(w.staging, t, w.f, w.opt)
 		}
 	}()
+}
+
+// AddRows is AddFunc for a table of n rows built range by range: rows(lo,
+// hi) returns rows [lo, hi) as a Table with the same name and columns on
+// every call. A Parquet table that is not partitioned is encoded one range
+// (one row group of Options.RowGroupRows, default 64Ki rows) at a time, so
+// the whole table never exists in memory, neither as a Table nor as Arrow
+// data; other formats build it whole.
+func (w *DatasetWriter) AddRows(n int, rows func(lo, hi int) *Table) {
+	step := w.opt.RowGroupRows
+	if step <= 0 {
+		step = streamRowGroupRows
+	}
+	res := &stagedTable{}
+	w.staged = append(w.staged, res)
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.sem <- struct{}{}
+		defer func() { <-w.sem }()
+		first := rows(0, min(n, step))
+		if !w.claim(res, first.Name) {
+			return
+		}
+		streams := w.f == FormatParquet
+		for _, k := range w.opt.PartitionBy {
+			if first.ColumnIndex(k) >= 0 {
+				streams = false
+			}
+		}
+		if !streams {
+			res.entry, res.err = stageTable(w.staging, rows(0, n), w.f, w.opt)
+			return
+		}
+		name := first.Name + w.f.Ext()
+		res.entry, res.err = name, writeParquetRanges(filepath.Join(w.staging, name), first, n, step, rows, w.opt)
+	}()
+}
+
+// streamRowGroupRows is the row group length of AddRows by default.
+const streamRowGroupRows = 1 << 16
+
+// claim checks a table's name and records it; on a bad or repeated name it
+// sets res.err and returns false.
+func (w *DatasetWriter) claim(res *stagedTable, name string) bool {
+	w.mu.Lock()
+	dup := w.seen[name]
+	w.seen[name] = true
+	w.mu.Unlock()
+	switch {
+	case !validTableName(name):
+		res.err = fmt.Errorf("table name %q is not a safe file name (letters, digits, '_', '-', '.')", name)
+	case dup:
+		res.err = fmt.Errorf("duplicate table %s", name)
+	default:
+		return true
+	}
+	return false
 }
 
 // Commit waits for every table and publishes the dataset: a new dir by one
@@ -297,6 +347,35 @@ func partitionValue(t *Table, row, col int) string {
 		return out
 	}
 	return strings.ReplaceAll(b.String(), ".", "%2E")
+}
+
+// writeParquetRanges writes a Parquet file of n rows from rows(lo, hi),
+// step rows (one row group) at a time; first is rows [0, step).
+func writeParquetRanges(path string, first *Table, n, step int, rows func(lo, hi int) *Table, opt Options) error {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(out, 1<<20)
+	err = writeParquetChunks(bw, first, func(yield func(*Table) bool) {
+		for lo := step; lo < n; lo += step {
+			if !yield(rows(lo, min(n, lo+step))) {
+				return
+			}
+		}
+	}, opt)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		if err = out.Sync(); err != nil {
+			err = fmt.Errorf("sync %s: %w", path, err)
+		}
+	}
+	if cerr := out.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", path, cerr)
+	}
+	return err
 }
 
 // writeNewFile writes one output file and syncs it, so that the renames in

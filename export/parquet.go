@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,24 +51,48 @@ func parquetProperties(t *Table, opt Options) *parquet.WriterProperties {
 }
 
 func writeParquet(w io.Writer, t *Table, opt Options) error {
-	if len(t.cols) == 0 {
+	return writeParquetChunks(w, t, nil, opt)
+}
+
+// writeParquetChunks writes first and then every table of rest (same
+// columns) as the row groups of one Parquet file. Each chunk becomes Arrow
+// data only while it is encoded.
+func writeParquetChunks(w io.Writer, first *Table, rest iter.Seq[*Table], opt Options) error {
+	if len(first.cols) == 0 {
 		return fmt.Errorf("parquet needs at least one column")
 	}
-	rec, err := arrowRecord(t, opt)
+	rec, err := arrowRecord(first, opt)
 	if err != nil {
 		return err
 	}
-	defer rec.Release()
 	// ARROW:schema lets pyarrow, pandas and polars restore the dictionary
 	// types and our field metadata (units, docs).
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), writeOnly{w}, parquetProperties(t, opt), arrProps)
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), writeOnly{w}, parquetProperties(first, opt), arrProps)
 	if err != nil {
+		rec.Release()
 		return fmt.Errorf("create parquet writer: %w", err)
 	}
-	if err := fw.Write(rec); err != nil {
+	err = fw.Write(rec)
+	rec.Release()
+	if err != nil {
 		fw.Close()
 		return fmt.Errorf("write parquet rows: %w", err)
+	}
+	if rest != nil {
+		for t := range rest {
+			rec, err := arrowRecord(t, opt)
+			if err != nil {
+				fw.Close()
+				return err
+			}
+			err = fw.Write(rec)
+			rec.Release()
+			if err != nil {
+				fw.Close()
+				return fmt.Errorf("write parquet rows: %w", err)
+			}
+		}
 	}
 	if err := fw.Close(); err != nil {
 		return fmt.Errorf("finish parquet file: %w", err)

@@ -274,6 +274,7 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r RowRange, fn 
 	defer func() { f.addSkipped(t, skipped) }()
 	var recErr error
 	sc := f.pages.NewScanner(stop)
+	defer sc.Release()
 	err := sc.Scan(pt.root, lo, hi, func(rowid int64, rec []byte) bool {
 		if err := pr.rec.Parse(rec, width, want); err != nil {
 			recErr = err

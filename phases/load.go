@@ -497,7 +497,11 @@ func markTopLevelFrom(calls []apiCall, curEnd int64) int64 {
 // a comparison sort of the biggest structure. Within one id, ops keep the
 // order of sources, then of each source. Each source is dropped (set to nil)
 // once scattered, so the peak is the result plus one source.
-func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) {
+func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) { return groupOpsInto(nil, sources) }
+
+// groupOpsInto is groupOps writing into buf when it is large enough (the
+// sweep reuses one buffer for every window).
+func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 	type pidAcc struct {
 		n, minCorr, maxCorr int
 		p                   *pidIndex
@@ -573,7 +577,12 @@ func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) {
 		}
 		off = p.starts[len(p.starts)-1]
 	}
-	out := make([]gpuOp, off)
+	out := buf[:0]
+	if cap(out) >= int(off) {
+		out = out[:off]
+	} else {
+		out = make([]gpuOp, off)
+	}
 	for si, ops := range sources {
 		for _, o := range ops {
 			if o.corr < 0 {
@@ -702,21 +711,21 @@ func (tr *trace) buildOthers() {
 		}
 		m := map[int32][]interval{}
 		for pid := range byPid {
+			if len(byPid) == 2 { // the other one's list, shared
+				for p, iv := range byPid {
+					if p != pid {
+						m[pid] = iv
+					}
+				}
+				continue
+			}
 			var all []interval
-			var only []interval
-			n := 0
 			for p, iv := range byPid {
 				if p != pid {
 					all = append(all, iv...)
-					only = iv
-					n++
 				}
 			}
-			if n == 1 {
-				m[pid] = only
-			} else {
-				m[pid] = mergeIntervals(all)
-			}
+			m[pid] = mergeIntervals(all)
 		}
 		tr.others[g] = m
 	}

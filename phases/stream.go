@@ -105,14 +105,10 @@ func partsOf(f *nsys.File, t string) []nsys.RowRange {
 	return f.Split(t, int(n), sweepPartRows)
 }
 
-// partCap is the rows part r of a table of about rows rows can hold:
-// its rowid span, or the whole table's for an open end.
-func partCap(r nsys.RowRange, rows int64) int {
-	n := rows
-	if r.Lo > -1<<61 && r.Hi < 1<<61 {
-		n = min(n, r.Hi-r.Lo)
-	}
-	return int(min(n, 4*sweepPartRows) + 1)
+// partCap is the capacity a decoded part starts with: a part of a table
+// of rows rows, split by partsOf, holds about sweepPartRows of them.
+func partCap(rows int64) int {
+	return int(min(rows, sweepPartRows+sweepPartRows/8) + 1)
 }
 
 // startStreams starts decoding the API table and the four GPU-op tables.
@@ -122,7 +118,7 @@ func (s *sweep) startStreams(f *nsys.File) {
 	apiRows := f.RowHint(nsys.TableRuntime)
 	s.api = startParts(stop, partsOf(f, nsys.TableRuntime), ahead, func(r nsys.RowRange, reuse apiPart) (apiPart, error) {
 		p := apiPart{calls: reuse.calls[:0]}
-		if n := partCap(r, apiRows); cap(p.calls) < n {
+		if n := partCap(apiRows); cap(p.calls) < n {
 			p.calls = make([]streamCall, 0, n)
 		}
 		n := 0
@@ -156,7 +152,7 @@ func (s *sweep) startStreams(f *nsys.File) {
 		rows := f.RowHint(t)
 		return startParts(stop, partsOf(f, t), ahead, func(r nsys.RowRange, reuse opPart) (opPart, error) {
 			p := opPart{ops: reuse.ops[:0]}
-			if n := partCap(r, rows); cap(p.ops) < n {
+			if n := partCap(rows); cap(p.ops) < n {
 				p.ops = make([]gpuOp, 0, n)
 			}
 			fix := opFixer{gpuOf: gpuOf}

@@ -465,7 +465,7 @@ func (s *sweep) gather(hi int64) (int64, error) {
 	for _, o := range sel {
 		maxEnd = max(maxEnd, o.end)
 	}
-	tr.ops, tr.index = groupOps([][]gpuOp{sel}) // it drops only its own reference to sel
+	tr.ops, tr.index = groupOpsInto(tr.ops, [][]gpuOp{sel}) // the last window's ops are done with
 	return maxEnd, nil
 }
 
@@ -727,7 +727,9 @@ func setBit(bits []uint64, i int32) []uint64 {
 	}
 	w := int(i) >> 6
 	if w >= len(bits) {
-		bits = append(bits, make([]uint64, w+1-len(bits))...)
+		grown := make([]uint64, max(w+1, 2*len(bits)))
+		copy(grown, bits)
+		bits = grown
 	}
 	bits[w] |= 1 << (uint(i) & 63)
 	return bits

@@ -206,7 +206,6 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	if merged != nil {
 		merged(d)
 	}
-	units := buildUnits(d.instances, d.Phases, unitStart)
 	d.results = make([]*stats.Result, len(d.Phases))
 	if !sc.Off {
 		names := MetricNames()
@@ -215,20 +214,21 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		var mu sync.Mutex
 		var firstErr error
 		for i, ph := range d.Phases {
-			if len(units[ph]) == 0 {
-				continue
-			}
-			// A phase that the baseline arm lacks (graph_replay exists only
-			// in the graph arm) gets summaries but no comparisons.
-			base := d.Baseline
-			if !slices.ContainsFunc(units[ph], func(u stats.Unit) bool { return u.Arm == base }) {
-				base = ""
-			}
-			opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
-				QuantileMetrics: []int{int(phases.Wall)},
-				Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}
 			g.Go(func() error {
-				r, err := stats.Analyze(ph, names, units[ph], opt)
+				units := buildUnits(d.instances, ph, unitStart)
+				if len(units) == 0 {
+					return nil
+				}
+				// A phase that the baseline arm lacks (graph_replay exists
+				// only in the graph arm) gets summaries but no comparisons.
+				base := d.Baseline
+				if !slices.ContainsFunc(units, func(u stats.Unit) bool { return u.Arm == base }) {
+					base = ""
+				}
+				opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
+					QuantileMetrics: []int{int(phases.Wall)},
+					Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}
+				r, err := stats.Analyze(ph, names, units, opt)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil && firstErr == nil {
@@ -243,7 +243,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 			return nil, firstErr
 		}
 	}
-	d.fill(units)
+	d.fill()
 	return d, nil
 }
 
@@ -315,81 +315,69 @@ func armsInOrder(xs []phases.Instance, unitStart map[string]int64) []string {
 	return arms
 }
 
-// buildUnits turns instances into the statistics' units: per phase, per block,
-// the kept steps in order; a step without the phase gives NaN (absent), a step
-// with several instances of it gives their sum.
-func buildUnits(xs []phases.Instance, phaseNames []string, unitStart map[string]int64) map[string][]stats.Unit {
-	type stepVals map[string]*[phases.NumMetrics]float64
+// buildUnits turns instances into the statistics' units of phase ph: per
+// block, the kept steps in order; a step without the phase gives NaN
+// (absent), a step with several instances of it gives their sum. One phase
+// at a time, so only the phases being analysed hold their per-step values.
+func buildUnits(xs []phases.Instance, ph string, unitStart map[string]int64) []stats.Unit {
 	type unitAcc struct {
-		arm, profile string
-		steps        []stepVals
+		id, arm, profile string
+		steps            [][]float64 // per metric, per kept step
+		present          bool
 	}
+	var order []*unitAcc
 	units := map[string]*unitAcc{}
-	var order []string
-	var cur stepVals
+	var cur *unitAcc
 	skipping := false
-	for _, x := range xs {
+	for i := range xs {
+		x := &xs[i]
 		if x.IsStep {
 			skipping = x.Warmup
 			if skipping {
 				continue
 			}
-			u := units[x.Unit]
-			if u == nil {
-				u = &unitAcc{arm: x.Arm, profile: x.File}
-				units[x.Unit] = u
-				order = append(order, x.Unit)
+			cur = units[x.Unit]
+			if cur == nil {
+				cur = &unitAcc{id: x.Unit, arm: x.Arm, profile: x.File, steps: make([][]float64, phases.NumMetrics)}
+				units[x.Unit] = cur
+				order = append(order, cur)
 			}
-			cur = stepVals{}
-			u.steps = append(u.steps, cur)
+			for m := range cur.steps {
+				cur.steps[m] = append(cur.steps[m], math.NaN())
+			}
 		} else if skipping {
 			continue
 		}
-		v := cur[x.Phase]
-		if v == nil {
-			v = &[phases.NumMetrics]float64{}
-			cur[x.Phase] = v
+		if x.Phase != ph {
+			continue
 		}
-		for m := range phases.NumMetrics {
-			v[m] += float64(x.M[m])
+		t := len(cur.steps[0]) - 1
+		for m := range cur.steps {
+			// NaN marks a step without the phase; a sum is never NaN.
+			if v := cur.steps[m][t]; math.IsNaN(v) {
+				cur.steps[m][t] = float64(x.M[m])
+			} else {
+				cur.steps[m][t] = v + float64(x.M[m])
+			}
 		}
+		cur.present = true
 	}
-	out := map[string][]stats.Unit{}
-	for _, ph := range phaseNames {
-		for _, id := range order {
-			u := units[id]
-			present := false
-			steps := make([][]float64, phases.NumMetrics)
-			for m := range steps {
-				steps[m] = make([]float64, len(u.steps))
-			}
-			for t, sv := range u.steps {
-				v := sv[ph]
-				for m := range steps {
-					if v == nil {
-						steps[m][t] = math.NaN()
-					} else {
-						steps[m][t] = v[m]
-					}
-				}
-				present = present || v != nil
-			}
-			if !present {
-				continue
-			}
-			out[ph] = append(out[ph], stats.Unit{ID: id, Arm: u.arm, Profile: u.profile, Start: unitStart[id], Steps: steps})
+	var out []stats.Unit
+	for _, u := range order {
+		if u.present {
+			out = append(out, stats.Unit{ID: u.id, Arm: u.arm, Profile: u.profile, Start: unitStart[u.id], Steps: u.steps})
 		}
 	}
 	return out
 }
 
 // fill turns the statistics results into the document's rows.
-func (d *Doc) fill(units map[string][]stats.Unit) {
+func (d *Doc) fill() {
 	names := MetricNames()
 	for i, ph := range d.Phases {
 		r := d.results[i]
 		if r == nil {
-			d.fillPoint(ph, units[ph], names)
+			d.fillPoint(ph, buildUnits(d.instances, ph, d.unitStart), names)
 			continue
 		}
 		compare := r.Baseline == d.Baseline

@@ -12,7 +12,14 @@ import (
 )
 
 // InstancesTable is phase_instances: one row per step and phase instance.
-func (d *Doc) InstancesTable() *export.Table {
+func (d *Doc) InstancesTable() *export.Table { return d.InstancesRows(0, len(d.instances)) }
+
+// NumInstances is the number of rows of phase_instances.
+func (d *Doc) NumInstances() int { return len(d.instances) }
+
+// InstancesRows is rows [lo, hi) of phase_instances, for writers that
+// encode the biggest table range by range (export.DatasetWriter.AddRows).
+func (d *Doc) InstancesRows(lo, hi int) *export.Table {
 	cols := []export.Column{
 		{Name: "file", Type: export.TypeString, Doc: "export the instance comes from"},
 		{Name: "pid", Type: export.TypeInt64, Doc: "OS process id"},
@@ -39,9 +46,9 @@ func (d *Doc) InstancesTable() *export.Table {
 		export.Column{Name: "unattributed_kernel_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: kernel time of the step outside every phase; null for phases"},
 	)
 	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics per DESIGN.md, int64 ns", cols...)
-	t.Grow(len(d.instances))
+	t.Grow(hi - lo)
 	row := make([]export.Value, 0, len(cols))
-	for _, x := range d.instances {
+	for _, x := range d.instances[lo:hi] {
 		row = row[:0]
 		row = append(row, export.Str(x.File), export.Int(x.Pid), export.Int(x.Tid), export.Str(x.Thread), export.Str(x.Arm),
 			export.Int(int64(x.Block)), export.Str(x.Unit), export.Int(int64(x.Step)), export.Str(x.Phase), export.Bool(x.IsStep),

@@ -118,7 +118,7 @@ func armGains(files []*FileResult, unitStart map[string]int64, step, arm string,
 	if len(arms) < 2 {
 		return out, nil
 	}
-	units := buildUnits(xs, []string{step}, unitStart)[step]
+	units := buildUnits(xs, step, unitStart)
 	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: arm, Quantiles: sc.Quantiles,
 		QuantileMetrics: []int{int(phases.Wall)},
 		Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}

@@ -240,7 +240,7 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 			defer close(early)
 			setInputHashes(md, files, hashes)
 			if dw, dwErr = o.datasetWriter(md); dw != nil {
-				dw.AddFunc(d.InstancesTable)
+				dw.AddRows(d.NumInstances(), d.InstancesRows)
 			}
 		}()
 	}

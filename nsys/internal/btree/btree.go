@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // ErrUnsupported marks a database this package does not read (a text
@@ -45,8 +46,9 @@ func corrupt(page uint32, format string, args ...any) error {
 type File struct {
 	r        io.ReaderAt
 	pageSize int
-	usable   int    // page size less the reserved bytes at the end of each page
-	pages    uint32 // pages in the file
+	usable   int       // page size less the reserved bytes at the end of each page
+	pages    uint32    // pages in the file
+	aheads   sync.Pool // *[]byte read-ahead windows of released scanners
 }
 
 // maxDepth bounds the B-tree walk: a real tree of 4 KiB pages holding 2^40
@@ -111,7 +113,22 @@ const maxAhead = 1 << 20
 // NewScanner returns a scanner of f. stop, when not nil, is called once per
 // leaf page; a non-nil result ends the scan with that error.
 func (f *File) NewScanner(stop func() error) *Scanner {
-	return &Scanner{f: f, stop: stop, run: 1}
+	s := &Scanner{f: f, stop: stop, run: 1}
+	if b, ok := f.aheads.Get().(*[]byte); ok {
+		s.ahead = (*b)[:0]
+	}
+	return s
+}
+
+// Release hands the scanner's read-ahead window back for the next scanner
+// of the file (a table read in many parts would otherwise allocate a
+// window of up to maxAhead per part). The scanner must not be used again.
+func (s *Scanner) Release() {
+	if cap(s.ahead) > 0 {
+		b := s.ahead[:0]
+		s.f.aheads.Put(&b)
+	}
+	s.ahead, s.aheadN = nil, 0
 }
 
 // Scan calls fn with the rowid and the record of every row of the table
