@@ -24,7 +24,11 @@ func benchFile(b *testing.B) *nsys.File {
 
 // load reads the whole trace, as the sweep's fallback does.
 func load(f *nsys.File) (*trace, error) {
-	tr, err := loadHead(f)
+	gpuOf, err := cudaDeviceMap(f)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := loadHead(f, gpuOf)
 	if err != nil {
 		return nil, err
 	}
@@ -74,16 +78,14 @@ func BenchmarkAttribute(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sweepOff = true
 		b.StartTimer()
 		res := &Result{}
 		opt := Options{Depth: 1}
 		opt.ArmPattern = defaultArmPattern()
 		threads := tr.buildRanges(opt, &res.Excluded)
 		blocks := findArmBlocks(threads, opt.ArmPattern)
-		if err := tr.segment(threads, blocks, "collector_step", opt, res); err != nil {
+		if err := tr.segment(nil, threads, blocks, "collector_step", opt, res); err != nil {
 			b.Fatal(err)
 		}
-		sweepOff = false
 	}
 }

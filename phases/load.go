@@ -127,14 +127,9 @@ type trace struct {
 // loadHead reads what segmentation needs — strings, NVTX events, thread
 // names, the graph trace mode and the physical GPU map — concurrently. The
 // big activity tables are read afterwards, by the sweep or loadActivity.
-func loadHead(f *nsys.File) (*trace, error) {
-	tr := &trace{file: f, threads: map[int64]*threadCalls{}}
+func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
+	tr := &trace{file: f, threads: map[int64]*threadCalls{}, gpuOf: gpuOf}
 	var g errgroup.Group
-	g.Go(func() error {
-		var err error
-		tr.gpuOf, err = cudaDeviceMap(f)
-		return err
-	})
 	g.Go(func() error {
 		var err error
 		if tr.strs, err = f.Strings(); err != nil {

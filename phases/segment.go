@@ -70,9 +70,24 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if !f.HasTable(nsys.TableNVTX) {
 		return nil, &nsys.InputError{Path: f.Path, Problem: "no NVTX_EVENTS table: the program was not annotated or NVTX was not traced", Hint: "mark phases with NVTX ranges and record with `nsys profile -t cuda,nvtx`"}
 	}
-	tr, err := loadHead(f)
+	// Physical GPUs first (a tiny table): the sweep's decoders map each op
+	// as they read it. They start now and read ahead (a few parts per
+	// table) while the NVTX side is loaded and laid out.
+	gpuOf, err := cudaDeviceMap(f)
 	if err != nil {
 		return nil, err
+	}
+	var sw *sweep
+	if !sweepOff {
+		sw = startSweep(f, gpuOf)
+		defer sw.close()
+	}
+	tr, err := loadHead(f, gpuOf)
+	if err != nil {
+		return nil, err
+	}
+	if sw != nil {
+		sw.tr = tr
 	}
 	res := &Result{}
 	threads := tr.buildRanges(opt, &res.Excluded)
@@ -100,7 +115,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if res.Excluded.UnclosedRanges > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d NVTX ranges were never closed (NULL end) and were left out", f.Path, res.Excluded.UnclosedRanges))
 	}
-	if err := tr.segment(threads, blocks, stepName, opt, res); err != nil {
+	if err := tr.segment(sw, threads, blocks, stepName, opt, res); err != nil {
 		return nil, err
 	}
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
@@ -308,7 +323,7 @@ func inArmBlock(blocks []armBlock, pid, start, end int64) int {
 }
 
 // segment finds the step instances and their phases and attributes activity.
-func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) error {
+func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) error {
 	hasArms := map[int64]bool{}
 	for _, b := range blocks {
 		hasArms[b.pid] = true
@@ -461,7 +476,7 @@ func (tr *trace) segment(threads []*threadRanges, blocks []armBlock, stepName st
 		span.end = len(res.Instances)
 		spans = append(spans, span)
 	}
-	rec, err := tr.measureAll(res.Instances, gtids, spans, opt.Calls)
+	rec, err := tr.measureAll(sw, res.Instances, gtids, spans, opt.Calls)
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func partCap(rows int64) int {
 }
 
 // startStreams starts decoding the API table and the four GPU-op tables.
-func (s *sweep) startStreams(f *nsys.File) {
+func (s *sweep) startStreams(f *nsys.File, gpuOf map[[2]int64]int32) {
 	ahead := runtime.GOMAXPROCS(0) + 1
 	stop := s.stop
 	apiRows := f.RowHint(nsys.TableRuntime)
@@ -147,7 +147,6 @@ func (s *sweep) startStreams(f *nsys.File) {
 		}
 		return p, nil
 	})
-	gpuOf := s.tr.gpuOf
 	opParts := func(t string, each func(r nsys.RowRange, emit func(gpuOp) bool) error) *partStream[opPart] {
 		rows := f.RowHint(t)
 		return startParts(stop, partsOf(f, t), ahead, func(r nsys.RowRange, reuse opPart) (opPart, error) {

@@ -44,9 +44,11 @@ func (e *unorderedError) Error() string { return "activity not in time order: " 
 
 // measureAll measures every instance in place. It returns the call recorder
 // when calls are recorded.
-func (tr *trace) measureAll(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (*callRecorder, error) {
-	if !sweepOff {
-		rec, err := tr.sweepMeasure(xs, gtids, spans, calls)
+// sw, when not nil, is the sweep started with the analysis.
+func (tr *trace) measureAll(sw *sweep, xs []Instance, gtids []int64, spans []stepSpan, calls bool) (*callRecorder, error) {
+	if sw != nil {
+		rec, err := sw.measure(xs, gtids, spans, calls)
+		sw.close()
 		var uo *unorderedError
 		if !errors.As(err, &uo) {
 			return rec, err
@@ -136,8 +138,9 @@ const (
 )
 
 type sweep struct {
-	tr   *trace
-	stop chan struct{}
+	tr     *trace // set once the NVTX side is loaded
+	stop   chan struct{}
+	closed bool
 
 	api      *partStream[apiPart]
 	apiFront int64
@@ -172,20 +175,33 @@ type sweep struct {
 	negAPI, negOps, badCorr int
 }
 
-// sweepMeasure measures xs window by window as the tables stream.
-func (tr *trace) sweepMeasure(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (rec *callRecorder, err error) {
-	f := tr.file
+// startSweep starts decoding the activity tables of f, so that they are
+// read while the NVTX ranges are loaded and laid out; close stops it.
+func startSweep(f *nsys.File, gpuOf map[[2]int64]int32) *sweep {
 	s := &sweep{
-		tr: tr, stop: make(chan struct{}),
+		stop:     make(chan struct{}),
 		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{}, classOf: map[int32]uint16{},
 		used: map[int32][]uint64{}, evicted: map[int32][]uint64{},
 		busy: map[int32]map[int32]*busyList{}, doneT: math.MinInt64,
 	}
-	defer close(s.stop)
+	s.startStreams(f, gpuOf)
+	return s
+}
+
+// close stops the decoders; it may be called more than once.
+func (s *sweep) close() {
+	if !s.closed {
+		s.closed = true
+		close(s.stop)
+	}
+}
+
+// measure measures xs window by window as the tables stream.
+func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (rec *callRecorder, err error) {
+	tr := s.tr
 	tr.threads = map[int64]*threadCalls{}
 	tr.procThreads = map[int32][]*threadCalls{}
 	tr.classes, tr.names = nil, nil
-	s.startStreams(f)
 	if calls {
 		if rec, err = newCallRecorder(tr); err != nil {
 			return nil, err

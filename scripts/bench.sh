@@ -41,31 +41,33 @@ measure() {
 }
 best() { sort -n | head -1; }
 
+# SCALE=N: also time analyze on an N-times larger export (replicated with
+# shifted timestamps and fresh correlation ids by internal/cmd/scaleexport),
+# interleaved with the other runs so that both see the same machine, and
+# print the time and peak-RSS ratios against the original.
+if [ -n "${SCALE:-}" ]; then
+  big="$tmp/scaled.sqlite"
+  go run ./internal/cmd/scaleexport -n "$SCALE" "$db" "$big"
+  cat "$big" > /dev/null
+fi
+
 echo "input: $src ($(du -h "$db" | cut -f1) decompressed); $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ)"
-scan=(); ana=(); rss_scan=0; rss_ana=0
+scan=(); ana=(); bigs=(); rss_scan=0; rss_ana=0; rss_big=0
 for i in $(seq "$runs"); do
   read -r w r < <(measure sqlite3 "file:$db?immutable=1" "$scan_sql"); scan+=("$w"); rss_scan=$((r > rss_scan ? r : rss_scan))
   rm -rf "$tmp/out"
   read -r w r < <(measure "$tmp/nsysphase" analyze --quiet --out "$tmp/out" "$db"); ana+=("$w"); rss_ana=$((r > rss_ana ? r : rss_ana))
+  if [ -n "${SCALE:-}" ]; then
+    rm -rf "$tmp/outbig"
+    read -r w r < <(measure "$tmp/nsysphase" analyze --quiet --out "$tmp/outbig" "$big"); bigs+=("$w"); rss_big=$((r > rss_big ? r : rss_big))
+  fi
 done
 bs=$(printf '%s\n' "${scan[@]}" | best)
 ba=$(printf '%s\n' "${ana[@]}" | best)
 printf 'bare sqlite3 scan     runs: %s  best %.2f s  peak RSS %d MB\n' "${scan[*]}" "$bs" $((rss_scan / 1024))
 printf 'nsysphase analyze     runs: %s  best %.2f s  peak RSS %d MB\n' "${ana[*]}" "$ba" $((rss_ana / 1024))
 awk -v a="$ba" -v s="$bs" 'BEGIN { printf "ratio analyze / scan: %.2f (target <= 2.0)\n", a / s }'
-
-# SCALE=N: also time analyze on an N-times larger export (replicated with
-# shifted timestamps and fresh correlation ids by internal/cmd/scaleexport)
-# and print the time and peak-RSS ratios against the original.
 if [ -n "${SCALE:-}" ]; then
-  big="$tmp/scaled.sqlite"
-  go run ./internal/cmd/scaleexport -n "$SCALE" "$db" "$big"
-  cat "$big" > /dev/null
-  bigs=(); rss_big=0
-  for i in $(seq "$runs"); do
-    rm -rf "$tmp/outbig"
-    read -r w r < <(measure "$tmp/nsysphase" analyze --quiet --out "$tmp/outbig" "$big"); bigs+=("$w"); rss_big=$((r > rss_big ? r : rss_big))
-  done
   bb=$(printf '%s\n' "${bigs[@]}" | best)
   printf 'analyze on %sx (%s)  runs: %s  best %.2f s  peak RSS %d MB\n' "$SCALE" "$(du -h "$big" | cut -f1)" "${bigs[*]}" "$bb" $((rss_big / 1024))
   awk -v b="$bb" -v a="$ba" -v rb="$rss_big" -v ra="$rss_ana" -v n="$SCALE" 'BEGIN { printf "scale %sx: time %.1fx (target <= %.1fx), peak RSS %.1fx\n", n, b / a, n * 1.05, rb / ra }'
