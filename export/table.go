@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -165,6 +166,7 @@ type columnData struct {
 	// valid is nil until the first null arrives, then has one entry per row.
 	valid []bool
 	nulls int
+	last  int32 // code of the last string interned: rows repeat it in runs
 }
 
 // NewTable returns an empty table with the given columns. It panics if a
@@ -302,7 +304,11 @@ func (d *columnData) append(typ Type, v Value, row int) {
 // intern returns the dictionary code of s, adding it on first sight. Codes
 // follow first appearance, which keeps output deterministic.
 func (d *columnData) intern(s string) int32 {
+	if len(d.dict) > 0 && d.dict[d.last] == s {
+		return d.last
+	}
 	if code, ok := d.lookup[s]; ok {
+		d.last = code
 		return code
 	}
 	if len(d.dict) == math.MaxInt32 {
@@ -311,7 +317,107 @@ func (d *columnData) intern(s string) int32 {
 	code := int32(len(d.dict))
 	d.dict = append(d.dict, s)
 	d.lookup[s] = code
+	d.last = code
 	return code
+}
+
+// RowsAppender fills rows added by [Table.AppendRows] column by column,
+// without a [Value] per cell: the path for tables of millions of rows.
+// Every string cell must be set; a nullable cell may be set to null.
+// Misuse (a wrong type, a row outside the block) panics, as a slice index
+// would.
+type RowsAppender struct {
+	t         *Table
+	base, end int
+}
+
+// AppendRows adds n rows — zero numbers and false — for a to fill.
+func (t *Table) AppendRows(n int) *RowsAppender {
+	for i, c := range t.cols {
+		d := &t.data[i]
+		switch c.Type {
+		case TypeInt64, TypeBool:
+			d.ints = extend(d.ints, n)
+		case TypeFloat64:
+			d.floats = extend(d.floats, n)
+		case TypeString:
+			d.codes = extend(d.codes, n)
+		}
+		if d.valid != nil {
+			for range n {
+				d.valid = append(d.valid, true)
+			}
+		}
+	}
+	a := &RowsAppender{t: t, base: t.rows, end: t.rows + n}
+	t.rows += n
+	return a
+}
+
+func (a *RowsAppender) col(col int, want ...Type) *columnData {
+	if c := a.t.cols[col]; !slices.Contains(want, c.Type) {
+		panic(fmt.Sprintf("export: table %s: column %s is %v, not %v", a.t.Name, c.Name, c.Type, want))
+	}
+	return &a.t.data[col]
+}
+
+// Int64s returns the new cells of an int64 column (or a bool column, as
+// 0/1), to be written in place.
+func (a *RowsAppender) Int64s(col int) []int64 {
+	return a.col(col, TypeInt64, TypeBool).ints[a.base:a.end]
+}
+
+// Float64s returns the new cells of a float64 column, to be written in place.
+func (a *RowsAppender) Float64s(col int) []float64 {
+	return a.col(col, TypeFloat64).floats[a.base:a.end]
+}
+
+// SetString sets cell i (from 0) of the new rows of a string column.
+func (a *RowsAppender) SetString(col, i int, s string) {
+	d := a.col(col, TypeString)
+	d.codes[a.base+i] = d.intern(s)
+}
+
+// SetNull makes cell i (from 0) of the new rows of a nullable column null.
+func (a *RowsAppender) SetNull(col, i int) {
+	c := a.t.cols[col]
+	if !c.Nullable {
+		panic(fmt.Sprintf("export: table %s: null in non-nullable column %s", a.t.Name, c.Name))
+	}
+	d := &a.t.data[col]
+	row := a.base + i
+	if row >= a.end {
+		panic(fmt.Sprintf("export: table %s: row %d outside the appended rows", a.t.Name, row))
+	}
+	if d.valid == nil {
+		d.valid = make([]bool, a.t.rows, max(a.t.rows, cap(d.ints), cap(d.floats), cap(d.codes)))
+		for j := range d.valid {
+			d.valid[j] = true
+		}
+	}
+	if d.valid[row] {
+		d.valid[row] = false
+		d.nulls++
+	}
+	// A null holds the zero value, as AppendRow stores it.
+	d.ints = zeroAt(d.ints, row)
+	d.floats = zeroAt(d.floats, row)
+	d.codes = zeroAt(d.codes, row)
+}
+
+// extend appends n zero values to s.
+func extend[E any](s []E, n int) []E {
+	s = slices.Grow(s, n)
+	s = s[:len(s)+n]
+	clear(s[len(s)-n:])
+	return s
+}
+
+func zeroAt[E int64 | float64 | int32](s []E, i int) []E {
+	if i < len(s) {
+		s[i] = 0
+	}
+	return s
 }
 
 func (d *columnData) isNull(row int) bool { return d.valid != nil && !d.valid[row] }

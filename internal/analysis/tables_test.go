@@ -1,0 +1,65 @@
+package analysis
+
+import (
+	"testing"
+
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+// TestInstancesTableCells: every cell of phase_instances, filled column by
+// column, is the field of its instance, nulls included; a range of rows is
+// the same rows of the whole table.
+func TestInstancesTableCells(t *testing.T) {
+	d := analyseFixture(t, "sharing_mps_1", 2, StatsConfig{Off: true})
+	tab := d.InstancesTable()
+	if tab.Len() != len(d.instances) || tab.Len() == 0 {
+		t.Fatalf("%d rows for %d instances", tab.Len(), len(d.instances))
+	}
+	col := func(name string) int {
+		i := tab.ColumnIndex(name)
+		if i < 0 {
+			t.Fatalf("no column %s", name)
+		}
+		return i
+	}
+	str := func(r int, name string) string { v, _ := tab.String(r, col(name)); return v }
+	num := func(r int, name string) int64 { v, _ := tab.Int64(r, col(name)); return v }
+	flag := func(r int, name string) bool { v, _ := tab.Bool(r, col(name)); return v }
+	nulls := 0
+	for r, x := range d.instances {
+		if str(r, "file") != x.File || str(r, "thread") != x.Thread || str(r, "arm") != x.Arm || str(r, "unit") != x.Unit || str(r, "phase") != x.Phase ||
+			num(r, "pid") != x.Pid || num(r, "tid") != x.Tid || num(r, "block") != int64(x.Block) || num(r, "step") != int64(x.Step) ||
+			flag(r, "is_step") != x.IsStep || num(r, "depth") != int64(x.Depth) || flag(r, "warmup") != x.Warmup ||
+			num(r, "start_ns") != x.Start || num(r, "end_ns") != x.End {
+			t.Fatalf("row %d: keys differ from %+v", r, x)
+		}
+		for m := range phases.NumMetrics {
+			if got := num(r, phases.Metrics[m].Name); got != x.M[m] {
+				t.Fatalf("row %d %s: %d, want %d", r, phases.Metrics[m].Name, got, x.M[m])
+			}
+		}
+		q, qok := tab.Float64(r, col("queue_mean_ns"))
+		if qok != x.HasQueue || (qok && q != x.QueueMeanNs) {
+			t.Fatalf("row %d queue_mean_ns %v %v, want %v %v", r, q, qok, x.QueueMeanNs, x.HasQueue)
+		}
+		g, gok := tab.Int64(r, col("phase_gap_ns"))
+		u, uok := tab.Int64(r, col("unattributed_kernel_ns"))
+		if gok != x.HasStepOnly || uok != x.HasStepOnly || (gok && (g != x.PhaseGapNs || u != x.UnattrKerNs)) {
+			t.Fatalf("row %d step-only cells %v/%v %v/%v, want %v/%v %v", r, g, gok, u, uok, x.PhaseGapNs, x.UnattrKerNs, x.HasStepOnly)
+		}
+		if !gok {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		t.Error("no phase rows: the null path is untested")
+	}
+	part := d.InstancesRows(10, 20)
+	for r := range 10 {
+		for c := range tab.NumColumns() {
+			if part.Value(r, c) != tab.Value(10+r, c) {
+				t.Fatalf("rows [10,20) row %d column %d: %v, want %v", r, c, part.Value(r, c), tab.Value(10+r, c))
+			}
+		}
+	}
+}
