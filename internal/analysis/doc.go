@@ -322,11 +322,25 @@ func armsInOrder(xs []phases.Instance, unitStart map[string]int64) []string {
 func buildUnits(xs []phases.Instance, ph string, unitStart map[string]int64) []stats.Unit {
 	type unitAcc struct {
 		id, arm, profile string
-		steps            [][]float64 // per metric, per kept step
-		present          bool
+		kept             int         // kept steps so far
+		steps            [][]float64 // per metric, per kept step; nil until the phase appears
 	}
 	var order []*unitAcc
 	units := map[string]*unitAcc{}
+	total := map[*unitAcc]int{}
+	// First the units and their kept steps, so that each metric's values
+	// are allocated once, at their size, and only for units with the phase.
+	for i := range xs {
+		if x := &xs[i]; x.IsStep && !x.Warmup {
+			u := units[x.Unit]
+			if u == nil {
+				u = &unitAcc{id: x.Unit, arm: x.Arm, profile: x.File}
+				units[x.Unit] = u
+				order = append(order, u)
+			}
+			total[u]++
+		}
+	}
 	var cur *unitAcc
 	skipping := false
 	for i := range xs {
@@ -337,21 +351,25 @@ func buildUnits(xs []phases.Instance, ph string, unitStart map[string]int64) []s
 				continue
 			}
 			cur = units[x.Unit]
-			if cur == nil {
-				cur = &unitAcc{id: x.Unit, arm: x.Arm, profile: x.File, steps: make([][]float64, phases.NumMetrics)}
-				units[x.Unit] = cur
-				order = append(order, cur)
-			}
-			for m := range cur.steps {
-				cur.steps[m] = append(cur.steps[m], math.NaN())
-			}
+			cur.kept++
 		} else if skipping {
 			continue
 		}
 		if x.Phase != ph {
 			continue
 		}
-		t := len(cur.steps[0]) - 1
+		if cur.steps == nil {
+			cur.steps = make([][]float64, phases.NumMetrics)
+			n := total[cur]
+			for m := range cur.steps {
+				vals := make([]float64, n)
+				for k := range vals {
+					vals[k] = math.NaN() // a step without the phase
+				}
+				cur.steps[m] = vals
+			}
+		}
+		t := cur.kept - 1
 		for m := range cur.steps {
 			// NaN marks a step without the phase; a sum is never NaN.
 			if v := cur.steps[m][t]; math.IsNaN(v) {
@@ -360,11 +378,10 @@ func buildUnits(xs []phases.Instance, ph string, unitStart map[string]int64) []s
 				cur.steps[m][t] = v + float64(x.M[m])
 			}
 		}
-		cur.present = true
 	}
 	var out []stats.Unit
 	for _, u := range order {
-		if u.present {
+		if u.steps != nil {
 			out = append(out, stats.Unit{ID: u.id, Arm: u.arm, Profile: u.profile, Start: unitStart[u.id], Steps: u.steps})
 		}
 	}

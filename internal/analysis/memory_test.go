@@ -1,0 +1,60 @@
+package analysis
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// TestSetMemoryTargetBigInput: from 256 MiB of input the heap is collected
+// at a soft limit of half the input, GOGC off, and the governor raises the
+// limit once the live heap passes 3/4 of it instead of letting the
+// collector run without end.
+func TestSetMemoryTargetBigInput(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
+		t.Skip("GOMEMLIMIT or GOGC set: SetMemoryTarget leaves the collector alone")
+	}
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetGCPercent(100)
+	small := filepath.Join(t.TempDir(), "small.sqlite")
+	if err := os.WriteFile(small, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	SetMemoryTarget([]string{small})
+	if got := debug.SetMemoryLimit(-1); got != minMemoryTarget {
+		t.Errorf("small input: limit %d, want %d", got, minMemoryTarget)
+	}
+	big := filepath.Join(t.TempDir(), "big.sqlite")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(300 << 20); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	SetMemoryTarget([]string{big})
+	if got := debug.SetMemoryLimit(-1); got != 150<<20 {
+		t.Errorf("300 MiB input: limit %d, want %d", got, 150<<20)
+	}
+	if old := debug.SetGCPercent(-1); old != -1 {
+		t.Errorf("300 MiB input: GOGC %d, want off", old)
+	}
+	live := make([]byte, 128<<20) // past 3/4 of 150 MiB
+	for i := range live {
+		live[i] = byte(i)
+	}
+	runtime.GC()
+	deadline := time.Now().Add(5 * time.Second)
+	for debug.SetMemoryLimit(-1) == 150<<20 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := debug.SetMemoryLimit(-1); got < 128<<20*3/2 {
+		t.Errorf("live heap of 128 MiB: limit still %d MiB", got>>20)
+	}
+	runtime.KeepAlive(live)
+}
