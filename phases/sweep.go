@@ -23,7 +23,7 @@ import (
 var (
 	// sweepSpan is the time a window's steps span at least before it is
 	// measured (fewer, larger windows re-read less of the margin).
-	sweepSpan int64 = 2_000_000_000
+	sweepSpan int64 = 4_000_000_000
 	// sweepMargin is how far past a window's last range end GPU ops are read
 	// before it is measured: the longest launch-to-start delay the sweep
 	// waits for (large_interleaved: 13.6 ms at most).

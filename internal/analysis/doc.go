@@ -49,6 +49,7 @@ type Doc struct {
 	instances []phases.Instance
 	results   []*stats.Result  // per phase, in Phases order; nil entries when stats are off
 	unitStart map[string]int64 // unit → start on the common clock (orders units); see from.go
+	plan      *unitPlan        // instances placed in units, steps and phases
 }
 
 // ToolInfo names the tool that wrote a document.
@@ -207,6 +208,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		merged(d)
 	}
 	d.results = make([]*stats.Result, len(d.Phases))
+	d.plan = newUnitPlan(d.instances, d.Phases)
 	if !sc.Off {
 		names := MetricNames()
 		g, _ := errgroup.WithContext(ctx)
@@ -215,7 +217,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		var firstErr error
 		for i, ph := range d.Phases {
 			g.Go(func() error {
-				units := buildUnits(d.instances, ph, unitStart)
+				units := d.plan.units(d.instances, int32(i), unitStart)
 				if len(units) == 0 {
 					return nil
 				}
@@ -317,72 +319,91 @@ func armsInOrder(xs []phases.Instance, unitStart map[string]int64) []string {
 
 // buildUnits turns instances into the statistics' units of phase ph: per
 // block, the kept steps in order; a step without the phase gives NaN
-// (absent), a step with several instances of it gives their sum. One phase
-// at a time, so only the phases being analysed hold their per-step values.
+// (absent), a step with several instances of it gives their sum.
 func buildUnits(xs []phases.Instance, ph string, unitStart map[string]int64) []stats.Unit {
-	type unitAcc struct {
-		id, arm, profile string
-		kept             int         // kept steps so far
-		steps            [][]float64 // per metric, per kept step; nil until the phase appears
+	return newUnitPlan(xs, []string{ph}).units(xs, 0, unitStart)
+}
+
+// unitPlan places every instance in its unit and kept step once, for all
+// phases: units are then built one phase at a time (only the phases being
+// analysed hold their per-step values) by integer comparisons.
+type unitPlan struct {
+	ids, arms, profiles []string // per unit, in order of first kept step
+	kept                []int    // per unit: kept steps
+	unit, step, phase   []int32  // per instance: unit (-1: not kept), kept step, phase index (-1: none)
+}
+
+func newUnitPlan(xs []phases.Instance, phaseNames []string) *unitPlan {
+	p := &unitPlan{unit: make([]int32, len(xs)), step: make([]int32, len(xs)), phase: make([]int32, len(xs))}
+	phaseIdx := make(map[string]int32, len(phaseNames))
+	for i, ph := range phaseNames {
+		phaseIdx[ph] = int32(i)
 	}
-	var order []*unitAcc
-	units := map[string]*unitAcc{}
-	total := map[*unitAcc]int{}
-	// First the units and their kept steps, so that each metric's values
-	// are allocated once, at their size, and only for units with the phase.
-	for i := range xs {
-		if x := &xs[i]; x.IsStep && !x.Warmup {
-			u := units[x.Unit]
-			if u == nil {
-				u = &unitAcc{id: x.Unit, arm: x.Arm, profile: x.File}
-				units[x.Unit] = u
-				order = append(order, u)
-			}
-			total[u]++
-		}
-	}
-	var cur *unitAcc
-	skipping := false
+	unitIdx := map[string]int32{}
+	cur, skipping := int32(-1), false
+	lastPhase, lastIdx := "", int32(-1)
 	for i := range xs {
 		x := &xs[i]
 		if x.IsStep {
 			skipping = x.Warmup
-			if skipping {
-				continue
+			if !skipping {
+				u, ok := unitIdx[x.Unit]
+				if !ok {
+					u = int32(len(p.ids))
+					unitIdx[x.Unit] = u
+					p.ids, p.arms, p.profiles, p.kept = append(p.ids, x.Unit), append(p.arms, x.Arm), append(p.profiles, x.File), append(p.kept, 0)
+				}
+				cur = u
+				p.kept[u]++
 			}
-			cur = units[x.Unit]
-			cur.kept++
-		} else if skipping {
+		}
+		if skipping {
+			p.unit[i], p.phase[i] = -1, -1
 			continue
 		}
-		if x.Phase != ph {
+		if x.Phase != lastPhase || lastIdx < 0 {
+			idx, ok := phaseIdx[x.Phase]
+			if !ok {
+				idx = -1
+			}
+			lastPhase, lastIdx = x.Phase, idx
+		}
+		p.unit[i], p.step[i], p.phase[i] = cur, int32(p.kept[cur]-1), lastIdx
+	}
+	return p
+}
+
+// units returns the units of phase index ph.
+func (p *unitPlan) units(xs []phases.Instance, ph int32, unitStart map[string]int64) []stats.Unit {
+	steps := make([][][]float64, len(p.ids)) // per unit, per metric, per kept step; nil: phase absent
+	for i := range xs {
+		if p.phase[i] != ph {
 			continue
 		}
-		if cur.steps == nil {
-			cur.steps = make([][]float64, phases.NumMetrics)
-			n := total[cur]
-			for m := range cur.steps {
-				vals := make([]float64, n)
+		u, t := p.unit[i], p.step[i]
+		if steps[u] == nil {
+			steps[u] = make([][]float64, phases.NumMetrics)
+			for m := range steps[u] {
+				vals := make([]float64, p.kept[u])
 				for k := range vals {
 					vals[k] = math.NaN() // a step without the phase
 				}
-				cur.steps[m] = vals
+				steps[u][m] = vals
 			}
 		}
-		t := cur.kept - 1
-		for m := range cur.steps {
+		for m, vals := range steps[u] {
 			// NaN marks a step without the phase; a sum is never NaN.
-			if v := cur.steps[m][t]; math.IsNaN(v) {
-				cur.steps[m][t] = float64(x.M[m])
+			if v := vals[t]; math.IsNaN(v) {
+				vals[t] = float64(xs[i].M[m])
 			} else {
-				cur.steps[m][t] = v + float64(x.M[m])
+				vals[t] = v + float64(xs[i].M[m])
 			}
 		}
 	}
 	var out []stats.Unit
-	for _, u := range order {
-		if u.steps != nil {
-			out = append(out, stats.Unit{ID: u.id, Arm: u.arm, Profile: u.profile, Start: unitStart[u.id], Steps: u.steps})
+	for u, st := range steps {
+		if st != nil {
+			out = append(out, stats.Unit{ID: p.ids[u], Arm: p.arms[u], Profile: p.profiles[u], Start: unitStart[p.ids[u]], Steps: st})
 		}
 	}
 	return out
@@ -394,7 +415,7 @@ func (d *Doc) fill() {
 	for i, ph := range d.Phases {
 		r := d.results[i]
 		if r == nil {
-			d.fillPoint(ph, buildUnits(d.instances, ph, d.unitStart), names)
+			d.fillPoint(ph, d.plan.units(d.instances, int32(i), d.unitStart), names)
 			continue
 		}
 		compare := r.Baseline == d.Baseline
