@@ -504,9 +504,25 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 	}
 	accs := map[int32]*pidAcc{}
 	var pids []int32
+	// A trace has a few processes whose ops alternate: a short list beats
+	// a map lookup per op in every pass.
+	var accKeys []int32
+	var accVals []*pidAcc
+	accOf := func(pid int32) *pidAcc {
+		for i, k := range accKeys {
+			if k == pid {
+				return accVals[i]
+			}
+		}
+		a := accs[pid]
+		if a != nil && len(accKeys) < 16 {
+			accKeys, accVals = append(accKeys, pid), append(accVals, a)
+		}
+		return a
+	}
 	for _, ops := range sources {
 		for _, o := range ops {
-			a := accs[o.pid]
+			a := accOf(o.pid)
 			if a == nil {
 				a = &pidAcc{minCorr: int(o.corr)}
 				accs[o.pid] = a
@@ -530,7 +546,7 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 	for _, ops := range sources {
 		for _, o := range ops {
 			if o.corr >= 0 {
-				p := accs[o.pid].p
+				p := accOf(o.pid).p
 				c := o.corr - p.base
 				p.bits[c>>6] |= 1 << (uint(c) & 63)
 			}
@@ -559,7 +575,7 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 			if o.corr < 0 { // no correlation: attributable to no call
 				continue
 			}
-			p := accs[o.pid].p
+			p := accOf(o.pid).p
 			p.starts[rankOf(p, o.corr)+1]++
 		}
 	}
@@ -583,7 +599,7 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 			if o.corr < 0 {
 				continue
 			}
-			a := accs[o.pid]
+			a := accOf(o.pid)
 			r := rankOf(a.p, o.corr)
 			out[a.p.starts[r]+a.fill[r]] = o
 			a.fill[r]++

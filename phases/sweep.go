@@ -166,8 +166,8 @@ type sweep struct {
 	// doneT are dropped.
 	busy      map[int32]map[int32]*busyList // gpu → pid → merged intervals of committed ops
 	committed [numSources]int               // opBuf[src][:committed[src]] are in busy
-	lastBusy  *busyList
-	lastKey   [2]int32
+	busyKeys  [][2]int32                    // (gpu, pid) of busyVals, for busyOf
+	busyVals  []*busyList
 	doneT     int64
 	overlap   int64
 	clipped   [][]interval // scratch of account
@@ -455,13 +455,20 @@ func (s *sweep) gather(hi int64) (int64, error) {
 		}
 		bands[b.pid] = bd
 	}
+	pids := make([]int32, 0, len(bands))
+	bandOf := make([]band, 0, len(bands))
+	for p, bd := range bands {
+		pids, bandOf = append(pids, p), append(bandOf, bd)
+	}
 	sel := s.scratch[:0]
 	keep := func(ops []gpuOp) {
-		lastPid, bd, ok := int32(-1), band{}, false
 		for _, o := range ops {
-			if o.pid != lastPid {
-				lastPid = o.pid
-				bd, ok = bands[o.pid]
+			ok, bd := false, band{}
+			for k, p := range pids { // a few processes: no map lookup per op
+				if p == o.pid {
+					ok, bd = true, bandOf[k]
+					break
+				}
 			}
 			if ok && o.corr >= bd.lo && o.corr <= bd.hi {
 				sel = append(sel, o)
@@ -516,24 +523,32 @@ func (s *sweep) commit() {
 		if o.end <= o.start {
 			continue
 		}
-		key := [2]int32{o.gpu, o.pid}
-		bl := s.lastBusy
-		if bl == nil || key != s.lastKey {
-			if s.busy[o.gpu] == nil {
-				s.busy[o.gpu] = map[int32]*busyList{}
-			}
-			if bl = s.busy[o.gpu][o.pid]; bl == nil {
-				bl = &busyList{}
-				s.busy[o.gpu][o.pid] = bl
-			}
-			s.lastBusy, s.lastKey = bl, key
-		}
+		bl := s.busyOf(o.gpu, o.pid)
 		if n := len(bl.iv); n > 0 && o.start <= bl.iv[n-1].end {
 			bl.iv[n-1].end = max(bl.iv[n-1].end, o.end)
 		} else {
 			bl.iv = append(bl.iv, interval{o.start, o.end})
 		}
 	}
+}
+
+// busyOf returns the busy list of (gpu, pid), creating it. A trace has a
+// few of them: a linear search beats two map lookups per op when the ops
+// of two processes alternate.
+func (s *sweep) busyOf(gpu, pid int32) *busyList {
+	key := [2]int32{gpu, pid}
+	for i := range s.busyKeys {
+		if s.busyKeys[i] == key {
+			return s.busyVals[i]
+		}
+	}
+	if s.busy[gpu] == nil {
+		s.busy[gpu] = map[int32]*busyList{}
+	}
+	bl := &busyList{}
+	s.busy[gpu][pid] = bl
+	s.busyKeys, s.busyVals = append(s.busyKeys, key), append(s.busyVals, bl)
+	return bl
 }
 
 // windowBusy hands the busy intervals to attribution: on a GPU that one
