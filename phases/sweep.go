@@ -28,8 +28,10 @@ var (
 	// before it is measured: the longest launch-to-start delay the sweep
 	// waits for (large_interleaved: 13.6 ms at most).
 	sweepMargin int64 = 1_000_000_000
-	// sweepPartRows is the rows of one decoded part of a table.
-	sweepPartRows int64 = 1 << 16
+	// sweepPartRows is the rows of one decoded part of a table: small
+	// enough that a part is consumed while it is still in the CPU's caches
+	// (65Ki-row parts cost 5-10% more CPU in a full analysis, 256Ki 45%).
+	sweepPartRows int64 = 1 << 14
 	// sweepOff forces the whole-trace load (tests compare both).
 	sweepOff bool
 	// sweepFellBack, when set (tests), hears why the sweep gave way.
