@@ -159,8 +159,8 @@ type sweep struct {
 	opDone  [numSources]bool
 	scratch []gpuOp
 
-	used    map[int32][]uint64 // corr ids of calls a measured window could see
-	evicted map[int32][]uint64 // corr ids of ops let go
+	used    map[int32]*corrSet // corr ids of calls a measured window could see
+	evicted map[int32]*corrSet // corr ids of ops let go
 
 	// Busy intervals are merged as ops are committed in start order (the
 	// four tables merged), so no window sorts; busy time is accounted in
@@ -183,7 +183,7 @@ func startSweep(f *nsys.File, gpuOf map[[2]int64]int32) *sweep {
 	s := &sweep{
 		stop:     make(chan struct{}),
 		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{}, classOf: map[int32]uint16{},
-		used: map[int32][]uint64{}, evicted: map[int32][]uint64{},
+		used: map[int32]*corrSet{}, evicted: map[int32]*corrSet{},
 		busy: map[int32]map[int32]*busyList{}, doneT: math.MinInt64,
 	}
 	s.startStreams(f, gpuOf)
@@ -278,7 +278,7 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 			if c.start >= w.hi {
 				break
 			}
-			s.used[b.pid] = setBit(s.used[b.pid], c.corr)
+			corrSetOf(s.used, b.pid).add(c.corr)
 		}
 	}
 	return nil
@@ -315,7 +315,7 @@ func (s *sweep) pullAPI() error {
 			}
 			s.last = b
 		}
-		if testBit(s.evicted[b.pid], c.corr) {
+		if s.evicted[b.pid].has(c.corr) {
 			return &unorderedError{"a GPU operation starts before its launch call"}
 		}
 		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.classify(int32(c.name)))})
@@ -398,7 +398,7 @@ func (s *sweep) pullOpPart(src int) error {
 		if o.corr < 0 { // no correlation: attributable to no call
 			continue
 		}
-		if testBit(s.used[o.pid], o.corr) {
+		if s.used[o.pid].has(o.corr) {
 			return &unorderedError{"a GPU operation starts more than the sweep margin after its launch"}
 		}
 		s.opBuf[src] = append(s.opBuf[src], o)
@@ -450,7 +450,7 @@ func (s *sweep) gather(hi int64) (int64, error) {
 			if c.start >= hi {
 				break
 			}
-			if testBit(s.evicted[b.pid], c.corr) {
+			if s.evicted[b.pid].has(c.corr) {
 				return 0, &unorderedError{"a GPU operation starts before its launch call"}
 			}
 			bd.lo, bd.hi = min(bd.lo, c.corr), max(bd.hi, c.corr)
@@ -587,7 +587,7 @@ func (s *sweep) evict(keep int64) error {
 			if a >= 0 {
 				if !(a == 0 && b.hasAnchor) {
 					b.anchorOps = b.anchorOps[:0]
-					if testBit(s.evicted[b.pid], b.buf[a].corr) {
+					if s.evicted[b.pid].has(b.buf[a].corr) {
 						return &unorderedError{"a GPU operation starts before its launch call"}
 					}
 				}
@@ -622,7 +622,7 @@ func (s *sweep) evict(keep int64) error {
 		ops := s.opBuf[src]
 		k := sort.Search(s.committed[src], func(i int) bool { return ops[i].start >= opKeep })
 		for _, o := range ops[:k] {
-			s.evicted[o.pid] = setBit(s.evicted[o.pid], o.corr)
+			corrSetOf(s.evicted, o.pid).add(o.corr)
 			if len(anchorCorr) > 0 {
 				if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
 					b.anchorOps = append(b.anchorOps, o)
@@ -754,21 +754,49 @@ func (s *sweep) gpuUse() []GPUUse {
 	return use
 }
 
-func setBit(bits []uint64, i int32) []uint64 {
-	if i < 0 {
-		return bits
-	}
-	w := int(i) >> 6
-	if w >= len(bits) {
-		grown := make([]uint64, max(w+1, 2*len(bits)))
-		copy(grown, bits)
-		bits = grown
-	}
-	bits[w] |= 1 << (uint(i) & 63)
-	return bits
+// corrSet is a set of one process's correlation ids: a bitmap from base,
+// the first id seen less 2^20, so ids that start high cost nothing below.
+type corrSet struct {
+	base int32
+	bits []uint64
 }
 
-func testBit(bits []uint64, i int32) bool {
-	w := int(i) >> 6
-	return i >= 0 && w < len(bits) && bits[w]&(1<<(uint(i)&63)) != 0
+func corrSetOf(m map[int32]*corrSet, pid int32) *corrSet {
+	c := m[pid]
+	if c == nil {
+		c = &corrSet{base: -1}
+		m[pid] = c
+	}
+	return c
+}
+
+func (c *corrSet) add(id int32) {
+	if id < 0 {
+		return
+	}
+	if c.base < 0 || id < c.base {
+		// First id, or one below the bitmap: start it lower.
+		nb := max(0, id-1<<20) &^ 63
+		if c.base >= 0 {
+			grown := make([]uint64, int(c.base-nb)>>6+len(c.bits))
+			copy(grown[int(c.base-nb)>>6:], c.bits)
+			c.bits = grown
+		}
+		c.base = nb
+	}
+	w := int(id-c.base) >> 6
+	if w >= len(c.bits) {
+		grown := make([]uint64, max(w+1, 2*len(c.bits)))
+		copy(grown, c.bits)
+		c.bits = grown
+	}
+	c.bits[w] |= 1 << (uint(id-c.base) & 63)
+}
+
+func (c *corrSet) has(id int32) bool {
+	if c == nil || id < c.base || c.base < 0 {
+		return false
+	}
+	w := int(id-c.base) >> 6
+	return w < len(c.bits) && c.bits[w]&(1<<(uint(id-c.base)&63)) != 0
 }
