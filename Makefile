@@ -8,9 +8,12 @@ LDFLAGS  := -s -w -X github.com/nsysphase/nsysphase/internal/cli.version=$(VERSI
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/nsysphase ./cmd/nsysphase
 
-# A static Linux binary to carry to the GPU host.
+# Static Linux binaries to carry to the GPU host (scripts/vs_nsys.sh,
+# two_cores.sh, scale_device.sh): xz them into .bench/ as nsysphase.xz and
+# scaleexport.xz.
 static:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/nsysphase-linux-amd64 ./cmd/nsysphase
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w" -o bin/scaleexport-linux-amd64 ./internal/cmd/scaleexport
 
 # The README's test command: every test, including the DuckDB interop test
 # when interop/node_modules exists (make interop installs it).
