@@ -119,7 +119,6 @@ type trace struct {
 	overlapNs   int64                          // time two or more processes' GPU work overlapped on one GPU
 	use         []GPUUse                       // per GPU, its processes' busy time
 	loaded      bool                           // loadActivity has run
-	fellBack    string                         // why the sweep gave way to the whole-trace load; "" when it did not
 	busy        map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
 	others      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
 }

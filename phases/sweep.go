@@ -2,6 +2,7 @@ package phases
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -55,7 +56,8 @@ func (tr *trace) measureAll(sw *sweep, xs []Instance, gtids []int64, spans []ste
 		if !errors.As(err, &uo) {
 			return rec, err
 		}
-		tr.fellBack = uo.what
+		// Worth a word: memory then grows with the export.
+		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %s: the activity tables were read whole, which takes about as much memory as the export", tr.file.Path, uo.what))
 		if sweepFellBack != nil {
 			sweepFellBack(uo.what)
 		}
