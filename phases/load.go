@@ -3,6 +3,7 @@ package phases
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -112,6 +113,8 @@ type trace struct {
 	index       corrIndex
 	classes     []apiClass       // by class index
 	names       []string         // API name by class index
+	classByName map[int32]uint16 // StringIds id → class index (classOf)
+	classByID   []int32          // the same for small ids, class+1; 0 = not seen
 	threadNm    map[int64]string // globalTid → thread name
 	graphMode   string
 	warnings    []string
@@ -170,7 +173,7 @@ func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 func (tr *trace) loadActivity() error {
 	f := tr.file
 	tr.threads = map[int64]*threadCalls{}
-	tr.classes, tr.names = nil, nil
+	tr.resetClasses()
 	var (
 		g                     errgroup.Group
 		memcpys, memsets, grs []gpuOp
@@ -328,12 +331,8 @@ func (tr *trace) loadActivity() error {
 		tr.threads[gt] = &threadCalls{globalTid: gt, calls: all[t]}
 	}
 
-	// API calls: classify each distinct name once.
-	// Name ids are dense StringIds ids: a slice, not a map, on this
-	// million-row loop. Threads are visited in id order so class numbers do
-	// not depend on map order.
-	classOf := map[int32]uint16{}
-	var dense []int32 // name id → class+1; 0 = not seen
+	// API calls: classify each distinct name once. Threads are visited in
+	// id order so class numbers do not depend on map order.
 	gts := make([]int64, 0, len(tr.threads))
 	for gt := range tr.threads {
 		gts = append(gts, gt)
@@ -343,26 +342,7 @@ func (tr *trace) loadActivity() error {
 		tc := tr.threads[gt]
 		for i := range tc.calls {
 			c := &tc.calls[i]
-			nameID := int32(c.tag) // loaded ≤ 2^31-1
-			if nameID >= 0 && int(nameID) < len(dense) && dense[nameID] != 0 {
-				c.tag = uint32(dense[nameID] - 1)
-				continue
-			}
-			cl, ok := classOf[nameID]
-			if !ok {
-				name := tr.strs.Name(int64(nameID))
-				cl = uint16(len(tr.classes))
-				classOf[nameID] = cl
-				tr.classes = append(tr.classes, classifyAPI(name))
-				tr.names = append(tr.names, nsys.BaseAPIName(name))
-				if nameID >= 0 && nameID < 1<<24 {
-					for int(nameID) >= len(dense) {
-						dense = append(dense, 0)
-					}
-					dense[nameID] = int32(cl) + 1
-				}
-			}
-			c.tag = uint32(cl)
+			c.tag = uint32(tr.classOf(int32(c.tag))) // loaded ≤ 2^31-1
 		}
 	}
 	tr.procThreads = map[int32][]*threadCalls{}
@@ -383,6 +363,36 @@ func (tr *trace) loadActivity() error {
 	tr.overlapNs, tr.use = tr.gpuUse()
 	tr.loaded = true
 	return nil
+}
+
+// classOf returns the class index of an API name id, classifying each
+// distinct name once. Name ids are dense StringIds ids: a slice, not a map,
+// answers the million-row loops.
+func (tr *trace) classOf(nameID int32) uint16 {
+	if nameID >= 0 && int(nameID) < len(tr.classByID) && tr.classByID[nameID] != 0 {
+		return uint16(tr.classByID[nameID] - 1)
+	}
+	cl, ok := tr.classByName[nameID]
+	if !ok {
+		name := tr.strs.Name(int64(nameID))
+		cl = uint16(len(tr.classes))
+		tr.classByName[nameID] = cl
+		tr.classes = append(tr.classes, classifyAPI(name))
+		tr.names = append(tr.names, nsys.BaseAPIName(name))
+		if nameID >= 0 && nameID < 1<<24 {
+			for int(nameID) >= len(tr.classByID) {
+				tr.classByID = append(tr.classByID, 0)
+			}
+			tr.classByID[nameID] = int32(cl) + 1
+		}
+	}
+	return cl
+}
+
+// resetClasses forgets every classified name (a load starts over).
+func (tr *trace) resetClasses() {
+	tr.classes, tr.names = nil, nil
+	tr.classByName, tr.classByID = map[int32]uint16{}, nil
 }
 
 // noteDamage words the activity rows that were repaired or left out.
@@ -768,36 +778,39 @@ func intersectLength(a, b []interval) int64 {
 // and the total time during which two or more processes' work overlapped on
 // one GPU.
 func (tr *trace) gpuUse() (overlap int64, use []GPUUse) {
-	gpus := make([]int32, 0, len(tr.busy))
-	for g := range tr.busy {
-		gpus = append(gpus, g)
-	}
-	slices.Sort(gpus)
-	for _, g := range gpus {
+	for _, g := range slices.Sorted(maps.Keys(tr.busy)) {
 		u := GPUUse{GPU: int64(g)}
-		pids := make([]int32, 0, len(tr.busy[g]))
-		for p := range tr.busy[g] {
-			pids = append(pids, p)
-		}
-		slices.Sort(pids)
+		pids := slices.Sorted(maps.Keys(tr.busy[g]))
 		for _, p := range pids {
 			u.Pids = append(u.Pids, int64(p))
 			u.BusyNs = append(u.BusyNs, totalLength(tr.busy[g][p]))
 		}
 		use = append(use, u)
-		if len(pids) == 2 {
-			overlap += intersectLength(tr.busy[g][pids[0]], tr.busy[g][pids[1]])
-			continue
+		lists := make([][]interval, len(pids))
+		for i, p := range pids {
+			lists[i] = tr.busy[g][p]
 		}
-		var edges []edge
-		for _, p := range pids {
-			for _, iv := range tr.busy[g][p] {
-				edges = append(edges, edge{iv.start, 1}, edge{iv.end, -1})
-			}
-		}
-		overlap += depthTwoLength(edges)
+		overlap += overlapLength(lists)
 	}
 	return overlap, use
+}
+
+// overlapLength is the time during which two or more of the lists (merged
+// busy intervals, one list per process) are busy at once.
+func overlapLength(lists [][]interval) int64 {
+	switch len(lists) {
+	case 0, 1:
+		return 0
+	case 2:
+		return intersectLength(lists[0], lists[1])
+	}
+	var edges []edge
+	for _, iv := range lists {
+		for _, x := range iv {
+			edges = append(edges, edge{x.start, 1}, edge{x.end, -1})
+		}
+	}
+	return depthTwoLength(edges)
 }
 
 // edge is an interval's start (+1) or end (−1).

@@ -1,6 +1,7 @@
 package phases
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -71,21 +72,30 @@ func (tr *trace) measureAll(sw *sweep, xs []Instance, gtids []int64, spans []ste
 			return nil, err
 		}
 	}
-	if !calls {
-		measureParallel(tr, xs, gtids)
-		return nil, nil
+	var rec *callRecorder
+	if calls {
+		var err error
+		if rec, err = newCallRecorder(tr); err != nil {
+			return nil, err
+		}
 	}
-	rec, err := newCallRecorder(tr)
-	if err != nil {
-		return nil, err
+	tr.measureRange(xs, gtids, 0, len(xs), rec)
+	return rec, nil
+}
+
+// measureRange measures instances [lo, hi): in parallel chunks, or in order
+// when calls are recorded (a step's records come before its phases').
+func (tr *trace) measureRange(xs []Instance, gtids []int64, lo, hi int, rec *callRecorder) {
+	if rec == nil {
+		measureParallel(tr, xs[lo:hi], gtids[lo:hi])
+		return
 	}
 	at := newAttributor(tr)
 	at.rec = rec
-	for i := range xs {
+	for i := lo; i < hi; i++ {
 		at.inst = int32(i)
 		at.measure(&xs[i], gtids[i])
 	}
-	return rec, nil
 }
 
 // sweepWindow is a run of consecutive step spans: instances [first, end),
@@ -106,9 +116,7 @@ func planWindows(xs []Instance, spans []stepSpan) []sweepWindow {
 			if w.end > w.first && w.hi-w.lo >= sweepSpan {
 				break
 			}
-			w.lo = min(w.lo, xs[sp.step].Start)
-			w.hi = max(w.hi, xs[sp.step].End)
-			for j := sp.first; j < sp.end; j++ {
+			for j := sp.step; j < sp.end; j++ { // the step, then its phases
 				w.lo, w.hi = min(w.lo, xs[j].Start), max(w.hi, xs[j].End)
 			}
 			w.end = sp.end
@@ -129,6 +137,39 @@ type threadBuf struct {
 	hasAnchor bool
 	curEnd    int64   // end of the last top-level call marked
 	anchorOps []gpuOp // the anchor's GPU ops that were let go (a copy's pageable check needs them)
+}
+
+// letGo drops the marked calls that start before keep, keeping as the
+// anchor the last top-level one of them (or the anchor before). evicted
+// holds the correlation ids whose ops were let go: a new anchor must not
+// be one of them.
+func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
+	k := sort.Search(b.marked, func(i int) bool { return b.buf[i].start >= keep })
+	if k == 0 || (k == 1 && b.hasAnchor) {
+		return nil
+	}
+	a := k - 1
+	for a >= 0 && !b.buf[a].topLevel() {
+		a--
+	}
+	switch {
+	case a < 0: // no top-level call before keep: no anchor
+		n := copy(b.buf, b.buf[k:])
+		b.buf, b.marked, b.hasAnchor = b.buf[:n], b.marked-k, false
+		b.anchorOps = b.anchorOps[:0]
+	default:
+		if a > 0 || !b.hasAnchor { // a new anchor
+			if evicted.has(b.buf[a].corr) {
+				return &unorderedError{"a GPU operation starts before its launch call"}
+			}
+			b.anchorOps = b.anchorOps[:0]
+		}
+		b.buf[0] = b.buf[a]
+		n := copy(b.buf[1:], b.buf[k:])
+		b.buf, b.marked, b.hasAnchor = b.buf[:1+n], b.marked-k+1, true
+	}
+	b.tc.calls = b.buf[:b.marked]
+	return nil
 }
 
 // opSource indexes the four GPU-op tables, in the order the whole-trace
@@ -152,8 +193,6 @@ type sweep struct {
 	bufs     []*threadBuf
 	bufOf    map[int64]*threadBuf
 	last     *threadBuf
-	classOf  map[int32]uint16
-	dense    []int32 // name id → class+1
 
 	ops     [numSources]*partStream[opPart]
 	opBuf   [numSources][]gpuOp
@@ -168,13 +207,10 @@ type sweep struct {
 	// four tables merged), so no window sorts; busy time is accounted in
 	// slabs of time no unread op can reach, and intervals that end before
 	// doneT are dropped.
-	busy      map[int32]map[int32]*busyList // gpu → pid → merged intervals of committed ops
-	committed [numSources]int               // opBuf[src][:committed[src]] are in busy
-	busyKeys  [][2]int32                    // (gpu, pid) of busyVals, for busyOf
-	busyVals  []*busyList
+	busy      []*busyList     // in (gpu, pid) order: a trace has a few
+	committed [numSources]int // opBuf[src][:committed[src]] are in busy
 	doneT     int64
 	overlap   int64
-	clipped   [][]interval // scratch of account
 
 	negAPI, negOps, badCorr int
 }
@@ -184,9 +220,9 @@ type sweep struct {
 func startSweep(f *nsys.File, gpuOf map[[2]int64]int32) *sweep {
 	s := &sweep{
 		stop:     make(chan struct{}),
-		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{}, classOf: map[int32]uint16{},
+		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{},
 		used: map[int32]*corrSet{}, evicted: map[int32]*corrSet{},
-		busy: map[int32]map[int32]*busyList{}, doneT: math.MinInt64,
+		doneT: math.MinInt64,
 	}
 	s.startStreams(f, gpuOf)
 	return s
@@ -205,7 +241,7 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 	tr := s.tr
 	tr.threads = map[int64]*threadCalls{}
 	tr.procThreads = map[int32][]*threadCalls{}
-	tr.classes, tr.names = nil, nil
+	tr.resetClasses()
 	if calls {
 		if rec, err = newCallRecorder(tr); err != nil {
 			return nil, err
@@ -263,16 +299,7 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 		}
 	}
 	s.windowBusy()
-	if rec != nil {
-		at := newAttributor(tr)
-		at.rec = rec
-		for i := w.first; i < w.end; i++ {
-			at.inst = int32(i)
-			at.measure(&xs[i], gtids[i])
-		}
-	} else {
-		measureParallel(tr, xs[w.first:w.end], gtids[w.first:w.end])
-	}
+	tr.measureRange(xs, gtids, w.first, w.end, rec)
 	// Calls a window could see are settled: an op of theirs arriving now
 	// came too late.
 	for _, b := range s.bufs {
@@ -284,6 +311,17 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 		}
 	}
 	return nil
+}
+
+// unreadFrom is the earliest start any op still unread can have.
+func (s *sweep) unreadFrom() int64 {
+	t := int64(math.MaxInt64)
+	for src := range s.opFront {
+		if !s.opDone[src] {
+			t = min(t, s.opFront[src])
+		}
+	}
+	return t
 }
 
 func (s *sweep) opsDone() bool {
@@ -320,7 +358,7 @@ func (s *sweep) pullAPI() error {
 		if s.evicted[b.pid].has(c.corr) {
 			return &unorderedError{"a GPU operation starts before its launch call"}
 		}
-		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.classify(int32(c.name)))})
+		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.tr.classOf(int32(c.name)))})
 	}
 	s.api.give(p)
 	return nil
@@ -334,43 +372,9 @@ func (s *sweep) newThread(gtid int64) *threadBuf {
 	s.bufs = append(s.bufs, b)
 	tr.threads[gtid] = tc
 	ts := tr.procThreads[b.pid]
-	i, _ := slices.BinarySearchFunc(ts, gtid, func(t *threadCalls, g int64) int { return compareInt64(t.globalTid, g) })
+	i, _ := slices.BinarySearchFunc(ts, gtid, func(t *threadCalls, g int64) int { return cmp.Compare(t.globalTid, g) })
 	tr.procThreads[b.pid] = slices.Insert(ts, i, tc)
 	return b
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// classify returns the class index of an API name id, classifying each
-// distinct name once.
-func (s *sweep) classify(nameID int32) uint16 {
-	if nameID >= 0 && int(nameID) < len(s.dense) && s.dense[nameID] != 0 {
-		return uint16(s.dense[nameID] - 1)
-	}
-	tr := s.tr
-	cl, ok := s.classOf[nameID]
-	if !ok {
-		name := tr.strs.Name(int64(nameID))
-		cl = uint16(len(tr.classes))
-		s.classOf[nameID] = cl
-		tr.classes = append(tr.classes, classifyAPI(name))
-		tr.names = append(tr.names, nsys.BaseAPIName(name))
-		if nameID >= 0 && nameID < 1<<24 {
-			for int(nameID) >= len(s.dense) {
-				s.dense = append(s.dense, 0)
-			}
-			s.dense[nameID] = int32(cl) + 1
-		}
-	}
-	return cl
 }
 
 // pullOps reads every op table until its next op starts at target or later.
@@ -499,19 +503,15 @@ func (s *sweep) gather(hi int64) (int64, error) {
 // busyList is one process's merged busy intervals on one GPU, and the busy
 // time already accounted and dropped.
 type busyList struct {
-	iv     []interval
-	doneNs int64
+	gpu, pid int32
+	iv       []interval
+	doneNs   int64
 }
 
 // commit merges into busy the buffered ops that start before every op
 // still unread, in start order.
 func (s *sweep) commit() {
-	t := int64(math.MaxInt64)
-	for src := range s.opFront {
-		if !s.opDone[src] {
-			t = min(t, s.opFront[src])
-		}
-	}
+	t := s.unreadFrom()
 	for {
 		best, bestStart := -1, t
 		for src := range s.opBuf {
@@ -536,37 +536,45 @@ func (s *sweep) commit() {
 	}
 }
 
-// busyOf returns the busy list of (gpu, pid), creating it. A trace has a
-// few of them: a linear search beats two map lookups per op when the ops
-// of two processes alternate.
+// busyOf returns the busy list of (gpu, pid), creating it. A linear search
+// of the few lists beats map lookups per op when two processes' ops
+// alternate.
 func (s *sweep) busyOf(gpu, pid int32) *busyList {
-	key := [2]int32{gpu, pid}
-	for i := range s.busyKeys {
-		if s.busyKeys[i] == key {
-			return s.busyVals[i]
+	for _, bl := range s.busy {
+		if bl.gpu == gpu && bl.pid == pid {
+			return bl
 		}
 	}
-	if s.busy[gpu] == nil {
-		s.busy[gpu] = map[int32]*busyList{}
-	}
-	bl := &busyList{}
-	s.busy[gpu][pid] = bl
-	s.busyKeys, s.busyVals = append(s.busyKeys, key), append(s.busyVals, bl)
+	bl := &busyList{gpu: gpu, pid: pid}
+	i, _ := slices.BinarySearchFunc(s.busy, bl, func(a, b *busyList) int {
+		return cmp.Or(cmp.Compare(a.gpu, b.gpu), cmp.Compare(a.pid, b.pid))
+	})
+	s.busy = slices.Insert(s.busy, i, bl)
 	return bl
 }
 
-// windowBusy hands the busy intervals to attribution: on a GPU that one
-// process used, none are needed (overlap needs two).
+// byGPU calls f with the busy lists of each GPU in turn.
+func (s *sweep) byGPU(f func(lists []*busyList)) {
+	for lo := 0; lo < len(s.busy); {
+		hi := lo + 1
+		for hi < len(s.busy) && s.busy[hi].gpu == s.busy[lo].gpu {
+			hi++
+		}
+		f(s.busy[lo:hi])
+		lo = hi
+	}
+}
+
+// windowBusy hands the busy intervals to attribution.
 func (s *sweep) windowBusy() {
 	s.commit()
 	tr := s.tr
 	tr.busy = map[int32]map[int32][]interval{}
-	for g, byPid := range s.busy {
-		m := map[int32][]interval{}
-		for p, bl := range byPid {
-			m[p] = bl.iv
+	for _, bl := range s.busy {
+		if tr.busy[bl.gpu] == nil {
+			tr.busy[bl.gpu] = map[int32][]interval{}
 		}
-		tr.busy[g] = m
+		tr.busy[bl.gpu][bl.pid] = bl.iv
 	}
 	tr.buildOthers()
 }
@@ -575,47 +583,18 @@ func (s *sweep) windowBusy() {
 // before keep (keeping each thread's anchor), accounting the GPU busy time
 // that has become final.
 func (s *sweep) evict(keep int64) error {
-	// Calls: only marked ones, and only before keep.
 	for _, b := range s.bufs {
-		k := sort.Search(b.marked, func(i int) bool { return b.buf[i].start >= keep })
-		if k > 0 && !(k == 1 && b.hasAnchor) {
-			a := -1
-			for j := k - 1; j >= 0; j-- {
-				if b.buf[j].topLevel() {
-					a = j
-					break
-				}
-			}
-			if a >= 0 {
-				if !(a == 0 && b.hasAnchor) {
-					b.anchorOps = b.anchorOps[:0]
-					if s.evicted[b.pid].has(b.buf[a].corr) {
-						return &unorderedError{"a GPU operation starts before its launch call"}
-					}
-				}
-				b.buf[0] = b.buf[a]
-				n := copy(b.buf[1:], b.buf[k:])
-				b.buf, b.marked, b.hasAnchor = b.buf[:1+n], b.marked-k+1, true
-			} else {
-				n := copy(b.buf, b.buf[k:])
-				b.buf, b.marked, b.hasAnchor = b.buf[:n], b.marked-k, false
-				b.anchorOps = b.anchorOps[:0]
-			}
-			b.tc.calls = b.buf[:b.marked]
+		if err := b.letGo(keep, s.evicted[b.pid]); err != nil {
+			return err
 		}
 	}
 	anchorCorr := s.anchorsNeedingOps()
 	// Ops: those that start before keep and before what is still unread,
 	// API calls included (an op is let go only once its call has been read).
 	s.commit()
-	opKeep := keep
+	opKeep := min(keep, s.unreadFrom())
 	if !s.apiDone {
 		opKeep = min(opKeep, s.apiFront)
-	}
-	for src := range s.opFront {
-		if !s.opDone[src] {
-			opKeep = min(opKeep, s.opFront[src])
-		}
 	}
 	if opKeep <= s.doneT {
 		return nil
@@ -662,43 +641,27 @@ func (s *sweep) anchorsNeedingOps() map[[2]int32]*threadBuf {
 // account adds the busy and overlap time of the slab [doneT, t), which no
 // unread op can reach, and drops the intervals that end by t.
 func (s *sweep) account(t int64) {
-	for _, byPid := range s.busy {
-		clipped := s.clipped[:0]
-		for _, bl := range byPid {
-			var c []interval
-			if len(clipped) < cap(clipped) {
-				c = clipped[:len(clipped)+1][len(clipped)][:0]
-			}
+	s.byGPU(func(lists []*busyList) {
+		var slab [][]interval
+		for _, bl := range lists {
+			var in []interval
 			for _, x := range bl.iv {
 				if x.start >= t {
 					break
 				}
-				lo, hi := max(x.start, s.doneT), min(x.end, t)
-				if hi > lo {
+				if lo, hi := max(x.start, s.doneT), min(x.end, t); hi > lo {
 					bl.doneNs += hi - lo
-					c = append(c, interval{lo, hi})
+					in = append(in, interval{lo, hi})
 				}
 			}
-			if len(c) > 0 {
-				clipped = append(clipped, c)
+			if len(in) > 0 {
+				slab = append(slab, in)
 			}
 			k := sort.Search(len(bl.iv), func(i int) bool { return bl.iv[i].end > t })
 			bl.iv = append(bl.iv[:0], bl.iv[k:]...)
 		}
-		switch {
-		case len(clipped) == 2:
-			s.overlap += intersectLength(clipped[0], clipped[1])
-		case len(clipped) > 2:
-			var edges []edge
-			for _, c := range clipped {
-				for _, x := range c {
-					edges = append(edges, edge{x.start, 1}, edge{x.end, -1})
-				}
-			}
-			s.overlap += depthTwoLength(edges)
-		}
-		s.clipped = clipped
-	}
+		s.overlap += overlapLength(slab)
+	})
 	s.doneT = t
 }
 
@@ -735,24 +698,14 @@ func (s *sweep) drain() error {
 // gpuUse lists, per GPU in order, its processes and their busy time.
 func (s *sweep) gpuUse() []GPUUse {
 	var use []GPUUse
-	gpus := make([]int32, 0, len(s.busy))
-	for g := range s.busy {
-		gpus = append(gpus, g)
-	}
-	slices.Sort(gpus)
-	for _, g := range gpus {
-		u := GPUUse{GPU: int64(g)}
-		pids := make([]int32, 0, len(s.busy[g]))
-		for p := range s.busy[g] {
-			pids = append(pids, p)
-		}
-		slices.Sort(pids)
-		for _, p := range pids {
-			u.Pids = append(u.Pids, int64(p))
-			u.BusyNs = append(u.BusyNs, s.busy[g][p].doneNs)
+	s.byGPU(func(lists []*busyList) {
+		u := GPUUse{GPU: int64(lists[0].gpu)}
+		for _, bl := range lists {
+			u.Pids = append(u.Pids, int64(bl.pid))
+			u.BusyNs = append(u.BusyNs, bl.doneNs)
 		}
 		use = append(use, u)
-	}
+	})
 	return use
 }
 
