@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -123,17 +124,25 @@ func (w *DatasetWriter) Add(t *Table) { w.AddFunc(func() *Table { return t }) }
 // AddFunc is Add of the table build returns, built in the background too.
 // Calls of Add, AddFunc and AddRows must come from one goroutine.
 func (w *DatasetWriter) AddFunc(build func() *Table) {
-	res := &stagedTable{} // written by the goroutine alone; read after wg.Wait
+	w.start(func(res *stagedTable) {
+		t := build()
+		if w.claim(res, t.Name) {
+			res.entry, res.err = stageTable(w.staging, t, w.f, w.opt)
+		}
+	})
+}
+
+// start runs stage in the background, at most GOMAXPROCS at once, with the
+// outcome slot it fills (read after wg.Wait, in Add order).
+func (w *DatasetWriter) start(stage func(res *stagedTable)) {
+	res := &stagedTable{}
 	w.staged = append(w.staged, res)
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		w.sem <- struct{}{}
 		defer func() { <-w.sem }()
-		t := build()
-		if w.claim(res, t.Name) {
-			res.entry, res.err = stageTable(w.staging, t, w.f, w.opt)
-		}
+		stage(res)
 	}()
 }
 
@@ -148,13 +157,7 @@ func (w *DatasetWriter) AddRows(n int, rows func(lo, hi int) *Table) {
 	if step <= 0 {
 		step = streamRowGroupRows
 	}
-	res := &stagedTable{}
-	w.staged = append(w.staged, res)
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		w.sem <- struct{}{}
-		defer func() { <-w.sem }()
+	w.start(func(res *stagedTable) {
 		first := rows(0, min(n, step))
 		if !w.claim(res, first.Name) {
 			return
@@ -171,7 +174,7 @@ func (w *DatasetWriter) AddRows(n int, rows func(lo, hi int) *Table) {
 		}
 		name := first.Name + w.f.Ext()
 		res.entry, res.err = name, writeParquetRanges(filepath.Join(w.staging, name), first, n, step, rows, w.opt)
-	}()
+	})
 }
 
 // streamRowGroupRows is the row group length of AddRows by default.
@@ -352,40 +355,32 @@ func partitionValue(t *Table, row, col int) string {
 // writeParquetRanges writes a Parquet file of n rows from rows(lo, hi),
 // step rows (one row group) at a time; first is rows [0, step).
 func writeParquetRanges(path string, first *Table, n, step int, rows func(lo, hi int) *Table, opt Options) error {
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(out, 1<<20)
-	err = writeParquetChunks(bw, first, func(yield func(*Table) bool) {
-		for lo := step; lo < n; lo += step {
-			if !yield(rows(lo, min(n, lo+step))) {
-				return
-			}
-		}
-	}, opt)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		if err = out.Sync(); err != nil {
-			err = fmt.Errorf("sync %s: %w", path, err)
-		}
-	}
-	if cerr := out.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close %s: %w", path, cerr)
-	}
-	return err
+	return writeNewFileWith(path, func(w io.Writer) error {
+		return writeBuffered(w, func(bw *bufio.Writer) error {
+			return writeParquetChunks(bw, first, func(yield func(*Table) bool) {
+				for lo := step; lo < n; lo += step {
+					if !yield(rows(lo, min(n, lo+step))) {
+						return
+					}
+				}
+			}, opt)
+		})
+	})
 }
 
 // writeNewFile writes one output file and syncs it, so that the renames in
 // commitDataset publish complete data.
 func writeNewFile(path string, t *Table, f Format, opt Options) error {
+	return writeNewFileWith(path, func(w io.Writer) error { return Write(w, t, f, opt) })
+}
+
+// writeNewFileWith creates path (it must not exist), fills it and syncs it.
+func writeNewFileWith(path string, fill func(io.Writer) error) error {
 	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	if err := Write(out, t, f, opt); err != nil {
+	if err := fill(out); err != nil {
 		out.Close()
 		return err
 	}
