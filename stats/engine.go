@@ -409,6 +409,17 @@ func (pl *plan) quantileReplicates(i, m int, p float64) []float64 {
 // depend on the row's counts only).
 func (pl *plan) perRow(i int, f func(r int) float64) []float64 {
 	cl := pl.memo(i).classes
+	vals := pl.atClasses(cl, f)
+	if cl == nil {
+		return vals
+	}
+	defer putBuf(vals)
+	return cl.rows(vals)
+}
+
+// atClasses returns f(r) at the first row r of every class of cl, or at
+// every row when cl is nil, in a pooled buffer.
+func (pl *plan) atClasses(cl *rowClasses, f func(r int) float64) []float64 {
 	if cl == nil {
 		out := getBuf(pl.b)
 		for r := range out {
@@ -416,12 +427,11 @@ func (pl *plan) perRow(i int, f func(r int) float64) []float64 {
 		}
 		return out
 	}
-	vals := getBuf(len(cl.reps))
-	defer putBuf(vals)
+	out := getBuf(len(cl.reps))
 	for k, r := range cl.reps {
-		vals[k] = f(int(r))
+		out[k] = f(int(r))
 	}
-	return cl.rows(vals)
+	return out
 }
 
 // Replicate values. When every side of a plan resamples with the same count
@@ -442,19 +452,7 @@ func (pl *plan) classes() *rowClasses {
 // values returns f(r) at the first row r of every class, or at every row
 // when pl has no shared classes, in a pooled buffer.
 func (pl *plan) values(f func(r int) float64) []float64 {
-	cl := pl.classes()
-	if cl == nil {
-		out := getBuf(pl.b)
-		for r := range out {
-			out[r] = f(r)
-		}
-		return out
-	}
-	out := getBuf(len(cl.reps))
-	for k, r := range cl.reps {
-		out[k] = f(int(r))
-	}
-	return out
+	return pl.atClasses(pl.classes(), f)
 }
 
 // classDenominators is denominators(i) at the first row of each class of

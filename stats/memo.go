@@ -184,11 +184,8 @@ func distinctPairs(a, b []int32) *rowClasses {
 // denominators, or with den nil / (Σ_even c·cnt + Σ_odd c·cnt), exactly as
 // parityReplicates computes it for each of the class's rows.
 func (m *sumMemo) classMeans(out, num, cnt, den []float64) {
-	scratch := getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
-	defer putBuf(scratch)
-	half := len(scratch) / 2
-	se := m.even.eval(num, scratch[:half])
-	so := m.odd.eval(num, scratch[half:])
+	buf, se, so := m.triePrefixes(num)
+	defer putBuf(buf)
 	ce, co := m.classEven, m.classOdd[:len(m.classEven)]
 	out = out[:len(ce)]
 	if den != nil {
@@ -198,10 +195,8 @@ func (m *sumMemo) classMeans(out, num, cnt, den []float64) {
 		}
 		return
 	}
-	cscratch := getBuf(len(scratch))
-	defer putBuf(cscratch)
-	ne := m.even.eval(cnt, cscratch[:half])
-	no := m.odd.eval(cnt, cscratch[half:])
+	cbuf, ne, no := m.triePrefixes(cnt)
+	defer putBuf(cbuf)
 	for k, e := range ce {
 		o := co[k]
 		out[k] = (se[e] + so[o]) / (ne[e] + no[o])
@@ -229,21 +224,17 @@ func (m *sumMemo) chainSums(out []float64, counts []int32, cols int, x []float64
 // of meanReplicates, from the tries and the groups past them, into out.
 // (With both tries complete, classMeans does this once per class.)
 func (m *sumMemo) parityReplicates(out []float64, counts []int32, cols int, num, cnt, den []float64) {
-	scratch := getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
-	defer putBuf(scratch)
-	half := len(scratch) / 2
-	se := m.even.eval(num, scratch[:half])
-	so := m.odd.eval(num, scratch[half:])
+	buf, se, so := m.triePrefixes(num)
+	defer putBuf(buf)
 	le, lo := m.even.leaf, m.odd.leaf
 	var ne, no []float64
 	if den == nil {
-		cscratch := getBuf(len(scratch))
-		defer putBuf(cscratch)
-		ne = m.even.eval(cnt, cscratch[:half])
-		no = m.odd.eval(cnt, cscratch[half:])
+		var cbuf []float64
+		cbuf, ne, no = m.triePrefixes(cnt)
+		defer putBuf(cbuf)
 	}
 	groups := len(num)
-	e0, o0 := 2*m.even.depth, 2*m.odd.depth+1 // the first groups past the tries
+	e0, o0 := m.pastTries()
 	for r := range out {
 		row := counts[r*cols : r*cols+groups]
 		s0, s1 := restSums(row, num, e0, o0, se[le[r]], so[lo[r]])
@@ -259,19 +250,27 @@ func (m *sumMemo) parityReplicates(out []float64, counts []int32, cols int, num,
 // paritySums returns Σ_even c·x + Σ_odd c·x of every row into out: the
 // shared denominators.
 func (m *sumMemo) paritySums(out []float64, counts []int32, cols int, x []float64) {
-	scratch := getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
-	defer putBuf(scratch)
-	half := len(scratch) / 2
-	se := m.even.eval(x, scratch[:half])
-	so := m.odd.eval(x, scratch[half:])
+	buf, se, so := m.triePrefixes(x)
+	defer putBuf(buf)
 	le, lo := m.even.leaf, m.odd.leaf
 	groups := len(x)
-	e0, o0 := 2*m.even.depth, 2*m.odd.depth+1
+	e0, o0 := m.pastTries()
 	for r := range out {
 		s0, s1 := restSums(counts[r*cols:r*cols+groups], x, e0, o0, se[le[r]], so[lo[r]])
 		out[r] = s0 + s1
 	}
 }
+
+// triePrefixes evaluates both tries' prefix sums of x into one pooled
+// buffer (hand buf back with putBuf): se for the even chain, so for the odd.
+func (m *sumMemo) triePrefixes(x []float64) (buf, se, so []float64) {
+	buf = getBuf(2 * max(m.even.nodes(), m.odd.nodes()))
+	half := len(buf) / 2
+	return buf, m.even.eval(x, buf[:half]), m.odd.eval(x, buf[half:])
+}
+
+// pastTries returns the first even and odd groups past the tries.
+func (m *sumMemo) pastTries() (e0, o0 int) { return 2 * m.even.depth, 2*m.odd.depth + 1 }
 
 // restSums continues the even chain s0 from group e and the odd chain s1
 // from group o, over the groups of row, adding c_g·x_g in group order. The
