@@ -220,3 +220,82 @@ func TestCorrSet(t *testing.T) {
 		t.Errorf("one high id: %d words, want the 2^20 ids below it at most", n)
 	}
 }
+
+// TestGPUUseFromSQL: each process's busy time and the time two processes'
+// GPU work overlapped, as the sweep accounts them slab by slab, equal the
+// union and intersection of the ops' intervals computed here from plain
+// SQL rows (sorted and merged in one pass), on the MPS exports, where the
+// overlap is milliseconds, and on one without MPS, where it is zero.
+func TestGPUUseFromSQL(t *testing.T) {
+	for _, name := range []string{"sharing_mps_1", "sharing_mps_2", "sharing_null_1"} {
+		t.Run(name, func(t *testing.T) {
+			fx := fixture.Get(t, name)
+			conn, err := sqlite.OpenConn("file:"+fx.SQLite(t)+"?mode=ro&immutable=1", sqlite.OpenReadOnly|sqlite.OpenURI)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			// Ops without a correlation id belong to no call and are not counted.
+			byPid := map[int64][]interval{}
+			err = sqlitex.ExecuteTransient(conn, `SELECT globalPid, start, end FROM (
+  SELECT globalPid, start, end, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL
+  UNION ALL SELECT globalPid, start, end, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY
+  UNION ALL SELECT globalPid, start, end, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET)
+WHERE end > start AND correlationId >= 0 ORDER BY start`, &sqlitex.ExecOptions{ResultFunc: func(st *sqlite.Stmt) error {
+				pid := nsys.Pid(st.ColumnInt64(0))
+				byPid[pid] = append(byPid[pid], interval{st.ColumnInt64(1), st.ColumnInt64(2)})
+				return nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(byPid) != 2 {
+				t.Fatalf("%d processes with GPU work, want 2", len(byPid))
+			}
+			var lists [][]interval
+			want := map[int64]int64{}
+			for pid, iv := range byPid {
+				merged := iv[:1]
+				for _, x := range iv[1:] {
+					if last := &merged[len(merged)-1]; x.start <= last.end {
+						last.end = max(last.end, x.end)
+					} else {
+						merged = append(merged, x)
+					}
+				}
+				for _, x := range merged {
+					want[pid] += x.end - x.start
+				}
+				lists = append(lists, merged)
+			}
+			var wantOverlap int64
+			for i, j := 0, 0; i < len(lists[0]) && j < len(lists[1]); {
+				a, b := lists[0][i], lists[1][j]
+				wantOverlap += max(0, min(a.end, b.end)-max(a.start, b.start))
+				if a.end < b.end {
+					i++
+				} else {
+					j++
+				}
+			}
+			res, err := Segment(openFixture(t, fx), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := res.Inputs[0]
+			got := map[int64]int64{}
+			for _, u := range in.GPUUse {
+				for k, pid := range u.Pids {
+					got[pid] += u.BusyNs[k]
+				}
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("busy ns per process (-SQL +sweep):\n%s", d)
+			}
+			if in.CrossProcessOverlapNs != wantOverlap {
+				t.Errorf("cross-process overlap %d ns, SQL %d ns", in.CrossProcessOverlapNs, wantOverlap)
+			}
+			t.Logf("busy %v ns, overlap %d ns", want, wantOverlap)
+		})
+	}
+}
