@@ -46,11 +46,13 @@ func validTableName(name string) bool {
 //
 //	read_parquet('<dir>/<table>/**/*.parquet', hive_partitioning=true)
 //
-// Everything is first written to a temporary directory beside dir. If any
-// table fails, that directory is removed and dir is untouched. Otherwise a
-// new dir is created by one rename; into an existing dir each table is
-// moved by rename, replacing an older file or directory of the same name
-// and leaving other entries alone.
+// Everything is first written to a staging directory beside dir, with a
+// manifest (_dataset.json) naming the format, layout and tables. If any
+// table fails, staging is removed and dir is untouched. Otherwise the
+// complete new dataset takes dir's place in one step: a new dir by one
+// rename, an existing dataset (only with opt.Replace) by an atomic exchange
+// where the system has one, so a reader never sees tables of two runs and
+// tables of an older layout or format are gone.
 func WriteDataset(dir string, tables []*Table, f Format, opt Options) error {
 	for _, t := range tables { // refuse bad names before touching the file system
 		if !validTableName(t.Name) {
@@ -103,8 +105,10 @@ func NewDatasetWriter(dir string, f Format, opt Options) (*DatasetWriter, error)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("write dataset %s: %w", dir, err)
 	}
-	// Staging beside dir keeps every rename on one file system.
-	staging, err := os.MkdirTemp(parent, "."+base+".tmp-")
+	removeStale(parent, base)
+	// Staging beside dir keeps every rename on one file system; the pid in
+	// its name lets a later run remove it if this one is killed.
+	staging, err := os.MkdirTemp(parent, stagingPrefix(base, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("write dataset %s: create staging directory: %w", dir, err)
 	}
@@ -198,9 +202,9 @@ func (w *DatasetWriter) claim(res *stagedTable, name string) bool {
 	return false
 }
 
-// Commit waits for every table and publishes the dataset: a new dir by one
-// rename, or each table moved into an existing dir (replacing an older
-// entry of the same name, leaving other entries alone).
+// Commit waits for every table and publishes the dataset as a whole: a new
+// dir by one rename, an existing dataset (with Options.Replace) swapped for
+// the new one.
 func (w *DatasetWriter) Commit() (err error) {
 	w.wg.Wait()
 	defer func() {
@@ -220,7 +224,10 @@ func (w *DatasetWriter) Commit() (err error) {
 		}
 		entries[i] = st.entry
 	}
-	if err := commitDataset(w.staging, w.dir, entries); err != nil {
+	if err := writeManifest(w.staging, w.f, w.opt, entries); err != nil {
+		return fmt.Errorf("write dataset %s: %w", w.dir, err)
+	}
+	if err := commitDataset(w.staging, w.dir, w.opt.Replace); err != nil {
 		return fmt.Errorf("write dataset %s: %w", w.dir, err)
 	}
 	return nil
@@ -394,35 +401,123 @@ func writeNewFileWith(path string, fill func(io.Writer) error) error {
 	return nil
 }
 
-// commitDataset moves the staged entries into dir.
-func commitDataset(staging, dir string, entries []string) error {
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+// commitDataset puts the complete staged dataset in dir's place.
+func commitDataset(staging, dir string, replace bool) error {
+	st, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		if err := os.Rename(staging, dir); err != nil {
 			return fmt.Errorf("rename staging directory into place: %w", err)
 		}
 		return syncDir(filepath.Dir(dir))
-	} else if err != nil {
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%w: it exists and is not a directory", ErrNotDataset)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
 		return err
 	}
-	for _, name := range entries {
-		src, dst := filepath.Join(staging, name), filepath.Join(dir, name)
-		st, err := os.Lstat(dst)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
+	if len(entries) == 0 {
+		// An empty directory is taken over (os.Rename refuses to replace it).
+		if err := os.Remove(dir); err != nil {
 			return err
-		case st.IsDir():
-			// rename(2) cannot replace a non-empty directory: move the old
-			// one aside into staging, which is removed afterwards.
-			if err := os.Rename(dst, filepath.Join(staging, ".old-"+name)); err != nil {
-				return fmt.Errorf("move old %s aside: %w", dst, err)
-			}
 		}
-		if err := os.Rename(src, dst); err != nil {
-			return fmt.Errorf("move %s into place: %w", name, err)
+		if err := os.Rename(staging, dir); err != nil {
+			return fmt.Errorf("rename staging directory into place: %w", err)
 		}
+		return syncDir(filepath.Dir(dir))
 	}
-	return syncDir(dir)
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
+		return fmt.Errorf("%w: it holds files and no %s", ErrNotDataset, ManifestName)
+	}
+	if !replace {
+		return ErrDatasetExists
+	}
+	if err := exchangeDirs(staging, dir); err != nil {
+		return fmt.Errorf("replace the old dataset: %w", err)
+	}
+	// staging now holds the old dataset; Commit removes it.
+	return syncDir(filepath.Dir(dir))
+}
+
+// ErrDatasetExists is returned when the output directory already holds a
+// dataset and Options.Replace is not set.
+var ErrDatasetExists = errors.New("the directory already holds a dataset (replace it with --overwrite, or choose a new directory)")
+
+// ErrNotDataset is returned when the output directory holds something that
+// is not an nsysphase dataset: it is never replaced.
+var ErrNotDataset = errors.New("the output is not an nsysphase dataset and is left alone (choose a new or empty directory)")
+
+// ManifestName is the file at a dataset's root that names its format,
+// layout and tables. Readers ignore files starting with '_' (pyarrow,
+// Spark), and DuckDB globs only match *.parquet.
+const ManifestName = "_dataset.json"
+
+// Manifest is the content of ManifestName.
+type Manifest struct {
+	Tool        string   `json:"tool"`
+	Format      string   `json:"format"`
+	PartitionBy []string `json:"partition_by,omitempty"`
+	// Tables are the top-level entries, <table><ext> files or <table>
+	// directories, in the order they were added.
+	Tables []string `json:"tables"`
+}
+
+func writeManifest(staging string, f Format, opt Options, entries []string) error {
+	m := Manifest{Tool: "nsysphase", Format: strings.TrimPrefix(f.Ext(), "."), PartitionBy: opt.PartitionBy, Tables: entries}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return writeNewFileWith(filepath.Join(staging, ManifestName), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// ReadManifest reads dir's manifest; ok is false when there is none.
+func ReadManifest(dir string) (m Manifest, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, false, fmt.Errorf("%s: %w", ManifestName, err)
+	}
+	return m, true, nil
+}
+
+// stagingPrefix is the MkdirTemp pattern of a staging directory for base
+// created by process pid.
+func stagingPrefix(base string, pid int) string {
+	return "." + base + ".tmp-" + strconv.Itoa(pid) + "-"
+}
+
+// removeStale removes staging directories for base left in parent by
+// processes that no longer run (killed with SIGKILL, or a crash).
+func removeStale(parent, base string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + ".tmp-"
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(parent, e.Name()))
+	}
 }
 
 // syncDir makes renames in dir durable.
@@ -449,9 +544,27 @@ func ReadDataset(dir string) ([]*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read dataset: %w", err)
 	}
+	m, hasManifest, err := ReadManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read dataset %s: %w", dir, err)
+	}
+	if hasManifest && m.Format != "parquet" {
+		return nil, fmt.Errorf("read dataset %s: it was written as %s; only Parquet datasets can be read back", dir, m.Format)
+	}
 	var out []*Table
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "_") {
+			continue
+		}
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), ManifestName)); err == nil {
+				return nil, fmt.Errorf("read dataset %s: it holds more than one dataset (%s is another); pass each dataset directory on its own", dir, e.Name())
+			}
+		}
+		if hasManifest && !slices.Contains(m.Tables, e.Name()) {
+			if e.IsDir() || strings.HasSuffix(e.Name(), ".parquet") || strings.HasSuffix(e.Name(), ".arrow") {
+				return nil, fmt.Errorf("read dataset %s: it holds more than one dataset (%s is not in its %s); write it again or remove the extra entry", dir, e.Name(), ManifestName)
+			}
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
@@ -473,6 +586,11 @@ func ReadDataset(dir string) ([]*Table, error) {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *Table) int { return strings.Compare(a.Name, b.Name) })
+	for i := 1; i < len(out); i++ {
+		if out[i].Name == out[i-1].Name {
+			return nil, fmt.Errorf("read dataset %s: it holds more than one dataset (table %s twice, flat and partitioned); write it again into a new directory", dir, out[i].Name)
+		}
+	}
 	return out, nil
 }
 
@@ -617,4 +735,20 @@ func parsePartitionValue(s string, typ Type) (Value, error) {
 		return Str(v), err
 	}
 	return Value{}, fmt.Errorf("cannot partition by %v", typ)
+}
+
+// exchangeByRenames swaps directories a and b through a hidden name beside
+// b: b moves aside, a takes its place, the old b ends at a.
+func exchangeByRenames(a, b string) error {
+	aside := filepath.Join(filepath.Dir(b), "."+filepath.Base(b)+".old-"+strconv.Itoa(os.Getpid()))
+	if err := os.Rename(b, aside); err != nil {
+		return err
+	}
+	if err := os.Rename(a, b); err != nil {
+		if rerr := os.Rename(aside, b); rerr != nil {
+			return fmt.Errorf("%w (and the old dataset stays at %s: %v)", err, aside, rerr)
+		}
+		return err
+	}
+	return os.Rename(aside, a)
 }

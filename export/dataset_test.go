@@ -66,7 +66,7 @@ func TestWriteDatasetFlat(t *testing.T) {
 	if err := WriteDataset(dir, tables, FormatParquet, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := listTree(t, dir), []string{"phase_summary.parquet", "random.parquet"}; !slices.Equal(got, want) {
+	if got, want := listTree(t, dir), []string{"_dataset.json", "phase_summary.parquet", "random.parquet"}; !slices.Equal(got, want) {
 		t.Fatalf("dataset files %v, want %v", got, want)
 	}
 	for _, tab := range tables {
@@ -112,7 +112,7 @@ func TestWriteDatasetFailureLeavesNothing(t *testing.T) {
 		if err := WriteDataset(dir, []*Table{renamed, NewTable("broken", "")}, FormatParquet, Options{}); err == nil {
 			t.Fatal("dataset with a broken table written")
 		}
-		if got := listTree(t, dir); !slices.Equal(got, []string{"random.parquet"}) {
+		if got := listTree(t, dir); !slices.Equal(got, []string{"_dataset.json", "random.parquet"}) {
 			t.Errorf("dataset now holds %v", got)
 		}
 		after, _ := os.ReadFile(filepath.Join(dir, "random.parquet"))
@@ -149,6 +149,7 @@ func TestWriteDatasetPartitioned(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
+		"_dataset.json",
 		"phase_instances/arm=%6Eull/file=dir%2Frun%202%3D%C3%A9.nsys-rep/part.parquet",
 		"phase_instances/arm=__HIVE_DEFAULT_PARTITION__/file=run4.nsys-rep/part.parquet",
 		"phase_instances/arm=a/file=run1.nsys-rep/part.parquet",
@@ -163,7 +164,7 @@ func TestWriteDatasetPartitioned(t *testing.T) {
 	if got := listTree(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("dataset files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	part, err := ReadParquet(filepath.Join(dir, filepath.FromSlash(want[0])))
+	part, err := ReadParquet(filepath.Join(dir, filepath.FromSlash(want[1])))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,17 +174,19 @@ func TestWriteDatasetPartitioned(t *testing.T) {
 	wantPart.AppendRow(Str("backward"), Int(600))
 	requireEqualTables(t, part, wantPart)
 
-	// Rewriting replaces the whole partitioned table: stale partitions go.
+	// Rewriting replaces the whole dataset: stale partitions, tables the new
+	// run did not write and anything else inside the old dataset go.
 	small := NewTable("phase_instances", "", inst.Columns()...)
 	small.AppendRow(Str("z"), Str("f"), Str("p"), Int(1))
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("keep me"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("inside the old dataset"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	opt.Replace = true
 	if err := WriteDataset(dir, []*Table{small}, FormatParquet, opt); err != nil {
 		t.Fatal(err)
 	}
 	got := listTree(t, dir)
-	want = append([]string{"notes.txt", "phase_instances/arm=z/file=f/part.parquet"}, want[4:]...)
+	want = []string{"_dataset.json", "phase_instances/arm=z/file=f/part.parquet"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("after rewrite:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -269,7 +272,7 @@ func TestDatasetWriterEarlyTable(t *testing.T) {
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := listTree(t, dir), []string{"phase_instances.parquet", "phase_summary.parquet"}; !slices.Equal(got, want) {
+	if got, want := listTree(t, dir), []string{"_dataset.json", "phase_instances.parquet", "phase_summary.parquet"}; !slices.Equal(got, want) {
 		t.Fatalf("dataset files %v, want %v", got, want)
 	}
 	got, err := ReadParquet(filepath.Join(dir, "phase_instances.parquet"))
@@ -298,7 +301,7 @@ func TestDatasetWriterEarlyTable(t *testing.T) {
 	if err := w.Commit(); err == nil || !strings.Contains(err.Error(), "duplicate table random") {
 		t.Fatalf("duplicate names: got %v", err)
 	}
-	if got, want := listTree(t, dir), []string{"phase_instances.parquet", "phase_summary.parquet"}; !slices.Equal(got, want) {
+	if got, want := listTree(t, dir), []string{"_dataset.json", "phase_instances.parquet", "phase_summary.parquet"}; !slices.Equal(got, want) {
 		t.Errorf("a failed commit changed the dataset: %v", got)
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 1 {

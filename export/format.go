@@ -139,6 +139,12 @@ type Options struct {
 	// written as <dir>/<table>.<ext>.
 	PartitionBy []string
 
+	// Replace lets WriteDataset and DatasetWriter.Commit replace an existing
+	// nsysphase dataset at dir as a whole. Without it a non-empty dir is
+	// refused (ErrDatasetExists); a non-empty dir that is not an nsysphase
+	// dataset is refused either way.
+	Replace bool
+
 	// RowGroupRows caps Parquet row group length; 0 means 1Mi rows.
 	RowGroupRows int
 
