@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,7 +248,14 @@ func WriteFile(path string, t *Table, f Format, opt Options) error {
 // WriteFileAtomic writes what fill produces to path the same way: a
 // temporary file beside path, synced, then renamed over it; on error path is
 // untouched and the temporary file removed.
+//
+// A symlink is written through (its target is replaced, the link stays);
+// a FIFO, device, socket or directory at path is refused, never replaced.
 func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
+	path, err = ResolveOutput(path)
+	if err != nil {
+		return err
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -279,4 +287,69 @@ func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 		return fmt.Errorf("rename %s into place: %w", path, err)
 	}
 	return nil
+}
+
+// ResolveOutput returns the file an output written to path lands in: path
+// itself, or the final target of a symlink. It refuses a path that exists
+// and is not a regular file (directory, FIFO, device, socket): replacing
+// one would destroy it.
+func ResolveOutput(path string) (string, error) {
+	for range 40 { // like the kernel's symlink limit
+		st, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return path, nil
+		case err != nil:
+			return "", fmt.Errorf("output %s: %w", path, err)
+		case st.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return "", fmt.Errorf("output %s: %w", path, err)
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(path), target)
+			}
+			path = target
+			continue
+		case st.Mode().IsRegular():
+			return path, nil
+		default:
+			return "", fmt.Errorf("output %s is %s, not a regular file: choose a file path", path, fileKind(st.Mode()))
+		}
+	}
+	return "", fmt.Errorf("output %s: too many levels of symbolic links", path)
+}
+
+// CheckOutput refuses an output path that is one of the inputs (after
+// following symlinks), or that ResolveOutput refuses, before any work
+// starts: `-o X.sqlite X.sqlite` must never replace the export.
+func CheckOutput(path string, inputs []string) error {
+	resolved, err := ResolveOutput(path)
+	if err != nil {
+		return err
+	}
+	out, err := os.Stat(resolved)
+	if err != nil {
+		return nil // a new file cannot be an input
+	}
+	for _, in := range inputs {
+		if st, err := os.Stat(in); err == nil && os.SameFile(st, out) {
+			return fmt.Errorf("output %s is the input %s: choose another output path", path, in)
+		}
+	}
+	return nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }
