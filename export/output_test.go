@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func writeText(path, text string) error {
+func writeTextAtomic(path, text string) error {
 	return WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, text); return err })
 }
 
@@ -25,7 +25,7 @@ func TestWriteFileAtomicSpecialPaths(t *testing.T) {
 	if err := os.Symlink("report.md", link); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeText(link, "new"); err != nil {
+	if err := writeTextAtomic(link, "new"); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
@@ -39,14 +39,14 @@ func TestWriteFileAtomicSpecialPaths(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skip("no mkfifo:", err)
 	}
-	err := writeText(fifo, "x")
+	err := writeTextAtomic(fifo, "x")
 	if err == nil || !strings.Contains(err.Error(), "a FIFO") {
 		t.Fatalf("FIFO: got %v", err)
 	}
 	if st, _ := os.Lstat(fifo); st.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatal("FIFO replaced")
 	}
-	if err := writeText(dir, "x"); err == nil || !strings.Contains(err.Error(), "a directory") {
+	if err := writeTextAtomic(dir, "x"); err == nil || !strings.Contains(err.Error(), "a directory") {
 		t.Fatalf("directory: got %v", err)
 	}
 }
