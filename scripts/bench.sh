@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Times the full `nsysphase analyze` (all phases, all metrics, CIs, Parquet
-# out) against a bare sqlite3 scan of the same columns on large_interleaved,
-# three times each on a warm page cache, and prints the best of each, their
-# ratio and the peak RSS. Usage: scripts/bench.sh [export.sqlite[.xz]]
+# out) on large_interleaved against two bare sqlite3 scans of the same file,
+# interleaved run by run on a warm page cache: the wide scan (every column
+# analyze reads) and the lean scan (five statements, the columns a minimal
+# projection needs). Prints medians, the median of the pairwise ratios and
+# peak RSS; and analyze of the .sqlite.xz against `xz -dc` + analyze of the
+# .sqlite. Usage: scripts/bench.sh [export.sqlite[.xz]]  (RUNS=5, SCALE=N)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:-../shared/fixtures/nsys-2025.3-h200/large_interleaved.sqlite.xz}
-runs=${RUNS:-3}
+runs=${RUNS:-5}
 need() { command -v "$1" >/dev/null 2>&1 || { echo "installing $2" >&2; (apt-get install -y "$2" || sudo apt-get install -y "$2") >/dev/null; }; }
 need sqlite3 sqlite3
 [ -x /usr/bin/time ] || need /usr/bin/time time
@@ -16,8 +19,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 db="$tmp/bench.sqlite"
 case "$src" in
-  *.xz) xz -dc "$src" > "$db" ;;
-  *) cp "$src" "$db" ;;
+  *.xz) xz -dc "$src" > "$db"; xzsrc=$src ;;
+  *) cp "$src" "$db"; xzsrc="$tmp/bench.sqlite.xz"; xz -T0 -6 -kc "$db" > "$xzsrc" ;;
 esac
 go build -trimpath -o "$tmp/nsysphase" ./cmd/nsysphase
 cat "$db" > /dev/null # warm the page cache
@@ -34,12 +37,21 @@ for t in CUPTI_ACTIVITY_KIND_MEMSET CUPTI_ACTIVITY_KIND_GRAPH_TRACE; do
   fi
 done
 
+lean_sql="
+select total(start)+total(end)+total(correlationId)+total(globalTid)+total(nameId) from CUPTI_ACTIVITY_KIND_RUNTIME;
+select total(start)+total(end)+total(correlationId)+total(deviceId)+total(streamId)+total(shortName)+total(globalPid) from CUPTI_ACTIVITY_KIND_KERNEL;
+select total(start)+total(end)+total(eventType)+total(globalTid)+total(length(text)) from NVTX_EVENTS;
+select total(start)+total(end)+total(bytes)+total(copyKind)+total(correlationId) from CUPTI_ACTIVITY_KIND_MEMCPY;
+select total(start)+total(end)+total(correlationId)+total(syncType) from CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;"
+
 # measure CMD...: prints "wall_s rss_kb" of one run.
 measure() {
   /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
   cat "$tmp/time"
 }
-best() { sort -n | head -1; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# ratios A[] B[]: the median of A[i]/B[i] (pairwise, run i of each).
+pairwise() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ print $1 / $2 }' | median; }
 
 # SCALE=N: also time analyze on an N-times larger export (replicated with
 # shifted timestamps and fresh correlation ids by internal/cmd/scaleexport),
@@ -52,23 +64,34 @@ if [ -n "${SCALE:-}" ]; then
 fi
 
 echo "input: $src ($(du -h "$db" | cut -f1) decompressed); $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ)"
-scan=(); ana=(); bigs=(); rss_scan=0; rss_ana=0; rss_big=0
+scan=(); lean=(); ana=(); xzs=(); dcs=(); bigs=(); rss_scan=0; rss_lean=0; rss_ana=0; rss_xz=0; rss_big=0
 for i in $(seq "$runs"); do
   read -r w r < <(measure sqlite3 "file:$db?immutable=1" "$scan_sql"); scan+=("$w"); rss_scan=$((r > rss_scan ? r : rss_scan))
+  read -r w r < <(measure sqlite3 "file:$db?immutable=1" "$lean_sql"); lean+=("$w"); rss_lean=$((r > rss_lean ? r : rss_lean))
   rm -rf "$tmp/out"
   read -r w r < <(measure "$tmp/nsysphase" analyze --quiet --out "$tmp/out" "$db"); ana+=("$w"); rss_ana=$((r > rss_ana ? r : rss_ana))
+  rm -rf "$tmp/out"
+  read -r w r < <(measure "$tmp/nsysphase" analyze --quiet --out "$tmp/out" "$xzsrc"); xzs+=("$w"); rss_xz=$((r > rss_xz ? r : rss_xz))
+  read -r w _ < <(measure sh -c "xz -dc '$xzsrc' > '$tmp/dc.sqlite'"); dcs+=("$w"); rm -f "$tmp/dc.sqlite"
   if [ -n "${SCALE:-}" ]; then
     rm -rf "$tmp/outbig"
     read -r w r < <(measure "$tmp/nsysphase" analyze --quiet --out "$tmp/outbig" "$big"); bigs+=("$w"); rss_big=$((r > rss_big ? r : rss_big))
   fi
 done
-bs=$(printf '%s\n' "${scan[@]}" | best)
-ba=$(printf '%s\n' "${ana[@]}" | best)
-printf 'bare sqlite3 scan     runs: %s  best %.2f s  peak RSS %d MB\n' "${scan[*]}" "$bs" $((rss_scan / 1024))
-printf 'nsysphase analyze     runs: %s  best %.2f s  peak RSS %d MB\n' "${ana[*]}" "$ba" $((rss_ana / 1024))
-awk -v a="$ba" -v s="$bs" 'BEGIN { printf "ratio analyze / scan: %.2f (target <= 2.0)\n", a / s }'
+ms=$(printf '%s\n' "${scan[@]}" | median)
+ml=$(printf '%s\n' "${lean[@]}" | median)
+ma=$(printf '%s\n' "${ana[@]}" | median)
+mx=$(printf '%s\n' "${xzs[@]}" | median)
+printf 'wide sqlite3 scan       runs: %s  median %.2f s  peak RSS %d MB\n' "${scan[*]}" "$ms" $((rss_scan / 1024))
+printf 'lean sqlite3 scan       runs: %s  median %.2f s  peak RSS %d MB\n' "${lean[*]}" "$ml" $((rss_lean / 1024))
+printf 'nsysphase analyze       runs: %s  median %.2f s  peak RSS %d MB\n' "${ana[*]}" "$ma" $((rss_ana / 1024))
+printf 'analyze of .sqlite.xz   runs: %s  median %.2f s  peak RSS %d MB\n' "${xzs[*]}" "$mx" $((rss_xz / 1024))
+printf 'analyze / wide scan: %.2f (pairwise median)\n' "$(pairwise "${ana[*]}" "${scan[*]}")"
+printf 'analyze / lean scan: %.2f (pairwise median; target <= 1.5)\n' "$(pairwise "${ana[*]}" "${lean[*]}")"
+sums=(); for i in "${!ana[@]}"; do sums+=("$(awk -v a="${ana[$i]}" -v d="${dcs[$i]}" 'BEGIN { print a + d }')"); done
+printf '.sqlite.xz / (xz -dc + analyze): %.2f (pairwise median; target <= 1.3)\n' "$(pairwise "${xzs[*]}" "${sums[*]}")"
 if [ -n "${SCALE:-}" ]; then
-  bb=$(printf '%s\n' "${bigs[@]}" | best)
-  printf 'analyze on %sx (%s)  runs: %s  best %.2f s  peak RSS %d MB\n' "$SCALE" "$(du -h "$big" | cut -f1)" "${bigs[*]}" "$bb" $((rss_big / 1024))
-  awk -v b="$bb" -v a="$ba" -v rb="$rss_big" -v ra="$rss_ana" -v n="$SCALE" 'BEGIN { printf "scale %sx: time %.1fx (target <= %.1fx), peak RSS %.1fx\n", n, b / a, n * 1.05, rb / ra }'
+  mb=$(printf '%s\n' "${bigs[@]}" | median)
+  printf 'analyze on %sx (%s)  runs: %s  median %.2f s  peak RSS %d MB\n' "$SCALE" "$(du -h "$big" | cut -f1)" "${bigs[*]}" "$mb" $((rss_big / 1024))
+  awk -v b="$mb" -v a="$ma" -v rb="$rss_big" -v ra="$rss_ana" -v n="$SCALE" 'BEGIN { printf "scale %sx: time %.1fx (target <= %sx), peak RSS %.1fx (sub-linear)\n", n, b / a, n, rb / ra }'
 fi
