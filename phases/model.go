@@ -1,5 +1,7 @@
 package phases
 
+import "github.com/nsysphase/nsysphase/nsys"
+
 // Metric indexes the per-instance measurements. Every metric is an int64
 // (ns, bytes or a count) that is always measured for an instance: a zero is a
 // measured zero. Metrics that can be "not measured" live beside them as
@@ -181,7 +183,7 @@ type Result struct {
 	Arms       []string   // in order of first block start
 	Instances  []Instance // file order, then time order
 	Excluded   Exclusions
-	Warnings   []string
+	Warnings   []nsys.Warning
 	StepName   string
 	PhaseOrder []string // phases in step order (first appearance), step first
 	// Calls are the instances' top-level CUDA API calls, each owned by one

@@ -113,7 +113,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	// first, as they concern the input itself.
 	damageAt := len(res.Warnings)
 	if res.Excluded.UnclosedRanges > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d NVTX ranges were never closed (NULL end) and were left out", f.Path, res.Excluded.UnclosedRanges))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnUnclosedRange, f.Path, "%d NVTX ranges were never closed (NULL end) and were left out", res.Excluded.UnclosedRanges))
 	}
 	if err := tr.segment(sw, threads, blocks, stepName, opt, res); err != nil {
 		return nil, err
@@ -378,7 +378,7 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		return cmp.Or(cmp.Compare(a.t.ranges[a.i].start, b.t.ranges[b.i].start), cmp.Compare(a.t.gtid, b.t.gtid))
 	})
 	if res.Excluded.OutsideArmSteps > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d %q ranges lie outside every arm block of their process and were left out", tr.file.Path, res.Excluded.OutsideArmSteps, stepName))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q ranges lie outside every arm block of their process and were left out", res.Excluded.OutsideArmSteps, stepName))
 	}
 
 	// Children index per thread: the ranges whose parent is i.

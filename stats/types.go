@@ -1,5 +1,7 @@
 package stats
 
+import "github.com/nsysphase/nsysphase/nsys"
+
 // Unit is one replicate (an NVTX arm block or one profile) of one arm: its
 // kept steps, in time order.
 type Unit struct {
@@ -59,7 +61,7 @@ const (
 	LevelBatch   = "batch" // contiguous batch of steps inside one run (§4c)
 )
 
-// Warning codes (§7). Warnings are data: the caller decides how to show them.
+// Warning codes (docs/statistics.md, "Warnings"). Warnings are data: the caller decides how to show them.
 const (
 	WarnTailLimitedMean       = "tail_limited_mean"
 	WarnAutocorrelation       = "autocorrelation"
@@ -102,14 +104,10 @@ type Result struct {
 	Warnings      []Warning    `json:"warnings"`
 }
 
-// Warning is one diagnostic, as data.
-type Warning struct {
-	Code    string             `json:"code"`
-	Arm     string             `json:"arm,omitempty"`
-	Metric  string             `json:"metric,omitempty"`
-	Message string             `json:"message"`
-	Values  map[string]float64 `json:"values,omitempty"`
-}
+// Warning is one diagnostic, as data: the pipeline's one warning type
+// (Code, Arm, Metric, Message and Values are set here; the caller adds the
+// phase).
+type Warning = nsys.Warning
 
 // ArmSummary describes one arm: every metric's point values and CIs.
 type ArmSummary struct {

@@ -6,6 +6,7 @@
 package analysis
 
 import (
+	"maps"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,7 @@ type Config struct {
 	Manifest string    // explicit manifest path (one input only)
 	Segment  phases.Options
 	Jobs     int // files read in parallel (0 = GOMAXPROCS)
-	// Open opens an input; nil means materialize (xz) + nsys.OpenContext.
+	// Open opens an input; nil means OpenInput (nsys.OpenContext).
 	Open func(ctx context.Context, path string) (*nsys.File, func(), error)
 }
 
@@ -217,24 +218,12 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	opt.FileArm = fr.FileArm
 	res, err := phases.Segment(f, opt)
 	if err != nil {
-		return nil, RenamePath(err, f.Path, path)
+		return nil, err
 	}
-	for i := range res.Instances {
-		res.Instances[i].File = path
-		res.Instances[i].Unit = strings.Replace(res.Instances[i].Unit, f.Path, path, 1)
-	}
-	for i := range res.Inputs {
-		res.Inputs[i].File = path
-	}
-	for _, w := range f.Warnings { // schema version, -wal/-journal files beside the input
-		res.Warnings = append(res.Warnings, w.Error())
-	}
-	for t, n := range f.Skipped() {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d rows of %s lack a required value and were skipped", f.Path, n, t))
-	}
-	slices.Sort(res.Warnings[len(res.Warnings)-len(f.Skipped()):])
-	for i, w := range res.Warnings {
-		res.Warnings[i] = strings.ReplaceAll(w, f.Path, path)
+	res.Warnings = append(res.Warnings, f.Warnings...) // schema version, -wal/-journal files beside the input
+	skipped := f.Skipped()
+	for _, t := range slices.Sorted(maps.Keys(skipped)) {
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s lack a required value and were skipped", skipped[t], t))
 	}
 	fr.Result = res
 	if ns, ok, err := f.SessionStartUTC(); err == nil && ok {
@@ -246,10 +235,20 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	}
 	prov, err := readProvenance(f, path)
 	if err != nil {
-		return nil, RenamePath(err, f.Path, path)
+		return nil, err
 	}
 	fr.Info = prov
 	return fr, nil
+}
+
+// OpenInput opens an export the user named (any kind nsys.OpenContext
+// takes) read-only; close releases it and any private copy.
+func OpenInput(ctx context.Context, path string) (*nsys.File, func(), error) {
+	f, err := nsys.OpenContext(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

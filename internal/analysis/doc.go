@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
@@ -125,14 +126,10 @@ type DecompositionRow struct {
 	Method    string      `json:"method"`
 }
 
-// Warning is one diagnostic with its scope.
-type Warning struct {
-	Code    string `json:"code"`
-	Phase   string `json:"phase,omitempty"`
-	Arm     string `json:"arm,omitempty"`
-	Metric  string `json:"metric,omitempty"`
-	Message string `json:"message"`
-}
+// Warning is one diagnostic with its scope: the pipeline's one warning
+// type. Warnings about an input (File set) come from reading and segmenting
+// it; the others from merging and the statistics.
+type Warning = nsys.Warning
 
 // MetricNames are the metric columns in order.
 func MetricNames() []string {
@@ -171,7 +168,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		}
 		d.Excluded = addExclusions(d.Excluded, r.Excluded)
 		for _, w := range r.Warnings {
-			d.Warnings = append(d.Warnings, Warning{Code: "input", Message: w})
+			d.Warnings = append(d.Warnings, w)
 		}
 		for _, x := range r.Instances {
 			// Blocks of different exports are ordered by the capture's wall
@@ -449,7 +446,8 @@ func (d *Doc) fill() {
 				DiffNs: c.Diff, DiffCI: c.DiffCI, Share: c.Share, ShareCI: c.ShareCI, Method: c.Method})
 		}
 		for _, w := range r.Warnings {
-			d.Warnings = append(d.Warnings, Warning{Code: w.Code, Phase: ph, Arm: w.Arm, Metric: w.Metric, Message: w.Message})
+			w.Phase = ph
+			d.Warnings = append(d.Warnings, w)
 		}
 	}
 	if d.Summary == nil {

@@ -34,8 +34,9 @@ import (
 // dataset (JSON, see datasetContext).
 const MetaContext = "nsysphase.analysis_context"
 
-// contextVersion versions the MetaContext JSON.
-const contextVersion = 1
+// contextVersion versions the MetaContext JSON. Version 2 writes input
+// warnings as structured warnings (version 1: their messages).
+const contextVersion = 2
 
 // datasetContext is what a dataset needs besides its rows to reproduce the
 // analysis it came from.
@@ -44,8 +45,31 @@ type datasetContext struct {
 	SkipSteps     int               `json:"skip_steps"`
 	Files         []fileContext     `json:"files"` // in the analysis' input order
 	Excluded      phases.Exclusions `json:"excluded"`
-	InputWarnings []string          `json:"input_warnings"`
+	InputWarnings inputWarnings     `json:"input_warnings"`
 	UnitStarts    map[string]int64  `json:"unit_starts"` // unit → start on the common clock (Unix ns when known)
+}
+
+// inputWarnings reads both the structured warnings of version 2 and the
+// bare messages of version 1 (coded nsys.WarnInput).
+type inputWarnings []nsys.Warning
+
+func (iw *inputWarnings) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	out := make(inputWarnings, 0, len(raw))
+	for _, r := range raw {
+		var w nsys.Warning
+		if err := json.Unmarshal(r, &w.Message); err == nil {
+			w.Code = nsys.WarnInput
+		} else if err := json.Unmarshal(r, &w); err != nil {
+			return err
+		}
+		out = append(out, w)
+	}
+	*iw = out
+	return nil
 }
 
 type fileContext struct {
@@ -62,7 +86,7 @@ func (d *Doc) UnitStarts() map[string]int64 { return d.unitStart }
 
 // ContextMetadata is the MetaContext value for the datasets written from d.
 func (d *Doc) ContextMetadata() (string, error) {
-	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: d.unitStart, InputWarnings: []string{}}
+	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: d.unitStart, InputWarnings: inputWarnings{}}
 	if len(d.Inputs) != len(d.Provenance) {
 		return "", fmt.Errorf("analysis context: %d inputs but %d provenance rows", len(d.Inputs), len(d.Provenance))
 	}
@@ -71,8 +95,8 @@ func (d *Doc) ContextMetadata() (string, error) {
 		c.Files = append(c.Files, fileContext{Input: in, Provenance: p.Provenance, Manifest: p.Manifest})
 	}
 	for _, w := range d.Warnings {
-		if w.Code == "input" {
-			c.InputWarnings = append(c.InputWarnings, w.Message)
+		if w.File != "" || w.Code == nsys.WarnInput { // reading or segmenting an input
+			c.InputWarnings = append(c.InputWarnings, w)
 		}
 	}
 	b, err := json.Marshal(c)

@@ -116,19 +116,13 @@ func projectFile(cmd *cobra.Command, path string) (*phases.VendorReport, error) 
 		return nil, err
 	}
 	defer closeFn()
-	local := f.Path // a decompressed copy for .sqlite.xz
 	rep, err := phases.VendorProjection(f)
 	if err != nil {
 		var ie *nsys.InputError
 		if errors.As(err, &ie) {
-			return nil, analysis.RenamePath(err, local, path)
+			return nil, err
 		}
 		return nil, fmt.Errorf("%s: project NVTX ranges: %w", path, err)
-	}
-	if local != path {
-		for i, w := range rep.Warnings {
-			rep.Warnings[i] = strings.ReplaceAll(w, local, path)
-		}
 	}
 	return rep, nil
 }
@@ -239,7 +233,7 @@ type rangesJSONFile struct {
 func writeRangesJSON(w io.Writer, results []rangesResult) error {
 	docs := make([]rangesJSONFile, 0, len(results))
 	for _, res := range results {
-		d := rangesJSONFile{File: res.File, Ranges: []rangesJSONRow{}, AbsentTables: res.Absent, Warnings: res.Warnings}
+		d := rangesJSONFile{File: res.File, Ranges: []rangesJSONRow{}, AbsentTables: res.Absent, Warnings: nsys.WarningMessages(res.Warnings)}
 		if d.AbsentTables == nil {
 			d.AbsentTables = []string{}
 		}
