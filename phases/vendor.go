@@ -3,7 +3,7 @@ package phases
 // The vendor-compatible view: `nsys stats -r nvtx_gpu_proj_sum` (and the
 // per-instance nvtx_gpu_proj_trace it summarises), reproduced exactly, blind
 // spots included, so users can reconcile nsysphase with their nsys workflow.
-// The rules are DESIGN.md's "vendor-compatible view"; every fixture's
+// The rules are in docs/schema.md, "The vendor-compatible view"; every fixture's
 // numbers equal the vendor's CSVs.
 //
 // The vendor answers with correlated SQL over an R-tree (11.6 s on the large

@@ -223,109 +223,6 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 	return d, nil
 }
 
-// instanceCols locates the phase_instances columns by name, so datasets with
-// partition keys in any position, or extra columns, load.
-type instanceCols struct {
-	file, pid, tid, thread, arm, block, unit, step, phase, isStep, depth, warmup, start, end int
-	metrics                                                                                  [phases.NumMetrics]int
-	queueMean, phaseGap, unattr                                                              int // -1 when absent
-}
-
-func locateColumns(t *export.Table) (*instanceCols, error) {
-	c := &instanceCols{}
-	need := func(name string, typ export.Type) (int, error) {
-		i := t.ColumnIndex(name)
-		if i < 0 {
-			return 0, fmt.Errorf("phase_instances has no column %s", name)
-		}
-		if got := t.Column(i).Type; got != typ {
-			return 0, fmt.Errorf("phase_instances column %s is %v, want %v", name, got, typ)
-		}
-		return i, nil
-	}
-	var err error
-	for _, f := range []struct {
-		p    *int
-		name string
-		typ  export.Type
-	}{
-		{&c.file, "file", export.TypeString}, {&c.pid, "pid", export.TypeInt64}, {&c.tid, "tid", export.TypeInt64},
-		{&c.thread, "thread", export.TypeString}, {&c.arm, "arm", export.TypeString}, {&c.block, "block", export.TypeInt64},
-		{&c.unit, "unit", export.TypeString}, {&c.step, "step", export.TypeInt64}, {&c.phase, "phase", export.TypeString},
-		{&c.isStep, "is_step", export.TypeBool}, {&c.depth, "depth", export.TypeInt64}, {&c.warmup, "warmup", export.TypeBool},
-		{&c.start, "start_ns", export.TypeInt64}, {&c.end, "end_ns", export.TypeInt64},
-	} {
-		if *f.p, err = need(f.name, f.typ); err != nil {
-			return nil, err
-		}
-	}
-	for m := range phases.NumMetrics {
-		if c.metrics[m], err = need(phases.Metrics[m].Name, export.TypeInt64); err != nil {
-			return nil, err
-		}
-	}
-	opt := func(name string, typ export.Type) int {
-		i := t.ColumnIndex(name)
-		if i >= 0 && t.Column(i).Type != typ {
-			return -1
-		}
-		return i
-	}
-	c.queueMean = opt("queue_mean_ns", export.TypeFloat64)
-	c.phaseGap = opt("phase_gap_ns", export.TypeInt64)
-	c.unattr = opt("unattributed_kernel_ns", export.TypeInt64)
-	return c, nil
-}
-
-// instanceAt converts one row; a null in a required column is an error.
-func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, error) {
-	var x phases.Instance
-	var bad string
-	str := func(col int) string {
-		v, ok := t.String(r, col)
-		if !ok && bad == "" {
-			bad = t.Column(col).Name
-		}
-		return v
-	}
-	i64 := func(col int) int64 {
-		v, ok := t.Int64(r, col)
-		if !ok && bad == "" {
-			bad = t.Column(col).Name
-		}
-		return v
-	}
-	boolean := func(col int) bool {
-		v, ok := t.Bool(r, col)
-		if !ok && bad == "" {
-			bad = t.Column(col).Name
-		}
-		return v
-	}
-	x.File, x.Pid, x.Tid, x.Arm = str(c.file), i64(c.pid), i64(c.tid), str(c.arm)
-	x.Thread, _ = t.String(r, c.thread) // "" and null both mean unnamed
-	x.Block, x.Unit, x.Step, x.Phase = int(i64(c.block)), str(c.unit), int(i64(c.step)), str(c.phase)
-	x.IsStep, x.Depth, x.Warmup = boolean(c.isStep), int(i64(c.depth)), boolean(c.warmup)
-	x.Start, x.End = i64(c.start), i64(c.end)
-	for m := range phases.NumMetrics {
-		x.M[m] = i64(c.metrics[m])
-	}
-	if c.queueMean >= 0 {
-		x.QueueMeanNs, x.HasQueue = t.Float64(r, c.queueMean)
-	}
-	if c.phaseGap >= 0 && c.unattr >= 0 {
-		gap, ok1 := t.Int64(r, c.phaseGap)
-		un, ok2 := t.Int64(r, c.unattr)
-		if ok1 && ok2 {
-			x.PhaseGapNs, x.UnattrKerNs, x.HasStepOnly = gap, un, true
-		}
-	}
-	if bad != "" {
-		return x, fmt.Errorf("phase_instances row %d: null %s", r, bad)
-	}
-	return x, nil
-}
-
 // FileResultsFromDatasets rebuilds one FileResult per export from loaded
 // datasets, ready for Build. It returns the warm-up setting to report and
 // warnings about what the datasets could not carry.
@@ -351,10 +248,10 @@ func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, i
 			s = ds.context.SkipSteps
 		} else {
 			s = inferredSkip(frs)
-			warns = append(warns, Warning{Code: "dataset_without_context", Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
+			warns = append(warns, Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
 		}
 		if skipKnown && s != skip && opt.SkipSteps < 0 {
-			warns = append(warns, Warning{Code: "skip_steps_differ", Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, skip)})
+			warns = append(warns, Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, skip)})
 		}
 		if !skipKnown {
 			skip, skipKnown = s, true

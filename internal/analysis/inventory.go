@@ -230,7 +230,7 @@ func BuildInventory(files []*FileResult, frames Frames, skipSteps int) *Inventor
 func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bool) *Inventory {
 	relabelArms(files)
 	inv := &Inventory{StepsByArm: map[string]int{}, SkipSteps: skipSteps, Items: []InventoryItem{}, Mismatches: Mismatches(files)}
-	starts := fileUnitStarts(files)
+	starts := UnitStarts(files)
 	var all []phases.Instance
 	inv.phaseRank = map[string]int{}
 	for _, fr := range files {
@@ -419,22 +419,6 @@ func topFrame(counts map[string]int64) string {
 		return fmt.Sprintf("%s (+%d others)", best, others-1)
 	}
 	return best
-}
-
-// fileUnitStarts orders blocks of different exports by the capture's wall
-// clock, as Build does: each export has its own timeline.
-func fileUnitStarts(files []*FileResult) map[string]int64 {
-	out := map[string]int64{}
-	for _, fr := range files {
-		for _, x := range fr.Result.Instances {
-			start := x.BlockStart
-			if fr.StartUTC != 0 {
-				start = fr.StartUTC + (x.BlockStart - fr.MinTime)
-			}
-			out[x.Unit] = start
-		}
-	}
-	return out
 }
 
 // Table is the inventory as one table (json: {"items": [...]}).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/memtune"
 	"io"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ type rangesResult struct {
 // runRanges computes every file before printing anything, so that one
 // unusable file fails the run with nothing half-written.
 func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
-	analysis.SetMemoryTarget(opts.Files) // the same soft heap limit as analyze
+	memtune.SetMemoryTarget(opts.Files) // the same soft heap limit as analyze
 	results := make([]rangesResult, 0, len(opts.Files))
 	for _, path := range opts.Files {
 		rep, err := projectFile(cmd, path)

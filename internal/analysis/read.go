@@ -1,23 +1,16 @@
-// Package analysis runs the pipeline for `nsysphase analyze` and the commands
-// built on it: it reads each export (nsys), segments and attributes it
-// (phases), merges the files' instances into arms and units, computes the
-// statistics (stats) and assembles the JSON contract and the tables that
-// package export renders.
 package analysis
 
 import (
-	"maps"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
@@ -138,7 +131,8 @@ func LookupKey(doc map[string]any, key string) (string, bool) {
 }
 
 // ReadFiles segments every input, Jobs at a time, and returns the results in
-// input order (deterministic whatever the scheduling).
+// input order (deterministic whatever the scheduling); on failure, the error of
+// the first failing input in input order.
 func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	files, armOf, err := ExpandInputs(cfg.Files, cfg.FileArms)
 	if err != nil {
@@ -147,7 +141,6 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	if len(files) == 0 {
 		return nil, &UsageError{Err: errors.New("no input files")}
 	}
-	SetMemoryTarget(files)
 	if cfg.Manifest != "" && len(files) > 1 {
 		return nil, &UsageError{Err: errors.New("--manifest names one manifest: use it with one input, or put NAME.manifest.json beside each export")}
 	}
@@ -156,19 +149,12 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	out := make([]*FileResult, len(files))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(jobs)
-	for i, path := range files {
-		g.Go(func() error {
-			fr, err := readOne(ctx, cfg, path, armOf[path])
-			if err != nil {
-				return err
-			}
-			out[i] = fr
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = inOrder(ctx, len(files), jobs, func(ctx context.Context, i int) error {
+		fr, err := readOne(ctx, cfg, files[i], armOf[files[i]])
+		out[i] = fr
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
