@@ -416,8 +416,8 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 	}
 	res.Instances = slices.Grow(res.Instances, total-len(res.Instances))
 
-	stepInBlock := map[string]int{}
-	firstStart := map[string]int64{}
+	stepInBlock := map[UnitID]int{}
+	firstStart := map[UnitID]int64{}
 	// First lay out every instance (cheap, serial: step numbering depends on
 	// order), then measure them — in parallel unless calls are recorded.
 	var spans []stepSpan
@@ -430,9 +430,9 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 			nvtxArm, block, blockStart = blocks[s.block].arm, blockIdx[s.block], blocks[s.block].start
 		}
 		arm := joinArm(opt.FileArm, nvtxArm)
-		unit := fmt.Sprintf("%s#%s block %d", tr.file.Path, arm, block)
+		unit := UnitID{File: tr.file.Path, Arm: arm, Block: block}
 		if s.block < 0 {
-			unit = fmt.Sprintf("%s#pid %d", tr.file.Path, pid)
+			unit = UnitID{File: tr.file.Path, Arm: arm, Pid: pid}
 			if _, ok := firstStart[unit]; !ok {
 				firstStart[unit] = r.start
 			}

@@ -95,7 +95,7 @@ type Boundary struct {
 	Warnings    []Warning               `json:"warnings"`
 
 	files     []*FileResult
-	unitStart map[string]int64
+	unitStart map[phases.UnitID]int64
 }
 
 // BuildBoundary checks the candidate capture region made of the phases

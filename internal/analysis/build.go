@@ -197,7 +197,7 @@ func relabelArms(files []*FileResult) {
 	}
 }
 
-func armsInOrder(xs []phases.Instance, unitStart map[string]int64) []string {
+func armsInOrder(xs []phases.Instance, unitStart map[phases.UnitID]int64) []string {
 	first := map[string]int64{}
 	for _, x := range xs {
 		s := unitStart[x.Unit]

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/phases"
@@ -57,7 +59,7 @@ var instanceColumns = func() []instanceColumn {
 		thread,
 		str("arm", "arm label (<file-arm>/<nvtx-arm>, either alone, or empty)", func(x *phases.Instance) string { return x.Arm }, func(x *phases.Instance, v string) { x.Arm = v }),
 		i64("block", "", "block index within the arm", func(x *phases.Instance) int64 { return int64(x.Block) }, func(x *phases.Instance, v int64) { x.Block = int(v) }),
-		str("unit", "unique block label (the statistics' unit)", func(x *phases.Instance) string { return x.Unit }, func(x *phases.Instance, v string) { x.Unit = v }),
+		str("unit", "unique block label (the statistics' unit)", func(x *phases.Instance) string { return x.Unit.String() }, setUnit),
 		i64("step", export.UnitCount, "step index within the block, from 0", func(x *phases.Instance) int64 { return int64(x.Step) }, func(x *phases.Instance, v int64) { x.Step = int(v) }),
 		str("phase", "phase name; step rows carry the step's range name", func(x *phases.Instance) string { return x.Phase }, func(x *phases.Instance, v string) { x.Phase = v }),
 		boolean("is_step", "true for the step instance itself", func(x *phases.Instance) bool { return x.IsStep }, func(x *phases.Instance, v bool) { x.IsStep = v }),
@@ -82,6 +84,28 @@ var instanceColumns = func() []instanceColumn {
 		has: stepOnly, optional: true}
 	return append(cols, queue, gap, unattr)
 }()
+
+// setUnit reads a unit label back (phases.UnitID.String); the file, arm and
+// block columns are read first. A label of another form (a dataset written
+// by another tool) keeps the unit of the row's file, arm and block.
+func setUnit(x *phases.Instance, label string) {
+	x.Unit = phases.UnitID{File: x.File, Arm: x.Arm, Block: x.Block}
+	rest, ok := strings.CutPrefix(label, x.File+"#")
+	if !ok {
+		return
+	}
+	if p, ok := strings.CutPrefix(rest, "pid "); ok {
+		if pid, err := strconv.ParseInt(p, 10, 64); err == nil && pid != 0 && label == (phases.UnitID{File: x.File, Arm: x.Arm, Pid: pid}).String() {
+			x.Unit.Pid, x.Unit.Block = pid, 0
+			return
+		}
+	}
+	if i := strings.LastIndex(rest, " block "); i >= 0 {
+		if b, err := strconv.Atoi(rest[i+len(" block "):]); err == nil {
+			x.Unit.Arm, x.Unit.Block = rest[:i], b
+		}
+	}
+}
 
 // fillInstanceColumns writes xs into the rows of a, column by column
 // (export.RowsAppender): this is the biggest table by far, and a boxed

@@ -38,9 +38,9 @@ type Doc struct {
 	Warnings      []Warning          `json:"warnings"`
 
 	instances []phases.Instance
-	results   []*stats.Result  // per phase, in Phases order; nil entries when stats are off
-	unitStart map[string]int64 // unit → start on the common clock (UnitStarts); see from.go
-	plan      *UnitPlan        // instances placed in units, steps and phases
+	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
+	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
+	plan      *UnitPlan               // instances placed in units, steps and phases
 }
 
 // ToolInfo names the tool that wrote a document.

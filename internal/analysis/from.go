@@ -78,15 +78,25 @@ type fileContext struct {
 	Manifest   map[string]any `json:"manifest"`
 }
 
+// unitLabels keys unit starts by the units' labels, as the context JSON
+// stores them.
+func unitLabels(starts map[phases.UnitID]int64) map[string]int64 {
+	out := make(map[string]int64, len(starts))
+	for u, v := range starts {
+		out[u.String()] = v
+	}
+	return out
+}
+
 // UnitStarts returns each unit's start on the clock that orders units across
 // files: the capture's start (Unix ns) plus the block's offset from the
 // file's first step, or the export's own clock when the capture start is
 // unknown.
-func (d *Doc) UnitStarts() map[string]int64 { return d.unitStart }
+func (d *Doc) UnitStarts() map[phases.UnitID]int64 { return d.unitStart }
 
 // ContextMetadata is the MetaContext value for the datasets written from d.
 func (d *Doc) ContextMetadata() (string, error) {
-	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: d.unitStart, InputWarnings: inputWarnings{}}
+	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: unitLabels(d.unitStart), InputWarnings: inputWarnings{}}
 	if len(d.Inputs) != len(d.Provenance) {
 		return "", fmt.Errorf("analysis context: %d inputs but %d provenance rows", len(d.Inputs), len(d.Provenance))
 	}
@@ -276,7 +286,7 @@ func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, i
 
 // inferredSkip is the largest number of warm-up steps of any unit.
 func inferredSkip(frs []*FileResult) int {
-	n := map[string]int{}
+	n := map[phases.UnitID]int{}
 	best := 0
 	for _, fr := range frs {
 		for _, x := range fr.Result.Instances {
@@ -291,7 +301,7 @@ func inferredSkip(frs []*FileResult) int {
 
 // stepKey identifies one step instance: its unit and index.
 type stepKey struct {
-	unit string
+	unit phases.UnitID
 	step int
 }
 
@@ -475,11 +485,11 @@ func (ds *Dataset) fileResults() ([]*FileResult, error) {
 
 // unitStarts returns each unit's start: from the context, else the first
 // step's start (which orders blocks of one export as their starts do).
-func (ds *Dataset) unitStarts(steps []*phases.Instance) map[string]int64 {
-	out := map[string]int64{}
+func (ds *Dataset) unitStarts(steps []*phases.Instance) map[phases.UnitID]int64 {
+	out := map[phases.UnitID]int64{}
 	for _, s := range steps {
 		if ds.context != nil {
-			if v, ok := ds.context.UnitStarts[s.Unit]; ok {
+			if v, ok := ds.context.UnitStarts[s.Unit.String()]; ok {
 				out[s.Unit] = v
 				continue
 			}

@@ -10,8 +10,8 @@ import (
 // UnitStarts is the one clock that orders units (blocks or profiles): each
 // unit's block start, moved onto the capture's wall clock (Unix ns) when the
 // export records its session start, since each export has its own timeline.
-func UnitStarts(files []*FileResult) map[string]int64 {
-	out := map[string]int64{}
+func UnitStarts(files []*FileResult) map[phases.UnitID]int64 {
+	out := map[phases.UnitID]int64{}
 	for _, fr := range files {
 		for _, x := range fr.Result.Instances {
 			start := x.BlockStart
@@ -30,23 +30,24 @@ func UnitStarts(files []*FileResult) map[string]int64 {
 // values), RegionUnits those of a region of phases (boundary), both by
 // integer comparisons over the same placement.
 type UnitPlan struct {
-	xs                  []phases.Instance
-	starts              map[string]int64 // unit → start (UnitStarts)
-	ids, arms, profiles []string         // per unit, in order of first kept step
-	kept                []int            // per unit: kept steps
-	unit, step, phase   []int32          // per instance: unit (-1: not kept), kept step, phase index (-1: none)
+	xs                []phases.Instance
+	starts            map[phases.UnitID]int64 // unit → start (UnitStarts)
+	ids               []phases.UnitID         // per unit, in order of first kept step
+	arms, profiles    []string                // per unit
+	kept              []int                   // per unit: kept steps
+	unit, step, phase []int32                 // per instance: unit (-1: not kept), kept step, phase index (-1: none)
 }
 
 // Units places the instances xs (steps followed by their phases, in file
 // order) in units and kept steps; phaseNames index the phases Units takes.
 // Warm-up steps (--skip-steps) and their phases are left out.
-func Units(xs []phases.Instance, phaseNames []string, starts map[string]int64) *UnitPlan {
+func Units(xs []phases.Instance, phaseNames []string, starts map[phases.UnitID]int64) *UnitPlan {
 	p := &UnitPlan{xs: xs, starts: starts, unit: make([]int32, len(xs)), step: make([]int32, len(xs)), phase: make([]int32, len(xs))}
 	phaseIdx := make(map[string]int32, len(phaseNames))
 	for i, ph := range phaseNames {
 		phaseIdx[ph] = int32(i)
 	}
-	unitIdx := map[string]int32{}
+	unitIdx := map[phases.UnitID]int32{}
 	cur, skipping := int32(-1), false
 	lastPhase, lastIdx := "", int32(-1)
 	for i := range xs {
@@ -105,7 +106,7 @@ func addTo(vals []float64, t int32, v float64) {
 
 // unit is the stats unit u with its per-metric series.
 func (p *UnitPlan) statsUnit(u int, series [][]float64) stats.Unit {
-	return stats.Unit{ID: p.ids[u], Arm: p.arms[u], Profile: p.profiles[u], Start: p.starts[p.ids[u]], Steps: series}
+	return stats.Unit{ID: p.ids[u].String(), Arm: p.arms[u], Profile: p.profiles[u], Start: p.starts[p.ids[u]], Steps: series}
 }
 
 // Units returns the units of the phase with index ph in phaseNames: per

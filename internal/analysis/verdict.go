@@ -105,7 +105,7 @@ func decide(v *Verdict, confidence float64) (string, string) {
 
 // armGains compares every other arm's step wall with arm's, as analyze does
 // for the step (same units, options and random streams).
-func armGains(files []*FileResult, unitStart map[string]int64, step, arm string, sc StatsConfig) ([]ArmGain, error) {
+func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm string, sc StatsConfig) ([]ArmGain, error) {
 	out := []ArmGain{}
 	arms := map[string]bool{}
 	for _, fr := range files {
