@@ -1,7 +1,10 @@
 // Package nsys is the first pipeline stage: it reads an Nsight Systems SQLite
 // export (`nsys export --type sqlite`).
 //
-// Input: the path of an export. Open proves the file is an Nsight Systems export
+// Input: the path of an export: FILE.sqlite, FILE.sqlite.xz (decompressed
+// into a private temporary copy) or a `nsys export --type parquetdir`
+// directory (imported into one); File.Path stays the name given, which every
+// error and Warning names, and Close removes the copy. Open proves the file is an Nsight Systems export
 // (META_DATA_EXPORT with EXPORT_SCHEMA_VERSION), probes once which tables and
 // columns exist, and opens the file strictly read-only: a `file:` URI with
 // mode=ro and immutable=1, so SQLite takes no locks, never checks or creates a

@@ -121,10 +121,10 @@ func (f *File) Describe() (*Info, error) {
 	in.ProfiledPids = pids
 	in.SkippedRows = f.Skipped()
 	for _, w := range f.Warnings {
-		in.Warnings = append(in.Warnings, w.Error())
+		in.Warnings = append(in.Warnings, w.Message)
 	}
 	for _, w := range quality.Warnings(f.Path) {
-		in.Warnings = append(in.Warnings, w.Error())
+		in.Warnings = append(in.Warnings, w.Message)
 	}
 	for _, t := range slices.Sorted(maps.Keys(in.SkippedRows)) {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: %d rows of %s were skipped (NULL where a value is required)", f.Path, in.SkippedRows[t], t))

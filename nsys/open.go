@@ -78,11 +78,17 @@ type KeyValue struct {
 // File is an opened export. Scans may run concurrently from several
 // goroutines: each opens its own read-only connection.
 type File struct {
-	Path   string
+	// Path is the input as the user named it (FILE.sqlite, FILE.sqlite.xz
+	// or a parquetdir directory): every error and warning names it.
+	Path string
+	// Disk is the SQLite file actually read: Path itself, or a private
+	// temporary copy (decompressed .xz, imported parquetdir) that Close
+	// removes.
+	Disk   string
 	Export ExportInfo
 	// Warnings are oddities of the file that do not stop reading (a newer
 	// schema minor version, rows skipped by a scan). They travel with results.
-	Warnings []error
+	Warnings []Warning
 
 	// MmapSize, when > 0, lets SQLite memory-map up to this many bytes of
 	// the export per connection (faster scans, higher resident memory).
@@ -97,7 +103,7 @@ type File struct {
 	skipMu  sync.Mutex
 	skipped map[string]int64 // table → rows a scan could not use
 
-	cleanup func() // removes a private copy (parquetdir import); nil otherwise
+	cleanup func() // removes a private copy (.xz, parquetdir); nil otherwise
 
 	// SQLScans makes every scan go through SQLite instead of reading the
 	// B-tree pages directly (the two give the same rows; tests compare them).
@@ -114,8 +120,11 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 func Open(path string) (*File, error) { return OpenContext(context.Background(), path) }
 
 // OpenContext opens an export strictly read-only and proves it is an Nsight
-// Systems export: a SQLite file, or a directory written by
-// `nsys export --type parquetdir` (imported into a private temporary copy). Scans started from the file stop when ctx is done.
+// Systems export: a SQLite file, an xz-compressed one (FILE.sqlite.xz,
+// decompressed into a private temporary copy), or a directory written by
+// `nsys export --type parquetdir` (imported into a private temporary copy).
+// File.Path stays the name given; Close removes any copy. Scans started from
+// the file stop when ctx is done.
 func OpenContext(ctx context.Context, path string) (*File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -130,27 +139,45 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 		}
 		return nil, &InputError{Path: path, Problem: "is a directory, not an export", Hint: "pass the .sqlite file written by `nsys export --type sqlite` (or a `--type parquetdir` directory)"}
 	}
-	return openSQLite(ctx, path)
+	if strings.HasSuffix(path, ".xz") {
+		return openXZ(ctx, path)
+	}
+	return openSQLite(ctx, path, path)
 }
 
-// openSQLite opens a SQLite export file; see OpenContext.
-func openSQLite(ctx context.Context, path string) (*File, error) {
-	st, err := os.Stat(path)
+// privateCopy opens the SQLite file disk, a temporary copy of the input path
+// in directory tmp, and hands tmp to the File's Close; on failure tmp is
+// removed at once.
+func privateCopy(ctx context.Context, disk, path, tmp string) (*File, error) {
+	f, err := openSQLite(ctx, disk, path)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	f.cleanup = func() { os.RemoveAll(tmp) }
+	return f, nil
+}
+
+// openSQLite opens the SQLite file disk as the export the user named path;
+// see OpenContext. Every error names path.
+func openSQLite(ctx context.Context, disk, path string) (*File, error) {
+	st, err := os.Stat(disk)
 	if err != nil {
 		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}
 	}
 	if st.Size() == 0 {
 		return nil, &InputError{Path: path, Problem: "empty file", Hint: hintReexport}
 	}
-	if err := checkHeader(path, st.Size()); err != nil {
+	if err := checkHeader(disk, path, st.Size()); err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(path)
+	abs, err := filepath.Abs(disk)
 	if err != nil {
 		return nil, &InputError{Path: path, Problem: "cannot resolve path", Err: err}
 	}
 	f := &File{
 		Path:    path,
+		Disk:    disk,
 		ctx:     ctx,
 		uri:     fileURI(abs),
 		skipped: map[string]int64{},
@@ -167,8 +194,10 @@ func openSQLite(ctx context.Context, path string) (*File, error) {
 		f.meta.Close()
 		return nil, err
 	}
-	f.checkSidecars()
-	f.openPages(path, st.Size())
+	if disk == path {
+		f.checkSidecars() // a private copy has none
+	}
+	f.openPages(disk, st.Size())
 	return f, nil
 }
 
@@ -183,7 +212,7 @@ var sidecarSuffixes = []string{"-wal", "-journal", "-shm"}
 func (f *File) checkSidecars() {
 	for _, suf := range sidecarSuffixes {
 		if _, err := os.Lstat(f.Path + suf); err == nil {
-			f.Warnings = append(f.Warnings, fmt.Errorf("%s: a %s file sits beside the export; it was ignored and left untouched, so changes it may hold are not read (if a program was still writing the export, re-export it)", f.Path, suf))
+			f.Warnings = append(f.Warnings, FileWarning(WarnSidecar, f.Path, "a %s file sits beside the export; it was ignored and left untouched, so changes it may hold are not read (if a program was still writing the export, re-export it)", suf))
 		}
 	}
 }
@@ -192,8 +221,8 @@ func (f *File) checkSidecars() {
 // SQLite or are shorter than the header says. SQLite itself reads a short
 // file as if the missing pages were zeros, so an export cut inside its last
 // pages would otherwise open and yield wrong rows without any error.
-func checkHeader(path string, size int64) error {
-	fh, err := os.Open(path)
+func checkHeader(disk, path string, size int64) error {
+	fh, err := os.Open(disk)
 	if err != nil {
 		return &InputError{Path: path, Problem: "cannot read file", Err: err}
 	}
@@ -407,7 +436,7 @@ func (f *File) readExportInfo() error {
 		return &InputError{Path: f.Path, Problem: fmt.Sprintf("export schema %s is not supported (nsysphase reads schema %d.x)", e.SchemaVersion, SupportedSchemaMajor), Hint: "export the report with Nsight Systems 2023.x–2025.x"}
 	}
 	if e.SchemaMinor != 20 {
-		f.Warnings = append(f.Warnings, fmt.Errorf("%s: export schema %s differs from the tested 3.20.x; columns were probed and missing ones are reported", f.Path, e.SchemaVersion))
+		f.Warnings = append(f.Warnings, FileWarning(WarnSchemaMinor, f.Path, "export schema %s differs from the tested 3.20.x; columns were probed and missing ones are reported", e.SchemaVersion))
 	}
 	return nil
 }

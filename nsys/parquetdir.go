@@ -2,7 +2,6 @@ package nsys
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,20 +38,7 @@ func openParquetDir(ctx context.Context, dir string) (*File, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	f, err := openSQLite(ctx, db)
-	if err != nil {
-		os.RemoveAll(tmp)
-		var ie *InputError
-		if errors.As(err, &ie) {
-			c := *ie
-			c.Path = dir
-			return nil, &c
-		}
-		return nil, err
-	}
-	f.Path = dir
-	f.cleanup = func() { os.RemoveAll(tmp) }
-	return f, nil
+	return privateCopy(ctx, db, dir, tmp)
 }
 
 func importParquetDir(ctx context.Context, dir, db string) error {

@@ -1,7 +1,6 @@
 package nsys
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -174,7 +173,7 @@ func countDuplicates(byProc map[int64][]int64) int64 {
 }
 
 // Warnings words every non-zero count as one warning about path.
-func (q *Quality) Warnings(path string) []error { return q.WarningsNoted(path, QualityNotes{}) }
+func (q *Quality) Warnings(path string) []Warning { return q.WarningsNoted(path, QualityNotes{}) }
 
 // QualityNotes replace the explanation in parentheses of some warnings, for
 // a consumer whose own rules treat those rows in a particular way (the
@@ -184,10 +183,10 @@ type QualityNotes struct {
 }
 
 // WarningsNoted is Warnings with the explanations of notes.
-func (q *Quality) WarningsNoted(path string, notes QualityNotes) []error {
-	var out []error
-	add := func(format string, args ...any) {
-		out = append(out, fmt.Errorf("%s: "+format, append([]any{path}, args...)...))
+func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
+	var out []Warning
+	add := func(code, format string, args ...any) {
+		out = append(out, FileWarning(code, path, format, args...))
 	}
 	or := func(note, def string) string {
 		if note != "" {
@@ -197,29 +196,29 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []error {
 	}
 	for _, t := range timedTables {
 		if n := q.EndBeforeStart[t]; n > 0 {
-			add("%d rows of %s end before they start (their negative durations are kept as recorded, as nsys stats does)", n, t)
+			add(WarnEndBeforeStart, "%d rows of %s end before they start (their negative durations are kept as recorded, as nsys stats does)", n, t)
 		}
 		if n := q.NonIntegerTimes[t]; n > 0 {
-			add("%d rows of %s have a start or end stored as text or a blob (it reads as a number, usually 0)", n, t)
+			add(WarnNonIntegerTime, "%d rows of %s have a start or end stored as text or a blob (it reads as a number, usually 0)", n, t)
 		}
 	}
 	if q.UnclosedRanges > 0 {
-		add("%d NVTX ranges were never closed (%s)", q.UnclosedRanges, or(notes.Unclosed, "NULL end: a push without a pop, a start without an end, or a capture that stopped inside them"))
+		add(WarnUnclosedRange, "%d NVTX ranges were never closed (%s)", q.UnclosedRanges, or(notes.Unclosed, "NULL end: a push without a pop, a start without an end, or a capture that stopped inside them"))
 	}
 	if q.CrossedRanges > 0 {
-		add("%d NVTX push/pop ranges overlap an enclosing range of the same thread without nesting in it (unbalanced push/pop)", q.CrossedRanges)
+		add(WarnUnbalancedRange, "%d NVTX push/pop ranges overlap an enclosing range of the same thread without nesting in it (unbalanced push/pop)", q.CrossedRanges)
 	}
 	if q.OtherThreadEnds > 0 {
-		add("%d NVTX start/end ranges ended on another thread (nsys stats' nvtx_gpu_proj_sum leaves them out)", q.OtherThreadEnds)
+		add(WarnOtherThreadEnd, "%d NVTX start/end ranges ended on another thread (nsys stats' nvtx_gpu_proj_sum leaves them out)", q.OtherThreadEnds)
 	}
 	if q.UnnamedRanges > 0 {
-		add("%d NVTX ranges have neither text nor textId (%s)", q.UnnamedRanges, or(notes.Unnamed, "unnamed"))
+		add(WarnUnnamedRange, "%d NVTX ranges have neither text nor textId (%s)", q.UnnamedRanges, or(notes.Unnamed, "unnamed"))
 	}
 	if q.DanglingTextIDs > 0 {
-		add("%d NVTX rows name a textId that StringIds lacks (%s)", q.DanglingTextIDs, or(notes.DanglingTextIDs, "their name reads as empty"))
+		add(WarnDanglingTextID, "%d NVTX rows name a textId that StringIds lacks (%s)", q.DanglingTextIDs, or(notes.DanglingTextIDs, "their name reads as empty"))
 	}
 	if q.DuplicateCorrelations > 0 {
-		add("%d CUDA API calls share their (process, correlationId) with another call (%s)", q.DuplicateCorrelations, or(notes.DuplicateCorrelations, "GPU work joined on those ids is ambiguous"))
+		add(WarnDuplicateCorrelation, "%d CUDA API calls share their (process, correlationId) with another call (%s)", q.DuplicateCorrelations, or(notes.DuplicateCorrelations, "GPU work joined on those ids is ambiguous"))
 	}
 	return out
 }

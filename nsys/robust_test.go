@@ -123,9 +123,6 @@ func TestCorpusReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.HasSuffix(path, ".xz") {
-				t.Skip("compressed input: the CLI decompresses it (TestCorpus in internal/cli)")
-			}
 			in, _, err := readAll(path)
 			if c.Expect.Exit != 0 {
 				if err == nil {

@@ -9,7 +9,7 @@
 // every step and phase instance.
 //
 // Output: a Result with one Instance per step and phase instance, each with
-// the int64 metrics of DESIGN.md: wall time split into six exclusive parts
+// the int64 metrics that docs/schema.md ("What each number means") defines: wall time split into six exclusive parts
 // (cpu_other, launch, sync, memcpy_api, alloc, other_api) that sum to wall
 // exactly; GPU work joined on (pid, correlationId) — kernel sum, busy union,
 // projected span, copies by direction, memsets, queueing delay, overlap with

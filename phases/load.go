@@ -117,7 +117,7 @@ type trace struct {
 	classByID   []int32          // the same for small ids, class+1; 0 = not seen
 	threadNm    map[int64]string // globalTid → thread name
 	graphMode   string
-	warnings    []string
+	warnings    []nsys.Warning
 	gpuOf       map[[2]int64]int32             // (pid, CUDA device id) → physical GPU
 	overlapNs   int64                          // time two or more processes' GPU work overlapped on one GPU
 	use         []GPUUse                       // per GPU, its processes' busy time
@@ -399,13 +399,13 @@ func (tr *trace) resetClasses() {
 func (tr *trace) noteDamage(negAPI, negOps, badCorr int) {
 	f := tr.file
 	if negAPI > 0 {
-		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d CUDA API calls end before they start; counted as zero-length", f.Path, negAPI))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d CUDA API calls end before they start; counted as zero-length", negAPI))
 	}
 	if negOps > 0 {
-		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %d GPU operations end before they start; counted as zero-length", f.Path, negOps))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d GPU operations end before they start; counted as zero-length", negOps))
 	}
 	if badCorr > 0 {
-		tr.warnings = append(tr.warnings, fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr))
+		tr.warnings = append(tr.warnings, nsys.Warning{Code: nsys.WarnCorrelationRange, File: f.Path, Message: fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr)})
 	}
 }
 

@@ -1,5 +1,11 @@
 package phases
 
+import (
+	"fmt"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
 // Metric indexes the per-instance measurements. Every metric is an int64
 // (ns, bytes or a count) that is always measured for an instance: a zero is a
 // measured zero. Metrics that can be "not measured" live beside them as
@@ -116,6 +122,26 @@ func MetricByName(name string) (Metric, bool) {
 	return 0, false
 }
 
+// UnitID identifies one unit of replication of the statistics: an arm
+// block of one export, or, for steps outside every arm block, one process
+// of the export. It is rendered as text (String) only at the edges: the
+// unit column of phase_instances, the statistics' unit labels.
+type UnitID struct {
+	File  string // the export, as the user named it
+	Arm   string // the arm as segmentation labelled it (before merging relabels arms)
+	Block int    // block index within the arm; 0 for a process unit
+	Pid   int64  // the process of a unit outside arm blocks; 0 for a block
+}
+
+// String is the unit's label: "FILE#ARM block N", or "FILE#pid P" for a
+// process unit.
+func (u UnitID) String() string {
+	if u.Pid != 0 {
+		return fmt.Sprintf("%s#pid %d", u.File, u.Pid)
+	}
+	return fmt.Sprintf("%s#%s block %d", u.File, u.Arm, u.Block)
+}
+
 // Instance is one step or phase instance: one NVTX range a rule matched, on
 // one thread, inside one step instance, inside one arm block.
 type Instance struct {
@@ -125,7 +151,7 @@ type Instance struct {
 	Arm        string // "<file-arm>/<nvtx-arm>", either part alone, or "" without arms
 	Block      int    // block index within the arm (block=<i>, else time order); per file for file arms
 	BlockStart int64  // start of the block (its arm range, or the file's first step), orders units
-	Unit       string // unique block label: file#arm block
+	Unit       UnitID // the statistics unit the instance belongs to
 	Step       int    // step index within the block, from 0
 	Phase      string // phase name; for step rows, the step's name
 	IsStep     bool
@@ -181,7 +207,7 @@ type Result struct {
 	Arms       []string   // in order of first block start
 	Instances  []Instance // file order, then time order
 	Excluded   Exclusions
-	Warnings   []string
+	Warnings   []nsys.Warning
 	StepName   string
 	PhaseOrder []string // phases in step order (first appearance), step first
 	// Calls are the instances' top-level CUDA API calls, each owned by one

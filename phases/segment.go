@@ -113,7 +113,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	// first, as they concern the input itself.
 	damageAt := len(res.Warnings)
 	if res.Excluded.UnclosedRanges > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d NVTX ranges were never closed (NULL end) and were left out", f.Path, res.Excluded.UnclosedRanges))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnUnclosedRange, f.Path, "%d NVTX ranges were never closed (NULL end) and were left out", res.Excluded.UnclosedRanges))
 	}
 	if err := tr.segment(sw, threads, blocks, stepName, opt, res); err != nil {
 		return nil, err
@@ -378,7 +378,7 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		return cmp.Or(cmp.Compare(a.t.ranges[a.i].start, b.t.ranges[b.i].start), cmp.Compare(a.t.gtid, b.t.gtid))
 	})
 	if res.Excluded.OutsideArmSteps > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d %q ranges lie outside every arm block of their process and were left out", tr.file.Path, res.Excluded.OutsideArmSteps, stepName))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q ranges lie outside every arm block of their process and were left out", res.Excluded.OutsideArmSteps, stepName))
 	}
 
 	// Children index per thread: the ranges whose parent is i.
@@ -416,8 +416,8 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 	}
 	res.Instances = slices.Grow(res.Instances, total-len(res.Instances))
 
-	stepInBlock := map[string]int{}
-	firstStart := map[string]int64{}
+	stepInBlock := map[UnitID]int{}
+	firstStart := map[UnitID]int64{}
 	// First lay out every instance (cheap, serial: step numbering depends on
 	// order), then measure them — in parallel unless calls are recorded.
 	var spans []stepSpan
@@ -430,9 +430,9 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 			nvtxArm, block, blockStart = blocks[s.block].arm, blockIdx[s.block], blocks[s.block].start
 		}
 		arm := joinArm(opt.FileArm, nvtxArm)
-		unit := fmt.Sprintf("%s#%s block %d", tr.file.Path, arm, block)
+		unit := UnitID{File: tr.file.Path, Arm: arm, Block: block}
 		if s.block < 0 {
-			unit = fmt.Sprintf("%s#pid %d", tr.file.Path, pid)
+			unit = UnitID{File: tr.file.Path, Arm: arm, Pid: pid}
 			if _, ok := firstStart[unit]; !ok {
 				firstStart[unit] = r.start
 			}

@@ -3,7 +3,6 @@ package phases
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -58,7 +57,7 @@ func (tr *trace) measureAll(sw *sweep, xs []Instance, gtids []int64, spans []ste
 			return rec, err
 		}
 		// Worth a word: memory then grows with the export.
-		tr.warnings = append(tr.warnings, fmt.Sprintf("%s: %s: the activity tables were read whole, which takes about as much memory as the export", tr.file.Path, uo.what))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnWholeRead, tr.file.Path, "%s: the activity tables were read whole, which takes about as much memory as the export", uo.what))
 		if sweepFellBack != nil {
 			sweepFellBack(uo.what)
 		}

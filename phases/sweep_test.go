@@ -170,7 +170,7 @@ WHERE rowid = 15000;`, "a GPU operation starts more than the sweep margin after 
 			// The fallback is reported among the warnings, first of the
 			// trace's own; otherwise the result is the whole-trace one.
 			note := f.Path + ": " + c.why + ": the activity tables were read whole, which takes about as much memory as the export"
-			i := slices.Index(swept.Warnings, note)
+			i := slices.IndexFunc(swept.Warnings, func(w nsys.Warning) bool { return w.Message == note && w.Code == nsys.WarnWholeRead })
 			if i < 0 {
 				t.Fatalf("no fallback warning in %q", swept.Warnings)
 			}

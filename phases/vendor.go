@@ -3,7 +3,7 @@ package phases
 // The vendor-compatible view: `nsys stats -r nvtx_gpu_proj_sum` (and the
 // per-instance nvtx_gpu_proj_trace it summarises), reproduced exactly, blind
 // spots included, so users can reconcile nsysphase with their nsys workflow.
-// The rules are DESIGN.md's "vendor-compatible view"; every fixture's
+// The rules are in docs/schema.md, "The vendor-compatible view"; every fixture's
 // numbers equal the vendor's CSVs.
 //
 // The vendor answers with correlated SQL over an R-tree (11.6 s on the large
@@ -14,7 +14,6 @@ package phases
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -90,7 +89,7 @@ type VendorReport struct {
 	// without a word (unclosed ranges, ranges ended on another thread,
 	// negative durations, repeated correlation ids, skipped rows), each
 	// naming the file.
-	Warnings []string
+	Warnings []nsys.Warning
 }
 
 // VendorProjection computes `nsys stats -r nvtx_gpu_proj_sum` for an export.
@@ -208,10 +207,10 @@ func (in *vendorInput) summarize(found []vendorFound) []VendorRange {
 
 // warnings words the input's oddities through nsys.Quality, with what the
 // vendor's rules do with them.
-func (in *vendorInput) warnings(f *nsys.File) []string {
-	out := []string{}
-	for _, w := range f.Warnings {
-		out = append(out, w.Error())
+func (in *vendorInput) warnings(f *nsys.File) []nsys.Warning {
+	out := slices.Clone(f.Warnings)
+	if out == nil {
+		out = []nsys.Warning{}
 	}
 	d := &in.diag
 	q := nsys.Quality{EndBeforeStart: d.endBeforeStart, UnclosedRanges: d.unclosed, OtherThreadEnds: d.otherThreadEnds,
@@ -222,10 +221,10 @@ func (in *vendorInput) warnings(f *nsys.File) []string {
 		DanglingTextIDs:       "nvtx_gpu_proj_sum falls back to their text column, else an empty name",
 		DuplicateCorrelations: "GPU work joined on those ids is ambiguous; as nsys stats does, it counts in the ranges of every such call, once per range",
 	}) {
-		out = append(out, w.Error())
+		out = append(out, w)
 	}
 	for _, t := range slices.Sorted(maps.Keys(d.skipped)) {
-		out = append(out, fmt.Sprintf("%s: %d rows of %s were skipped (NULL where a value is required)", f.Path, d.skipped[t], t))
+		out = append(out, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s were skipped (NULL where a value is required)", d.skipped[t], t))
 	}
 	return out
 }

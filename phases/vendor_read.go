@@ -263,7 +263,7 @@ const vendorCheckEvery = 1 << 14
 // cannot make it allocate gigabytes.
 func vendorRowHint(f *nsys.File, t string) int64 {
 	n := f.RowHint(t)
-	if st, err := os.Stat(f.Path); err == nil {
+	if st, err := os.Stat(f.Disk); err == nil {
 		n = min(n, st.Size()/16)
 	}
 	return n

@@ -108,7 +108,7 @@ func TestVendorProjectionEqualsVendor(t *testing.T) {
 				t.Fatal(err)
 			}
 			if want, ok := vendorWarnings[fx.Name]; ok {
-				if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], want) {
+				if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0].Message, want) {
 					t.Errorf("warnings %q, want one with %q", rep.Warnings, want)
 				}
 			} else if len(rep.Warnings) > 0 {

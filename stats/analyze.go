@@ -31,7 +31,7 @@ var quantileStats = [...]struct {
 type armTask struct {
 	a       *armData
 	base    *plan // units or profiles
-	ci      *plan // the plan whose CIs are reported: base, or batches (§4c)
+	ci      *plan // the plan whose CIs are reported: base, or batches (docs/statistics.md §4c)
 	codes   []string
 	warns   []Warning
 	metrics []ArmMetric
@@ -280,7 +280,7 @@ func newCmpTask(key, metricSet string, a0, a1 *armData, tauMetrics []int, cfg *c
 	return t
 }
 
-// quantileRule applies §3.4 to a p90/p99 CI: n ≥ 8 units and N·(1−p) ≥ 10
+// quantileRule applies docs/statistics.md §3.4 to a p90/p99 CI: n ≥ 8 units and N·(1−p) ≥ 10
 // steps beyond p in each arm; approximate below 50 for p99.
 func quantileRule(p float64, n int, method string, present ...int) (ok bool, reason string, approx bool) {
 	if method != MethodBootstrap && method != MethodWithinRun {
@@ -303,7 +303,7 @@ func quantileRule(p float64, n int, method string, present ...int) (ok bool, rea
 
 // skewed compares the jackknife-t cross-check with the bootstrap CI: an
 // endpoint more than 25 % of the bootstrap width away flags skew or a
-// tail-limited statistic (§5).
+// tail-limited statistic (docs/statistics.md §5).
 func skewed(boot, jack [2]float64) bool {
 	w := boot[1] - boot[0]
 	return math.Abs(jack[0]-boot[0]) > 0.25*w || math.Abs(jack[1]-boot[1]) > 0.25*w
@@ -314,7 +314,7 @@ func finiteCI(ci [2]float64) bool {
 }
 
 // logScale runs the jackknife-t of f on the log scale when f > 0 (ratios
-// and arm values, §3.4) and on the raw scale otherwise.
+// and arm values, docs/statistics.md §3.4) and on the raw scale otherwise.
 func logScaleJackknife(pl *plan, h jointStat, confidence float64) *[2]float64 {
 	full := make([][]int32, len(pl.sides))
 	for i, s := range pl.sides {
@@ -711,7 +711,7 @@ func jackCompare(pl *plan, f statFunc, withRatio bool, confidence float64) (rati
 }
 
 // evalDecomposition splits the mean wall difference into its exclusive parts
-// (§6). Every part uses the same resamples (or deletions), so the parts add
+// (docs/statistics.md §6). Every part uses the same resamples (or deletions), so the parts add
 // up to the total in each one.
 func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
 	dec := cfg.decompose

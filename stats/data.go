@@ -8,7 +8,7 @@ import (
 	"slices"
 )
 
-// minResamples is the smallest B the public API accepts (§3.5).
+// minResamples is the smallest B the public API accepts (docs/statistics.md §3.5).
 const minResamples = 1999
 
 // config is the resolved form of Options.

@@ -11,7 +11,7 @@ func unitBefore(a, b *Unit) bool {
 	return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.ID, b.ID)) < 0
 }
 
-// ladder returns the CI method for n resampled units (§3.4).
+// ladder returns the CI method for n resampled units (docs/statistics.md §3.4).
 func ladder(n int) string {
 	switch {
 	case n >= 8:
@@ -63,7 +63,7 @@ func mixedProfiles(order []string, byProf map[string][]seqEntry, has func([]seqE
 	return true
 }
 
-// buildComparison finds rounds (§3.1, §4): with ≥ 3 profiles the profile is
+// buildComparison finds rounds (docs/statistics.md §3.1, §4): with ≥ 3 profiles the profile is
 // the unit (paired when every profile holds both arms, or when single-arm
 // profiles alternate); with ≤ 2 profiles it descends to blocks, paired
 // inside each profile when the blocks alternate. Anything else is stratified.
@@ -134,7 +134,7 @@ func buildComparison(a0, a1 *armData, primary []bool, forceStratified bool) *com
 	}
 
 	// Profiles are the unit only when each arm has at least three of them
-	// (§4b: with n_profiles ≤ 2 descend one level, to the blocks).
+	// (docs/statistics.md §4b: with n_profiles ≤ 2 descend one level, to the blocks).
 	if len(profOrder) >= 3 && len(a0.profiles) >= 3 && len(a1.profiles) >= 3 || len(profOrder) >= 3 && mixedProfiles(profOrder, byProf, has) {
 		level = LevelProfile
 		mixed, single := true, true
@@ -275,7 +275,7 @@ func buildArmPlan(a *armData, primary []bool) *plan {
 	return pl
 }
 
-// Batching of one run (§4c).
+// Batching of one run (docs/statistics.md §4c).
 const (
 	minBatchLen = 20
 	maxBatches  = 20

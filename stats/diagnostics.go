@@ -204,7 +204,7 @@ func sortedMAD(sorted []float64, med float64) float64 {
 func lowerMedianRank(n int) int { return (n+1)/2 - 1 }
 
 // logIfPositive returns log x when every present value is > 0, else x: τ̂ is
-// defined on log x (§4c), but zero durations have no logarithm.
+// defined on log x (docs/statistics.md §4c), but zero durations have no logarithm.
 func logIfPositive(xs []float64) []float64 {
 	out := make([]float64, 0, len(xs))
 	for _, v := range xs {

@@ -12,10 +12,10 @@
 // mean, median, p90 and p99 with CIs; per non-baseline arm, metric and
 // statistic the ratio and difference to the baseline with CIs; optionally
 // the decomposition of the mean wall difference into exclusive parts; and
-// warnings as data (codes in types.go, STATISTICS.md §7). Summarize gives
+// warnings as data (codes in types.go, docs/statistics.md §7). Summarize gives
 // plain summaries without CIs.
 //
-// # Method (STATISTICS.md)
+// # Method (docs/statistics.md)
 //
 // The unit of replication is the block or the profile, never the step:
 // steps within a block are autocorrelated and share its effects. Units are

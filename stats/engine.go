@@ -11,7 +11,7 @@ import (
 )
 
 // qIndex answers weighted Empirical quantiles of one arm's pooled steps under
-// many count vectors without re-sorting (§3.2): the values are sorted once,
+// many count vectors without re-sorting (docs/statistics.md §3.2): the values are sorted once,
 // and checkpoints every stride values hold how many values of each group lie
 // below, so the cumulative weight at a checkpoint is a dot product with the
 // count vector. A binary search over checkpoints and a walk of at most

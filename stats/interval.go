@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// streamSeed2 is FNV-1a-64 of a task key: one PCG stream per task (§3.5).
+// streamSeed2 is FNV-1a-64 of a task key: one PCG stream per task (docs/statistics.md §3.5).
 func streamSeed2(key string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(key))
@@ -43,7 +43,7 @@ func percentileRank(b int, alphaPrime float64) int {
 	return max(j, 1)
 }
 
-// minResamplesFor is the smallest B ≥ b whose rank j is at least 10 (§3.3:
+// minResamplesFor is the smallest B ≥ b whose rank j is at least 10 (docs/statistics.md §3.3:
 // fewer than 10 replicates beyond an endpoint make it too noisy).
 func minResamplesFor(b int, alphaPrime float64) int {
 	for percentileRank(b, alphaPrime) < 10 {

@@ -1,5 +1,7 @@
 package stats
 
+import "github.com/nsysphase/nsysphase/nsys"
+
 // Unit is one replicate (an NVTX arm block or one profile) of one arm: its
 // kept steps, in time order.
 type Unit struct {
@@ -19,14 +21,14 @@ type Options struct {
 	Resamples  int     // bootstrap resamples B; 0 means 9999; below 1999 is an error
 	Seed       uint64  // PCG seed1; 0 means 1
 	Baseline   string  // "" means the arm of the earliest unit
-	// Quantiles asks for p90/p99 CIs of the QuantileMetrics where §3.4 allows them.
+	// Quantiles asks for p90/p99 CIs of the QuantileMetrics where docs/statistics.md §3.4 allows them.
 	Quantiles bool
 	// QuantileMetrics lists the metric indices that get quantile CIs (median
 	// always, p90/p99 with Quantiles) and the per-step diagnostics
 	// (autocorrelation, head effect, drift). nil means metric 0 only; an empty
 	// non-nil slice means none. Mean CIs are computed for every metric.
 	QuantileMetrics []int
-	Decompose       *Decomposition // optional decomposition of mean differences (§6)
+	Decompose       *Decomposition // optional decomposition of mean differences (docs/statistics.md §6)
 }
 
 // Decomposition names, by metric index, the wall metric and the exclusive
@@ -36,7 +38,7 @@ type Decomposition struct {
 	Parts []int
 }
 
-// CI methods, in ladder order (§3.4).
+// CI methods, in ladder order (docs/statistics.md §3.4).
 const (
 	MethodBootstrap = "bootstrap-expanded-percentile"
 	MethodJackknife = "cluster-jackknife-t"
@@ -56,10 +58,10 @@ const (
 const (
 	LevelBlock   = "block"
 	LevelProfile = "profile"
-	LevelBatch   = "batch" // contiguous batch of steps inside one run (§4c)
+	LevelBatch   = "batch" // contiguous batch of steps inside one run (docs/statistics.md §4c)
 )
 
-// Warning codes (§7). Warnings are data: the caller decides how to show them.
+// Warning codes (docs/statistics.md §7). Warnings are data: the caller decides how to show them.
 const (
 	WarnTailLimitedMean       = "tail_limited_mean"
 	WarnAutocorrelation       = "autocorrelation"
@@ -102,14 +104,10 @@ type Result struct {
 	Warnings      []Warning    `json:"warnings"`
 }
 
-// Warning is one diagnostic, as data.
-type Warning struct {
-	Code    string             `json:"code"`
-	Arm     string             `json:"arm,omitempty"`
-	Metric  string             `json:"metric,omitempty"`
-	Message string             `json:"message"`
-	Values  map[string]float64 `json:"values,omitempty"`
-}
+// Warning is one diagnostic, as data: the pipeline's one warning type
+// (Code, Arm, Metric, Message and Values are set here; the caller adds the
+// phase).
+type Warning = nsys.Warning
 
 // ArmSummary describes one arm: every metric's point values and CIs.
 type ArmSummary struct {
@@ -146,7 +144,7 @@ type ArmMetric struct {
 	Diagnostics *Diagnostics `json:"diagnostics,omitempty"` // QuantileMetrics only
 }
 
-// Diagnostics quantify how far per-step statistics would mislead (§7, §4b).
+// Diagnostics quantify how far per-step statistics would mislead (docs/statistics.md §7, §4b).
 type Diagnostics struct {
 	Rho1 float64 `json:"rho1"` // lag-1 autocorrelation of the steps, averaged over units (weights n)
 	Tau  float64 `json:"tau"`  // integrated autocorrelation time of log x, pooled over units
@@ -186,7 +184,7 @@ type Design struct {
 	ArmUnits      int      `json:"arm_units"`
 	Profiles      int      `json:"profiles"`
 	Method        string   `json:"method"`
-	Resamples     int      `json:"resamples"` // B drawn (raised above the request when §3.3 needs it)
+	Resamples     int      `json:"resamples"` // B drawn (raised above the request when docs/statistics.md §3.3 needs it)
 	Stream        uint64   `json:"stream"`    // PCG seed2
 	Dropped       []string `json:"dropped,omitempty"`
 }
@@ -213,13 +211,13 @@ type Comparison struct {
 	Paired      bool     `json:"paired"`
 	Warnings    []string `json:"warnings,omitempty"`
 	// JackknifeRatioCI is the jackknife-t cross-check of a bootstrap ratio
-	// of means (§5); skewed_or_tail_limited flags a disagreement.
+	// of means (docs/statistics.md §5); skewed_or_tail_limited flags a disagreement.
 	JackknifeRatioCI *[2]float64 `json:"jackknife_ratio_ci,omitempty"`
 	// Values per resampled unit, given when there is no between-unit CI (n ≤ 2).
 	Units  []UnitValue  `json:"units,omitempty"`
 	Rounds []RoundValue `json:"rounds,omitempty"`
 	// Profiles holds the per-profile means when the CI is conditional on
-	// two profiles that both hold the two arms (§4b).
+	// two profiles that both hold the two arms (docs/statistics.md §4b).
 	Profiles []RoundValue `json:"profiles,omitempty"`
 	Drift    *Trend       `json:"drift,omitempty"` // per-round log ratio (means of QuantileMetrics, paired, n ≥ 3)
 }
@@ -240,7 +238,7 @@ type RoundValue struct {
 	Ratio    *float64 `json:"ratio"`
 }
 
-// Component is one exclusive part of the mean wall difference (§6). Share =
+// Component is one exclusive part of the mean wall difference (docs/statistics.md §6). Share =
 // Diff / baseline mean wall; shares sum to the wall ratio − 1.
 type Component struct {
 	Arm      string      `json:"arm"`

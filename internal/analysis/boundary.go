@@ -95,7 +95,7 @@ type Boundary struct {
 	Warnings    []Warning               `json:"warnings"`
 
 	files     []*FileResult
-	unitStart map[string]int64
+	unitStart map[phases.UnitID]int64
 }
 
 // BuildBoundary checks the candidate capture region made of the phases
@@ -104,7 +104,7 @@ type Boundary struct {
 func BuildBoundary(files []*FileResult, frames Frames, region []string, sc StatsConfig, skipSteps int) (*Boundary, error) {
 	inv := buildInventory(files, frames, skipSteps, true)
 	b := &Boundary{Step: inv.Step, Inputs: inv.Inputs, Arms: map[string]*BoundaryArm{}, Blockers: []Blocker{}, Saving: SavingDefinition,
-		Mismatches: inv.Mismatches, Warnings: []Warning{}, ArmsWithout: []string{}, files: files, unitStart: fileUnitStarts(files),
+		Mismatches: inv.Mismatches, Warnings: []Warning{}, ArmsWithout: []string{}, files: files, unitStart: UnitStarts(files),
 		Settings: Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
 			Unit: "block (an NVTX arm range) or profile (a file); steps are never resampled"}}
 	if len(region) == 0 {
@@ -368,72 +368,11 @@ func gaps(files []*FileResult, inRegion func(string) bool, arms map[string]*Boun
 	return out
 }
 
-// regionUnits builds, per arm, the stats units of the region's per-step
-// series (boundaryMetrics) over the kept steps. A step without any region
-// phase has NaN for the region metrics; its step wall is kept.
-func (b *Boundary) regionUnits(region []string) map[string][]stats.Unit {
-	type acc struct {
-		arm, profile string
-		steps        [][]float64 // per step: the boundaryMetrics values
-	}
-	units := map[string]*acc{}
-	var order []string
-	nan := math.NaN()
-	for _, fr := range b.files {
-		var cur []float64
-		for _, x := range fr.Result.Instances {
-			if b.Arms[x.Arm] == nil {
-				cur = nil
-				continue
-			}
-			if x.IsStep {
-				cur = nil
-				if x.Warmup {
-					continue
-				}
-				u := units[x.Unit]
-				if u == nil {
-					u = &acc{arm: x.Arm, profile: x.File}
-					units[x.Unit] = u
-					order = append(order, x.Unit)
-				}
-				cur = []float64{nan, nan, nan, nan, float64(x.M[phases.Wall])}
-				u.steps = append(u.steps, cur)
-				continue
-			}
-			if cur == nil || !countsInRegion(x.Phase, region) {
-				continue
-			}
-			if math.IsNaN(cur[0]) {
-				cur[0], cur[1], cur[2], cur[3] = 0, 0, 0, 0
-			}
-			cur[0] += float64(x.M[phases.Launch] + x.M[phases.CPUOther])
-			cur[1] += float64(x.M[phases.Launch])
-			cur[2] += float64(x.M[phases.CPUOther])
-			cur[3] += float64(x.M[phases.Wall])
-		}
-	}
-	out := map[string][]stats.Unit{}
-	for _, id := range order {
-		u := units[id]
-		if len(u.steps) == 0 {
-			continue
-		}
-		series := make([][]float64, len(boundaryMetrics))
-		for m := range series {
-			series[m] = make([]float64, len(u.steps))
-			for t, s := range u.steps {
-				series[m][t] = s[m]
-			}
-		}
-		out[u.arm] = append(out[u.arm], stats.Unit{ID: id, Arm: u.arm, Profile: u.profile, Start: b.unitStart[id], Steps: series})
-	}
-	return out
-}
-
 // estimate fills each arm's saving estimates and share of step wall.
 func (b *Boundary) estimate(region []string, sc StatsConfig) error {
-	byArm := b.regionUnits(region)
+	byArm := Units(allInstances(b.files), nil, b.unitStart).RegionUnits(
+		func(arm string) bool { return b.Arms[arm] != nil },
+		func(phase string) bool { return countsInRegion(phase, region) })
 	total := 0
 	for _, a := range b.ArmOrder {
 		total += len(byArm[a])
@@ -444,7 +383,7 @@ func (b *Boundary) estimate(region []string, sc StatsConfig) error {
 		}
 	}
 	if total == 0 {
-		b.Warnings = append(b.Warnings, Warning{Code: "no_kept_steps", Message: "no step is left after --skip-steps: no saving estimate"})
+		b.Warnings = append(b.Warnings, Warning{Code: WarnNoKeptSteps, Message: "no step is left after --skip-steps: no saving estimate"})
 		return nil
 	}
 	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{0}}
@@ -467,7 +406,8 @@ func (b *Boundary) estimate(region []string, sc StatsConfig) error {
 			*ests[m] = Estimate{Mean: am.Mean, MeanCI: am.MeanCI, Median: am.Median, MedianCI: am.MedianCI, N: am.N, Method: am.Method}
 		}
 		for _, w := range res.Warnings {
-			b.Warnings = append(b.Warnings, Warning{Code: w.Code, Arm: w.Arm, Metric: w.Metric, Message: w.Message})
+			w.Values = nil // the document keeps the sentence and its scope
+			b.Warnings = append(b.Warnings, w)
 		}
 	}
 	for _, a := range b.ArmOrder {

@@ -34,8 +34,9 @@ import (
 // dataset (JSON, see datasetContext).
 const MetaContext = "nsysphase.analysis_context"
 
-// contextVersion versions the MetaContext JSON.
-const contextVersion = 1
+// contextVersion versions the MetaContext JSON. Version 2 writes input
+// warnings as structured warnings (version 1: their messages).
+const contextVersion = 2
 
 // datasetContext is what a dataset needs besides its rows to reproduce the
 // analysis it came from.
@@ -44,8 +45,31 @@ type datasetContext struct {
 	SkipSteps     int               `json:"skip_steps"`
 	Files         []fileContext     `json:"files"` // in the analysis' input order
 	Excluded      phases.Exclusions `json:"excluded"`
-	InputWarnings []string          `json:"input_warnings"`
+	InputWarnings inputWarnings     `json:"input_warnings"`
 	UnitStarts    map[string]int64  `json:"unit_starts"` // unit → start on the common clock (Unix ns when known)
+}
+
+// inputWarnings reads both the structured warnings of version 2 and the
+// bare messages of version 1 (coded nsys.WarnInput).
+type inputWarnings []nsys.Warning
+
+func (iw *inputWarnings) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	out := make(inputWarnings, 0, len(raw))
+	for _, r := range raw {
+		var w nsys.Warning
+		if err := json.Unmarshal(r, &w.Message); err == nil {
+			w.Code = nsys.WarnInput
+		} else if err := json.Unmarshal(r, &w); err != nil {
+			return err
+		}
+		out = append(out, w)
+	}
+	*iw = out
+	return nil
 }
 
 type fileContext struct {
@@ -54,15 +78,25 @@ type fileContext struct {
 	Manifest   map[string]any `json:"manifest"`
 }
 
+// unitLabels keys unit starts by the units' labels, as the context JSON
+// stores them.
+func unitLabels(starts map[phases.UnitID]int64) map[string]int64 {
+	out := make(map[string]int64, len(starts))
+	for u, v := range starts {
+		out[u.String()] = v
+	}
+	return out
+}
+
 // UnitStarts returns each unit's start on the clock that orders units across
 // files: the capture's start (Unix ns) plus the block's offset from the
 // file's first step, or the export's own clock when the capture start is
 // unknown.
-func (d *Doc) UnitStarts() map[string]int64 { return d.unitStart }
+func (d *Doc) UnitStarts() map[phases.UnitID]int64 { return d.unitStart }
 
 // ContextMetadata is the MetaContext value for the datasets written from d.
 func (d *Doc) ContextMetadata() (string, error) {
-	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: d.unitStart, InputWarnings: []string{}}
+	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: unitLabels(d.unitStart), InputWarnings: inputWarnings{}}
 	if len(d.Inputs) != len(d.Provenance) {
 		return "", fmt.Errorf("analysis context: %d inputs but %d provenance rows", len(d.Inputs), len(d.Provenance))
 	}
@@ -71,8 +105,8 @@ func (d *Doc) ContextMetadata() (string, error) {
 		c.Files = append(c.Files, fileContext{Input: in, Provenance: p.Provenance, Manifest: p.Manifest})
 	}
 	for _, w := range d.Warnings {
-		if w.Code == "input" {
-			c.InputWarnings = append(c.InputWarnings, w.Message)
+		if w.File != "" || w.Code == nsys.WarnInput { // reading or segmenting an input
+			c.InputWarnings = append(c.InputWarnings, w)
 		}
 	}
 	b, err := json.Marshal(c)
@@ -199,109 +233,6 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 	return d, nil
 }
 
-// instanceCols locates the phase_instances columns by name, so datasets with
-// partition keys in any position, or extra columns, load.
-type instanceCols struct {
-	file, pid, tid, thread, arm, block, unit, step, phase, isStep, depth, warmup, start, end int
-	metrics                                                                                  [phases.NumMetrics]int
-	queueMean, phaseGap, unattr                                                              int // -1 when absent
-}
-
-func locateColumns(t *export.Table) (*instanceCols, error) {
-	c := &instanceCols{}
-	need := func(name string, typ export.Type) (int, error) {
-		i := t.ColumnIndex(name)
-		if i < 0 {
-			return 0, fmt.Errorf("phase_instances has no column %s", name)
-		}
-		if got := t.Column(i).Type; got != typ {
-			return 0, fmt.Errorf("phase_instances column %s is %v, want %v", name, got, typ)
-		}
-		return i, nil
-	}
-	var err error
-	for _, f := range []struct {
-		p    *int
-		name string
-		typ  export.Type
-	}{
-		{&c.file, "file", export.TypeString}, {&c.pid, "pid", export.TypeInt64}, {&c.tid, "tid", export.TypeInt64},
-		{&c.thread, "thread", export.TypeString}, {&c.arm, "arm", export.TypeString}, {&c.block, "block", export.TypeInt64},
-		{&c.unit, "unit", export.TypeString}, {&c.step, "step", export.TypeInt64}, {&c.phase, "phase", export.TypeString},
-		{&c.isStep, "is_step", export.TypeBool}, {&c.depth, "depth", export.TypeInt64}, {&c.warmup, "warmup", export.TypeBool},
-		{&c.start, "start_ns", export.TypeInt64}, {&c.end, "end_ns", export.TypeInt64},
-	} {
-		if *f.p, err = need(f.name, f.typ); err != nil {
-			return nil, err
-		}
-	}
-	for m := range phases.NumMetrics {
-		if c.metrics[m], err = need(phases.Metrics[m].Name, export.TypeInt64); err != nil {
-			return nil, err
-		}
-	}
-	opt := func(name string, typ export.Type) int {
-		i := t.ColumnIndex(name)
-		if i >= 0 && t.Column(i).Type != typ {
-			return -1
-		}
-		return i
-	}
-	c.queueMean = opt("queue_mean_ns", export.TypeFloat64)
-	c.phaseGap = opt("phase_gap_ns", export.TypeInt64)
-	c.unattr = opt("unattributed_kernel_ns", export.TypeInt64)
-	return c, nil
-}
-
-// instanceAt converts one row; a null in a required column is an error.
-func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, error) {
-	var x phases.Instance
-	var bad string
-	str := func(col int) string {
-		v, ok := t.String(r, col)
-		if !ok && bad == "" {
-			bad = t.Column(col).Name
-		}
-		return v
-	}
-	i64 := func(col int) int64 {
-		v, ok := t.Int64(r, col)
-		if !ok && bad == "" {
-			bad = t.Column(col).Name
-		}
-		return v
-	}
-	boolean := func(col int) bool {
-		v, ok := t.Bool(r, col)
-		if !ok && bad == "" {
-			bad = t.Column(col).Name
-		}
-		return v
-	}
-	x.File, x.Pid, x.Tid, x.Arm = str(c.file), i64(c.pid), i64(c.tid), str(c.arm)
-	x.Thread, _ = t.String(r, c.thread) // "" and null both mean unnamed
-	x.Block, x.Unit, x.Step, x.Phase = int(i64(c.block)), str(c.unit), int(i64(c.step)), str(c.phase)
-	x.IsStep, x.Depth, x.Warmup = boolean(c.isStep), int(i64(c.depth)), boolean(c.warmup)
-	x.Start, x.End = i64(c.start), i64(c.end)
-	for m := range phases.NumMetrics {
-		x.M[m] = i64(c.metrics[m])
-	}
-	if c.queueMean >= 0 {
-		x.QueueMeanNs, x.HasQueue = t.Float64(r, c.queueMean)
-	}
-	if c.phaseGap >= 0 && c.unattr >= 0 {
-		gap, ok1 := t.Int64(r, c.phaseGap)
-		un, ok2 := t.Int64(r, c.unattr)
-		if ok1 && ok2 {
-			x.PhaseGapNs, x.UnattrKerNs, x.HasStepOnly = gap, un, true
-		}
-	}
-	if bad != "" {
-		return x, fmt.Errorf("phase_instances row %d: null %s", r, bad)
-	}
-	return x, nil
-}
-
 // FileResultsFromDatasets rebuilds one FileResult per export from loaded
 // datasets, ready for Build. It returns the warm-up setting to report and
 // warnings about what the datasets could not carry.
@@ -327,10 +258,10 @@ func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, i
 			s = ds.context.SkipSteps
 		} else {
 			s = inferredSkip(frs)
-			warns = append(warns, Warning{Code: "dataset_without_context", Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
+			warns = append(warns, Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
 		}
 		if skipKnown && s != skip && opt.SkipSteps < 0 {
-			warns = append(warns, Warning{Code: "skip_steps_differ", Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, skip)})
+			warns = append(warns, Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, skip)})
 		}
 		if !skipKnown {
 			skip, skipKnown = s, true
@@ -355,7 +286,7 @@ func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, i
 
 // inferredSkip is the largest number of warm-up steps of any unit.
 func inferredSkip(frs []*FileResult) int {
-	n := map[string]int{}
+	n := map[phases.UnitID]int{}
 	best := 0
 	for _, fr := range frs {
 		for _, x := range fr.Result.Instances {
@@ -370,7 +301,7 @@ func inferredSkip(frs []*FileResult) int {
 
 // stepKey identifies one step instance: its unit and index.
 type stepKey struct {
-	unit string
+	unit phases.UnitID
 	step int
 }
 
@@ -554,11 +485,11 @@ func (ds *Dataset) fileResults() ([]*FileResult, error) {
 
 // unitStarts returns each unit's start: from the context, else the first
 // step's start (which orders blocks of one export as their starts do).
-func (ds *Dataset) unitStarts(steps []*phases.Instance) map[string]int64 {
-	out := map[string]int64{}
+func (ds *Dataset) unitStarts(steps []*phases.Instance) map[phases.UnitID]int64 {
+	out := map[phases.UnitID]int64{}
 	for _, s := range steps {
 		if ds.context != nil {
-			if v, ok := ds.context.UnitStarts[s.Unit]; ok {
+			if v, ok := ds.context.UnitStarts[s.Unit.String()]; ok {
 				out[s.Unit] = v
 				continue
 			}

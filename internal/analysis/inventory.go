@@ -230,7 +230,7 @@ func BuildInventory(files []*FileResult, frames Frames, skipSteps int) *Inventor
 func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bool) *Inventory {
 	relabelArms(files)
 	inv := &Inventory{StepsByArm: map[string]int{}, SkipSteps: skipSteps, Items: []InventoryItem{}, Mismatches: Mismatches(files)}
-	starts := fileUnitStarts(files)
+	starts := UnitStarts(files)
 	var all []phases.Instance
 	inv.phaseRank = map[string]int{}
 	for _, fr := range files {
@@ -253,7 +253,7 @@ func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bo
 	type key struct{ arm, phase, kind, api string }
 	type acc struct {
 		item   InventoryItem
-		occ    map[string]map[int]bool // unit → steps with it
+		occ    map[phases.UnitID]map[int]bool // unit → steps with it
 		frames map[string]int64
 		pages  int64
 	}
@@ -274,7 +274,7 @@ func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bo
 			k := key{x.Arm, x.Phase, it.Kind, it.API}
 			a := accs[k]
 			if a == nil {
-				a = &acc{item: InventoryItem{Arm: x.Arm, Phase: x.Phase, Kind: it.Kind, API: it.API, Owner: ownerPath(r.StepName, x)}, occ: map[string]map[int]bool{}, frames: map[string]int64{}}
+				a = &acc{item: InventoryItem{Arm: x.Arm, Phase: x.Phase, Kind: it.Kind, API: it.API, Owner: ownerPath(r.StepName, x)}, occ: map[phases.UnitID]map[int]bool{}, frames: map[string]int64{}}
 				accs[k] = a
 				order = append(order, k)
 			}
@@ -334,7 +334,7 @@ func ownerPath(step string, x phases.Instance) string {
 }
 
 // cadence classifies the occurrences (unit → steps) among n steps.
-func cadence(occ map[string]map[int]bool, n int) (string, *float64) {
+func cadence[U comparable](occ map[U]map[int]bool, n int) (string, *float64) {
 	k := 0
 	for _, s := range occ {
 		k += len(s)
@@ -419,22 +419,6 @@ func topFrame(counts map[string]int64) string {
 		return fmt.Sprintf("%s (+%d others)", best, others-1)
 	}
 	return best
-}
-
-// fileUnitStarts orders blocks of different exports by the capture's wall
-// clock, as Build does: each export has its own timeline.
-func fileUnitStarts(files []*FileResult) map[string]int64 {
-	out := map[string]int64{}
-	for _, fr := range files {
-		for _, x := range fr.Result.Instances {
-			start := x.BlockStart
-			if fr.StartUTC != 0 {
-				start = fr.StartUTC + (x.BlockStart - fr.MinTime)
-			}
-			out[x.Unit] = start
-		}
-	}
-	return out
 }
 
 // Table is the inventory as one table (json: {"items": [...]}).

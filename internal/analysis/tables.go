@@ -20,90 +20,13 @@ func (d *Doc) NumInstances() int { return len(d.instances) }
 // InstancesRows is rows [lo, hi) of phase_instances, for writers that
 // encode the biggest table range by range (export.DatasetWriter.AddRows).
 func (d *Doc) InstancesRows(lo, hi int) *export.Table {
-	cols := []export.Column{
-		{Name: "file", Type: export.TypeString, Doc: "export the instance comes from"},
-		{Name: "pid", Type: export.TypeInt64, Doc: "OS process id"},
-		{Name: "tid", Type: export.TypeInt64, Doc: "OS thread id of the range"},
-		{Name: "thread", Type: export.TypeString, Doc: "thread name"},
-		{Name: "arm", Type: export.TypeString, Doc: "arm label (<file-arm>/<nvtx-arm>, either alone, or empty)"},
-		{Name: "block", Type: export.TypeInt64, Doc: "block index within the arm"},
-		{Name: "unit", Type: export.TypeString, Doc: "unique block label (the statistics' unit)"},
-		{Name: "step", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "step index within the block, from 0"},
-		{Name: "phase", Type: export.TypeString, Doc: "phase name; step rows carry the step's range name"},
-		{Name: "is_step", Type: export.TypeBool, Doc: "true for the step instance itself"},
-		{Name: "depth", Type: export.TypeInt64, Doc: "0 for steps, 1 for their children, …"},
-		{Name: "warmup", Type: export.TypeBool, Doc: "excluded from statistics (--skip-steps)"},
-		{Name: "start_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "range start on the export's clock"},
-		{Name: "end_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "range end on the export's clock"},
+	cols := make([]export.Column, len(instanceColumns))
+	for i, c := range instanceColumns {
+		cols[i] = c.Column
 	}
-	for m := range phases.NumMetrics {
-		mi := phases.Metrics[m]
-		cols = append(cols, export.Column{Name: mi.Name, Type: export.TypeInt64, Unit: mi.Unit, Doc: mi.Doc})
-	}
-	cols = append(cols,
-		export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops"},
-		export.Column{Name: "phase_gap_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: wall not covered by any phase; null for phases"},
-		export.Column{Name: "unattributed_kernel_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: kernel time of the step outside every phase; null for phases"},
-	)
-	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics per DESIGN.md, int64 ns", cols...)
-	// Filled column by column (export.RowsAppender): this is the biggest
-	// table by far, a boxed Value per cell cost a third of its encoding.
+	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics as docs/schema.md ('What each number means') defines them, int64 ns", cols...)
 	xs := d.instances[lo:hi]
-	a := t.AppendRows(len(xs))
-	strCol := func(col int, f func(x *phases.Instance) string) {
-		for i := range xs {
-			a.SetString(col, i, f(&xs[i]))
-		}
-	}
-	intCol := func(col int, f func(x *phases.Instance) int64) {
-		v := a.Int64s(col)
-		for i := range xs {
-			v[i] = f(&xs[i])
-		}
-	}
-	b2i := func(b bool) int64 {
-		if b {
-			return 1
-		}
-		return 0
-	}
-	strCol(0, func(x *phases.Instance) string { return x.File })
-	intCol(1, func(x *phases.Instance) int64 { return x.Pid })
-	intCol(2, func(x *phases.Instance) int64 { return x.Tid })
-	strCol(3, func(x *phases.Instance) string { return x.Thread })
-	strCol(4, func(x *phases.Instance) string { return x.Arm })
-	intCol(5, func(x *phases.Instance) int64 { return int64(x.Block) })
-	strCol(6, func(x *phases.Instance) string { return x.Unit })
-	intCol(7, func(x *phases.Instance) int64 { return int64(x.Step) })
-	strCol(8, func(x *phases.Instance) string { return x.Phase })
-	intCol(9, func(x *phases.Instance) int64 { return b2i(x.IsStep) })
-	intCol(10, func(x *phases.Instance) int64 { return int64(x.Depth) })
-	intCol(11, func(x *phases.Instance) int64 { return b2i(x.Warmup) })
-	intCol(12, func(x *phases.Instance) int64 { return x.Start })
-	intCol(13, func(x *phases.Instance) int64 { return x.End })
-	const firstMetric = 14
-	for m := range phases.NumMetrics {
-		v := a.Int64s(firstMetric + int(m))
-		for i := range xs {
-			v[i] = xs[i].M[m]
-		}
-	}
-	queue, gap, unattr := firstMetric+int(phases.NumMetrics), firstMetric+int(phases.NumMetrics)+1, firstMetric+int(phases.NumMetrics)+2
-	qv, gv, uv := a.Float64s(queue), a.Int64s(gap), a.Int64s(unattr)
-	for i := range xs {
-		x := &xs[i]
-		if x.HasQueue {
-			qv[i] = x.QueueMeanNs
-		} else {
-			a.SetNull(queue, i)
-		}
-		if x.HasStepOnly {
-			gv[i], uv[i] = x.PhaseGapNs, x.UnattrKerNs
-		} else {
-			a.SetNull(gap, i)
-			a.SetNull(unattr, i)
-		}
-	}
+	fillInstanceColumns(t.AppendRows(len(xs)), xs)
 	return t
 }
 

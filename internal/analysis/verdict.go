@@ -105,12 +105,10 @@ func decide(v *Verdict, confidence float64) (string, string) {
 
 // armGains compares every other arm's step wall with arm's, as analyze does
 // for the step (same units, options and random streams).
-func armGains(files []*FileResult, unitStart map[string]int64, step, arm string, sc StatsConfig) ([]ArmGain, error) {
+func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm string, sc StatsConfig) ([]ArmGain, error) {
 	out := []ArmGain{}
-	var xs []phases.Instance
 	arms := map[string]bool{}
 	for _, fr := range files {
-		xs = append(xs, fr.Result.Instances...)
 		for _, x := range fr.Result.Instances {
 			arms[x.Arm] = true
 		}
@@ -118,7 +116,7 @@ func armGains(files []*FileResult, unitStart map[string]int64, step, arm string,
 	if len(arms) < 2 {
 		return out, nil
 	}
-	units := buildUnits(xs, step, unitStart)
+	units := Units(allInstances(files), []string{step}, unitStart).Units(0)
 	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: arm, Quantiles: sc.Quantiles,
 		QuantileMetrics: []int{int(phases.Wall)},
 		Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}

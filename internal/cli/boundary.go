@@ -91,6 +91,7 @@ func readRegion(cmd *cobra.Command, o *AnalyzeOptions) ([]*analysis.FileResult, 
 	if err != nil {
 		return nil, nil, err
 	}
+	tuneMemory(cfg)
 	files, frames, err := analysis.ReadCalls(cmd.Context(), cfg)
 	if err != nil {
 		return nil, nil, asExit(err)

@@ -194,6 +194,7 @@ Each Parquet and Arrow file carries key-value metadata (pyarrow: ` + "`pq.read_s
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", c.Name, parquetType(c.Type), mdCell(unit), mdCell(meaning), mdCell(null))
 		}
 	}
+	b.WriteString("\n" + analysis.SchemaNotes)
 	return b.String()
 }
 

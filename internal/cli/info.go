@@ -85,18 +85,7 @@ func describeFile(cmd *cobra.Command, path string) (*nsys.Info, error) {
 		return nil, err
 	}
 	defer closeFn()
-	local := f.Path // a decompressed copy for .sqlite.xz
-	in, err := f.Describe()
-	if err != nil {
-		return nil, analysis.RenamePath(err, local, path)
-	}
-	in.File = path
-	if local != path {
-		for i, w := range in.Warnings {
-			in.Warnings[i] = strings.ReplaceAll(w, local, path) // name the file the user gave, not the temp copy
-		}
-	}
-	return in, nil
+	return f.Describe()
 }
 
 func writeInfoTable(w io.Writer, in *nsys.Info, top int) {

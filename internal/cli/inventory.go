@@ -84,6 +84,7 @@ func runInventory(cmd *cobra.Command, o *InventoryOptions) error {
 	if err != nil {
 		return err
 	}
+	tuneMemory(cfg)
 	files, frames, err := analysis.ReadCalls(cmd.Context(), cfg)
 	if err != nil {
 		return asExit(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/memtune"
 	"io"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ type rangesResult struct {
 // runRanges computes every file before printing anything, so that one
 // unusable file fails the run with nothing half-written.
 func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
-	analysis.SetMemoryTarget(opts.Files) // the same soft heap limit as analyze
+	memtune.SetMemoryTarget(opts.Files) // the same soft heap limit as analyze
 	results := make([]rangesResult, 0, len(opts.Files))
 	for _, path := range opts.Files {
 		rep, err := projectFile(cmd, path)
@@ -116,19 +117,13 @@ func projectFile(cmd *cobra.Command, path string) (*phases.VendorReport, error) 
 		return nil, err
 	}
 	defer closeFn()
-	local := f.Path // a decompressed copy for .sqlite.xz
 	rep, err := phases.VendorProjection(f)
 	if err != nil {
 		var ie *nsys.InputError
 		if errors.As(err, &ie) {
-			return nil, analysis.RenamePath(err, local, path)
+			return nil, err
 		}
 		return nil, fmt.Errorf("%s: project NVTX ranges: %w", path, err)
-	}
-	if local != path {
-		for i, w := range rep.Warnings {
-			rep.Warnings[i] = strings.ReplaceAll(w, local, path)
-		}
 	}
 	return rep, nil
 }
@@ -239,7 +234,7 @@ type rangesJSONFile struct {
 func writeRangesJSON(w io.Writer, results []rangesResult) error {
 	docs := make([]rangesJSONFile, 0, len(results))
 	for _, res := range results {
-		d := rangesJSONFile{File: res.File, Ranges: []rangesJSONRow{}, AbsentTables: res.Absent, Warnings: res.Warnings}
+		d := rangesJSONFile{File: res.File, Ranges: []rangesJSONRow{}, AbsentTables: res.Absent, Warnings: nsys.WarningMessages(res.Warnings)}
 		if d.AbsentTables == nil {
 			d.AbsentTables = []string{}
 		}

@@ -1,5 +1,5 @@
 // Package dgp rebuilds the synthetic data-generating process of
-// STATISTICS.md §9 for the tests of package stats, with its analytic truths.
+// docs/statistics.md §9 for the tests of package stats, with its analytic truths.
 //
 // One interleaved stream of K rounds × 2 blocks × L steps; the order inside
 // each round is a coin flip. Log-noise is AR(1) and runs on across blocks:

@@ -1,8 +1,3 @@
-// Package analysis runs the pipeline for `nsysphase analyze` and the commands
-// built on it: it reads each export (nsys), segments and attributes it
-// (phases), merges the files' instances into arms and units, computes the
-// statistics (stats) and assembles the JSON contract and the tables that
-// package export renders.
 package analysis
 
 import (
@@ -10,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
@@ -36,7 +30,7 @@ type Config struct {
 	Manifest string    // explicit manifest path (one input only)
 	Segment  phases.Options
 	Jobs     int // files read in parallel (0 = GOMAXPROCS)
-	// Open opens an input; nil means materialize (xz) + nsys.OpenContext.
+	// Open opens an input; nil means OpenInput (nsys.OpenContext).
 	Open func(ctx context.Context, path string) (*nsys.File, func(), error)
 }
 
@@ -137,7 +131,8 @@ func LookupKey(doc map[string]any, key string) (string, bool) {
 }
 
 // ReadFiles segments every input, Jobs at a time, and returns the results in
-// input order (deterministic whatever the scheduling).
+// input order (deterministic whatever the scheduling); on failure, the error of
+// the first failing input in input order.
 func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	files, armOf, err := ExpandInputs(cfg.Files, cfg.FileArms)
 	if err != nil {
@@ -146,7 +141,6 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	if len(files) == 0 {
 		return nil, &UsageError{Err: errors.New("no input files")}
 	}
-	SetMemoryTarget(files)
 	if cfg.Manifest != "" && len(files) > 1 {
 		return nil, &UsageError{Err: errors.New("--manifest names one manifest: use it with one input, or put NAME.manifest.json beside each export")}
 	}
@@ -155,19 +149,12 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	out := make([]*FileResult, len(files))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(jobs)
-	for i, path := range files {
-		g.Go(func() error {
-			fr, err := readOne(ctx, cfg, path, armOf[path])
-			if err != nil {
-				return err
-			}
-			out[i] = fr
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = inOrder(ctx, len(files), jobs, func(ctx context.Context, i int) error {
+		fr, err := readOne(ctx, cfg, files[i], armOf[files[i]])
+		out[i] = fr
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -217,24 +204,12 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	opt.FileArm = fr.FileArm
 	res, err := phases.Segment(f, opt)
 	if err != nil {
-		return nil, RenamePath(err, f.Path, path)
+		return nil, err
 	}
-	for i := range res.Instances {
-		res.Instances[i].File = path
-		res.Instances[i].Unit = strings.Replace(res.Instances[i].Unit, f.Path, path, 1)
-	}
-	for i := range res.Inputs {
-		res.Inputs[i].File = path
-	}
-	for _, w := range f.Warnings { // schema version, -wal/-journal files beside the input
-		res.Warnings = append(res.Warnings, w.Error())
-	}
-	for t, n := range f.Skipped() {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d rows of %s lack a required value and were skipped", f.Path, n, t))
-	}
-	slices.Sort(res.Warnings[len(res.Warnings)-len(f.Skipped()):])
-	for i, w := range res.Warnings {
-		res.Warnings[i] = strings.ReplaceAll(w, f.Path, path)
+	res.Warnings = append(res.Warnings, f.Warnings...) // schema version, -wal/-journal files beside the input
+	skipped := f.Skipped()
+	for _, t := range slices.Sorted(maps.Keys(skipped)) {
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s lack a required value and were skipped", skipped[t], t))
 	}
 	fr.Result = res
 	if ns, ok, err := f.SessionStartUTC(); err == nil && ok {
@@ -246,10 +221,20 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	}
 	prov, err := readProvenance(f, path)
 	if err != nil {
-		return nil, RenamePath(err, f.Path, path)
+		return nil, err
 	}
 	fr.Info = prov
 	return fr, nil
+}
+
+// OpenInput opens an export the user named (any kind nsys.OpenContext
+// takes) read-only; close releases it and any private copy.
+func OpenInput(ctx context.Context, path string) (*nsys.File, func(), error) {
+	f, err := nsys.OpenContext(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

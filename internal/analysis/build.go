@@ -1,0 +1,317 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// Build merges the files' results and computes the statistics.
+func Build(ctx context.Context, files []*FileResult, sc StatsConfig, version string, skipSteps int) (*Doc, error) {
+	return BuildThen(ctx, files, sc, version, skipSteps, nil)
+}
+
+// BuildThen is Build that calls merged, when not nil, once the instances,
+// inputs, provenance, arms and settings are merged and before the
+// statistics run: what depends on those alone (the instances table) can be
+// written meanwhile. merged must only read the Doc.
+func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version string, skipSteps int, merged func(*Doc)) (*Doc, error) {
+	d := &Doc{SchemaVersion: SchemaVersion, Tool: ToolInfo{Name: "nsysphase", Version: version}}
+	relabelArms(files)
+	unitStart := UnitStarts(files)
+	for _, fr := range files {
+		r := fr.Result
+		d.Inputs = append(d.Inputs, r.Inputs...)
+		if d.Step == "" {
+			d.Step = r.StepName
+		} else if d.Step != r.StepName {
+			d.Warnings = append(d.Warnings, Warning{Code: WarnStepDiffers, Message: fmt.Sprintf("%s uses step %q, the first input %q; pass --step to choose one", fr.Path, r.StepName, d.Step)})
+		}
+		for _, p := range r.PhaseOrder {
+			if !slices.Contains(d.Phases, p) {
+				d.Phases = append(d.Phases, p)
+			}
+		}
+		d.Excluded = addExclusions(d.Excluded, r.Excluded)
+		for _, w := range r.Warnings {
+			d.Warnings = append(d.Warnings, w)
+		}
+		d.Provenance = append(d.Provenance, buildEvidence(fr))
+	}
+	d.instances = allInstances(files)
+	d.unitStart = unitStart
+	d.Arms = armsInOrder(d.instances, unitStart)
+	d.Settings = Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
+		Quantile: "empirical (lowest value whose cumulative share reaches p; the lower median), not numpy's linear type 7",
+		Unit:     "block (an NVTX arm range) or profile (a file); steps are never resampled"}
+	d.Baseline = sc.Baseline
+	if d.Baseline == "" && len(d.Arms) > 0 {
+		d.Baseline = d.Arms[0]
+	}
+	if sc.Baseline != "" && !slices.Contains(d.Arms, sc.Baseline) {
+		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm (arms: %s)", sc.Baseline, strings.Join(d.Arms, ", "))}
+	}
+	if merged != nil {
+		merged(d)
+	}
+	d.results = make([]*stats.Result, len(d.Phases))
+	d.plan = Units(d.instances, d.Phases, unitStart)
+	if !sc.Off {
+		names := MetricNames()
+		err := inOrder(ctx, len(d.Phases), max(1, runtime.GOMAXPROCS(0)/2), func(_ context.Context, i int) error {
+			ph := d.Phases[i]
+			units := d.plan.Units(i)
+			if len(units) == 0 {
+				return nil
+			}
+			// A phase that the baseline arm lacks (graph_replay exists
+			// only in the graph arm) gets summaries but no comparisons.
+			base := d.Baseline
+			if !slices.ContainsFunc(units, func(u stats.Unit) bool { return u.Arm == base }) {
+				base = ""
+			}
+			opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
+				QuantileMetrics: []int{int(phases.Wall)},
+				Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}
+			r, err := stats.Analyze(ph, names, units, opt)
+			if err != nil {
+				return fmt.Errorf("statistics of phase %q: %w", ph, err)
+			}
+			d.results[i] = r
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	d.fill()
+	return d, nil
+}
+
+// allInstances is the files' instances in input order. The first file's
+// are used in place (capacity clipped, so a second file's append copies):
+// no copy of the biggest result for the usual single export.
+func allInstances(files []*FileResult) []phases.Instance {
+	var xs []phases.Instance
+	for i, fr := range files {
+		if i == 0 {
+			xs = slices.Clip(fr.Result.Instances)
+		} else {
+			xs = append(xs, fr.Result.Instances...)
+		}
+	}
+	return xs
+}
+
+// inOrder runs fn(ctx, i) for i in [0, n), limit at a time, and returns
+// the error of the lowest i that failed. A failure cancels only the later
+// indices, so the earliest failure always runs to its end: which error is
+// reported never depends on timing.
+func inOrder(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
+	ctxs := make([]context.Context, n)
+	cancels := make([]context.CancelFunc, n)
+	for i := range n {
+		ctxs[i], cancels[i] = context.WithCancel(ctx)
+	}
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	errs := make([]error, n)
+	var g errgroup.Group
+	g.SetLimit(limit)
+	for i := range n {
+		g.Go(func() error {
+			if err := ctxs[i].Err(); err != nil {
+				errs[i] = err
+				return nil
+			}
+			if err := fn(ctxs[i], i); err != nil {
+				errs[i] = err
+				for k := i + 1; k < n; k++ {
+					cancels[k]()
+				}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func metricInts(ms []phases.Metric) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		out[i] = int(m)
+	}
+	return out
+}
+
+func addExclusions(a, b phases.Exclusions) phases.Exclusions {
+	a.UnclosedRanges += b.UnclosedRanges
+	a.WarmupSteps += b.WarmupSteps
+	a.SkippedSteps += b.SkippedSteps
+	a.OutsideArmSteps += b.OutsideArmSteps
+	a.CrossThreadEnded += b.CrossThreadEnded
+	return a
+}
+
+// relabelArms drops the NVTX part of combined "<file-arm>/<nvtx-arm>" labels
+// when every input has the same single NVTX arm: it distinguishes nothing.
+func relabelArms(files []*FileResult) {
+	nvtx := map[string]bool{}
+	anyFileArm := false
+	for _, fr := range files {
+		if fr.FileArm != "" {
+			anyFileArm = true
+		}
+		for _, x := range fr.Result.Instances {
+			nvtx[strings.TrimPrefix(strings.TrimPrefix(x.Arm, fr.FileArm), "/")] = true
+		}
+	}
+	if !anyFileArm || len(nvtx) != 1 {
+		return
+	}
+	for _, fr := range files {
+		if fr.FileArm == "" {
+			continue
+		}
+		r := fr.Result
+		for i := range r.Instances {
+			r.Instances[i].Arm = fr.FileArm
+		}
+	}
+}
+
+func armsInOrder(xs []phases.Instance, unitStart map[phases.UnitID]int64) []string {
+	first := map[string]int64{}
+	for _, x := range xs {
+		s := unitStart[x.Unit]
+		if v, ok := first[x.Arm]; !ok || s < v {
+			first[x.Arm] = s
+		}
+	}
+	arms := make([]string, 0, len(first))
+	for a := range first {
+		arms = append(arms, a)
+	}
+	slices.SortFunc(arms, func(a, b string) int {
+		if first[a] != first[b] {
+			if first[a] < first[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return arms
+}
+
+// fill turns the statistics results into the document's rows.
+func (d *Doc) fill() {
+	names := MetricNames()
+	for i, ph := range d.Phases {
+		r := d.results[i]
+		if r == nil {
+			d.fillPoint(ph, d.plan.Units(i), names)
+			continue
+		}
+		compare := r.Baseline == d.Baseline
+		for _, a := range r.Arms {
+			row := SummaryRow{Arm: a.Arm, Phase: ph, Steps: a.Steps, Blocks: a.Units, Method: a.Method, Metrics: map[string]MetricSummary{}}
+			for _, m := range a.Metrics {
+				if m.Metric == phases.Metrics[phases.Wall].Name {
+					row.N = m.N
+				}
+				row.Metrics[m.Metric] = MetricSummary{Mean: m.Mean, Median: m.Median, P90: m.P90, P99: m.P99, MeanCI: m.MeanCI, MedianCI: m.MedianCI, P90CI: m.P90CI, P99CI: m.P99CI}
+			}
+			d.Summary = append(d.Summary, row)
+		}
+		for _, c := range r.Comparisons {
+			if !compare {
+				break
+			}
+			w := c.Warnings
+			if w == nil {
+				w = []string{}
+			}
+			d.Comparisons = append(d.Comparisons, ComparisonRow{Phase: ph, Metric: c.Metric, Stat: c.Stat, Baseline: c.Baseline, Arm: c.Arm,
+				BaseValue: c.BaselineValue, ArmValue: c.ArmValue, Ratio: c.Ratio, RatioCI: c.RatioCI, Diff: c.Diff, DiffCI: c.DiffCI,
+				Significant: c.Significant, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits, Warnings: w})
+		}
+		for _, c := range r.Decomposition {
+			if !compare {
+				break
+			}
+			d.Decomposition = append(d.Decomposition, DecompositionRow{Phase: ph, Baseline: c.Baseline, Arm: c.Arm, Component: c.Part,
+				DiffNs: c.Diff, DiffCI: c.DiffCI, Share: c.Share, ShareCI: c.ShareCI, Method: c.Method})
+		}
+		for _, w := range r.Warnings {
+			w.Phase, w.Values = ph, nil // the document keeps the sentence and its scope
+			d.Warnings = append(d.Warnings, w)
+		}
+	}
+	if d.Summary == nil {
+		d.Summary = []SummaryRow{}
+	}
+	if d.Comparisons == nil {
+		d.Comparisons = []ComparisonRow{}
+	}
+	if d.Decomposition == nil {
+		d.Decomposition = []DecompositionRow{}
+	}
+	if d.Warnings == nil {
+		d.Warnings = []Warning{}
+	}
+}
+
+// fillPoint computes point summaries without CIs (statistics off).
+func (d *Doc) fillPoint(ph string, us []stats.Unit, names []string) {
+	byArm := map[string][]stats.Unit{}
+	for _, u := range us {
+		byArm[u.Arm] = append(byArm[u.Arm], u)
+	}
+	for _, arm := range d.Arms {
+		au := byArm[arm]
+		if len(au) == 0 {
+			continue
+		}
+		row := SummaryRow{Arm: arm, Phase: ph, Blocks: len(au), Method: stats.MethodNone, Metrics: map[string]MetricSummary{}}
+		for m, name := range names {
+			var xs []float64
+			steps := 0
+			for _, u := range au {
+				for _, v := range u.Steps[m] {
+					steps++
+					if !math.IsNaN(v) {
+						xs = append(xs, v)
+					}
+				}
+			}
+			s := stats.Summarize(xs)
+			row.Metrics[name] = MetricSummary{Mean: s.Mean, Median: s.Median, P90: s.P90, P99: s.P99}
+			row.N, row.Steps = len(xs), steps
+		}
+		d.Summary = append(d.Summary, row)
+	}
+}
+
+// Instances returns the merged phase and step instances.
+func (d *Doc) Instances() []phases.Instance { return d.instances }
+
+// Results returns the statistics per phase (nil entries when off).
+func (d *Doc) Results() []*stats.Result { return d.results }

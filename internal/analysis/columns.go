@@ -1,0 +1,207 @@
+package analysis
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+// instanceColumn is one column of phase_instances: its schema, how the
+// writer reads it from an instance and how the --from reader sets it back.
+// The one list, instanceColumns, serves the writer (InstancesRows), the
+// reader (locateColumns) and, through Doc.Tables, the schema docs.
+type instanceColumn struct {
+	export.Column
+	// Exactly one getter/setter pair is set, by Type: str for strings, i64
+	// for int64 and bool (0/1), f64 for float64. has, when set, says whether
+	// the value is present (else null); set* is then called only for a
+	// present value.
+	str    func(x *phases.Instance) string
+	setStr func(x *phases.Instance, v string)
+	i64    func(x *phases.Instance) int64
+	setI64 func(x *phases.Instance, v int64)
+	f64    func(x *phases.Instance) float64
+	setF64 func(x *phases.Instance, v float64)
+	has    func(x *phases.Instance) bool
+	// optional columns may be absent from a dataset (older writers);
+	// nullOK ones read a null as the zero value.
+	optional, nullOK bool
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// instanceColumns are the columns of phase_instances, in order.
+var instanceColumns = func() []instanceColumn {
+	str := func(name, doc string, get func(*phases.Instance) string, set func(*phases.Instance, string)) instanceColumn {
+		return instanceColumn{Column: export.Column{Name: name, Type: export.TypeString, Doc: doc}, str: get, setStr: set}
+	}
+	i64 := func(name, unit, doc string, get func(*phases.Instance) int64, set func(*phases.Instance, int64)) instanceColumn {
+		return instanceColumn{Column: export.Column{Name: name, Type: export.TypeInt64, Unit: unit, Doc: doc}, i64: get, setI64: set}
+	}
+	boolean := func(name, doc string, get func(*phases.Instance) bool, set func(*phases.Instance, bool)) instanceColumn {
+		return instanceColumn{Column: export.Column{Name: name, Type: export.TypeBool, Doc: doc},
+			i64: func(x *phases.Instance) int64 { return b2i(get(x)) }, setI64: func(x *phases.Instance, v int64) { set(x, v != 0) }}
+	}
+	thread := str("thread", "thread name", func(x *phases.Instance) string { return x.Thread }, func(x *phases.Instance, v string) { x.Thread = v })
+	thread.nullOK = true // "" and null both mean unnamed
+	cols := []instanceColumn{
+		str("file", "export the instance comes from", func(x *phases.Instance) string { return x.File }, func(x *phases.Instance, v string) { x.File = v }),
+		i64("pid", "", "OS process id", func(x *phases.Instance) int64 { return x.Pid }, func(x *phases.Instance, v int64) { x.Pid = v }),
+		i64("tid", "", "OS thread id of the range", func(x *phases.Instance) int64 { return x.Tid }, func(x *phases.Instance, v int64) { x.Tid = v }),
+		thread,
+		str("arm", "arm label (<file-arm>/<nvtx-arm>, either alone, or empty)", func(x *phases.Instance) string { return x.Arm }, func(x *phases.Instance, v string) { x.Arm = v }),
+		i64("block", "", "block index within the arm", func(x *phases.Instance) int64 { return int64(x.Block) }, func(x *phases.Instance, v int64) { x.Block = int(v) }),
+		str("unit", "unique block label (the statistics' unit)", func(x *phases.Instance) string { return x.Unit.String() }, setUnit),
+		i64("step", export.UnitCount, "step index within the block, from 0", func(x *phases.Instance) int64 { return int64(x.Step) }, func(x *phases.Instance, v int64) { x.Step = int(v) }),
+		str("phase", "phase name; step rows carry the step's range name", func(x *phases.Instance) string { return x.Phase }, func(x *phases.Instance, v string) { x.Phase = v }),
+		boolean("is_step", "true for the step instance itself", func(x *phases.Instance) bool { return x.IsStep }, func(x *phases.Instance, v bool) { x.IsStep = v }),
+		i64("depth", "", "0 for steps, 1 for their children, …", func(x *phases.Instance) int64 { return int64(x.Depth) }, func(x *phases.Instance, v int64) { x.Depth = int(v) }),
+		boolean("warmup", "excluded from statistics (--skip-steps)", func(x *phases.Instance) bool { return x.Warmup }, func(x *phases.Instance, v bool) { x.Warmup = v }),
+		i64("start_ns", export.UnitNanoseconds, "range start on the export's clock", func(x *phases.Instance) int64 { return x.Start }, func(x *phases.Instance, v int64) { x.Start = v }),
+		i64("end_ns", export.UnitNanoseconds, "range end on the export's clock", func(x *phases.Instance) int64 { return x.End }, func(x *phases.Instance, v int64) { x.End = v }),
+	}
+	for m := range phases.NumMetrics {
+		mi := phases.Metrics[m]
+		cols = append(cols, i64(mi.Name, mi.Unit, mi.Doc, func(x *phases.Instance) int64 { return x.M[m] }, func(x *phases.Instance, v int64) { x.M[m] = v }))
+	}
+	queue := instanceColumn{Column: export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops"},
+		f64: func(x *phases.Instance) float64 { return x.QueueMeanNs }, setF64: func(x *phases.Instance, v float64) { x.QueueMeanNs, x.HasQueue = v, true },
+		has: func(x *phases.Instance) bool { return x.HasQueue }, optional: true}
+	stepOnly := func(x *phases.Instance) bool { return x.HasStepOnly }
+	gap := instanceColumn{Column: export.Column{Name: "phase_gap_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: wall not covered by any phase; null for phases"},
+		i64: func(x *phases.Instance) int64 { return x.PhaseGapNs }, setI64: func(x *phases.Instance, v int64) { x.PhaseGapNs, x.HasStepOnly = v, true },
+		has: stepOnly, optional: true}
+	unattr := instanceColumn{Column: export.Column{Name: "unattributed_kernel_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: kernel time of the step outside every phase; null for phases"},
+		i64: func(x *phases.Instance) int64 { return x.UnattrKerNs }, setI64: func(x *phases.Instance, v int64) { x.UnattrKerNs, x.HasStepOnly = v, true },
+		has: stepOnly, optional: true}
+	return append(cols, queue, gap, unattr)
+}()
+
+// setUnit reads a unit label back (phases.UnitID.String); the file, arm and
+// block columns are read first. A label of another form (a dataset written
+// by another tool) keeps the unit of the row's file, arm and block.
+func setUnit(x *phases.Instance, label string) {
+	x.Unit = phases.UnitID{File: x.File, Arm: x.Arm, Block: x.Block}
+	rest, ok := strings.CutPrefix(label, x.File+"#")
+	if !ok {
+		return
+	}
+	if p, ok := strings.CutPrefix(rest, "pid "); ok {
+		if pid, err := strconv.ParseInt(p, 10, 64); err == nil && pid != 0 && label == (phases.UnitID{File: x.File, Arm: x.Arm, Pid: pid}).String() {
+			x.Unit.Pid, x.Unit.Block = pid, 0
+			return
+		}
+	}
+	if i := strings.LastIndex(rest, " block "); i >= 0 {
+		if b, err := strconv.Atoi(rest[i+len(" block "):]); err == nil {
+			x.Unit.Arm, x.Unit.Block = rest[:i], b
+		}
+	}
+}
+
+// fillInstanceColumns writes xs into the rows of a, column by column
+// (export.RowsAppender): this is the biggest table by far, and a boxed
+// Value per cell cost a third of its encoding.
+func fillInstanceColumns(a *export.RowsAppender, xs []phases.Instance) {
+	for col, c := range instanceColumns {
+		switch {
+		case c.str != nil:
+			for i := range xs {
+				if c.has == nil || c.has(&xs[i]) {
+					a.SetString(col, i, c.str(&xs[i]))
+				} else {
+					a.SetNull(col, i)
+				}
+			}
+		case c.i64 != nil:
+			v := a.Int64s(col)
+			for i := range xs {
+				if c.has == nil || c.has(&xs[i]) {
+					v[i] = c.i64(&xs[i])
+				} else {
+					a.SetNull(col, i)
+				}
+			}
+		case c.f64 != nil:
+			v := a.Float64s(col)
+			for i := range xs {
+				if c.has == nil || c.has(&xs[i]) {
+					v[i] = c.f64(&xs[i])
+				} else {
+					a.SetNull(col, i)
+				}
+			}
+		}
+	}
+}
+
+// instanceCols locates the phase_instances columns of a table by name, so
+// datasets with partition keys in any position, or extra columns, load.
+type instanceCols struct {
+	at []int // per instanceColumns entry: column index in the table, -1 when absent
+}
+
+func locateColumns(t *export.Table) (*instanceCols, error) {
+	c := &instanceCols{at: make([]int, len(instanceColumns))}
+	for k, ic := range instanceColumns {
+		i := t.ColumnIndex(ic.Name)
+		if i >= 0 && t.Column(i).Type != ic.Type {
+			if ic.optional {
+				i = -1
+			} else {
+				return nil, fmt.Errorf("phase_instances column %s is %v, want %v", ic.Name, t.Column(i).Type, ic.Type)
+			}
+		}
+		if i < 0 && !ic.optional {
+			return nil, fmt.Errorf("phase_instances has no column %s", ic.Name)
+		}
+		c.at[k] = i
+	}
+	return c, nil
+}
+
+// instanceAt converts one row; a null in a required column is an error.
+func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, error) {
+	var x phases.Instance
+	for k, ic := range instanceColumns {
+		col := c.at[k]
+		if col < 0 {
+			continue
+		}
+		var ok bool
+		switch {
+		case ic.str != nil:
+			var v string
+			if v, ok = t.String(r, col); ok {
+				ic.setStr(&x, v)
+			}
+		case ic.Type == export.TypeBool:
+			var v bool
+			if v, ok = t.Bool(r, col); ok {
+				ic.setI64(&x, b2i(v))
+			}
+		case ic.i64 != nil:
+			var v int64
+			if v, ok = t.Int64(r, col); ok {
+				ic.setI64(&x, v)
+			}
+		case ic.f64 != nil:
+			var v float64
+			if v, ok = t.Float64(r, col); ok {
+				ic.setF64(&x, v)
+			}
+		}
+		if !ok && !ic.Nullable && !ic.nullOK {
+			return x, fmt.Errorf("phase_instances row %d: null %s", r, ic.Name)
+		}
+	}
+	return x, nil
+}

@@ -1,0 +1,131 @@
+package analysis
+
+import (
+	"github.com/nsysphase/nsysphase/nsys"
+	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// SchemaVersion versions the JSON document and the Parquet tables. Bump the
+// minor for added fields, the major for changed or removed ones.
+const SchemaVersion = "1.0"
+
+// StatsConfig are the statistics settings of an analysis.
+type StatsConfig struct {
+	Confidence float64 // 0.95
+	Resamples  int     // 9999
+	Seed       uint64  // 1
+	Baseline   string  // "" = the arm of the earliest block
+	Quantiles  bool    // p90/p99 CIs for wall_ns where allowed
+	Off        bool    // point values only (no CIs)
+}
+
+// Doc is the JSON contract of `nsysphase analyze --format json`.
+type Doc struct {
+	SchemaVersion string             `json:"schema_version"`
+	Tool          ToolInfo           `json:"tool"`
+	Inputs        []phases.Input     `json:"inputs"`
+	Step          string             `json:"step"`
+	Phases        []string           `json:"phases"` // step first, then phases in step order
+	Arms          []string           `json:"arms"`
+	Baseline      string             `json:"baseline"`
+	Settings      Settings           `json:"settings"`
+	Summary       []SummaryRow       `json:"summary"`
+	Comparisons   []ComparisonRow    `json:"comparisons"`
+	Decomposition []DecompositionRow `json:"decomposition"`
+	Provenance    []ProvenanceRow    `json:"provenance"`
+	Excluded      phases.Exclusions  `json:"excluded"`
+	Warnings      []Warning          `json:"warnings"`
+
+	instances []phases.Instance
+	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
+	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
+	plan      *UnitPlan               // instances placed in units, steps and phases
+}
+
+// ToolInfo names the tool that wrote a document.
+type ToolInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Settings record how the statistics were computed.
+type Settings struct {
+	Confidence float64 `json:"confidence"`
+	Resamples  int     `json:"resamples"`
+	Seed       uint64  `json:"seed"`
+	SkipSteps  int     `json:"skip_steps"`
+	Quantile   string  `json:"quantile_definition"`
+	Unit       string  `json:"unit"` // what one resampled unit is
+}
+
+// SummaryRow is one arm × phase of the summary.
+type SummaryRow struct {
+	Arm     string                   `json:"arm"`
+	Phase   string                   `json:"phase"`
+	N       int                      `json:"n"`      // step instances with the phase present
+	Steps   int                      `json:"steps"`  // kept steps of the arm
+	Blocks  int                      `json:"blocks"` // units (blocks or profiles) of the arm
+	Method  string                   `json:"method"`
+	Metrics map[string]MetricSummary `json:"metrics"`
+}
+
+// MetricSummary are the point values and CIs of one metric (ns, bytes or
+// count per step instance). Quantiles are Empirical (the lower median).
+type MetricSummary struct {
+	Mean     float64     `json:"mean"`
+	Median   float64     `json:"median"`
+	P90      float64     `json:"p90"`
+	P99      float64     `json:"p99"`
+	MeanCI   *[2]float64 `json:"mean_ci"`
+	MedianCI *[2]float64 `json:"median_ci"`
+	P90CI    *[2]float64 `json:"p90_ci,omitempty"`
+	P99CI    *[2]float64 `json:"p99_ci,omitempty"`
+}
+
+// ComparisonRow is one arm against the baseline for one phase, metric and statistic.
+type ComparisonRow struct {
+	Phase       string      `json:"phase"`
+	Metric      string      `json:"metric"`
+	Stat        string      `json:"stat"`
+	Baseline    string      `json:"baseline"`
+	Arm         string      `json:"arm"`
+	BaseValue   float64     `json:"baseline_value"`
+	ArmValue    float64     `json:"arm_value"`
+	Ratio       *float64    `json:"ratio"`
+	RatioCI     *[2]float64 `json:"ratio_ci"`
+	Diff        float64     `json:"diff"`
+	DiffCI      *[2]float64 `json:"diff_ci"`
+	Significant bool        `json:"significant"`
+	Verdict     string      `json:"verdict"`
+	Method      string      `json:"method"`
+	NUnits      int         `json:"n_units"`
+	Warnings    []string    `json:"warnings"`
+}
+
+// DecompositionRow is one exclusive part of a phase's mean wall difference.
+type DecompositionRow struct {
+	Phase     string      `json:"phase"`
+	Baseline  string      `json:"baseline"`
+	Arm       string      `json:"arm"`
+	Component string      `json:"component"`
+	DiffNs    float64     `json:"diff_ns"`
+	DiffCI    *[2]float64 `json:"diff_ci"`
+	Share     float64     `json:"share"` // of the baseline's mean wall
+	ShareCI   *[2]float64 `json:"share_ci"`
+	Method    string      `json:"method"`
+}
+
+// Warning is one diagnostic with its scope: the pipeline's one warning
+// type. Warnings about an input (File set) come from reading and segmenting
+// it; the others from merging and the statistics.
+type Warning = nsys.Warning
+
+// MetricNames are the metric columns in order.
+func MetricNames() []string {
+	out := make([]string, phases.NumMetrics)
+	for m := range phases.NumMetrics {
+		out[m] = phases.Metrics[m].Name
+	}
+	return out
+}

@@ -1,0 +1,92 @@
+package analysis
+
+// SchemaNotes is the part of docs/schema.md that defines what the columns
+// measure, the warning codes and the vendor-compatible view: the code's doc
+// comments and the tables' descriptions cite these sections.
+const SchemaNotes = `## What each number means
+
+A phase instance is one NVTX range instance that a phase rule matched, on one
+thread, inside one step instance, inside one arm block. All durations are int64 ns.
+
+- ` + "`wall`" + `: range end − range start.
+- CUDA API time on the range's thread inside the range, by category, counting
+  nested calls once: ` + "`launch`" + ` (kernel and graph launches), ` + "`sync`" + ` (stream,
+  device, event and context synchronize, and the blocking part of synchronous
+  copies), ` + "`memcpy_api`" + `, ` + "`alloc`" + ` (malloc/free of device, host-pinned and pool
+  memory), ` + "`other_api`" + `.
+- ` + "`cpu_other`" + ` = wall − union of top-level API calls: Python and framework
+  dispatch, host work. Always ≥ 0; the six parts sum to ` + "`wall`" + ` exactly.
+- GPU work attributed by (pid, correlationId) to API calls on the range's thread
+  inside the range: ` + "`kernel_sum`" + ` (sum of kernel durations), ` + "`gpu_busy`" + ` (union
+  of their intervals), ` + "`proj`" + ` (first start to last end, the vendor's "projected"
+  time), op counts, and the same for memcpy (H2D, D2H, D2D, P2P: count, bytes,
+  time) and memset. GPU work launched during the range by other threads of the
+  same process (PyTorch's autograd thread) is reported beside it, never mixed
+  in: ` + "`other_thread_kernel_ns`" + `, ` + "`other_thread_ops`" + `.
+- ` + "`queue`" + `: for each GPU op, its start − the end of the API call that launched
+  it; sum, mean and max per instance.
+- ` + "`overlap_other_process`" + `: GPU time during the range in which another process
+  had work running on the same GPU.
+
+Every percentage names its denominator. A measured zero and "not measured" are
+different values (null in Parquet).
+
+## Arms, blocks and steps
+
+An arm is one experimental condition. Arms come from NVTX ranges (default: a
+range named like ` + "`arm=<name> block=<i>`" + `), from files (` + "`--arm mps=run_mps_*.sqlite`" + `),
+or from a key in a run manifest JSON beside the export. A block is one
+contiguous replicate of an arm (one arm range, or one file): the statistics'
+unit. Warm-up steps (` + "`--skip-steps`" + `) are excluded and reported as excluded.
+
+## Warning codes
+
+Warnings (the JSON ` + "`warnings`" + ` of every command, and the segmentation warnings kept
+in ` + "`nsysphase.context`" + `) carry a ` + "`code`" + ` from this closed set, with their scope
+(` + "`file`" + `, ` + "`phase`" + `, ` + "`arm`" + `, ` + "`metric`" + `) and the sentence a person reads (` + "`message`" + `).
+
+Inputs (package nsys, phases): ` + "`schema_minor`" + ` (export schema minor version differs
+from the tested one), ` + "`sidecar`" + ` (a -wal/-journal/-shm file beside the export was
+ignored), ` + "`skipped_rows`" + ` (rows lacking a required value), ` + "`end_before_start`" + `,
+` + "`non_integer_time`" + `, ` + "`unclosed_range`" + `, ` + "`unbalanced_range`" + ` (push/pop ranges overlapping
+without nesting), ` + "`other_thread_end`" + `, ` + "`unnamed_range`" + `, ` + "`dangling_text_id`" + `,
+` + "`duplicate_correlation`" + `, ` + "`correlation_range`" + ` (correlation ids beyond 2^31 left out),
+` + "`outside_arm`" + ` (steps outside every arm block left out), ` + "`whole_read`" + ` (activity
+tables read whole: memory about the export's size), ` + "`input`" + ` (an input warning
+read from a dataset written before codes existed).
+
+Merging and commands: ` + "`step_differs`" + `, ` + "`dataset_without_context`" + `,
+` + "`skip_steps_differ`" + `, ` + "`no_kept_steps`" + `.
+
+Statistics (package stats; see [statistics.md](statistics.md) §7):
+` + "`tail_limited_mean`" + `, ` + "`autocorrelation`" + `, ` + "`head_effect`" + `, ` + "`drift`" + `,
+` + "`non_interleaved`" + `, ` + "`unequal_units`" + `, ` + "`low_replication`" + `, ` + "`no_replication`" + `,
+` + "`quantile_ci_omitted`" + `, ` + "`ci_excludes_run_to_run_variance`" + `, ` + "`conditional_on_profiles`" + `,
+` + "`skewed_or_tail_limited`" + `, ` + "`unmatched_unit`" + `, ` + "`approximate_quantile_ci`" + `,
+` + "`undefined_resamples`" + `, ` + "`metric_absent`" + `, ` + "`unbounded_ci`" + `, ` + "`not_requested`" + `.
+
+## The vendor-compatible view
+
+` + "`nsysphase ranges`" + ` reproduces ` + "`nsys stats -r nvtx_gpu_proj_sum`" + ` exactly, its blind
+spots included, so users can reconcile nsysphase with their nsys workflow:
+
+1. Ranges: NVTX rows of types 59, 60, 70, 71 that did not end on another thread
+   (` + "`endGlobalTid`" + ` NULL). A NULL ` + "`end`" + ` becomes the largest start/end among those
+   rows. Marks and domain rows are not ranges.
+2. Name: ` + "`<domain>:<text>`" + `, the domain's name from its type-75 row of the same
+   process, empty for the default domain (so ` + "`:collector_step`" + `). Grouped by
+   (name, style).
+3. GPU ops: kernels, memcpy and memset rows (not graph-trace, sync or event
+   rows), joined to API calls on correlationId and process.
+4. Containment: the launching API call lies inside the range, inclusive at both
+   ends, on the same thread; an op counts in every enclosing range; driver-API
+   launches count.
+5. Per instance: projected duration = last op end − first op start (it can exceed
+   the CPU range); op count = distinct correlation ids (a graph launch counts
+   once). Ranges with no ops are left out.
+6. Summary per (name, style): totals of projected and range time, instances,
+   average, median, min, max, sample standard deviation (n−1), GPU ops.
+
+` + "`analyze`" + ` does not share these blind spots: it uses busy time as well as span,
+both graph-trace modes, and reports other-thread work.
+`

@@ -1,0 +1,10 @@
+package analysis
+
+// Warning codes of merging inputs and of the commands built on them (the
+// inputs' codes are package nsys's Warn*, the statistics' package stats').
+const (
+	WarnStepDiffers           = "step_differs"            // inputs use different step ranges
+	WarnDatasetWithoutContext = "dataset_without_context" // --from: a dataset lacks the analysis context
+	WarnSkipStepsDiffer       = "skip_steps_differ"       // --from: datasets were written with different --skip-steps
+	WarnNoKeptSteps           = "no_kept_steps"           // boundary: no step left after --skip-steps
+)

@@ -1,0 +1,151 @@
+package nsysphase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/nsys"
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+// Version is written into the documents and datasets of analyses made
+// through this package.
+const Version = "library"
+
+// The analysis document and its rows (the JSON contract of
+// `nsysphase analyze --format json`, version SchemaVersion).
+type (
+	Document         = analysis.Doc
+	SummaryRow       = analysis.SummaryRow
+	MetricSummary    = analysis.MetricSummary
+	ComparisonRow    = analysis.ComparisonRow
+	DecompositionRow = analysis.DecompositionRow
+	ProvenanceRow    = analysis.ProvenanceRow
+	Instance         = phases.Instance
+	Warning          = nsys.Warning
+)
+
+// SchemaVersion versions the document and the Parquet tables.
+const SchemaVersion = analysis.SchemaVersion
+
+// FileArm gives every file matching Glob the arm Name.
+type FileArm = analysis.FileArm
+
+// Options are the settings of an analysis; DefaultOptions gives those of
+// `nsysphase analyze` without flags.
+type Options struct {
+	Step       string    // step range name; "" = the name that repeats most
+	Depth      int       // phase depth below the step (1: the step's children)
+	SkipSteps  int       // warm-up steps left out at the start of each block
+	ArmPattern string    // regexp of arm block ranges; group 1 = arm, group 2 = block
+	FileArms   []FileArm // arms from files; their files are inputs too
+	ArmKey     string    // dotted key into each export's run manifest naming its arm
+	Rules      string    // optional phase rules file (YAML)
+	Jobs       int       // files read in parallel (0 = GOMAXPROCS)
+
+	Confidence float64 // confidence level of the intervals, e.g. 0.95
+	Resamples  int     // bootstrap resamples, at least 1999
+	Seed       uint64  // random seed: same inputs and seed, same numbers
+	Baseline   string  // baseline arm; "" = the arm of the earliest block
+	Quantiles  bool    // p90/p99 intervals of wall time where allowed
+	NoStats    bool    // point values only, no intervals
+}
+
+// DefaultOptions are the settings of `nsysphase analyze` without flags.
+func DefaultOptions() Options {
+	return Options{Depth: 1, SkipSteps: 1, ArmPattern: phases.DefaultArmPattern, Confidence: 0.95, Resamples: 9999, Seed: 1}
+}
+
+// Analysis is the result of Analyze.
+type Analysis struct {
+	doc *analysis.Doc
+}
+
+// Analyze reads the exports (paths or globs), segments them and computes
+// the statistics. Bad input gives an error naming the file (an
+// *nsys.InputError for an unusable export).
+func Analyze(ctx context.Context, inputs []string, opts Options) (*Analysis, error) {
+	if opts.Resamples < 1999 && !opts.NoStats {
+		return nil, fmt.Errorf("resamples %d: at least 1999 are needed for stable interval endpoints", opts.Resamples)
+	}
+	if !(opts.Confidence > 0.5 && opts.Confidence < 1) && !opts.NoStats {
+		return nil, fmt.Errorf("confidence %v: want a level between 0.5 and 1", opts.Confidence)
+	}
+	if opts.Depth < 1 || opts.SkipSteps < 0 {
+		return nil, errors.New("depth must be ≥ 1 and skip steps ≥ 0")
+	}
+	pat, err := regexp.Compile(opts.ArmPattern)
+	if err != nil {
+		return nil, fmt.Errorf("arm pattern: %w", err)
+	}
+	seg := phases.Options{ArmPattern: pat, Step: opts.Step, Depth: opts.Depth, SkipSteps: opts.SkipSteps}
+	if opts.Rules != "" {
+		if seg.Rules, err = phases.LoadRules(opts.Rules); err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.Rules, err)
+		}
+	}
+	cfg := analysis.Config{Files: inputs, FileArms: opts.FileArms, ArmKey: opts.ArmKey, Segment: seg, Jobs: opts.Jobs}
+	files, err := analysis.ReadFiles(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sc := analysis.StatsConfig{Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed, Baseline: opts.Baseline, Quantiles: opts.Quantiles, Off: opts.NoStats}
+	doc, err := analysis.Build(ctx, files, sc, Version, opts.SkipSteps)
+	if err != nil {
+		return nil, err
+	}
+	return &Analysis{doc: doc}, nil
+}
+
+// Document is the whole analysis as the JSON contract (json.Marshal it for
+// the document `nsysphase analyze --format json` prints).
+func (a *Analysis) Document() *Document { return a.doc }
+
+// Arms are the arms in order of their first block; Arms()[0] is the
+// default baseline.
+func (a *Analysis) Arms() []string { return a.doc.Arms }
+
+// Phases are the step's name, then the phases in step order.
+func (a *Analysis) Phases() []string { return a.doc.Phases }
+
+// Instances are every step and phase instance, in input order (the rows of
+// phase_instances).
+func (a *Analysis) Instances() []Instance { return a.doc.Instances() }
+
+// Summary is one row per arm and phase: point values and intervals.
+func (a *Analysis) Summary() []SummaryRow { return a.doc.Summary }
+
+// Comparisons are every arm against the baseline, per phase, metric and
+// statistic.
+func (a *Analysis) Comparisons() []ComparisonRow { return a.doc.Comparisons }
+
+// Decomposition splits each phase's mean wall difference into its parts.
+func (a *Analysis) Decomposition() []DecompositionRow { return a.doc.Decomposition }
+
+// Provenance is one row per input: what produced the export.
+func (a *Analysis) Provenance() []ProvenanceRow { return a.doc.Provenance }
+
+// Warnings are the diagnostics of every stage; filter them by Code.
+func (a *Analysis) Warnings() []Warning { return a.doc.Warnings }
+
+// Tables are the analysis as the tables of `nsysphase analyze --out`
+// (phase_instances, phase_summary, comparisons, decomposition, provenance),
+// described in docs/schema.md.
+func (a *Analysis) Tables() []*export.Table { return a.doc.Tables() }
+
+// WriteDataset writes the tables into the new directory dir, one Parquet
+// file per table, with the metadata `nsysphase analyze --from` needs to
+// reproduce the analysis.
+func (a *Analysis) WriteDataset(dir string) error {
+	md := map[string]string{export.MetaSchemaVersion: SchemaVersion, export.MetaVersion: Version}
+	ctx, err := a.doc.ContextMetadata()
+	if err != nil {
+		return err
+	}
+	md[analysis.MetaContext] = ctx
+	return export.WriteDataset(dir, a.doc.Tables(), export.FormatParquet, export.Options{Metadata: md})
+}
