@@ -94,7 +94,7 @@ type trace struct {
 
 // loadHead reads what segmentation needs — strings, NVTX events, thread
 // names, the graph trace mode and the physical GPU map — concurrently. The
-// big activity tables are read afterwards, by the sweep or loadActivity.
+// big activity tables are read by the engine's source (sweep.go).
 func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 	tr := &trace{file: f, threads: map[int64]*threadCalls{}, gpuOf: gpuOf}
 	var g errgroup.Group

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -26,10 +29,10 @@ type activitySource interface {
 // of the engine: memory follows the parts in flight, not the export. The
 // rows come in table order, which nsys writes in start order.
 type streamSource struct {
-	stop   chan struct{}
-	closed bool
-	api    *partStream[apiPart]
-	ops    [numSources]*partStream[opPart]
+	stop      chan struct{}
+	closeOnce sync.Once
+	api       *partStream[apiPart]
+	ops       [numSources]*partStream[opPart]
 }
 
 // startStream starts decoding the API table and the GPU-op tables of f in
@@ -55,12 +58,7 @@ func (s *streamSource) nextAPI() (apiPart, bool, error)       { return s.api.pul
 func (s *streamSource) nextOps(src int) (opPart, bool, error) { return s.ops[src].pull() }
 func (s *streamSource) reuseAPI(p apiPart)                    { s.api.give(p) }
 func (s *streamSource) reuseOps(src int, p opPart)            { s.ops[src].give(p) }
-func (s *streamSource) close() {
-	if !s.closed {
-		s.closed = true
-		close(s.stop)
-	}
-}
+func (s *streamSource) close()                                { s.closeOnce.Do(func() { close(s.stop) }) }
 
 // memorySource is the whole export in memory: every part decoded (as the
 // stream source decodes them), joined, and sorted by start where the
@@ -86,53 +84,72 @@ func startMemory(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *memory
 	return m
 }
 
+// load collects every table's parts, each table on its own goroutine; an
+// error stops the others.
 func (m *memorySource) load() error {
-	var parts []apiPart
-	for {
-		p, ok, err := m.stream.nextAPI()
+	var (
+		g     errgroup.Group
+		once  sync.Once
+		cause error // the first error, not the errStopped it causes
+	)
+	fail := func(err error) error {
+		once.Do(func() { cause = err })
+		m.stream.close()
+		return err
+	}
+	g.Go(func() error {
+		parts, err := collect(m.stream.nextAPI)
 		if err != nil {
-			return err
+			return fail(err)
 		}
-		if !ok {
-			break
-		}
-		parts = append(parts, p)
-	}
-	api := &apiPart{}
-	for _, p := range parts {
-		api.negAPI += p.negAPI
-		api.badCorr += p.badCorr
-	}
-	api.calls = joinParts(parts, func(p apiPart) []streamCall { return p.calls })
-	// The engine wants calls in start order over all threads; ties keep
-	// the table's order.
-	if byStart := func(a, b streamCall) int { return cmp.Compare(a.start, b.start) }; !slices.IsSortedFunc(api.calls, byStart) {
-		slices.SortStableFunc(api.calls, byStart)
-	}
-	m.api = api
-	for src := range m.ops {
-		var parts []opPart
-		for {
-			p, ok, err := m.stream.nextOps(src)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
-			parts = append(parts, p)
-		}
-		ops := &opPart{owned: true}
+		api := &apiPart{}
 		for _, p := range parts {
-			ops.neg += p.neg
+			api.negAPI += p.negAPI
+			api.badCorr += p.badCorr
 		}
-		ops.ops = joinParts(parts, func(p opPart) []gpuOp { return p.ops })
-		if byStart := func(a, b gpuOp) int { return cmp.Compare(a.start, b.start) }; !slices.IsSortedFunc(ops.ops, byStart) {
-			slices.SortStableFunc(ops.ops, byStart)
+		api.calls = joinParts(parts, func(p apiPart) []streamCall { return p.calls })
+		// The engine wants calls in start order over all threads; ties
+		// keep the table's order.
+		if byStart := func(a, b streamCall) int { return cmp.Compare(a.start, b.start) }; !slices.IsSortedFunc(api.calls, byStart) {
+			slices.SortStableFunc(api.calls, byStart)
 		}
-		m.ops[src] = ops
+		m.api = api
+		return nil
+	})
+	for src := range m.ops {
+		g.Go(func() error {
+			parts, err := collect(func() (opPart, bool, error) { return m.stream.nextOps(src) })
+			if err != nil {
+				return fail(err)
+			}
+			ops := &opPart{owned: true}
+			for _, p := range parts {
+				ops.neg += p.neg
+			}
+			ops.ops = joinParts(parts, func(p opPart) []gpuOp { return p.ops })
+			if byStart := func(a, b gpuOp) int { return cmp.Compare(a.start, b.start) }; !slices.IsSortedFunc(ops.ops, byStart) {
+				slices.SortStableFunc(ops.ops, byStart)
+			}
+			m.ops[src] = ops
+			return nil
+		})
+	}
+	if g.Wait() != nil {
+		return cause // every error went through fail
 	}
 	return nil
+}
+
+// collect pulls every part of a stream.
+func collect[T any](next func() (T, bool, error)) ([]T, error) {
+	var out []T
+	for {
+		p, ok, err := next()
+		if err != nil || !ok {
+			return out, err
+		}
+		out = append(out, p)
+	}
 }
 
 // joinParts concatenates the rows of parts, freeing each part as it goes.
@@ -178,6 +195,7 @@ func (m *memorySource) close()               { m.stream.close() }
 // at once, and hands them over in table order. At most ahead parts are
 // decoded or decoding beyond the one being consumed, which bounds memory.
 type partStream[T any] struct {
+	stop    <-chan struct{}
 	results []chan partResult[T]
 	tokens  chan struct{}
 	free    chan T // consumed parts, for decoders to reuse their memory
@@ -193,7 +211,7 @@ type partResult[T any] struct {
 var errStopped = errors.New("stopped")
 
 func startParts[T any](stop <-chan struct{}, parts []nsys.RowRange, ahead int, decode func(r nsys.RowRange, reuse T) (T, error)) *partStream[T] {
-	p := &partStream[T]{results: make([]chan partResult[T], len(parts)), tokens: make(chan struct{}, ahead), free: make(chan T, ahead+1)}
+	p := &partStream[T]{stop: stop, results: make([]chan partResult[T], len(parts)), tokens: make(chan struct{}, ahead), free: make(chan T, ahead+1)}
 	for i := range p.results {
 		p.results[i] = make(chan partResult[T], 1)
 	}
@@ -218,12 +236,18 @@ func startParts[T any](stop <-chan struct{}, parts []nsys.RowRange, ahead int, d
 	return p
 }
 
-// pull returns the next part; ok is false after the last.
+// pull returns the next part; ok is false after the last. Once stop is
+// closed it may return errStopped instead (the part may never be decoded).
 func (p *partStream[T]) pull() (v T, ok bool, err error) {
 	if p.next >= len(p.results) {
 		return v, false, nil
 	}
-	r := <-p.results[p.next]
+	var r partResult[T]
+	select {
+	case r = <-p.results[p.next]:
+	case <-p.stop:
+		return v, true, errStopped
+	}
 	p.results[p.next] = nil
 	p.next++
 	<-p.tokens
