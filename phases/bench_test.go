@@ -22,32 +22,41 @@ func benchFile(b *testing.B) *nsys.File {
 	return f
 }
 
-// load reads the whole trace, as the sweep's fallback does.
-func load(f *nsys.File) (*trace, error) {
+// load reads the head of the trace and the whole of its activity, as the
+// engine's memory source does; the engine is returned with it, its source
+// loaded.
+func load(f *nsys.File) (*trace, *sweep, error) {
 	gpuOf, err := cudaDeviceMap(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	sw := startSweep(f, gpuOf, engineConfig{inMemory: true})
 	tr, err := loadHead(f, gpuOf)
 	if err != nil {
-		return nil, err
+		sw.close()
+		return nil, nil, err
 	}
-	return tr, tr.loadActivity()
+	sw.tr = tr
+	m := sw.src.(*memorySource)
+	<-m.loaded
+	return tr, sw, m.err
 }
 
-// BenchmarkLoad: reading and reducing the whole trace (row decoding,
-// indexes): the fallback of the sweep.
+// BenchmarkLoad: reading the whole trace (row decoding, joining, the
+// order check): the memory source, the engine's fallback.
 func BenchmarkLoad(b *testing.B) {
 	f := benchFile(b)
 	for b.Loop() {
-		if _, err := load(f); err != nil {
+		_, sw, err := load(f)
+		if err != nil {
 			b.Fatal(err)
 		}
+		sw.close()
 	}
 }
 
-// BenchmarkSegment: range trees + the sweep (streamed tables, windowed
-// attribution of every instance).
+// BenchmarkSegment: range trees + the engine on the stream source
+// (windowed attribution of every instance).
 func BenchmarkSegment(b *testing.B) {
 	f := benchFile(b)
 	for b.Loop() {
@@ -57,13 +66,11 @@ func BenchmarkSegment(b *testing.B) {
 	}
 }
 
-// BenchmarkSegmentWhole: the same with the whole trace loaded first.
+// BenchmarkSegmentWhole: the same on the memory source.
 func BenchmarkSegmentWhole(b *testing.B) {
 	f := benchFile(b)
-	sweepOff = true
-	defer func() { sweepOff = false }()
 	for b.Loop() {
-		if _, err := Segment(f, Options{}); err != nil {
+		if _, err := Segment(f, Options{engine: engineConfig{inMemory: true}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -74,7 +81,7 @@ func BenchmarkAttribute(b *testing.B) {
 	f := benchFile(b)
 	for b.Loop() {
 		b.StopTimer()
-		tr, err := load(f)
+		tr, sw, err := load(f)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,8 +91,9 @@ func BenchmarkAttribute(b *testing.B) {
 		opt.ArmPattern = defaultArmPattern()
 		threads := tr.buildRanges(opt, &res.Excluded)
 		blocks := findArmBlocks(threads, opt.ArmPattern)
-		if err := tr.segment(nil, threads, blocks, "collector_step", opt, res); err != nil {
+		if err := tr.segment(sw, threads, blocks, "collector_step", opt, res); err != nil {
 			b.Fatal(err)
 		}
+		sw.close()
 	}
 }

@@ -19,11 +19,23 @@
 // VendorProjection reproduces `nsys stats -r nvtx_gpu_proj_sum` exactly, blind
 // spots included, for reconciling with existing workflows.
 //
-// The activity tables are streamed once, decoded in rowid parts on all
-// cores, and attributed window by window (sweep.go): nsys writes them in
-// start order, so a window of a few seconds of steps needs only the calls
-// and GPU ops of those seconds plus a margin, and memory follows the
-// trace's density rather than its length. The sweep checks the order it
-// relies on row by row; an export that breaks it is loaded whole instead
-// (loadActivity), with identical results. phases imports only nsys.
+// Structure, reader → source → engine:
+//   - the reader (activity.go) decodes each activity table's rows once:
+//     opRows for the GPU-op tables, isCallRow and decodeAPIPart for the API
+//     table. Every consumer reads through it, the vendor projection included;
+//   - a source (source.go) hands the decoded rows to the engine in start
+//     order, part by part: the stream source decodes rowid parts on all
+//     cores ahead of the engine; the memory source holds the whole export,
+//     sorted by start;
+//   - the engine (sweep.go) attributes instances window by window and
+//     accounts GPU busy time and cross-process overlap as ops pass (one way
+//     to compute each). On the stream source a window is a few seconds of
+//     steps plus a margin, so memory follows the trace's density rather
+//     than its length; the engine checks the order it relies on row by row,
+//     and on a breach starts over, with a warning, on the memory source,
+//     whose single window is unlimited. Results are identical either way.
+//     Tuning (window, margin, part size, memory source) is an unexported
+//     engineConfig carried by Options.
+//
+// phases imports only nsys.
 package phases

@@ -3,41 +3,14 @@ package phases
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math/bits"
-	"runtime"
 	"slices"
 	"sort"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
-
-// opKind is the kind of a GPU operation.
-type opKind uint8
-
-const (
-	opKernel opKind = iota
-	opMemcpy
-	opMemset
-	opGraph // a whole-graph record of CUPTI_ACTIVITY_KIND_GRAPH_TRACE (graph trace mode)
-)
-
-// gpuOp is one GPU operation, compact: the big tables are reduced to this as
-// they stream, and nothing else of their rows is kept.
-type gpuOp struct {
-	start, end int64
-	bytes      int64
-	pid        int32 // OS process id (correlation ids are per process)
-	corr       int32 // correlation id (per process)
-	gpu        int32 // physical GPU (TARGET_INFO_CUDA_DEVICE), else the process's deviceId
-	kind       opKind
-	copyKind   uint8 // nsys.Copy* for memcpy
-	pageable   bool  // memcpy from or to pageable host memory
-	graphNode  bool  // a kernel/memcpy of a graph launch traced per node
-}
 
 // apiCall is one runtime or driver API call, compact: 24 bytes, the
 // biggest structure of a trace (one per API row).
@@ -55,12 +28,6 @@ const topLevelBit = 1 << 31
 
 func (c apiCall) class() uint16  { return uint16(c.tag) }
 func (c apiCall) topLevel() bool { return c.tag&topLevelBit != 0 }
-
-// apiRow is an API call as read, with its chunk-local thread index.
-type apiRow struct {
-	apiCall
-	thread int32
-}
 
 // threadCalls are the API calls of one thread in start order.
 type threadCalls struct {
@@ -121,14 +88,13 @@ type trace struct {
 	gpuOf       map[[2]int64]int32             // (pid, CUDA device id) → physical GPU
 	overlapNs   int64                          // time two or more processes' GPU work overlapped on one GPU
 	use         []GPUUse                       // per GPU, its processes' busy time
-	loaded      bool                           // loadActivity has run
 	busy        map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
 	others      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
 }
 
 // loadHead reads what segmentation needs — strings, NVTX events, thread
 // names, the graph trace mode and the physical GPU map — concurrently. The
-// big activity tables are read afterwards, by the sweep or loadActivity.
+// big activity tables are read by the engine's source (sweep.go).
 func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 	tr := &trace{file: f, threads: map[int64]*threadCalls{}, gpuOf: gpuOf}
 	var g errgroup.Group
@@ -165,204 +131,6 @@ func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 		return nil, err
 	}
 	return tr, nil
-}
-
-// loadActivity reads the whole of the activity tables concurrently (one
-// connection each) and reduces them to the trace's indexes. It is the
-// fallback of the sweep, for exports whose rows are not in time order.
-func (tr *trace) loadActivity() error {
-	f := tr.file
-	tr.threads = map[int64]*threadCalls{}
-	tr.resetClasses()
-	var (
-		g                     errgroup.Group
-		memcpys, memsets, grs []gpuOp
-		badCorr               int
-		negAPI                int
-	)
-	gpuOf := tr.gpuOf
-	// Exact row counts first, so the big slices are allocated once at their
-	// final size instead of growing by copying.
-	counts := map[string]int64{}
-	for _, t := range []string{nsys.TableRuntime, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableGraphTrace} {
-		counts[t] = f.RowHint(t)
-	}
-	memcpys = make([]gpuOp, 0, counts[nsys.TableMemcpy])
-	memsets = make([]gpuOp, 0, counts[nsys.TableMemset])
-	grs = make([]gpuOp, 0, counts[nsys.TableGraphTrace])
-	// The two big tables are read in rowid ranges on several connections at
-	// once, up to eight (a range is a B-tree seek); each range keeps table order, and the
-	// ranges are joined in order, so results do not depend on the split.
-	parts := max(1, min(runtime.GOMAXPROCS(0), 8))
-	apiParts := f.Split(nsys.TableRuntime, parts, 200_000)
-	kernelParts := f.Split(nsys.TableKernel, parts, 200_000)
-	apiChunks := make([]apiChunk, len(apiParts))
-	for pi, part := range apiParts {
-		g.Go(func() error {
-			ch := &apiChunks[pi]
-			ch.calls = make([]apiRow, 0, counts[nsys.TableRuntime]/int64(len(apiParts))+1024)
-			threadOf := map[int64]int32{}
-			lastG, lastT := int64(-1), int32(-1)
-			for c, err := range f.APICallsCore(part) {
-				if err != nil {
-					return err
-				}
-				// With --cudabacktrace each traced call also appears as an
-				// eventClass 67 "CUDA backtrace" row that wraps it and repeats
-				// its correlation id: counting it would double the call's time
-				// and GPU work. Only runtime and driver rows are calls.
-				if c.EventClass != nsys.ClassRuntime && c.EventClass != nsys.ClassDriver {
-					continue
-				}
-				if c.CorrelationID > 1<<31-1 || c.NameID > 1<<31-1 {
-					ch.badCorr++
-					continue
-				}
-				if c.GlobalTid != lastG {
-					t, ok := threadOf[c.GlobalTid]
-					if !ok {
-						t = int32(len(ch.gtids))
-						threadOf[c.GlobalTid] = t
-						ch.gtids = append(ch.gtids, c.GlobalTid)
-					}
-					lastG, lastT = c.GlobalTid, t
-				}
-				if c.End < c.Start { // a damaged row: zero length, counted
-					c.End = c.Start
-					ch.negAPI++
-				}
-				ch.calls = append(ch.calls, apiRow{apiCall{start: c.Start, end: c.End, corr: int32(c.CorrelationID), tag: uint32(c.NameID)}, lastT})
-			}
-			return nil
-		})
-	}
-	kernelChunks := make([][]gpuOp, len(kernelParts))
-	opNeg := make([]int, len(kernelParts)+1) // damaged ops per scan, summed after the scans
-	for pi, part := range kernelParts {
-		g.Go(func() error {
-			ks := make([]gpuOp, 0, counts[nsys.TableKernel]/int64(len(kernelParts))+1024)
-			fix := opFixer{gpuOf: gpuOf}
-			for k, err := range f.KernelOps(part) {
-				if err != nil {
-					return err
-				}
-				ks = append(ks, fix.op(gpuOp{start: k.Start, end: k.End, pid: int32(nsys.Pid(k.GlobalPid)), corr: int32(k.CorrelationID), gpu: int32(k.DeviceID), kind: opKernel, graphNode: k.GraphNodeID != 0}))
-			}
-			kernelChunks[pi] = ks
-			opNeg[pi] = fix.neg
-			return nil
-		})
-	}
-	g.Go(func() error {
-		fix := opFixer{gpuOf: gpuOf}
-		defer func() { opNeg[len(kernelParts)] = fix.neg }()
-		for m, err := range f.Memcpys() {
-			if err != nil {
-				return err
-			}
-			pageable := (m.CopyKind == nsys.CopyHtoD && m.SrcKind == nsys.MemPageable) || (m.CopyKind == nsys.CopyDtoH && m.DstKind == nsys.MemPageable)
-			memcpys = append(memcpys, fix.op(gpuOp{start: m.Start, end: m.End, bytes: m.Bytes, pid: int32(nsys.Pid(m.GlobalPid)), corr: int32(m.CorrelationID), gpu: int32(m.DeviceID), kind: opMemcpy, copyKind: uint8(m.CopyKind), pageable: pageable, graphNode: m.GraphNodeID != 0}))
-		}
-		for m, err := range f.Memsets() {
-			if err != nil {
-				return err
-			}
-			memsets = append(memsets, fix.op(gpuOp{start: m.Start, end: m.End, bytes: m.Bytes, pid: int32(nsys.Pid(m.GlobalPid)), corr: int32(m.CorrelationID), gpu: int32(m.DeviceID), kind: opMemset, graphNode: m.GraphNodeID != 0}))
-		}
-		for r, err := range f.GraphTraces() {
-			if err != nil {
-				return err
-			}
-			grs = append(grs, fix.op(gpuOp{start: r.Start, end: r.End, pid: int32(nsys.Pid(r.GlobalPid)), corr: int32(r.CorrelationID), gpu: int32(r.DeviceID), kind: opGraph}))
-		}
-		return nil
-	})
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	negOps := 0
-	for _, n := range opNeg {
-		negOps += n
-	}
-
-	// The GPU-op side (grouping by correlation, busy intervals) and the API
-	// side below touch disjoint parts of the trace: they run concurrently.
-	opsDone := make(chan struct{})
-	go func() {
-		defer close(opsDone)
-		// Kernel ranges, memcpy, memset and graph records are grouped
-		// straight from their own slices, each freed once scattered.
-		sources := append(kernelChunks, memcpys, memsets, grs)
-		kernelChunks, memcpys, memsets, grs = nil, nil, nil, nil
-		// Sort by (pid, corr) with a counting scatter. The order of a
-		// correlation id's own ops does not matter (attribution takes
-		// their minimum start where it needs the first).
-		tr.ops, tr.index = groupOps(sources)
-		tr.buildBusy()
-		tr.buildOthers()
-	}()
-
-	// Global thread indices, in order of first appearance over the chunks.
-	var gtids []int64
-	globalOf := map[int64]int32{}
-	var nCalls int
-	for ci := range apiChunks {
-		ch := &apiChunks[ci]
-		badCorr += ch.badCorr
-		negAPI += ch.negAPI
-		nCalls += len(ch.calls)
-		remap := make([]int32, len(ch.gtids))
-		for li, gt := range ch.gtids {
-			gi, ok := globalOf[gt]
-			if !ok {
-				gi = int32(len(gtids))
-				globalOf[gt] = gi
-				gtids = append(gtids, gt)
-			}
-			remap[li] = gi
-		}
-		for i := range ch.calls {
-			ch.calls[i].thread = remap[ch.calls[i].thread]
-		}
-	}
-	all := groupByThread(apiChunks, nCalls, len(gtids))
-	apiChunks = nil
-	for t, gt := range gtids {
-		tr.threads[gt] = &threadCalls{globalTid: gt, calls: all[t]}
-	}
-
-	// API calls: classify each distinct name once. Threads are visited in
-	// id order so class numbers do not depend on map order.
-	gts := make([]int64, 0, len(tr.threads))
-	for gt := range tr.threads {
-		gts = append(gts, gt)
-	}
-	slices.Sort(gts)
-	for _, gt := range gts {
-		tc := tr.threads[gt]
-		for i := range tc.calls {
-			c := &tc.calls[i]
-			c.tag = uint32(tr.classOf(int32(c.tag))) // loaded ≤ 2^31-1
-		}
-	}
-	tr.procThreads = map[int32][]*threadCalls{}
-	for _, tc := range tr.threads {
-		calls := tc.calls
-		if !slices.IsSortedFunc(calls, byStart) {
-			slices.SortStableFunc(calls, byStart)
-		}
-		markTopLevel(calls)
-		pid := int32(nsys.Pid(tc.globalTid))
-		tr.procThreads[pid] = append(tr.procThreads[pid], tc)
-	}
-	for _, ts := range tr.procThreads {
-		slices.SortFunc(ts, func(a, b *threadCalls) int { return cmp.Compare(a.globalTid, b.globalTid) })
-	}
-	<-opsDone
-	tr.noteDamage(negAPI, negOps, badCorr)
-	tr.overlapNs, tr.use = tr.gpuUse()
-	tr.loaded = true
-	return nil
 }
 
 // classOf returns the class index of an API name id, classifying each
@@ -409,81 +177,15 @@ func (tr *trace) noteDamage(negAPI, negOps, badCorr int) {
 	}
 }
 
-// opFixer applies, as ops stream in, what every op needs: the physical GPU
-// (device ids are per process; overlap needs the GPU) and a zero length for
-// a damaged row that ends before it starts (counted in neg).
-type opFixer struct {
-	gpuOf   map[[2]int64]int32
-	lastKey [2]int64
-	lastGPU int32
-	lastOK  bool
-	cached  bool
-	neg     int
-}
-
-func (x *opFixer) op(o gpuOp) gpuOp {
-	if o.end < o.start {
-		o.end = o.start
-		x.neg++
-	}
-	key := [2]int64{int64(o.pid), int64(o.gpu)}
-	if !x.cached || key != x.lastKey { // ops come in runs of one process and device
-		x.lastGPU, x.lastOK = x.gpuOf[key]
-		x.lastKey, x.cached = key, true
-	}
-	if x.lastOK {
-		o.gpu = x.lastGPU
-	}
-	return o
-}
-
-// apiChunk is the API calls of one rowid range, in table order.
-type apiChunk struct {
-	calls           []apiRow
-	gtids           []int64 // chunk-local thread index → globalTid
-	badCorr, negAPI int
-}
-
-// groupByThread splits the calls of the chunks (in chunk order) by thread
-// index with a stable counting scatter into one slice of the total size, so
-// each thread keeps the table's (time) order and rarely needs sorting.
-func groupByThread(chunks []apiChunk, n, nThreads int) [][]apiCall {
-	offs := make([]int, nThreads+1)
-	for _, ch := range chunks {
-		for _, c := range ch.calls {
-			offs[c.thread+1]++
-		}
-	}
-	for t := 1; t <= nThreads; t++ {
-		offs[t] += offs[t-1]
-	}
-	all := make([]apiCall, n)
-	out := make([][]apiCall, nThreads)
-	for t := range out {
-		out[t] = all[offs[t]:offs[t+1]:offs[t+1]]
-	}
-	next := offs[:nThreads]
-	for i := range chunks {
-		for _, c := range chunks[i].calls {
-			all[next[c.thread]] = c.apiCall
-			next[c.thread]++
-		}
-		chunks[i].calls = nil // scattered: free it before the next (peak ≈ one chunk over the result)
-	}
-	return out
-}
-
 func byStart(a, b apiCall) int {
 	return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
 }
 
-// markTopLevel flags calls not nested inside an earlier call on the same
-// thread. Driver calls made by a runtime call lie inside it; their time is
-// counted once, through the outer call.
-func markTopLevel(calls []apiCall) { markTopLevelFrom(calls, -1<<62) }
-
-// markTopLevelFrom marks calls that follow calls already marked, whose last
-// top-level call ended at curEnd; it returns the new curEnd.
+// markTopLevelFrom flags calls not nested inside an earlier call on the
+// same thread, following calls already marked whose last top-level call
+// ended at curEnd; it returns the new curEnd. Driver calls made by a
+// runtime call lie inside it; their time is counted once, through the
+// outer call.
 func markTopLevelFrom(calls []apiCall, curEnd int64) int64 {
 	for i := range calls {
 		// A call starting inside the previous top-level call is nested in it
@@ -496,15 +198,12 @@ func markTopLevelFrom(calls []apiCall, curEnd int64) int64 {
 	return curEnd
 }
 
-// groupOps groups ops by (pid, correlation id) in O(n) — a counting sort
-// whose per-process bitmap ranks become the correlation index — instead of
-// a comparison sort of the biggest structure. Within one id, ops keep the
-// order of sources, then of each source. Each source is dropped (set to nil)
-// once scattered, so the peak is the result plus one source.
-func groupOps(sources [][]gpuOp) ([]gpuOp, corrIndex) { return groupOpsInto(nil, sources) }
-
-// groupOpsInto is groupOps writing into buf when it is large enough (the
-// sweep reuses one buffer for every window).
+// groupOpsInto groups ops by (pid, correlation id) in O(n) — a counting
+// sort whose per-process bitmap ranks become the correlation index —
+// instead of a comparison sort of the biggest structure, writing into buf
+// when it is large enough (the engine reuses one buffer for every window).
+// Within one id, ops keep the order of sources, then of each source. Each
+// source is dropped (set to nil) once scattered.
 func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 	type pidAcc struct {
 		n, minCorr, maxCorr int
@@ -664,62 +363,6 @@ func totalLength(iv []interval) int64 {
 	return s
 }
 
-// buildBusy computes, per GPU and process, the merged busy intervals of its
-// GPU ops (for overlap with other processes).
-func (tr *trace) buildBusy() {
-	// ops are grouped by pid: one segment per process, merged concurrently
-	// (each sorts its intervals), then assembled in pid order.
-	type segment struct {
-		pid    int32
-		lo, hi int
-		per    map[int32][]interval
-	}
-	var segs []*segment
-	for lo := 0; lo < len(tr.ops); {
-		hi := lo
-		for hi < len(tr.ops) && tr.ops[hi].pid == tr.ops[lo].pid {
-			hi++
-		}
-		segs = append(segs, &segment{pid: tr.ops[lo].pid, lo: lo, hi: hi})
-		lo = hi
-	}
-	var wg sync.WaitGroup
-	for _, sg := range segs {
-		wg.Go(func() {
-			// Count per GPU, then fill exactly sized slices.
-			n := map[int32]int{}
-			for _, o := range tr.ops[sg.lo:sg.hi] {
-				if o.end > o.start {
-					n[o.gpu]++
-				}
-			}
-			sg.per = make(map[int32][]interval, len(n))
-			for g, c := range n {
-				sg.per[g] = make([]interval, 0, c)
-			}
-			for _, o := range tr.ops[sg.lo:sg.hi] {
-				if o.end > o.start {
-					sg.per[o.gpu] = append(sg.per[o.gpu], interval{o.start, o.end})
-				}
-			}
-			for g, iv := range sg.per {
-				sg.per[g] = mergeIntervals(iv)
-			}
-		})
-	}
-	wg.Wait()
-	raw := map[int32]map[int32][]interval{}
-	for _, sg := range segs {
-		for g, iv := range sg.per {
-			if raw[g] == nil {
-				raw[g] = map[int32][]interval{}
-			}
-			raw[g][sg.pid] = iv
-		}
-	}
-	tr.busy = raw
-}
-
 // buildOthers precomputes, per GPU and process, the merged busy intervals of
 // every other process on that GPU — shared read-only by all attribution
 // workers. With two processes it is simply the other one's list.
@@ -772,27 +415,6 @@ func intersectLength(a, b []interval) int64 {
 		}
 	}
 	return s
-}
-
-// gpuUse returns, per GPU, the processes with GPU work and their busy time,
-// and the total time during which two or more processes' work overlapped on
-// one GPU.
-func (tr *trace) gpuUse() (overlap int64, use []GPUUse) {
-	for _, g := range slices.Sorted(maps.Keys(tr.busy)) {
-		u := GPUUse{GPU: int64(g)}
-		pids := slices.Sorted(maps.Keys(tr.busy[g]))
-		for _, p := range pids {
-			u.Pids = append(u.Pids, int64(p))
-			u.BusyNs = append(u.BusyNs, totalLength(tr.busy[g][p]))
-		}
-		use = append(use, u)
-		lists := make([][]interval, len(pids))
-		for i, p := range pids {
-			lists[i] = tr.busy[g][p]
-		}
-		overlap += overlapLength(lists)
-	}
-	return overlap, use
 }
 
 // overlapLength is the time during which two or more of the lists (merged

@@ -29,6 +29,8 @@ type Options struct {
 	FileArm    string         // arm label given to the whole file ("" none)
 	Rules      *Rules         // optional rules file
 	Calls      bool           // also record each instance's top-level CUDA API calls (Result.Calls)
+
+	engine engineConfig // the activity engine's tuning (tests); zero: the defaults
 }
 
 // rng is one closed NVTX range.
@@ -77,11 +79,8 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sw *sweep
-	if !sweepOff {
-		sw = startSweep(f, gpuOf)
-		defer sw.close()
-	}
+	sw := startSweep(f, gpuOf, opt.engine)
+	defer sw.close()
 	tr, err := loadHead(f, gpuOf)
 	if err != nil {
 		return nil, err

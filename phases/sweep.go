@@ -10,76 +10,84 @@ import (
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
-// The sweep measures instances window by window while the activity tables
-// stream past, so memory follows the density of the trace (a few seconds
-// of it), not its length.
+// The engine measures instances window by window while its source hands
+// over the activity tables in start order, so memory follows the density
+// of the trace (a few seconds of it), not its length. There is one engine;
+// its source decides how much of the export is in memory:
 //
-// nsys writes every activity table in start order (all fixtures: zero
-// inversions). The sweep relies on it and checks it row by row: API calls
-// and each GPU-op table must be in start order, no GPU op may start more
-// than sweepMargin after its launch call has been measured, and none may
-// start before its call once the sweep has let that time go. Any breach
-// stops the sweep, and the whole trace is loaded instead (loadActivity):
-// results are identical either way, only the memory differs.
-var (
-	// sweepSpan is the time a window's steps span at least before it is
-	// measured (fewer, larger windows re-read less of the margin).
-	sweepSpan int64 = 4_000_000_000
-	// sweepMargin is how far past a window's last range end GPU ops are read
-	// before it is measured: the longest launch-to-start delay the sweep
-	// waits for (large_interleaved: 13.6 ms at most).
-	sweepMargin int64 = 1_000_000_000
-	// sweepPartRows is the rows of one decoded part of a table: small
-	// enough that a part is consumed while it is still in the CPU's caches
-	// (65Ki-row parts cost 5-10% more CPU in a full analysis, 256Ki 45%).
-	sweepPartRows int64 = 1 << 14
-	// sweepOff forces the whole-trace load (tests compare both).
-	sweepOff bool
-	// sweepFellBack, when set (tests), hears why the sweep gave way.
-	sweepFellBack func(why string)
-)
+//   - the stream source (the default) decodes rowid parts ahead of the
+//     engine. nsys writes every activity table in start order (all
+//     fixtures: zero inversions); the engine relies on it and checks it row
+//     by row: API calls and each GPU-op table must be in start order, no
+//     GPU op may start more than the margin after its launch call has been
+//     measured, and none may start before its call once the engine has let
+//     that time go. Any breach stops the stream, and the engine starts over
+//     on the memory source, with a warning;
+//   - the memory source holds the whole export, sorted by start: one window
+//     of unlimited length, which no order can breach.
+//
+// Results are identical either way; only the memory differs.
 
-// unorderedError says why the sweep cannot measure this export; the caller
-// falls back to loading the whole trace.
+// engineConfig is the engine's tuning; the zero value is the default.
+// Tests pick the memory source or tiny windows through Options.engine;
+// the warning of a fallback says why the stream gave way.
+type engineConfig struct {
+	// inMemory starts on the memory source (one unlimited window).
+	inMemory bool
+	// span is the time a window's steps span at least before it is
+	// measured (fewer, larger windows re-read less of the margin); 0: 4 s.
+	span int64
+	// margin is how far past a window's last range end GPU ops are read
+	// before it is measured: the longest launch-to-start delay the stream
+	// waits for (large_interleaved: 13.6 ms at most); 0: 1 s.
+	margin int64
+	// partRows is the rows of one decoded part of a table: small enough
+	// that a part is consumed while it is still in the CPU's caches
+	// (65Ki-row parts cost 5-10% more CPU in a full analysis, 256Ki 45%);
+	// 0: 16Ki.
+	partRows int64
+}
+
+func (c engineConfig) withDefaults() engineConfig {
+	if c.span <= 0 {
+		c.span = 4_000_000_000
+	}
+	if c.margin <= 0 {
+		c.margin = 1_000_000_000
+	}
+	if c.partRows <= 0 {
+		c.partRows = 1 << 14
+	}
+	return c
+}
+
+// unorderedError says why the stream source cannot serve this export; the
+// engine starts over on the memory source.
 type unorderedError struct{ what string }
 
 func (e *unorderedError) Error() string { return "activity not in time order: " + e.what }
 
-// measureAll measures every instance in place. It returns the call recorder
-// when calls are recorded.
-// sw, when not nil, is the sweep started with the analysis.
+// measureAll measures every instance in place with sw, the engine started
+// with the analysis, falling back to the memory source when the stream
+// breaks the order the engine relies on. It returns the call recorder when
+// calls are recorded.
 func (tr *trace) measureAll(sw *sweep, xs []Instance, gtids []int64, spans []stepSpan, calls bool) (*callRecorder, error) {
-	if sw != nil {
-		rec, err := sw.measure(xs, gtids, spans, calls)
-		sw.close()
-		var uo *unorderedError
-		if !errors.As(err, &uo) {
-			return rec, err
-		}
-		// Worth a word: memory then grows with the export.
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnWholeRead, tr.file.Path, "%s: the activity tables were read whole, which takes about as much memory as the export", uo.what))
-		if sweepFellBack != nil {
-			sweepFellBack(uo.what)
-		}
-		for i := range xs {
-			x := &xs[i]
-			x.M, x.QueueMeanNs, x.HasQueue = [NumMetrics]int64{}, 0, false
-		}
+	rec, err := sw.measure(xs, gtids, spans, calls)
+	var uo *unorderedError
+	if !errors.As(err, &uo) {
+		return rec, err
 	}
-	if !tr.loaded {
-		if err := tr.loadActivity(); err != nil {
-			return nil, err
-		}
+	sw.close()
+	// Worth a word: memory then grows with the export.
+	tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnWholeRead, tr.file.Path, "%s: the activity tables were read whole, which takes about as much memory as the export", uo.what))
+	for i := range xs {
+		x := &xs[i]
+		x.M, x.QueueMeanNs, x.HasQueue = [NumMetrics]int64{}, 0, false
 	}
-	var rec *callRecorder
-	if calls {
-		var err error
-		if rec, err = newCallRecorder(tr); err != nil {
-			return nil, err
-		}
-	}
-	tr.measureRange(xs, gtids, 0, len(xs), rec)
-	return rec, nil
+	whole := newSweep(startMemory(tr.file, tr.gpuOf, sw.cfg.partRows), sw.cfg, true)
+	whole.tr = tr
+	defer whole.close()
+	return whole.measure(xs, gtids, spans, calls)
 }
 
 // measureRange measures instances [lo, hi): in parallel chunks, or in order
@@ -105,14 +113,14 @@ type sweepWindow struct {
 }
 
 // planWindows groups the spans (steps in start order) into windows of at
-// least sweepSpan.
-func planWindows(xs []Instance, spans []stepSpan) []sweepWindow {
+// least span.
+func planWindows(xs []Instance, spans []stepSpan, span int64) []sweepWindow {
 	var out []sweepWindow
 	for i := 0; i < len(spans); {
 		w := sweepWindow{first: spans[i].step, lo: math.MaxInt64, hi: math.MinInt64}
 		for ; i < len(spans); i++ {
 			sp := spans[i]
-			if w.end > w.first && w.hi-w.lo >= sweepSpan {
+			if w.end > w.first && w.hi-w.lo >= span {
 				break
 			}
 			for j := sp.step; j < sp.end; j++ { // the step, then its phases
@@ -171,29 +179,22 @@ func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 	return nil
 }
 
-// opSource indexes the four GPU-op tables, in the order the whole-trace
-// load groups them (a correlation id's ops keep this order).
-const (
-	srcKernel = iota
-	srcMemcpy
-	srcMemset
-	srcGraph
-	numSources
-)
-
+// sweep is the engine: the activity its source has handed over and not yet
+// let go, and the GPU busy time accounted so far.
 type sweep struct {
-	tr     *trace // set once the NVTX side is loaded
-	stop   chan struct{}
-	closed bool
+	tr  *trace // set once the NVTX side is loaded
+	src activitySource
+	cfg engineConfig
+	// span and margin are the window's: the config's for the stream
+	// source, unlimited for the memory source.
+	span, margin int64
 
-	api      *partStream[apiPart]
 	apiFront int64
 	apiDone  bool
 	bufs     []*threadBuf
 	bufOf    map[int64]*threadBuf
 	last     *threadBuf
 
-	ops     [numSources]*partStream[opPart]
 	opBuf   [numSources][]gpuOp
 	opFront [numSources]int64
 	opDone  [numSources]bool
@@ -214,26 +215,32 @@ type sweep struct {
 	negAPI, negOps, badCorr int
 }
 
-// startSweep starts decoding the activity tables of f, so that they are
-// read while the NVTX ranges are loaded and laid out; close stops it.
-func startSweep(f *nsys.File, gpuOf map[[2]int64]int32) *sweep {
+// startSweep starts the engine's source on f — decoding begins at once, so
+// that the tables are read while the NVTX ranges are loaded and laid out;
+// close stops it.
+func startSweep(f *nsys.File, gpuOf map[[2]int64]int32, cfg engineConfig) *sweep {
+	cfg = cfg.withDefaults()
+	if cfg.inMemory {
+		return newSweep(startMemory(f, gpuOf, cfg.partRows), cfg, true)
+	}
+	return newSweep(startStream(f, gpuOf, cfg.partRows), cfg, false)
+}
+
+func newSweep(src activitySource, cfg engineConfig, whole bool) *sweep {
 	s := &sweep{
-		stop:     make(chan struct{}),
+		src: src, cfg: cfg, span: cfg.span, margin: cfg.margin,
 		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{},
 		used: map[int32]*corrSet{}, evicted: map[int32]*corrSet{},
 		doneT: math.MinInt64,
 	}
-	s.startStreams(f, gpuOf)
+	if whole {
+		s.span, s.margin = math.MaxInt64, math.MaxInt64
+	}
 	return s
 }
 
-// close stops the decoders; it may be called more than once.
-func (s *sweep) close() {
-	if !s.closed {
-		s.closed = true
-		close(s.stop)
-	}
-}
+// close stops the source; it may be called more than once.
+func (s *sweep) close() { s.src.close() }
 
 // measure measures xs window by window as the tables stream.
 func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (rec *callRecorder, err error) {
@@ -246,7 +253,7 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 			return nil, err
 		}
 	}
-	wins := planWindows(xs, spans)
+	wins := planWindows(xs, spans, s.span)
 	// keepFrom[i]: the earliest start of windows i.. — what must be retained.
 	keepFrom := make([]int64, len(wins)+1)
 	keepFrom[len(wins)] = math.MaxInt64
@@ -277,7 +284,7 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 			return err
 		}
 	}
-	target := w.hi + sweepMargin
+	target := satAdd(w.hi, s.margin)
 	if err := s.pullOps(target); err != nil {
 		return err
 	}
@@ -334,7 +341,7 @@ func (s *sweep) opsDone() bool {
 
 // pullAPI appends the next part of the API table to the thread buffers.
 func (s *sweep) pullAPI() error {
-	p, ok, err := s.api.pull()
+	p, ok, err := s.src.nextAPI()
 	if err != nil || !ok {
 		s.apiDone = !ok
 		return err
@@ -359,7 +366,7 @@ func (s *sweep) pullAPI() error {
 		}
 		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.tr.classOf(int32(c.name)))})
 	}
-	s.api.give(p)
+	s.src.reuseAPI(p)
 	return nil
 }
 
@@ -378,7 +385,7 @@ func (s *sweep) newThread(gtid int64) *threadBuf {
 
 // pullOps reads every op table until its next op starts at target or later.
 func (s *sweep) pullOps(target int64) error {
-	for src := range s.ops {
+	for src := range s.opBuf {
 		for !s.opDone[src] && s.opFront[src] < target {
 			if err := s.pullOpPart(src); err != nil {
 				return err
@@ -389,12 +396,16 @@ func (s *sweep) pullOps(target int64) error {
 }
 
 func (s *sweep) pullOpPart(src int) error {
-	p, ok, err := s.ops[src].pull()
+	p, ok, err := s.src.nextOps(src)
 	if err != nil || !ok {
 		s.opDone[src] = !ok
 		return err
 	}
 	s.negOps += p.neg
+	buf := s.opBuf[src]
+	if p.owned && len(buf) == 0 {
+		buf = p.ops[:0] // kept, not copied: filtered in place
+	}
 	for _, o := range p.ops {
 		if o.start < s.opFront[src] {
 			return &unorderedError{"GPU operation rows are not in start order"}
@@ -406,9 +417,12 @@ func (s *sweep) pullOpPart(src int) error {
 		if s.used[o.pid].has(o.corr) {
 			return &unorderedError{"a GPU operation starts more than the sweep margin after its launch"}
 		}
-		s.opBuf[src] = append(s.opBuf[src], o)
+		buf = append(buf, o)
 	}
-	s.ops[src].give(p)
+	s.opBuf[src] = buf
+	if !p.owned {
+		s.src.reuseOps(src, p)
+	}
 	return nil
 }
 
@@ -668,7 +682,7 @@ func (s *sweep) account(t int64) {
 // counts of damaged rows.
 func (s *sweep) drain() error {
 	for !s.apiDone {
-		p, ok, err := s.api.pull()
+		p, ok, err := s.src.nextAPI()
 		if err != nil {
 			return err
 		}
@@ -680,7 +694,7 @@ func (s *sweep) drain() error {
 		s.badCorr += p.badCorr
 	}
 	for !s.opsDone() {
-		for src := range s.ops {
+		for src := range s.opBuf {
 			if !s.opDone[src] {
 				if err := s.pullOpPart(src); err != nil {
 					return err
@@ -706,6 +720,14 @@ func (s *sweep) gpuUse() []GPUUse {
 		use = append(use, u)
 	})
 	return use
+}
+
+// satAdd is a + b, at most math.MaxInt64 (b ≥ 0).
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // corrSet is a set of one process's correlation ids: a bitmap from base,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,31 +16,32 @@ import (
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
-// sweepParams sets the sweep's tuning for one test and restores it after.
-func sweepParams(t testing.TB, span, margin, partRows int64) {
-	t.Helper()
-	old := [3]int64{sweepSpan, sweepMargin, sweepPartRows}
-	sweepSpan, sweepMargin, sweepPartRows = span, margin, partRows
-	t.Cleanup(func() { sweepSpan, sweepMargin, sweepPartRows = old[0], old[1], old[2] })
+// fallbackNote is the warning of a stream that gave way to the memory
+// source, saying why; "" when it did not.
+func fallbackNote(res *Result) string {
+	for _, w := range res.Warnings {
+		if w := w.Message; strings.HasSuffix(w, ": the activity tables were read whole, which takes about as much memory as the export") {
+			return w
+		}
+	}
+	return ""
 }
 
-// segmentBoth analyses f with the sweep and with the whole trace loaded;
-// it returns both results (nil and the error when analysis fails) and why
-// the sweep fell back ("" when it did not).
-func segmentBoth(t *testing.T, fx fixture.Fixture, opt Options) (swept, whole *Result, fellBack string, err error) {
+// segmentBoth analyses f with the stream source tuned by cfg and with the
+// memory source (one unlimited window); it returns both results (nil and
+// the error when analysis fails).
+func segmentBoth(t *testing.T, fx fixture.Fixture, opt Options, cfg engineConfig) (swept, whole *Result, err error) {
 	t.Helper()
 	f := openFixture(t, fx)
-	sweepFellBack = func(why string) { fellBack = why }
-	defer func() { sweepFellBack = nil }()
+	opt.engine = cfg
 	swept, err = Segment(f, opt)
-	sweepOff = true
-	defer func() { sweepOff = false }()
+	opt.engine = engineConfig{inMemory: true}
 	var errWhole error
 	whole, errWhole = Segment(f, opt)
 	if fmt.Sprint(err) != fmt.Sprint(errWhole) {
-		t.Fatalf("sweep error %v, whole-trace error %v", err, errWhole)
+		t.Fatalf("stream error %v, memory error %v", err, errWhole)
 	}
-	return swept, whole, fellBack, err
+	return swept, whole, err
 }
 
 // sameResult compares two results; API indexes of call records are
@@ -59,24 +61,25 @@ func sameResult(t *testing.T, got, want *Result) {
 		return out
 	}
 	if d := cmp.Diff(named(want), named(got), cmp.AllowUnexported(CallRecord{})); d != "" {
-		t.Errorf("calls differ (-whole +sweep):\n%s", d)
+		t.Errorf("calls differ (-memory +stream):\n%s", d)
 	}
 	if d := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "Calls", "CallAPIs")); d != "" {
-		t.Errorf("results differ (-whole +sweep):\n%s", d)
+		t.Errorf("results differ (-memory +stream):\n%s", d)
 	}
 }
 
-// TestSweepEqualsWholeTrace: on every fixture the sweep gives exactly the
-// result of the whole-trace load, without falling back — with the default
-// windows and with windows of a few milliseconds read in parts of 512 rows,
-// which puts most instances near a window edge.
+// TestSweepEqualsWholeTrace: on every fixture the engine on the stream
+// source gives exactly the result it gives on the memory source (the whole
+// trace, one window), without falling back — with the default windows and
+// with windows of a few milliseconds read in parts of 512 rows, which puts
+// most instances near a window edge.
 func TestSweepEqualsWholeTrace(t *testing.T) {
 	params := []struct {
-		name                   string
-		span, margin, partRows int64
+		name string
+		cfg  engineConfig
 	}{
-		{"default", sweepSpan, sweepMargin, sweepPartRows},
-		{"tiny", 2_000_000, 50_000_000, 512},
+		{"default", engineConfig{}},
+		{"tiny", engineConfig{span: 2_000_000, margin: 50_000_000, partRows: 512}},
 	}
 	opts := []struct {
 		name string
@@ -92,13 +95,12 @@ func TestSweepEqualsWholeTrace(t *testing.T) {
 					continue // the large one: twice
 				}
 				t.Run(fx.Name+"/"+p.name+"/"+o.name, func(t *testing.T) {
-					sweepParams(t, p.span, p.margin, p.partRows)
-					swept, whole, fellBack, err := segmentBoth(t, fx, o.opt)
+					swept, whole, err := segmentBoth(t, fx, o.opt, p.cfg)
 					if err != nil {
 						t.Skipf("no steps to compare: %v", err)
 					}
-					if fellBack != "" {
-						t.Errorf("the sweep fell back: %s", fellBack)
+					if note := fallbackNote(swept); note != "" {
+						t.Errorf("the stream fell back: %s", note)
 					}
 					sameResult(t, swept, whole)
 				})
@@ -136,13 +138,13 @@ func alteredCopy(t *testing.T, fx fixture.Fixture, sql string) *nsys.File {
 	return f
 }
 
-// TestSweepFallsBack: on exports that break the sweep's assumptions (API
+// TestSweepFallsBack: on exports that break the stream's assumptions (API
 // rows out of start order; a kernel starting long after its launch), the
-// sweep must notice, give way to the whole-trace load, and give the same
-// result as that load.
+// engine must notice, give way to the memory source, and give the same
+// result as the memory source from the start.
 func TestSweepFallsBack(t *testing.T) {
 	fx := fixture.Get(t, "interleaved_graph")
-	sweepParams(t, 1_000_000, 20_000_000, 512) // 1 ms windows, 20 ms margin
+	tiny := engineConfig{span: 1_000_000, margin: 20_000_000, partRows: 512} // 1 ms windows, 20 ms margin
 	cases := []struct{ name, sql, why string }{
 		{"api-out-of-order", `UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = -1 WHERE rowid = 20000;
 UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = 20000 WHERE rowid = 20100;
@@ -157,29 +159,22 @@ WHERE rowid = 15000;`, "a GPU operation starts more than the sweep margin after 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := alteredCopy(t, fx, c.sql)
-			var fellBack string
-			sweepFellBack = func(why string) { fellBack = why }
-			defer func() { sweepFellBack = nil }()
-			swept, err := Segment(f, Options{Calls: true})
+			swept, err := Segment(f, Options{Calls: true, engine: tiny})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fellBack != c.why {
-				t.Errorf("fell back for %q, want %q", fellBack, c.why)
-			}
 			// The fallback is reported among the warnings, first of the
-			// trace's own; otherwise the result is the whole-trace one.
+			// trace's own, with why; otherwise the result is the memory
+			// source's.
 			note := f.Path + ": " + c.why + ": the activity tables were read whole, which takes about as much memory as the export"
+			if got := fallbackNote(swept); got != note {
+				t.Fatalf("fallback warning %q, want %q (warnings %q)", got, note, swept.Warnings)
+			}
 			i := slices.IndexFunc(swept.Warnings, func(w nsys.Warning) bool { return w.Message == note && w.Code == nsys.WarnWholeRead })
-			if i < 0 {
-				t.Fatalf("no fallback warning in %q", swept.Warnings)
-			}
 			if swept.Warnings = slices.Delete(swept.Warnings, i, i+1); len(swept.Warnings) == 0 {
-				swept.Warnings = nil // as the whole-trace load leaves it
+				swept.Warnings = nil // as the memory source leaves it
 			}
-			sweepOff = true
-			defer func() { sweepOff = false }()
-			whole, err := Segment(f, Options{Calls: true})
+			whole, err := Segment(f, Options{Calls: true, engine: engineConfig{inMemory: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

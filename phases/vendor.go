@@ -112,7 +112,7 @@ func VendorProjection(f *nsys.File) (*VendorReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	found := in.project()
+	found := in.project(vendorStackLimit)
 	return &VendorReport{Ranges: in.summarize(found), Absent: vendorAbsent(f), Warnings: in.warnings(f)}, nil
 }
 
@@ -125,7 +125,7 @@ func VendorTrace(f *nsys.File) (*VendorReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	found := in.project()
+	found := in.project(vendorStackLimit)
 	trace := make([]VendorInstance, len(found))
 	for i, x := range found {
 		n := in.names[x.name]

@@ -155,7 +155,7 @@ func randomModel(rng *rand.Rand) modelInput {
 }
 
 // run feeds the model through the real join and sweeps.
-func (m modelInput) run() (*vendorInput, []vendorFound) {
+func (m modelInput) run(stackLimit int) (*vendorInput, []vendorFound) {
 	nv := &vendorNVTX{keys: m.keys, domains: map[vendorDomainKey]vendorDomain{}, maxTS: m.maxTS, haveTS: true}
 	for _, r := range m.ranges {
 		nv.ranges = append(nv.ranges, vendorRawRange{globalTid: r.globalTid, start: r.start, end: r.end, hasEnd: r.hasEnd, key: r.key})
@@ -183,7 +183,7 @@ func (m modelInput) run() (*vendorInput, []vendorFound) {
 		r.rows++
 	}
 	in := joinVendorInput(nv, ops, api)
-	return in, in.project()
+	return in, in.project(stackLimit)
 }
 
 // modelResult is one instance as both sides report it.
@@ -289,18 +289,16 @@ func sortModelResults(xs []modelResult) {
 func TestVendorSweepMatchesBruteForce(t *testing.T) {
 	for _, limit := range []int{1 << 30, 0} {
 		t.Run(fmt.Sprintf("stack_limit_%d", limit), func(t *testing.T) {
-			defer func(old int) { vendorStackLimit = old }(vendorStackLimit)
-			vendorStackLimit = limit
-			checkSweepsAgainstBruteForce(t)
+			checkSweepsAgainstBruteForce(t, limit)
 		})
 	}
 }
 
-func checkSweepsAgainstBruteForce(t *testing.T) {
+func checkSweepsAgainstBruteForce(t *testing.T, stackLimit int) {
 	for seed := range uint64(500) {
 		m := randomModel(rand.New(rand.NewPCG(seed, 7)))
 		want, wantChildren := m.brute()
-		in, found := m.run()
+		in, found := m.run(stackLimit)
 		var got []modelResult
 		gotChildren := map[[3]int64]int64{}
 		for _, x := range found {

@@ -310,48 +310,36 @@ func readVendorInput(f *nsys.File) (*vendorInput, error) {
 	return in, nil
 }
 
+// vendorOpTables are the GPU-op tables the vendor's projection joins (not
+// graph-trace records), with what their read errors call them.
+var vendorOpTables = []struct {
+	src  int
+	noun string
+}{{srcKernel, "kernels"}, {srcMemcpy, "memcpys"}, {srcMemset, "memsets"}}
+
 // scanVendorOps reads kernels, memcpys and memsets into ops and indexes them.
 // It returns, per table, the rows that end before they start.
 func scanVendorOps(ctx context.Context, f *nsys.File, ops *vendorOps) (map[string]int64, error) {
 	var total int64
-	for _, t := range []string{nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset} {
-		total += vendorRowHint(f, t)
+	for _, vt := range vendorOpTables {
+		total += vendorRowHint(f, opTables[vt.src])
 	}
 	ops.rows = make([]vendorOpRow, 0, total)
 	negative := map[string]int64{}
 	n := 0
-	add := func(t string, globalPid, corr, start, end int64) error {
-		if n++; n%vendorCheckEvery == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if end < start {
-			negative[t]++
-		}
-		ops.add(globalPid, corr, start, end)
-		return nil
-	}
-	for k, err := range f.KernelOps(nsys.AllRows) { // column-pruned: the fields used below
-		if err != nil {
-			return nil, fmt.Errorf("read kernels: %w", err)
-		}
-		if err := add(nsys.TableKernel, k.GlobalPid, k.CorrelationID, k.Start, k.End); err != nil {
-			return nil, err
-		}
-	}
-	for m, err := range f.Memcpys() {
-		if err != nil {
-			return nil, fmt.Errorf("read memcpys: %w", err)
-		}
-		if err := add(nsys.TableMemcpy, m.GlobalPid, m.CorrelationID, m.Start, m.End); err != nil {
-			return nil, err
-		}
-	}
-	for m, err := range f.Memsets() {
-		if err != nil {
-			return nil, fmt.Errorf("read memsets: %w", err)
-		}
-		if err := add(nsys.TableMemset, m.GlobalPid, m.CorrelationID, m.Start, m.End); err != nil {
-			return nil, err
+	for _, vt := range vendorOpTables {
+		t := opTables[vt.src]
+		for o, err := range opRows(f, vt.src, nsys.AllRows) {
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", vt.noun, err)
+			}
+			if n++; n%vendorCheckEvery == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if o.end < o.start {
+				negative[t]++
+			}
+			ops.add(o.globalPid, o.corr, o.start, o.end)
 		}
 	}
 	ops.index()
@@ -396,7 +384,7 @@ func scanVendorAPI(ctx context.Context, f *nsys.File, api *vendorAPI) (int64, er
 		lastProc.lo, lastProc.hi = min(lastProc.lo, c.CorrelationID), max(lastProc.hi, c.CorrelationID)
 		lastProc.rows++
 		row := vendorAPIRow{c.GlobalTid, c.Start, c.End, c.CorrelationID}
-		if c.EventClass == nsys.ClassRuntime || c.EventClass == nsys.ClassDriver {
+		if isCallRow(c) {
 			api.rows = append(api.rows, row)
 		} else {
 			api.wrappers = append(api.wrappers, row)

@@ -29,15 +29,16 @@ type vendorFound struct {
 // vendorStackLimit is the longest active list the stack sweeps keep before a
 // thread falls back to the O(n log n) index sweeps. Nested push/pop ranges
 // stay far below it; a million ranges left open (all enclosing every later
-// call) would make the stack sweeps quadratic. A variable so tests can force
-// either path.
-var vendorStackLimit = 128
+// call) would make the stack sweeps quadratic. Tests pass other limits to
+// project to force either path.
+const vendorStackLimit = 128
 
-// project sweeps every thread and returns the instances with GPU ops.
-func (in *vendorInput) project() []vendorFound {
+// project sweeps every thread and returns the instances with GPU ops; a
+// thread whose active list grows past stackLimit takes the index sweeps.
+func (in *vendorInput) project(stackLimit int) []vendorFound {
 	var out []vendorFound
 	for _, t := range in.threads {
-		in.diag.crossed += sweepVendorThread(t)
+		in.diag.crossed += sweepVendorThread(t, stackLimit)
 		for _, r := range t.ranges {
 			if r.ops > 0 {
 				out = append(out, vendorFound{vendorRange: r, globalTid: t.globalTid})
@@ -53,7 +54,7 @@ func (in *vendorInput) project() []vendorFound {
 // builds the vendor's range tree. It returns how many closed push/pop ranges
 // overlap an enclosing one without nesting in it (an unbalanced stack),
 // counted as nsys.Quality counts them.
-func sweepVendorThread(t *vendorThread) (crossed int64) {
+func sweepVendorThread(t *vendorThread, stackLimit int) (crossed int64) {
 	rs := t.ranges
 	slices.SortFunc(rs, func(a, b vendorRange) int {
 		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
@@ -78,13 +79,13 @@ func sweepVendorThread(t *vendorThread) (crossed int64) {
 		stack = append(stack, r.end)
 	}
 
-	if !attributeByStack(t, rs, ls) {
+	if !attributeByStack(t, rs, ls, stackLimit) {
 		for i := range rs {
 			rs[i].ops = 0
 		}
 		attributeByIndex(t, rs, ls)
 	}
-	if !parentsByStack(rs) {
+	if !parentsByStack(rs, stackLimit) {
 		parentsByIndex(rs)
 	}
 	vendorLevels(rs)
@@ -124,8 +125,8 @@ func (c *vendorCounter) add(r *vendorRange, ri int, l *vendorLaunch) {
 // ranges that list is the open stack, so a call costs its nesting depth.
 // It gives up (false) on a call that ends before it starts, which may lie in
 // a range that ended before the call began, or when the list grows past
-// vendorStackLimit.
-func attributeByStack(t *vendorThread, rs []vendorRange, ls []vendorLaunch) bool {
+// stackLimit.
+func attributeByStack(t *vendorThread, rs []vendorRange, ls []vendorLaunch, stackLimit int) bool {
 	counter := vendorCounter{t: t}
 	active := make([]int32, 0, 64)
 	next := 0
@@ -138,7 +139,7 @@ func attributeByStack(t *vendorThread, rs []vendorRange, ls []vendorLaunch) bool
 			active = append(active, int32(next))
 			next++
 		}
-		if len(active) > vendorStackLimit {
+		if len(active) > stackLimit {
 			return false
 		}
 		kept := active[:0]
@@ -269,8 +270,8 @@ func linkTwins(rs []vendorRange, i, j int) {
 
 // parentsByStack finds parents with an active list, as attributeByStack
 // does; it gives up on a range that ends before it starts or when the list
-// grows past vendorStackLimit.
-func parentsByStack(rs []vendorRange) bool {
+// grows past stackLimit.
+func parentsByStack(rs []vendorRange, stackLimit int) bool {
 	active := make([]int32, 0, 64)
 	for i := 0; i < len(rs); {
 		j := twinRun(rs, i)
@@ -278,7 +279,7 @@ func parentsByStack(rs []vendorRange) bool {
 			linkTwins(rs, i, j)
 		} else {
 			c := &rs[i]
-			if c.end < c.start || len(active) > vendorStackLimit {
+			if c.end < c.start || len(active) > stackLimit {
 				return false
 			}
 			best := int32(-1)

@@ -1,0 +1,285 @@
+package phases
+
+import (
+	"cmp"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// activitySource hands the engine (sweep.go) the activity tables part by
+// part: the API calls, and each GPU-op table (srcKernel…), each in start
+// order as far as the source knows — the engine checks it. ok is false
+// after the last part.
+type activitySource interface {
+	nextAPI() (p apiPart, ok bool, err error)
+	nextOps(src int) (p opPart, ok bool, err error)
+	// reuseAPI and reuseOps hand a consumed part back for its memory.
+	reuseAPI(p apiPart)
+	reuseOps(src int, p opPart)
+	close() // stops the decoders; may be called more than once
+}
+
+// streamSource decodes the tables in rowid parts, several at once, ahead
+// of the engine: memory follows the parts in flight, not the export. The
+// rows come in table order, which nsys writes in start order.
+type streamSource struct {
+	stop      chan struct{}
+	closeOnce sync.Once
+	api       *partStream[apiPart]
+	ops       [numSources]*partStream[opPart]
+}
+
+// startStream starts decoding the API table and the GPU-op tables of f in
+// parts of about partRows rows.
+func startStream(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *streamSource {
+	s := &streamSource{stop: make(chan struct{})}
+	ahead := runtime.GOMAXPROCS(0) + 1
+	stop := s.stop
+	apiCap := partCap(f.RowHint(nsys.TableRuntime), partRows)
+	s.api = startParts(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, func(r nsys.RowRange, reuse apiPart) (apiPart, error) {
+		return decodeAPIPart(f, r, stop, reuse, apiCap)
+	})
+	for src, t := range opTables {
+		opCap := partCap(f.RowHint(t), partRows)
+		s.ops[src] = startParts(stop, partsOf(f, t, partRows), ahead, func(r nsys.RowRange, reuse opPart) (opPart, error) {
+			return decodeOpPart(f, src, r, gpuOf, stop, reuse, opCap)
+		})
+	}
+	return s
+}
+
+func (s *streamSource) nextAPI() (apiPart, bool, error)       { return s.api.pull() }
+func (s *streamSource) nextOps(src int) (opPart, bool, error) { return s.ops[src].pull() }
+func (s *streamSource) reuseAPI(p apiPart)                    { s.api.give(p) }
+func (s *streamSource) reuseOps(src int, p opPart)            { s.ops[src].give(p) }
+func (s *streamSource) close()                                { s.closeOnce.Do(func() { close(s.stop) }) }
+
+// memorySource is the whole export in memory: every part decoded (as the
+// stream source decodes them), joined, and sorted by start where the
+// export is not. It hands each table over as one part, so the engine
+// measures it in one window of unlimited length. It is the engine's
+// fallback for exports whose rows are out of time order.
+type memorySource struct {
+	stream *streamSource
+	loaded chan struct{}
+	err    error
+	api    *apiPart
+	ops    [numSources]*opPart
+}
+
+// startMemory starts loading f in the background; the first part waits
+// for it.
+func startMemory(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *memorySource {
+	m := &memorySource{stream: startStream(f, gpuOf, partRows), loaded: make(chan struct{})}
+	go func() {
+		defer close(m.loaded)
+		m.err = m.load()
+	}()
+	return m
+}
+
+// load collects every table's parts, each table on its own goroutine; an
+// error stops the others.
+func (m *memorySource) load() error {
+	var (
+		g     errgroup.Group
+		once  sync.Once
+		cause error // the first error, not the errStopped it causes
+	)
+	fail := func(err error) error {
+		once.Do(func() { cause = err })
+		m.stream.close()
+		return err
+	}
+	g.Go(func() error {
+		parts, err := collect(m.stream.nextAPI)
+		if err != nil {
+			return fail(err)
+		}
+		api := &apiPart{}
+		for _, p := range parts {
+			api.negAPI += p.negAPI
+			api.badCorr += p.badCorr
+		}
+		api.calls = joinParts(parts, func(p apiPart) []streamCall { return p.calls })
+		// The engine wants calls in start order over all threads; ties
+		// keep the table's order.
+		if byStart := func(a, b streamCall) int { return cmp.Compare(a.start, b.start) }; !slices.IsSortedFunc(api.calls, byStart) {
+			slices.SortStableFunc(api.calls, byStart)
+		}
+		m.api = api
+		return nil
+	})
+	for src := range m.ops {
+		g.Go(func() error {
+			parts, err := collect(func() (opPart, bool, error) { return m.stream.nextOps(src) })
+			if err != nil {
+				return fail(err)
+			}
+			ops := &opPart{owned: true}
+			for _, p := range parts {
+				ops.neg += p.neg
+			}
+			ops.ops = joinParts(parts, func(p opPart) []gpuOp { return p.ops })
+			if byStart := func(a, b gpuOp) int { return cmp.Compare(a.start, b.start) }; !slices.IsSortedFunc(ops.ops, byStart) {
+				slices.SortStableFunc(ops.ops, byStart)
+			}
+			m.ops[src] = ops
+			return nil
+		})
+	}
+	if g.Wait() != nil {
+		return cause // every error went through fail
+	}
+	return nil
+}
+
+// collect pulls every part of a stream.
+func collect[T any](next func() (T, bool, error)) ([]T, error) {
+	var out []T
+	for {
+		p, ok, err := next()
+		if err != nil || !ok {
+			return out, err
+		}
+		out = append(out, p)
+	}
+}
+
+// joinParts concatenates the rows of parts, freeing each part as it goes.
+func joinParts[P, T any](parts []P, rows func(P) []T) []T {
+	n := 0
+	for _, p := range parts {
+		n += len(rows(p))
+	}
+	out := make([]T, 0, n)
+	for i := range parts {
+		out = append(out, rows(parts[i])...)
+		var zero P
+		parts[i] = zero
+	}
+	return out
+}
+
+func (m *memorySource) nextAPI() (apiPart, bool, error) {
+	<-m.loaded
+	if m.err != nil || m.api == nil {
+		return apiPart{}, m.err != nil, m.err
+	}
+	p := *m.api
+	m.api = nil // handed over: the engine's now
+	return p, true, nil
+}
+
+func (m *memorySource) nextOps(src int) (opPart, bool, error) {
+	<-m.loaded
+	if m.err != nil || m.ops[src] == nil {
+		return opPart{}, m.err != nil, m.err
+	}
+	p := *m.ops[src]
+	m.ops[src] = nil
+	return p, true, nil
+}
+
+func (m *memorySource) reuseAPI(apiPart)     {}
+func (m *memorySource) reuseOps(int, opPart) {}
+func (m *memorySource) close()               { m.stream.close() }
+
+// partStream decodes a table's rowid parts ahead of its consumer, several
+// at once, and hands them over in table order. At most ahead parts are
+// decoded or decoding beyond the one being consumed, which bounds memory.
+type partStream[T any] struct {
+	stop    <-chan struct{}
+	results []chan partResult[T]
+	tokens  chan struct{}
+	free    chan T // consumed parts, for decoders to reuse their memory
+	next    int
+}
+
+type partResult[T any] struct {
+	v   T
+	err error
+}
+
+// errStopped ends a decoder whose consumer has gone.
+var errStopped = errors.New("stopped")
+
+func startParts[T any](stop <-chan struct{}, parts []nsys.RowRange, ahead int, decode func(r nsys.RowRange, reuse T) (T, error)) *partStream[T] {
+	p := &partStream[T]{stop: stop, results: make([]chan partResult[T], len(parts)), tokens: make(chan struct{}, ahead), free: make(chan T, ahead+1)}
+	for i := range p.results {
+		p.results[i] = make(chan partResult[T], 1)
+	}
+	go func() {
+		for i, r := range parts {
+			select {
+			case p.tokens <- struct{}{}:
+			case <-stop:
+				return
+			}
+			var reuse T
+			select {
+			case reuse = <-p.free:
+			default:
+			}
+			go func() {
+				v, err := decode(r, reuse)
+				p.results[i] <- partResult[T]{v, err}
+			}()
+		}
+	}()
+	return p
+}
+
+// pull returns the next part; ok is false after the last. Once stop is
+// closed it may return errStopped instead (the part may never be decoded).
+func (p *partStream[T]) pull() (v T, ok bool, err error) {
+	if p.next >= len(p.results) {
+		return v, false, nil
+	}
+	var r partResult[T]
+	select {
+	case r = <-p.results[p.next]:
+	case <-p.stop:
+		return v, true, errStopped
+	}
+	p.results[p.next] = nil
+	p.next++
+	<-p.tokens
+	return r.v, true, r.err
+}
+
+// give hands a consumed part back for reuse.
+func (p *partStream[T]) give(v T) {
+	select {
+	case p.free <- v:
+	default:
+	}
+}
+
+// stopped reports whether stop is closed; decoders poll it between rows.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// partsOf cuts table t into parts of about partRows rows.
+func partsOf(f *nsys.File, t string, partRows int64) []nsys.RowRange {
+	n := f.RowHint(t)/partRows + 1
+	return f.Split(t, int(n), partRows)
+}
+
+// partCap is the capacity a decoded part starts with: a part of a table
+// of rows rows, split by partsOf, holds about partRows of them.
+func partCap(rows, partRows int64) int {
+	return int(min(rows, partRows+partRows/8) + 1)
+}
