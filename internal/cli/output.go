@@ -13,6 +13,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/report"
 )
 
 // Every command that writes tables shares one output mechanism:
@@ -64,9 +65,11 @@ func addQuietFlags(cmd *cobra.Command, o *TableOutput) {
 // validate checks the output flags; extra are the command's own formats.
 func (o *TableOutput) validate(extra ...string) error {
 	formats := append(slices.Clone(tableFormats), extra...)
-	if !slices.Contains(formats, o.Format) {
+	f, err := report.ParseFormat(o.Format)
+	if err != nil || !slices.Contains(formats, f.String()) {
 		return usageErr("--format %q: want %s", o.Format, orList(formats))
 	}
+	o.Format = f.String() // md → markdown, text → table
 	if o.Partition && o.Out == "" {
 		return usageErr("--partition needs --out DIR")
 	}
@@ -159,7 +162,7 @@ func writeTables(stdout io.Writer, o *TableOutput, tables []*export.Table, prima
 	if !ok {
 		return usageErr("--format %q is not a table format", o.Format)
 	}
-	return o.emit(stdout, f, func(w io.Writer) error { return renderTables(w, tables, primary, f, md) })
+	return o.emit(stdout, f.Binary(), func(w io.Writer) error { return renderTables(w, tables, primary, f, md) })
 }
 
 // renderTables renders tables in f; single-table formats get the primary one.
@@ -179,14 +182,14 @@ func renderTables(w io.Writer, tables []*export.Table, primary string, f export.
 
 // emit sends one rendering to -o FILE (atomically) or stdout. Binary output
 // never goes to a terminal.
-func (o *TableOutput) emit(stdout io.Writer, f export.Format, render func(io.Writer) error) error {
+func (o *TableOutput) emit(stdout io.Writer, binary bool, render func(io.Writer) error) error {
 	if o.Output != "" {
 		if err := writeFileAtomic(o.Output, render); err != nil {
 			return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", o.Output, err)}
 		}
 		return nil
 	}
-	if f.Binary() && isTerminal(stdout) {
+	if binary && isTerminal(stdout) {
 		return usageErr("--format %s is binary: redirect stdout to a file, or pass -o FILE or --out DIR", o.Format)
 	}
 	return render(stdout)
@@ -243,14 +246,27 @@ func buildDocFrom(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) 
 		skip = o.SkipSteps
 	}
 	var pr *progress
-	if progressWanted(o.Stderr, o.Quiet, o.NoProgress) {
-		pr = newProgress(cmd.Context(), o.Stderr, true, 1)
+	if stderr := cmd.ErrOrStderr(); progressWanted(stderr, o.Quiet, o.NoProgress) {
+		pr = newProgress(cmd.Context(), stderr, true, 1)
 		pr.statsStarted()
 	}
-	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, analysis.FromOptions{SkipSteps: skip}, o.statsConfig(), Version())
+	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, analysis.FromOptions{SkipSteps: skip}, o.statsConfig(o.NoStats), Version())
 	pr.finish(err == nil)
 	if err != nil {
 		return nil, asExit(err)
 	}
 	return doc, nil
+}
+
+// generate renders a command's result in the --format named format on
+// stdout; binary formats refuse a terminal.
+func generate(stdout io.Writer, format string, result any, opt report.Options) error {
+	f, err := report.ParseFormat(format)
+	if err != nil {
+		return usageErr("--format: %v", err)
+	}
+	if f.Binary() && isTerminal(stdout) {
+		return usageErr("--format %s is binary: redirect stdout to a file", format)
+	}
+	return report.Generate(stdout, f, result, opt)
 }
