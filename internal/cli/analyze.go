@@ -193,7 +193,7 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 	if err != nil {
 		return usageErr("--format: %v", err)
 	}
-	opt := report.Options{Tool: "nsysphase " + Version(), Metadata: md, Wide: o.Wide, AllWarnings: o.AllWarnings}
+	opt := report.Options{Tool: "nsysphase " + Version(), Metadata: md, Wide: o.Wide, AllWarnings: o.AllWarnings, StepGiven: o.Step != "" || o.Config != ""}
 	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, doc, opt) })
 }
 

@@ -53,7 +53,7 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 		fmt.Fprintln(w, "| arm | ratio | CI | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escapeCell(r.Arm), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI), r.Outcome)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escapeCell(r.Arm), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {

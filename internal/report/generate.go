@@ -192,5 +192,14 @@ func writeTable(w io.Writer, t *export.Table, f Format) error {
 	if !ok {
 		return fmt.Errorf("no %s rendering of table %s", f, t.Name)
 	}
-	return export.Write(w, t, ef, export.Options{FloatDigits: 8})
+	if err := export.Write(w, t, ef, export.Options{FloatDigits: 8}); err != nil {
+		return err
+	}
+	if f == Markdown {
+		// A blank line ends the table: a sentence right after it would
+		// otherwise be read as one more row.
+		_, err := fmt.Fprintln(w)
+		return err
+	}
+	return nil
 }

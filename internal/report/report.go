@@ -41,6 +41,8 @@ type Options struct {
 	Wide bool
 	// AllWarnings lists every warning instead of one line per code.
 	AllWarnings bool
+	// StepGiven says the step was named (--step, --config), not chosen.
+	StepGiven bool
 	// Top limits the per-kernel and per-API rows of info (0: all).
 	Top int
 }
