@@ -46,9 +46,7 @@ statistics and the same JSON as a direct analysis of the exports they came from.
 --format html writes one self-contained report page (inline SVG plots, no scripts).
 
 Inputs are read -j at a time; the output order is the input order (globs sorted) whatever -j.
-A progress bar shows on stderr only on an interactive terminal when CI is unset.
-
-Exit status: 0 success, 2 unusable input or usage.`,
+A progress bar shows on stderr only on an interactive terminal when CI is unset.`,
 		Example: `  nsysphase analyze testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
   nsysphase analyze --format json run.sqlite > analysis.json
   nsysphase analyze --format html -o report.html testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz

@@ -35,8 +35,16 @@ func NewCmdCheck(runF func(*CheckOptions) error) *cobra.Command {
 		Short: "CI gate: exit 1 when an arm is proven slower than the baseline by more than a limit",
 		Long: `check compares every arm with the baseline on one phase, metric and statistic and fails (exit 1)
 only for a proven regression: the arm's ratio CI (arm / baseline) lies entirely above 1 + limit.
-A CI that straddles the limit is not proof and passes, with the reason printed. Exit 2 means
-unusable input or usage. --format markdown prints a table for pull-request comments.`,
+A CI that straddles the limit is not proof and passes, with the reason printed. Only a
+between-unit CI (several blocks or files per arm) can prove anything: without one, or with a
+within-run CI (one block or file per arm, which leaves out run-to-run variance), the outcome is
+"inconclusive" and the gate passes, as analyze prints "no CI".
+
+--max-regression is a percentage (5%) or a fraction (0.05); a bare number of 1 or more ("5") is
+refused, since it could mean 5% or 500%. The limit printed is the limit used.
+
+Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad limit included).
+--format markdown prints a table for pull-request comments.`,
 		Example: `  nsysphase check testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz --baseline eager --phase collector_step --max-regression 5%
   nsysphase check --arm-key training.cuda_process_sharing runs/*.sqlite.xz --baseline null --phase collector_step --metric wall_ns --stat median --format markdown`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -129,7 +129,7 @@ func writeIndex(root *cobra.Command, path string) error {
 		}
 	}
 	walk(root)
-	b.WriteString("\nExit status of every command: 0 success, 1 a gate failed (`check`, `verdict`), 2 unusable input or usage.\n")
+	b.WriteString("\nExit status of every command:\n\n" + ExitStatusMarkdown())
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 

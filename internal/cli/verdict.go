@@ -10,10 +10,6 @@ import (
 	"github.com/nsysphase/nsysphase/internal/report"
 )
 
-// ExitInconclusive is verdict's exit status when the CI straddles the
-// minimum gain: neither a go (0) nor a no-go (1), and not a usage error (2).
-const ExitInconclusive = 3
-
 // VerdictOptions are the inputs of `nsysphase verdict`.
 type VerdictOptions struct {
 	SegmentOptions
