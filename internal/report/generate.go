@@ -180,6 +180,8 @@ func generateJSON(w io.Writer, result any) error {
 		v = r
 	case Ranges:
 		v = rangesJSON(r)
+	case *analysis.Doc:
+		v = docJSON(r)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -202,4 +204,28 @@ func writeTable(w io.Writer, t *export.Table, f Format) error {
 		return err
 	}
 	return nil
+}
+
+// analysisJSON is analyze's JSON: the Doc, with a verdict of null (not "")
+// where there is no between-unit CI, as the table prints "no CI".
+type analysisJSON struct {
+	*analysis.Doc
+	Comparisons []comparisonJSON `json:"comparisons"`
+}
+
+type comparisonJSON struct {
+	analysis.ComparisonRow
+	Verdict *string `json:"verdict"` // "changed", "~", or null without a between-unit CI
+}
+
+func docJSON(d *analysis.Doc) analysisJSON {
+	out := analysisJSON{Doc: d, Comparisons: make([]comparisonJSON, len(d.Comparisons))}
+	for i, c := range d.Comparisons {
+		out.Comparisons[i].ComparisonRow = c
+		if c.Verdict != "" {
+			v := c.Verdict
+			out.Comparisons[i].Verdict = &v
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -156,5 +157,26 @@ func TestGateMarkdownGFM(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "limit +5%") || !strings.Contains(b.String(), "| +110.0% |") || !strings.Contains(b.String(), "| no CI |") {
 		t.Errorf("limit or change column wrong:\n%s", b.String())
+	}
+}
+
+// TestAnalysisJSONNullVerdict: without a between-unit CI (graph_whole has
+// two blocks per arm) the JSON verdict is null, as the table's "no CI".
+func TestAnalysisJSONNullVerdict(t *testing.T) {
+	d := doc(t, "graph_whole", testStats)
+	var b bytes.Buffer
+	if err := Generate(&b, JSON, d, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Comparisons []map[string]json.RawMessage `json:"comparisons"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &out); err != nil || len(out.Comparisons) == 0 {
+		t.Fatalf("%v (%d comparisons)", err, len(out.Comparisons))
+	}
+	for _, c := range out.Comparisons {
+		if v, ok := c["verdict"]; !ok || string(v) != "null" {
+			t.Fatalf("verdict %s, want null: %s", v, c["method"])
+		}
 	}
 }
