@@ -60,7 +60,7 @@ func runInfo(cmd *cobra.Command, opts *InfoOptions) error {
 }
 
 func describeFile(cmd *cobra.Command, path string) (*nsys.Info, error) {
-	f, closeFn, err := analysis.OpenInput(cmd.Context(), path)
+	f, closeFn, err := openInput(cmd, path)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
 }
 
 func projectFile(cmd *cobra.Command, path string) (*phases.VendorReport, error) {
-	f, closeFn, err := analysis.OpenInput(cmd.Context(), path)
+	f, closeFn, err := openInput(cmd, path)
 	if err != nil {
 		return nil, err
 	}
