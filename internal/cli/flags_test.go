@@ -2,12 +2,15 @@ package cli_test
 
 import (
 	"io"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nsysphase/nsysphase/internal/cli"
+	"github.com/nsysphase/nsysphase/internal/fixture"
 )
 
 // execute runs cmd on args without its pipeline (runF stands in).
@@ -117,5 +120,25 @@ func TestLimitsParsedOneWay(t *testing.T) {
 		if code := cli.Main(args, io.Discard, io.Discard); code != cli.ExitInput {
 			t.Errorf("%v: exit %d, want %d", args, code, cli.ExitInput)
 		}
+	}
+}
+
+// TestOutRefusesNonEmpty: a second analysis into the same --out once
+// replaced the first silently; it now needs --overwrite.
+func TestOutRefusesNonEmpty(t *testing.T) {
+	fx := fixture.Get(t, "eager_graph_small")
+	dir := filepath.Join(t.TempDir(), "out")
+	if _, errs, code := run(t, "analyze", "--quiet", "--no-stats", "--out", dir, fx.XZ); code != 0 {
+		t.Fatalf("first write: exit %d: %s", code, errs)
+	}
+	_, errs, code := run(t, "analyze", "--quiet", "--no-stats", "--out", dir, fx.XZ)
+	if code != cli.ExitInput || !strings.Contains(errs, "--overwrite") {
+		t.Fatalf("second write without --overwrite: exit %d: %s", code, errs)
+	}
+	if _, errs, code := run(t, "analyze", "--quiet", "--no-stats", "--overwrite", "--out", dir, fx.XZ); code != 0 {
+		t.Fatalf("--overwrite: exit %d: %s", code, errs)
+	}
+	if _, _, code := run(t, "inventory", "--overwrite", fx.XZ); code != cli.ExitInput {
+		t.Errorf("--overwrite without --out: exit %d, want 2", code)
 	}
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,6 +36,7 @@ type TableOutput struct {
 	Format     string
 	Out        string // dataset directory (--out)
 	Partition  bool   // Hive-partitioned dataset (--partition)
+	Overwrite  bool   // replace a non-empty --out directory
 	Output     string // file instead of stdout (-o/--output)
 	Quiet      bool   // print nothing on stdout; no progress bar
 	NoProgress bool
@@ -50,6 +53,7 @@ func addTableOutputFlags(cmd *cobra.Command, o *TableOutput, primary string, ext
 	f.StringVar(&o.Format, "format", "table", fmt.Sprintf("output: %s (csv, parquet and arrow print %s; with --out, arrow writes the dataset as Arrow IPC)", strings.Join(formats, ", "), primary))
 	f.StringVar(&o.Out, "out", "", "directory for the tables as a Parquet dataset (written atomically)")
 	f.BoolVar(&o.Partition, "partition", false, "with --out: Hive-partitioned dataset (table/arm=…/file=…/part.parquet)")
+	f.BoolVar(&o.Overwrite, "overwrite", false, "with --out: replace a directory that is not empty (refused otherwise)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the --format output to FILE instead of stdout (atomically)")
 	addQuietFlags(cmd, o)
 }
@@ -75,6 +79,20 @@ func (o *TableOutput) validate(extra ...string) error {
 	}
 	if o.Output != "" && o.Out != "" && filepath.Clean(o.Output) == filepath.Clean(o.Out) {
 		return usageErr("-o %s and --out %s name the same path", o.Output, o.Out)
+	}
+	if o.Overwrite && o.Out == "" {
+		return usageErr("--overwrite needs --out DIR")
+	}
+	if o.Out != "" && !o.Overwrite {
+		// A second analysis into the same --out once replaced the first
+		// without a word.
+		if entries, err := os.ReadDir(o.Out); err == nil && len(entries) > 0 {
+			return usageErr("--out %s is not empty: pass --overwrite to replace it, or choose a new directory", o.Out)
+		} else if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			if fi, serr := os.Stat(o.Out); serr == nil && !fi.IsDir() {
+				return usageErr("--out %s is a file, not a directory", o.Out)
+			}
+		}
 	}
 	return nil
 }
