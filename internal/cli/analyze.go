@@ -48,12 +48,13 @@ statistics and the same JSON as a direct analysis of the exports they came from.
 Inputs are read -j at a time; the output order is the input order (globs sorted) whatever -j.
 A progress bar shows on stderr only on an interactive terminal when CI is unset.`,
 		Example: `  nsysphase analyze testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
-  nsysphase analyze --format json run.sqlite > analysis.json
+  nsysphase analyze --format json testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz > analysis.json
   nsysphase analyze --format html -o report.html testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
-  nsysphase analyze --quiet --partition --out results/job1 run1.sqlite.xz
+  nsysphase analyze --quiet --arm-key training.cuda_process_sharing --partition --out results/job1 testdata/nsys-2025.3-h200/sharing_mps_1.sqlite.xz
+  nsysphase analyze --quiet --arm-key training.cuda_process_sharing --partition --out results/job2 testdata/nsys-2025.3-h200/sharing_null_1.sqlite.xz
   nsysphase analyze --from results/job1 results/job2 --format markdown
-  nsysphase analyze --arm-key training.cuda_process_sharing sharing_*.sqlite.xz --out results/
-  nsysphase analyze --arm mps='runs/mps_*.sqlite' --arm null='runs/null_*.sqlite' --format markdown`,
+  nsysphase analyze --arm-key training.cuda_process_sharing 'testdata/nsys-2025.3-h200/sharing_*.sqlite.xz' --out results/all
+  nsysphase analyze --arm mps='testdata/nsys-2025.3-h200/sharing_mps_*.sqlite.xz' --arm null='testdata/nsys-2025.3-h200/sharing_null_*.sqlite.xz' --format md`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			if err := o.validate(); err != nil {

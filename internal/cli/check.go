@@ -46,7 +46,8 @@ refused, since it could mean 5% or 500%. The limit printed is the limit used.
 Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad limit included).
 --format markdown prints a table for pull-request comments.`,
 		Example: `  nsysphase check testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz --baseline eager --phase collector_step --max-regression 5%
-  nsysphase check --arm-key training.cuda_process_sharing runs/*.sqlite.xz --baseline null --phase collector_step --metric wall_ns --stat median --format markdown`,
+  nsysphase check testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz --baseline graph --phase collector_step --max-regression 0.05   # exit 1
+  nsysphase check --arm-key training.cuda_process_sharing 'testdata/nsys-2025.3-h200/sharing_*.sqlite.xz' --baseline null --phase collector_step --stat median --format markdown`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			if f, err := report.ParseFormat(o.Format); err != nil || (f != report.Text && f != report.Markdown && f != report.JSON) {

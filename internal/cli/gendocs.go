@@ -25,8 +25,8 @@ func newCmdGenDocs() *cobra.Command {
 		Long: `gendocs writes one Markdown page per command (--markdown DIR), man pages (--man DIR) and the
 schema of every output table (--schema FILE). Maintainers run it after changing a command or a
 table; go test ./internal/cli fails while the committed copies are stale.`,
-		Example: `  nsysphase gendocs --markdown docs/cli --schema docs/schema.md
-  nsysphase gendocs --man /tmp/man1 && man -l /tmp/man1/nsysphase-analyze.1`,
+		Example: `  nsysphase gendocs --markdown reference --schema reference/schema.md
+  nsysphase gendocs --man man1   # then: man -l man1/nsysphase-analyze.1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mdDir == "" && manDir == "" && schema == "" {

@@ -28,8 +28,8 @@ processes (an MPS server shows up here) and threads, the row count of every tabl
 with a per-kernel summary, a per-API summary, memcpy/memset by kind and sync records by type.
 
 Kernel and API totals equal nsys stats' cuda_gpu_kern_sum and cuda_api_sum on the same file.`,
-		Example: `  nsysphase info testdata/eager_graph_small.sqlite.xz
-  nsysphase info --format json run.sqlite | jq .kernels.total_ns`,
+		Example: `  nsysphase info testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz
+  nsysphase info --format json testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz | jq '.[0].kernels.total_ns'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args

@@ -38,8 +38,8 @@ It keeps the vendor's blind spots, on purpose:
   - ranges that launched nothing, and start/end ranges ended on another thread, are left out.
 ` + "`nsysphase analyze`" + ` measures busy time, graph work and other-thread work instead.`,
 		Example: `  nsysphase ranges testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz
-  nsysphase ranges --format csv run.sqlite > run_nvtx_gpu_proj_sum.csv
-  nsysphase ranges --format json a.sqlite b.sqlite | jq '.[].ranges[0]'`,
+  nsysphase ranges --format csv testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz > eager_graph_small_nvtx_gpu_proj_sum.csv
+  nsysphase ranges --format json testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz testdata/nsys-2025.3-h200/graph_whole.sqlite.xz | jq '.[].ranges[0]'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args

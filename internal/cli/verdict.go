@@ -42,7 +42,7 @@ that arm is shown too (the comparison analyze reports for the step). Blockers in
 
 Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable input or usage.`,
 		Example: `  nsysphase verdict --phases action_apply,physics_step,scene_read_refresh,observation,reward --min-gain 10% testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
-  nsysphase verdict --phases termination,metrics --min-gain 0.5 --format json testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz`,
+  nsysphase verdict --phases termination,metrics --min-gain 0.5 --format json testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz   # exit 1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			g, err := parseGain(o.MinGainText)

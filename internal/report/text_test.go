@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"context"
+	"slices"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
 
@@ -178,5 +182,36 @@ func TestAnalysisJSONNullVerdict(t *testing.T) {
 		if v, ok := c["verdict"]; !ok || string(v) != "null" {
 			t.Fatalf("verdict %s, want null: %s", v, c["method"])
 		}
+	}
+}
+
+// TestBoundaryMarkdownGFM: every sentence of boundary's Markdown stays a
+// paragraph (one once followed a table without a blank line and became a
+// row of it): the tables hold exactly the rows written.
+func TestBoundaryMarkdownGFM(t *testing.T) {
+	cfg := analysis.Config{Files: []string{fixture.Get(t, "eager_graph_small").XZ},
+		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: 1}}
+	files, frames, err := analysis.ReadCalls(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := analysis.BuildBoundary(files, frames, []string{"graph_replay"}, testStats, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Generate(&buf, Markdown, b, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.ArmsWithout) == 0 {
+		t.Fatal("want an arm without the region: its sentence follows the arms table")
+	}
+	s := shapeOf(t, buf.Bytes())
+	want := []int{len(b.ArmOrder)}
+	if len(b.Blockers) > 0 {
+		want = append(want, len(b.Blockers))
+	}
+	if !slices.Equal(s.rows, want) {
+		t.Errorf("table rows %v, want %v (a sentence read as a row?)\n%s", s.rows, want, buf.String())
 	}
 }
