@@ -3,9 +3,9 @@ package report
 import (
 	"bytes"
 	"context"
-	"slices"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
