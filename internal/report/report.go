@@ -72,6 +72,7 @@ type page struct {
 	NPhases         int
 	Arms            []string
 	Baseline        string
+	NoArms          bool // no arm ranges: the one arm has no name
 	Stats           string
 	Excluded        string
 	Legend          []legend
@@ -109,6 +110,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	for _, in := range doc.Inputs {
 		p.Inputs = append(p.Inputs, in.File)
 	}
+	p.NoArms = len(doc.Arms) == 0 || len(doc.Arms) == 1 && doc.Arms[0] == ""
 	s := doc.Settings
 	if len(doc.Results()) > 0 && firstResult(doc) {
 		p.Stats = fmt.Sprintf("%g%% confidence intervals; unit = %s; B = %d resamples; seed %d; quantiles %s", 100*s.Confidence, s.Unit, s.Resamples, s.Seed, shortQuantile(s.Quantile))
