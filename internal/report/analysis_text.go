@@ -306,10 +306,11 @@ var compactParts = []struct {
 // compactBreakdown is the breakdown that fits 120 columns: µs per step,
 // the unit in the title, long names clipped.
 func compactBreakdown(doc *analysis.Doc) *export.Table {
+	withCI := hasResults(doc) // no CI column with --no-stats
 	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
 	for i, p := range compactParts {
 		cols = append(cols, export.Column{Name: p.label, Type: export.TypeFloat64, Unit: "µs"})
-		if i == 0 {
+		if i == 0 && withCI {
 			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
 		}
 	}
@@ -333,7 +334,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		for i, p := range compactParts {
 			s := r.Metrics[phases.Metrics[p.metric].Name]
 			vals = append(vals, export.Float(round1(s.Mean/1e3)))
-			if i == 0 {
+			if i == 0 && withCI {
 				ci := export.Null()
 				if s.MeanCI != nil {
 					ci = export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/1e3, s.MeanCI[1]/1e3))
