@@ -142,3 +142,18 @@ func TestOutRefusesNonEmpty(t *testing.T) {
 		t.Errorf("--overwrite without --out: exit %d, want 2", code)
 	}
 }
+
+// TestAnalyzeNoArmRanges: without arm ranges the context says so, instead
+// of the old "arms  (baseline )".
+func TestAnalyzeNoArmRanges(t *testing.T) {
+	fx := fixture.Get(t, "sharing_mps_1")
+	out, errs, code := run(t, "analyze", "--step", "collector_step", "--arm-pattern", "^none(x)(y)$", "--resamples", "1999", fx.XZ)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.SplitN(out, "\n", 3)
+	if !strings.HasPrefix(lines[0], "step collector_step (named by --step or --config)") ||
+		!strings.HasPrefix(lines[1], "no arm ranges (one arm): 1 block, 179 steps") || strings.Contains(out, "(baseline )") {
+		t.Errorf("context lines:\n%s", out)
+	}
+}
