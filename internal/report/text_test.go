@@ -215,3 +215,23 @@ func TestBoundaryMarkdownGFM(t *testing.T) {
 		t.Errorf("table rows %v, want %v (a sentence read as a row?)\n%s", s.rows, want, buf.String())
 	}
 }
+
+// TestParseFormatAndUnsupported: md and text are aliases; a format a result
+// has no rendering in is an error naming both, not empty output.
+func TestParseFormatAndUnsupported(t *testing.T) {
+	for in, want := range map[string]Format{"md": Markdown, "markdown": Markdown, "text": Text, "table": Text, "HTML": HTML, "pq": Parquet} {
+		if f, err := ParseFormat(in); err != nil || f != want {
+			t.Errorf("ParseFormat(%q) = %v, %v; want %v", in, f, err, want)
+		}
+	}
+	if _, err := ParseFormat("yaml"); err == nil {
+		t.Error("yaml accepted")
+	}
+	var b bytes.Buffer
+	if err := Generate(&b, CSV, Infos{}, Options{}); err == nil || !strings.Contains(err.Error(), "no csv rendering of report.Infos") || b.Len() != 0 {
+		t.Errorf("info as csv: %v, %d bytes", err, b.Len())
+	}
+	if err := Generate(&b, HTML, &Gate{}, Options{}); err == nil {
+		t.Error("check as html: no error")
+	}
+}
