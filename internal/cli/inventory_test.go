@@ -50,4 +50,3 @@ func TestInventoryCLI(t *testing.T) {
 		}
 	}
 }
-
