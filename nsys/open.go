@@ -142,6 +142,13 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 	if strings.HasSuffix(path, ".xz") {
 		return openXZ(ctx, path)
 	}
+	if strings.HasSuffix(strings.ToLower(path), nsysRepExt) {
+		cached, err := exportReport(path)
+		if err != nil {
+			return nil, err
+		}
+		return openSQLite(ctx, cached, path)
+	}
 	return openSQLite(ctx, path, path)
 }
 
