@@ -102,43 +102,61 @@ func (f *File) scan(t string, cols []column, hint string, fn func(row) bool) err
 	return f.scanRange(t, cols, hint, AllRows, fn)
 }
 
-// RowRange selects rows by rowid: Lo ≤ rowid < Hi. The zero Hi means no
-// upper bound. Ranges let one table be read by several connections at once.
-type RowRange struct{ Lo, Hi int64 }
+// RowRange is one part of a table as Split cuts it: the rows whose rowids
+// lie between two keys of the table's B-tree, both ends included. It is an
+// opaque value: pass it back to the scans of the same file.
+type RowRange struct {
+	lo, hi  int64
+	bounded bool // false: every row (AllRows)
+}
 
 // AllRows selects every row.
 var AllRows = RowRange{}
 
-// Split cuts table t into at most n contiguous rowid ranges of about equal
-// size (rowid ranges are B-tree seeks, so each part costs its share only).
-// Tables with fewer than minRows rows, or n ≤ 1, come back whole.
+// bounds returns the first and last rowid the range admits.
+func (r RowRange) bounds() (int64, int64) {
+	if !r.bounded {
+		return -1 << 63, 1<<63 - 1
+	}
+	return r.lo, r.hi
+}
+
+// Split cuts table t into at most n parts of about equal size, along the
+// pages of its B-tree: each part is a run of whole subtrees, so the parts
+// follow the pages (and so the rows), never the rowid values, which may be
+// sparse, negative or near ±2^63 in a valid file. Tables with fewer than
+// minRows rows (by RowHint), n ≤ 1, and tables not read from the pages come
+// back whole: a scan through SQLite reads the table in one pass, which lets
+// it check that rowids increase.
 func (f *File) Split(t string, n int, minRows int64) []RowRange {
-	if n <= 1 || !f.HasTable(t) {
-		return []RowRange{AllRows}
+	whole := []RowRange{AllRows}
+	pt := f.pageTables[t]
+	if n <= 1 || pt == nil || f.pages == nil || f.SQLScans || f.RowHint(t) < minRows {
+		return whole
 	}
-	// Two single-aggregate queries: SQLite answers min(rowid) or max(rowid)
-	// alone with one B-tree seek, but both in one SELECT with a full scan.
-	var lo, hi int64
-	err := f.query("SELECT min(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
-		lo = st.ColumnInt64(0)
-		return nil
-	})
-	if err == nil {
-		err = f.query("SELECT max(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
-			hi = st.ColumnInt64(0)
-			return nil
-		})
+	_, keys, _, err := f.pages.Subtrees(pt.root, n)
+	if err != nil || len(keys) == 0 {
+		return whole // the scan reports the damage
 	}
-	if err != nil || hi-lo+1 < minRows {
-		return []RowRange{AllRows}
+	for i, k := range keys {
+		if (i > 0 && k <= keys[i-1]) || k == 1<<63-1 {
+			return whole // keys out of order: the scan reports the damage
+		}
 	}
-	step := (hi - lo + int64(n)) / int64(n)
+	m := len(keys) + 1 // subtrees
+	n = min(n, m)
 	out := make([]RowRange, 0, n)
-	for a := lo; a <= hi; a += step {
-		out = append(out, RowRange{Lo: a, Hi: min(a+step, hi+1)})
+	for j := 0; j < n; j++ {
+		a, b := j*m/n, (j+1)*m/n // subtrees [a, b)
+		r := RowRange{lo: -1 << 63, hi: 1<<63 - 1, bounded: true}
+		if a > 0 {
+			r.lo = keys[a-1] + 1
+		}
+		if b < m {
+			r.hi = keys[b-1]
+		}
+		out = append(out, r)
 	}
-	out[0].Lo = -1 << 62 // keep both ends open
-	out[len(out)-1].Hi = 1 << 62
 	return out
 }
 
@@ -153,8 +171,16 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 	if pt := f.pageTables[t]; pt != nil && f.pages != nil && !f.SQLScans {
 		return f.scanPages(pt, t, cols, r, fn)
 	}
-	if r != AllRows {
-		q += fmt.Sprintf(" WHERE rowid >= %d AND rowid < %d", r.Lo, r.Hi)
+	// SQLite reads a table whose leaves were swapped or whose rowids were
+	// edited without complaint (count(*) and sum() agree), rows out of
+	// place: the scan checks itself that rowids increase.
+	rowid := f.rowidName[t]
+	if rowid != "" {
+		from := strings.LastIndex(q, " FROM ")
+		q = q[:from] + ", " + rowid + q[from:]
+		if r.bounded {
+			q += fmt.Sprintf(" WHERE %s >= %d AND %s <= %d", rowid, r.lo, rowid, r.hi)
+		}
 	}
 	c, err := f.conn()
 	if err != nil {
@@ -167,7 +193,7 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 	}
 	defer st.Finalize()
 	flag := len(cols) // the computed "row lacks a required value" column
-	var skipped int64
+	var skipped, rows, prev int64
 	defer func() { f.addSkipped(t, skipped) }()
 	for {
 		ok, err := st.Step()
@@ -176,6 +202,14 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 		}
 		if !ok {
 			return nil
+		}
+		if rowid != "" {
+			id := st.ColumnInt64(flag + 1)
+			if rows > 0 && id <= prev {
+				return &InputError{Path: f.Path, Problem: fmt.Sprintf("table %s is malformed: rowid %d follows rowid %d (rowids must increase)", t, id, prev), Hint: "`PRAGMA integrity_check` shows the damage; " + hintReexport}
+			}
+			prev = id
+			rows++
 		}
 		if st.ColumnInt64(flag) != 0 {
 			skipped++
