@@ -107,6 +107,10 @@ type File struct {
 	pages      *btree.File           // direct reader of pageFile
 	pageTables map[string]*pageTable // tables page scans can read
 	rowidName  map[string]string     // rowid tables → a name that reads the rowid ("rowid", "_rowid_" or "oid")
+	// declaredNotNull lists, per table, the lower-cased columns declared NOT
+	// NULL: SQLite folds `c IS NULL` on them to false, yet a stored NaN
+	// reads as NULL there.
+	declaredNotNull map[string][]string
 
 	hintMu sync.Mutex
 	hints  map[string]int64 // RowHint's answers
@@ -311,6 +315,7 @@ func (f *File) probe() error {
 	f.columns = map[string][]string{}
 	f.pageTables = map[string]*pageTable{}
 	f.rowidName = map[string]string{}
+	f.declaredNotNull = map[string][]string{}
 	type entry struct {
 		name string
 		tableInfo
@@ -339,9 +344,12 @@ func (f *File) probe() error {
 	}
 	for _, t := range tables {
 		var cols []string
-		err := f.query("SELECT name, type, pk, dflt_value IS NOT NULL, hidden FROM pragma_table_xinfo("+quoteLiteral(t.name)+")", func(st *sqlite.Stmt) error {
+		err := f.query("SELECT name, type, pk, dflt_value IS NOT NULL, hidden, \"notnull\" FROM pragma_table_xinfo("+quoteLiteral(t.name)+")", func(st *sqlite.Stmt) error {
 			c := columnInfo{name: st.ColumnText(0), typ: st.ColumnText(1), pk: st.ColumnInt64(2), hasDflt: st.ColumnInt64(3) != 0, hidden: st.ColumnInt64(4)}
 			t.columns = append(t.columns, c)
+			if st.ColumnInt64(5) != 0 {
+				f.declaredNotNull[t.name] = append(f.declaredNotNull[t.name], strings.ToLower(c.name))
+			}
 			if c.hidden == 0 {
 				cols = append(cols, c.name)
 			}

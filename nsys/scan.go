@@ -3,6 +3,7 @@ package nsys
 import (
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -83,7 +84,11 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 	var nullChecks []string
 	for _, c := range cols {
 		if c.notNull && f.HasColumn(t, c.name) {
-			nullChecks = append(nullChecks, quoteIdent(c.name)+" IS NULL")
+			if slices.Contains(f.declaredNotNull[t], strings.ToLower(c.name)) {
+				nullChecks = append(nullChecks, "typeof("+quoteIdent(c.name)+") = 'null'")
+			} else {
+				nullChecks = append(nullChecks, quoteIdent(c.name)+" IS NULL")
+			}
 		}
 	}
 	if len(nullChecks) > 0 {
