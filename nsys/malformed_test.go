@@ -222,7 +222,7 @@ func TestMalformedRowidOrder(t *testing.T) {
 	t.Run("edited rowid", func(t *testing.T) {
 		im := loadImage(t, base)
 		leaf := leaves[len(leaves)/2]
-		r0, _, k0 := im.leafRowid(leaf, 0)
+		_, _, k0 := im.leafRowid(leaf, 0)
 		_, at, k3 := im.leafRowid(leaf, 3)
 		if k0 != k3 {
 			t.Fatalf("rowid varints of different lengths")
@@ -246,7 +246,6 @@ func TestMalformedRowidOrder(t *testing.T) {
 		if !strings.Contains(err.Error(), "rowid") || !strings.Contains(err.Error(), "follows") {
 			t.Errorf("SQLite path: %v", err)
 		}
-		_ = r0
 	})
 }
 
@@ -351,14 +350,13 @@ func TestValidUnusualRowids(t *testing.T) {
 			}
 			var n int
 			var last int64
-			for i, r := range parts {
+			for _, r := range parts {
 				for c, err := range f.APICallsCore(r) {
 					if err != nil {
 						t.Fatal(err)
 					}
 					n++
 					last = c.Start
-					_ = i
 				}
 			}
 			if n != len(want) {
@@ -430,7 +428,7 @@ func TestSchemaTextDESC(t *testing.T) {
 // table replaced by a view is read through SQLite, not as 0 rows.
 func TestSchemaCaseAndView(t *testing.T) {
 	base := baseCopy(t)
-	kernels := func(p string, viaSQL bool) []nsys.Kernel {
+	kernels := func(t *testing.T, p string, viaSQL bool) []nsys.Kernel {
 		f, err := nsys.Open(p)
 		if err != nil {
 			t.Fatal(err)
@@ -446,7 +444,7 @@ func TestSchemaCaseAndView(t *testing.T) {
 		}
 		return out
 	}
-	want := kernels(base, false)
+	want := kernels(t, base, false)
 	if len(want) == 0 {
 		t.Fatal("the base fixture has no kernels")
 	}
@@ -463,7 +461,7 @@ func TestSchemaCaseAndView(t *testing.T) {
 			}
 			sqlEdit(t, p, stmts...)
 			for _, viaSQL := range []bool{false, true} {
-				got := kernels(p, viaSQL)
+				got := kernels(t, p, viaSQL)
 				if len(got) != len(want) {
 					t.Fatalf("sql %v: %d kernels, want %d", viaSQL, len(got), len(want))
 				}
