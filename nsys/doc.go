@@ -12,7 +12,7 @@
 // NVTX events, CUDA graph trace records, OS runtime calls), plus the small
 // provenance tables (strings, threads, processes, GPUs, capture/export
 // metadata). The big activity tables are never held in memory: each scan runs
-// on its own so that independent tables, and rowid ranges of one table, are
+// on its own so that independent tables, and the parts of one table (runs of B-tree subtrees, see Split), are
 // read concurrently.
 //
 // Scans read the rows straight from the file's B-tree pages (package

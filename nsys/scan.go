@@ -290,7 +290,7 @@ func (f *File) Kernels() iter.Seq2[Kernel, error] {
 // kernelCols on the biggest GPU table.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
-// KernelOps streams the kernels of rowid range r with only Start, End, GlobalPid, DeviceID,
+// KernelOps streams the kernels of part r (see Split) with only Start, End, GlobalPid, DeviceID,
 // CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
 func (f *File) KernelOps(r RowRange) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st row) Kernel {
@@ -342,7 +342,7 @@ var memcpyCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req(
 // Memcpys streams the memcpy table.
 func (f *File) Memcpys() iter.Seq2[Memcpy, error] { return f.MemcpysIn(AllRows) }
 
-// MemcpysIn streams the rows of rowid range r.
+// MemcpysIn streams the rows of part r (see Split).
 func (f *File) MemcpysIn(r RowRange) iter.Seq2[Memcpy, error] {
 	return seqRange(f, TableMemcpy, memcpyCols, hintCUDA, r, func(st row) Memcpy {
 		return Memcpy{
@@ -371,7 +371,7 @@ var memsetCols = []column{req("start"), req("end"), reqN("globalPid"), req("devi
 // Memsets streams the memset table.
 func (f *File) Memsets() iter.Seq2[Memset, error] { return f.MemsetsIn(AllRows) }
 
-// MemsetsIn streams the rows of rowid range r.
+// MemsetsIn streams the rows of part r (see Split).
 func (f *File) MemsetsIn(r RowRange) iter.Seq2[Memset, error] {
 	return seqRange(f, TableMemset, memsetCols, hintCUDA, r, func(st row) Memset {
 		return Memset{
@@ -440,7 +440,7 @@ func (f *File) APICalls() iter.Seq2[APICall, error] {
 
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
-// APICallsCore streams the API calls of rowid range r with only Start, End, GlobalTid,
+// APICallsCore streams the API calls of part r (see Split) with only Start, End, GlobalTid,
 // CorrelationID, NameID and EventClass filled (no return value, no callchain).
 func (f *File) APICallsCore(r RowRange) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st row) APICall {
@@ -471,7 +471,7 @@ var graphTraceCols = []column{req("start"), req("end"), reqN("globalPid"), req("
 // GraphTraces streams whole-graph launch records.
 func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] { return f.GraphTracesIn(AllRows) }
 
-// GraphTracesIn streams the rows of rowid range r.
+// GraphTracesIn streams the rows of part r (see Split).
 func (f *File) GraphTracesIn(r RowRange) iter.Seq2[GraphTrace, error] {
 	return seqRange(f, TableGraphTrace, graphTraceCols, hintCUDA, r, func(st row) GraphTrace {
 		return GraphTrace{
