@@ -133,3 +133,46 @@ func TestWriteFuzzSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSubtrees: the leaf level of the small table, with the keys between
+// its pages, covers every row once; a scan bounded by those keys reads each
+// leaf's rows only.
+func TestSubtrees(t *testing.T) {
+	data := smallDB(t)
+	f, err := Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaves, keys, isLeaf, err := f.Subtrees(2, 1<<62)
+	if err != nil || !isLeaf || len(leaves) < 3 || len(keys) != len(leaves)-1 {
+		t.Fatalf("Subtrees: %d leaves, %d keys, leaves %v, err %v", len(leaves), len(keys), isLeaf, err)
+	}
+	total := 0
+	for i := range leaves {
+		lo, hi := int64(-1<<63), int64(1<<63-1)
+		if i > 0 {
+			lo = keys[i-1] + 1
+		}
+		if i < len(keys) {
+			hi = keys[i]
+		}
+		cells, err := f.Cells(leaves[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if err := f.NewScanner(nil).Scan(2, lo, hi, func(int64, []byte) bool { n++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		if n != cells {
+			t.Errorf("leaf %d: the scan of (%d..%d) read %d rows, the leaf has %d cells", leaves[i], lo, hi, n, cells)
+		}
+		total += n
+	}
+	if total != smallRows {
+		t.Errorf("%d rows in all, want %d", total, smallRows)
+	}
+	if top, _, isLeaf, err := f.Subtrees(2, 1); err != nil || isLeaf || len(top) != 1 || top[0] != 2 {
+		t.Errorf("Subtrees(root, 1) = %v, %v, %v", top, isLeaf, err)
+	}
+}
