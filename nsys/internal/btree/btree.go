@@ -197,7 +197,7 @@ func (s *Scanner) walk(p uint32, depth int, in bounds, lo, hi int64, fn func(int
 
 // cells returns the cell count of a B-tree page and the offset of its cell
 // pointer array, checked against the page: SQLite refuses a page below the
-// root without cells.
+// root without cells, and an interior root without cells.
 func (s *Scanner) cells(p uint32, pg []byte, hdr, hdrLen, depth int) (int, int, error) {
 	if hdr+hdrLen > len(pg) {
 		return 0, 0, corrupt(p, "page header cut short")
@@ -209,6 +209,11 @@ func (s *Scanner) cells(p uint32, pg []byte, hdr, hdrLen, depth int) (int, int, 
 	}
 	if n == 0 && depth > 0 {
 		return 0, 0, corrupt(p, "a B-tree page below the root has no cells")
+	}
+	if n == 0 && hdrLen == 12 && p != 1 {
+		// SQLite's cursor refuses an interior root without cells (only
+		// page 1 may be one, briefly, while the schema is rebalanced).
+		return 0, 0, corrupt(p, "an interior root page has no cells")
 	}
 	return n, ptrs, nil
 }
