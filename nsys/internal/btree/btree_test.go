@@ -176,3 +176,55 @@ func TestSubtrees(t *testing.T) {
 		t.Errorf("Subtrees(root, 1) = %v, %v, %v", top, isLeaf, err)
 	}
 }
+
+// TestOverflowChainDamage: an overflow chain that ends short, points past
+// the file or runs on past its record is an error naming the leaf page.
+func TestOverflowChainDamage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ovf.sqlite")
+	c, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"PRAGMA page_size=512", "CREATE TABLE t (a INTEGER, b TEXT)", "INSERT INTO t VALUES (1, '" + string(bytes.Repeat([]byte{'y'}, 2000)) + "')"} {
+		st, _, err := c.PrepareTransient(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Step(); err != nil {
+			t.Fatal(err)
+		}
+		st.Finalize()
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, _, err := scanAll(data); err != nil || rows != 1 {
+		t.Fatalf("intact: %d rows, %v", rows, err)
+	}
+	pages := len(data) / 512
+	if pages < 4 {
+		t.Fatalf("%d pages: no overflow chain", pages)
+	}
+	// Pages 3.. hold the chain of the one record, in order; the last ends it.
+	next := func(pg int) []byte { return data[(pg-1)*512 : (pg-1)*512+4] }
+	for name, set := range map[string]func(d []byte){
+		"ends short": func(d []byte) { copy(d[2*512:], []byte{0, 0, 0, 0}) },
+		"past file":  func(d []byte) { copy(d[2*512:], []byte{0, 1, 0, 0}) },
+		"runs on":    func(d []byte) { copy(d[(pages-1)*512:], []byte{0, 0, 0, 3}) },
+	} {
+		if name == "runs on" && !bytes.Equal(next(pages), []byte{0, 0, 0, 0}) {
+			t.Fatalf("page %d is not the end of the chain", pages)
+		}
+		d := bytes.Clone(data)
+		set(d)
+		_, _, err := scanAll(d)
+		var ce *CorruptError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: got %v, want a CorruptError", name, err)
+		}
+	}
+}
