@@ -15,14 +15,17 @@
 // NVTX events, CUDA graph trace records, OS runtime calls), plus the small
 // provenance tables (strings, threads, processes, GPUs, capture/export
 // metadata). The big activity tables are never held in memory: each scan runs
-// on its own so that independent tables, and rowid ranges of one table, are
-// read concurrently.
+// on its own so that independent tables, and the parts of one table (runs
+// of B-tree subtrees, see Split), are read concurrently.
 //
 // Scans read the rows straight from the file's B-tree pages (package
 // internal/btree, opened read-only on the same file) — about ten times
 // faster than stepping SQLite's virtual machine in pure Go — and fall back
 // to SQLite for any table the page reader does not take (WITHOUT ROWID,
-// generated columns, defaults; a UTF-16 database). Both paths yield the same
+// generated columns, defaults, views; a UTF-16 database). The page reader
+// refuses what SQLite calls malformed (and what only its integrity check
+// sees: rowids out of order); the SQLite path checks rowid order itself.
+// Both paths yield the same
 // values and types; TestPageScansEqualSQLite compares them on every table
 // of every fixture. File.SQLScans forces SQLite.
 //

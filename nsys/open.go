@@ -112,6 +112,14 @@ type File struct {
 	pageFile   *os.File              // the export, opened read-only for page scans; nil when they are off
 	pages      *btree.File           // direct reader of pageFile
 	pageTables map[string]*pageTable // tables page scans can read
+	rowidName  map[string]string     // rowid tables → a name that reads the rowid ("rowid", "_rowid_" or "oid")
+	// declaredNotNull lists, per table, the lower-cased columns declared NOT
+	// NULL: SQLite folds `c IS NULL` on them to false, yet a stored NaN
+	// reads as NULL there.
+	declaredNotNull map[string][]string
+
+	hintMu sync.Mutex
+	hints  map[string]int64 // RowHint's answers
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -342,13 +350,29 @@ func (f *File) readError(what string, err error) error {
 func (f *File) probe() error {
 	f.columns = map[string][]string{}
 	f.pageTables = map[string]*pageTable{}
+	f.rowidName = map[string]string{}
+	f.declaredNotNull = map[string][]string{}
 	type entry struct {
 		name string
 		tableInfo
 	}
+	// What SQLite knows of each table, not a reading of its CREATE text:
+	// whether it is a view, and whether it has rowids.
+	withoutRowid := map[string]bool{}
+	err := f.query("SELECT name, wr FROM pragma_table_list WHERE schema = 'main'", func(st *sqlite.Stmt) error {
+		withoutRowid[st.ColumnText(0)] = st.ColumnInt64(1) != 0
+		return nil
+	})
+	if err != nil {
+		return f.readError("cannot list tables", err)
+	}
 	var tables []entry
-	err := f.query("SELECT name, rootpage, sql FROM sqlite_master WHERE type='table' ORDER BY name", func(st *sqlite.Stmt) error {
-		tables = append(tables, entry{name: st.ColumnText(0), tableInfo: tableInfo{root: st.ColumnInt64(1), sql: st.ColumnText(2)}})
+	// Views are read through SQLite: an activity table replaced by a view
+	// still yields its rows.
+	err = f.query("SELECT name, rootpage, sql, type FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name", func(st *sqlite.Stmt) error {
+		ti := tableInfo{root: st.ColumnInt64(1), sql: st.ColumnText(2), view: st.ColumnText(3) == "view"}
+		ti.withoutRowid = withoutRowid[st.ColumnText(0)]
+		tables = append(tables, entry{name: st.ColumnText(0), tableInfo: ti})
 		return nil
 	})
 	if err != nil {
@@ -356,9 +380,12 @@ func (f *File) probe() error {
 	}
 	for _, t := range tables {
 		var cols []string
-		err := f.query("SELECT name, type, pk, dflt_value IS NOT NULL, hidden FROM pragma_table_xinfo("+quoteLiteral(t.name)+")", func(st *sqlite.Stmt) error {
+		err := f.query("SELECT name, type, pk, dflt_value IS NOT NULL, hidden, \"notnull\" FROM pragma_table_xinfo("+quoteLiteral(t.name)+")", func(st *sqlite.Stmt) error {
 			c := columnInfo{name: st.ColumnText(0), typ: st.ColumnText(1), pk: st.ColumnInt64(2), hasDflt: st.ColumnInt64(3) != 0, hidden: st.ColumnInt64(4)}
 			t.columns = append(t.columns, c)
+			if st.ColumnInt64(5) != 0 {
+				f.declaredNotNull[t.name] = append(f.declaredNotNull[t.name], strings.ToLower(c.name))
+			}
 			if c.hidden == 0 {
 				cols = append(cols, c.name)
 			}
@@ -367,7 +394,25 @@ func (f *File) probe() error {
 		if err != nil {
 			return f.readError("cannot read the columns of table "+t.name, err)
 		}
+		// A PRIMARY KEY that is not the rowid is enforced by an index of
+		// origin 'pk'; an INTEGER PRIMARY KEY aliasing the rowid has none
+		// (whatever DESC or comments its CREATE text holds).
+		err = f.query("SELECT count(*) FROM pragma_index_list("+quoteLiteral(t.name)+") WHERE origin = 'pk'", func(st *sqlite.Stmt) error {
+			t.pkIndex = st.ColumnInt64(0) != 0
+			return nil
+		})
+		if err != nil {
+			return f.readError("cannot read the indexes of table "+t.name, err)
+		}
 		f.columns[t.name] = cols
+		if !t.view && !t.withoutRowid {
+			for _, name := range []string{"rowid", "_rowid_", "oid"} {
+				if !slices.ContainsFunc(t.columns, func(c columnInfo) bool { return strings.EqualFold(c.name, name) }) {
+					f.rowidName[t.name] = name
+					break
+				}
+			}
+		}
 		if pt := pageTableOf(t.tableInfo); pt != nil {
 			f.pageTables[t.name] = pt
 		}
@@ -480,7 +525,10 @@ func (f *File) Tables() []string {
 func (f *File) HasTable(t string) bool { _, ok := f.columns[t]; return ok }
 
 // HasColumn reports whether table t has column c.
-func (f *File) HasColumn(t, c string) bool { return slices.Contains(f.columns[t], c) }
+// Column names match case-insensitively, as in SQL.
+func (f *File) HasColumn(t, c string) bool {
+	return slices.ContainsFunc(f.columns[t], func(name string) bool { return strings.EqualFold(name, c) })
+}
 
 // Columns returns the columns of table t as probed at Open.
 func (f *File) Columns(t string) []string { return slices.Clone(f.columns[t]) }
@@ -501,23 +549,50 @@ func (f *File) RowCount(t string) (int64, error) {
 	return n, nil
 }
 
-// RowHint estimates the rows of table t from its largest rowid: O(log n),
-// where count(*) reads every page of the table. The exporter appends rows
-// without deleting, so the hint is exact for exports; callers use it only to
-// size buffers. 0 when the table is absent or has no rowid.
+// RowHint estimates the rows of table t, for sizing buffers and parts.
+// A table read from the pages is measured from its B-tree (its leaves,
+// counted from the interior pages, times the cells of its first and last
+// leaves): the estimate follows the rows, never the rowid values, which
+// may be sparse. Other tables (views, WITHOUT ROWID) are counted by SQLite.
+// Answers are kept per table; a damaged table reads as 0 and its scan
+// reports the damage.
 func (f *File) RowHint(t string) int64 {
 	if !f.HasTable(t) {
 		return 0
 	}
+	f.hintMu.Lock()
+	defer f.hintMu.Unlock()
+	if n, ok := f.hints[t]; ok {
+		return n
+	}
 	var n int64
-	err := f.query("SELECT max(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
-		n = st.ColumnInt64(0)
-		return nil
-	})
-	if err != nil || n < 0 || n > 1<<34 {
+	if pt := f.pageTables[t]; pt != nil && f.pages != nil {
+		n = f.pageRowEstimate(pt.root)
+	} else if c, err := f.RowCount(t); err == nil {
+		n = c
+	}
+	if f.hints == nil {
+		f.hints = map[string]int64{}
+	}
+	f.hints[t] = n
+	return n
+}
+
+// pageRowEstimate estimates the rows under B-tree root from its leaves.
+func (f *File) pageRowEstimate(root uint32) int64 {
+	leaves, _, isLeaf, err := f.pages.Subtrees(root, 1<<62)
+	if err != nil || !isLeaf || len(leaves) == 0 {
 		return 0
 	}
-	return n
+	first, err1 := f.pages.Cells(leaves[0])
+	last, err2 := f.pages.Cells(leaves[len(leaves)-1])
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	if len(leaves) == 1 {
+		return int64(first)
+	}
+	return int64(len(leaves)-1)*int64(max(first, last)) + int64(last)
 }
 
 // Skipped returns, per table, how many rows scans could not use (a NULL in a
