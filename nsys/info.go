@@ -15,6 +15,8 @@ type Info struct {
 	File                string           `json:"file"`
 	NsysVersion         string           `json:"nsys_version"`
 	ExportSchemaVersion string           `json:"export_schema_version"`
+	NsysVersionSource   string           `json:"nsys_version_source"` // the metadata table, or the install path it was inferred from; "" when unknown
+	Unknown             []string         `json:"unknown"`             // provenance the export does not state
 	GraphTraceMode      string           `json:"cuda_graph_trace_mode"` // "Node", "Graph" or ""
 	DriverVersion       string           `json:"driver_version"`
 	CUDADriverVersion   string           `json:"cuda_driver_version"` // e.g. "13.0"
@@ -55,6 +57,8 @@ func (f *File) Describe() (*Info, error) {
 		File:                f.Path,
 		NsysVersion:         f.Export.ProductVersion,
 		ExportSchemaVersion: f.Export.SchemaVersion,
+		NsysVersionSource:   f.Export.VersionSource,
+		Unknown:             slices.Clone(f.Export.Unknown),
 		Tables:              map[string]int64{},
 	}
 	for _, t := range f.Tables() {
@@ -165,6 +169,9 @@ func ensureSlices(in *Info) {
 	}
 	if in.Warnings == nil {
 		in.Warnings = []string{}
+	}
+	if in.Unknown == nil {
+		in.Unknown = []string{}
 	}
 }
 
