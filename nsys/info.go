@@ -15,8 +15,8 @@ type Info struct {
 	File                string           `json:"file"`
 	NsysVersion         string           `json:"nsys_version"`
 	ExportSchemaVersion string           `json:"export_schema_version"`
-	NsysVersionSource   string           `json:"nsys_version_source"` // the metadata table, or the install path it was inferred from; "" when unknown
-	Unknown             []string         `json:"unknown"`             // provenance the export does not state
+	NsysVersionSource   string           `json:"nsys_version_source"`   // the metadata table, or the install path it was inferred from; "" when unknown
+	Unknown             []string         `json:"unknown"`               // provenance the export does not state
 	GraphTraceMode      string           `json:"cuda_graph_trace_mode"` // "Node", "Graph" or ""
 	DriverVersion       string           `json:"driver_version"`
 	CUDADriverVersion   string           `json:"cuda_driver_version"` // e.g. "13.0"

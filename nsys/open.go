@@ -405,18 +405,22 @@ func (f *File) readExportInfo() error {
 			}
 		}
 	}
-	if !family {
-		return &InputError{Path: f.Path, Problem: "not an Nsight Systems export (none of its CUPTI_/NVTX_/OSRT_/TARGET_INFO_ tables)", Hint: "nsysphase reads `nsys export --type sqlite` output"}
-	}
-	if !f.HasTable(TableStrings) {
-		return &InputError{Path: f.Path, Problem: "missing table StringIds (every name of an Nsight Systems export lives there)", Hint: hintReexport}
-	}
 	e := &f.Export
 	for _, t := range metadataTables {
 		if f.HasTable(t) && f.HasColumn(t, "name") && f.HasColumn(t, "value") {
 			e.MetadataTable = t
 			break
 		}
+	}
+	// The exporter's own metadata table proves the file is an export; without
+	// it, StringIds and one of the export's table families do. An export
+	// without StringIds is refused later, by the reads that need names.
+	switch {
+	case e.MetadataTable != "":
+	case !family:
+		return &InputError{Path: f.Path, Problem: "not an Nsight Systems export (no StringIds table and none of the CUPTI_/NVTX_/OSRT_/TARGET_INFO_ tables)", Hint: "nsysphase reads `nsys export --type sqlite` output"}
+	case !f.HasTable(TableStrings):
+		return &InputError{Path: f.Path, Problem: "missing table StringIds (every name of an Nsight Systems export lives there)", Hint: hintReexport}
 	}
 	if e.MetadataTable != "" {
 		t := e.MetadataTable

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+	"zombiezen.com/go/sqlite"
 )
 
 // Durations summarises a set of int64-ns durations the way `nsys stats`
@@ -257,4 +258,32 @@ func sortNamed(xs []NamedDurations) {
 	slices.SortFunc(xs, func(a, b NamedDurations) int {
 		return cmp.Or(cmp.Compare(b.TotalNs, a.TotalNs), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Count, b.Count), cmp.Compare(a.MinNs, b.MinNs))
 	})
+}
+
+// ThreadExtent is one thread's CUDA API activity: its first call's start,
+// its last call's end and its number of calls.
+type ThreadExtent struct {
+	GlobalTid  int64
+	Start, End int64
+	Calls      int64
+}
+
+// APIExtents returns, per thread, the extent of its CUDA runtime and driver
+// calls (empty when the export has no API table), sorted by thread. Rows
+// without a thread, start or end are left out.
+func (f *File) APIExtents() ([]ThreadExtent, error) {
+	t := TableRuntime
+	if !f.HasTable(t) || !f.HasColumn(t, "globalTid") || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
+		return nil, nil
+	}
+	var out []ThreadExtent
+	err := f.query(`SELECT globalTid, min(start), max("end"), count(*) FROM `+quoteIdent(t)+
+		` WHERE globalTid IS NOT NULL AND start IS NOT NULL AND "end" IS NOT NULL GROUP BY globalTid ORDER BY globalTid`, func(st *sqlite.Stmt) error {
+		out = append(out, ThreadExtent{GlobalTid: st.ColumnInt64(0), Start: st.ColumnInt64(1), End: st.ColumnInt64(2), Calls: st.ColumnInt64(3)})
+		return nil
+	})
+	if err != nil {
+		return nil, f.readError("cannot read the extent of "+t, err)
+	}
+	return out, nil
 }

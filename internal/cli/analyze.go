@@ -405,6 +405,11 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f export.Format) error {
 	}
 	fmt.Fprintf(w, "step %q, %d phases; arms %s (baseline %s); excluded: %d warm-up-range steps, %d skipped first steps per block, %d steps outside arm blocks, %d unclosed ranges\n",
 		doc.Step, len(doc.Phases)-1, strings.Join(doc.Arms, ", "), doc.Baseline, doc.Excluded.WarmupSteps, doc.Excluded.SkippedSteps, doc.Excluded.OutsideArmSteps, doc.Excluded.UnclosedRanges)
+	for _, in := range doc.Inputs { // how each input's step was chosen, so a user can correct it
+		if in.StepChoice.Why != "" {
+			fmt.Fprintf(w, "step chosen (%s): %s\n", in.File, in.StepChoice.Why)
+		}
+	}
 	if md {
 		fmt.Fprintln(w)
 	}
