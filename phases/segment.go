@@ -139,7 +139,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		stepName = WholeProcess
 		opt.SkipSteps = 0 // one instance per thread: there is no warm-up step to skip
 		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads),
-			Why: fmt.Sprintf("no NVTX range repeats: single-shot program; each range is a phase measured once (n = 1, values without CIs) under one %q step per thread (%d); name a repeated range with --step NAME to get statistics", stepName, len(threads))}
+			Why: fmt.Sprintf("no NVTX range repeats as a step (a numbered family that holds little of the range time, like layer names, is not one): single-shot program; each range is a phase measured once (n = 1, values without CIs) under one %q step per thread (%d); name a repeated range with --step NAME to get statistics", stepName, len(threads))}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals", f.Path))
 	}
 	res.StepName = stepName
@@ -376,14 +376,21 @@ func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (s
 		first                      int64
 		lastTid                    int64
 		numbered                   bool
+		ns                         int64 // summed duration
 	}
+	// needPerThread: without arms, a step repeats on one thread, and a
+	// numbered family must also hold most of its level's range time — so
+	// "Identity_0" … "Identity_15" among the layers of one inference pass
+	// is not a step, but "ProfilerStep#1" … "#40" is.
 	pick := func(keep func(t *threadRanges, r rng) bool, needPerThread bool) (string, int, bool) {
 		counts := map[string]*tally{}
+		var levelNs int64
 		for _, t := range threads {
 			for _, r := range t.ranges {
 				if !keep(t, r) || isArm(r) || isWarmupName(r.text) {
 					continue
 				}
+				levelNs += r.end - r.start
 				c := counts[r.family]
 				if c == nil {
 					c = &tally{first: r.start, lastTid: -1}
@@ -397,11 +404,12 @@ func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (s
 				c.maxPerThread = max(c.maxPerThread, c.perThread)
 				c.first = min(c.first, r.start)
 				c.numbered = c.numbered || r.name != r.family
+				c.ns += r.end - r.start
 			}
 		}
 		best, bestN := "", 1 // a step repeats: at least 2 instances
 		for name, c := range counts {
-			if needPerThread && c.maxPerThread < 2 {
+			if needPerThread && (c.maxPerThread < 2 || (c.numbered && 2*c.ns < levelNs)) {
 				continue
 			}
 			if c.n > bestN || (c.n == bestN && best != "" && (c.first < counts[best].first || (c.first == counts[best].first && name < best))) {
