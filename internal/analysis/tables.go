@@ -44,6 +44,8 @@ func (d *Doc) InstancesRows(lo, hi int) *export.Table {
 		export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops"},
 		export.Column{Name: "phase_gap_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: wall not covered by any phase; null for phases"},
 		export.Column{Name: "unattributed_kernel_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: kernel time of the step outside every phase; null for phases"},
+		// step_label (appended last so earlier column positions hold).
+		export.Column{Name: "step_label", Type: export.TypeString, Doc: "steps of a numbered family (step ProfilerStep#N): the instance's own range name, e.g. ProfilerStep#12; empty otherwise"},
 	)
 	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics per DESIGN.md, int64 ns", cols...)
 	// Filled column by column (export.RowsAppender): this is the biggest
@@ -104,6 +106,7 @@ func (d *Doc) InstancesRows(lo, hi int) *export.Table {
 			a.SetNull(unattr, i)
 		}
 	}
+	strCol(unattr+1, func(x *phases.Instance) string { return x.StepLabel })
 	return t
 }
 
