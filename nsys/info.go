@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"zombiezen.com/go/sqlite"
 )
@@ -123,6 +124,9 @@ func (f *File) Describe() (*Info, error) {
 		return nil, err
 	}
 	in.ProfiledPids = pids
+	if err := f.noteOldLayout(in); err != nil {
+		return nil, err
+	}
 	in.SkippedRows = f.Skipped()
 	for _, w := range f.Warnings {
 		in.Warnings = append(in.Warnings, w.Error())
@@ -210,4 +214,39 @@ func (f *File) activePids() ([]int64, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// noteOldLayout warns about what older exports lack or hold differently,
+// naming it: a kernel table missing where launch calls exist, API calls
+// without callchainId, and NVTX domain-create rows with a negative start
+// and no end (2022.4–2023.1).
+func (f *File) noteOldLayout(in *Info) error {
+	if !f.HasTable(TableKernel) {
+		var launches int64
+		for _, a := range in.API.ByName {
+			if strings.Contains(a.Name, "Launch") {
+				launches += a.Count
+			}
+		}
+		if launches > 0 {
+			f.warnOnce("nokernels", fmt.Errorf("%s: %d launch calls but no %s table: GPU activity was not recorded (kernel and GPU-busy figures are absent, not zero); record with `nsys profile -t cuda`", f.Path, launches, TableKernel))
+		}
+	}
+	if f.HasTable(TableRuntime) && !f.HasColumn(TableRuntime, "callchainId") {
+		f.warnOnce("nocallchain", fmt.Errorf("%s: %s has no callchainId column (an older export): CUDA API backtraces are unavailable", f.Path, TableRuntime))
+	}
+	if f.HasTable(TableNVTX) && f.HasColumn(TableNVTX, "eventType") && f.HasColumn(TableNVTX, "start") {
+		var n int64
+		err := f.query(fmt.Sprintf("SELECT count(*) FROM %s WHERE eventType = %d AND start < 0", quoteIdent(TableNVTX), NVTXDomainCreate), func(st *sqlite.Stmt) error {
+			n = st.ColumnInt64(0)
+			return nil
+		})
+		if err != nil {
+			return f.readError("cannot read "+TableNVTX, err)
+		}
+		if n > 0 {
+			f.warnOnce("nvtxdomains", fmt.Errorf("%s: %d NVTX domain-create rows have a negative start and no end (as nsys 2022.4–2023.1 writes them); they only name domains and are not ranges", f.Path, n))
+		}
+	}
+	return nil
 }

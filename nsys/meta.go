@@ -169,6 +169,15 @@ func (f *File) GPUs() ([]GPU, error) {
 	cols := []column{req(id.name), pick("name"), pick("uuid"), pick("busLocation", "pciBusId"), pick("chipName"),
 		pick("smCount", "numMultiprocessors"), pick("totalMemory", "globalMemorySize"), pick("clockRate", "coreClockRate"),
 		pick("computeMajor", "computeCapabilityMajor"), pick("computeMinor", "computeCapabilityMinor")}
+	var lacking []string
+	for _, c := range cols[1:] {
+		if !f.HasColumn(t, c.name) {
+			lacking = append(lacking, c.name)
+		}
+	}
+	if len(lacking) > 0 {
+		f.warnOnce("gpucols:"+t, fmt.Errorf("%s: %s lacks %s (an older export); those GPU properties are shown empty", f.Path, t, strings.Join(lacking, ", ")))
+	}
 	var out []GPU
 	seen := map[int64]bool{}
 	err := f.scan(t, cols, hintReexport, func(st row) bool {

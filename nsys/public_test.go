@@ -2,6 +2,7 @@ package nsys_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,6 +40,11 @@ func TestPublicCorpusEqualsVendor(t *testing.T) {
 			if in.NsysVersion == "" && !contains(in.Unknown, "nsys version") {
 				t.Errorf("no nsys version and none said unknown: %+v", in.Unknown)
 			}
+			for _, want := range publicWarnings[fx.Name] {
+				if !slices.ContainsFunc(in.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+					t.Errorf("no warning with %q among %q", want, in.Warnings)
+				}
+			}
 			if h, rows, ok := fx.Vendor(t, "cuda_gpu_kern_sum"); ok {
 				compareNamed(t, "cuda_gpu_kern_sum", in.Kernels.ByName, h, rows, "Instances")
 			} else if len(in.Kernels.ByName) > 0 {
@@ -54,6 +60,19 @@ func TestPublicCorpusEqualsVendor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// publicWarnings are what older exports lack or hold differently: each is
+// read, with a warning naming it.
+var publicWarnings = map[string][]string{
+	"lockfuehrer__beast_ressoruces__report2":           {"no export metadata table", "nsys version and export schema version unknown", "no PROCESSES table", "no callchainId column", "TARGET_INFO_CUDA_GPU lacks uuid"},
+	"quasiben__nvtx-examples__multiprocessing":         {"nsys 2020.3.2 inferred from the install path", "TARGET_INFO_GPU lacks uuid"},
+	"bwyogatama__Mordred-Deprecated__report1":          {"nsys 2021.2.1 inferred from the install path"},
+	"mabdullahsoyturk__cardiac-simulation__report1":    {"nsys 2021.3.3 inferred from the install path (TARGET_INFO_SYSTEM_ENV TargetInstallDir)"},
+	"haroonsyed__NVIDIA_SGEMM_PRACTICE__report1":       {"192 launch calls but no CUPTI_ACTIVITY_KIND_KERNEL table"},
+	"LeiWang1999__memfusion_artifact__report1":         {"1 NVTX domain-create rows have a negative start"},
+	"YoonKyonghwan__EfficientCenterFormer__poolformer": {"2 NVTX domain-create rows have a negative start"},
+	"hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0": {"export schema 2.9.1 differs"},
 }
 
 func contains(list []string, s string) bool {
