@@ -1,8 +1,10 @@
 // Package nsys is the first pipeline stage: it reads an Nsight Systems SQLite
 // export (`nsys export --type sqlite`).
 //
-// Input: the path of an export. Open proves the file is an Nsight Systems export
-// (META_DATA_EXPORT with EXPORT_SCHEMA_VERSION), probes once which tables and
+// Input: the path of an export from nsys 2020.3 on. Open proves the file is an
+// Nsight Systems export (its metadata table, META_DATA_EXPORT or the older
+// EXPORT_META_DATA, or StringIds plus a CUPTI_/NVTX_/OSRT_/TARGET_INFO_
+// table), reads what provenance exists (Export.Unknown names the rest), probes once which tables and
 // columns exist, and opens the file strictly read-only: a `file:` URI with
 // mode=ro and immutable=1, so SQLite takes no locks, never checks or creates a
 // journal, and no -wal/-shm file ever appears beside the input.
