@@ -139,7 +139,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		stepName = WholeProcess
 		opt.SkipSteps = 0 // one instance per thread: there is no warm-up step to skip
 		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads),
-			Why: fmt.Sprintf("no NVTX range repeats as a step (a numbered family that holds little of the range time, like layer names, is not one): single-shot program; each range is a phase measured once (n = 1, values without CIs) under one %q step per thread (%d); name a repeated range with --step NAME to get statistics", stepName, len(threads))}
+			Why: fmt.Sprintf("no NVTX range repeats on a thread as a step: single-shot program; each range is a phase measured once (n = 1, values without CIs) under one %q step per thread (%d); name a repeated range with --step NAME to get statistics", stepName, len(threads))}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals", f.Path))
 	}
 	res.StepName = stepName
