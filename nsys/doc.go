@@ -1,11 +1,15 @@
 // Package nsys is the first pipeline stage: it reads an Nsight Systems SQLite
 // export (`nsys export --type sqlite`).
 //
-// Input: the path of an export: FILE.sqlite, FILE.sqlite.xz (decompressed
-// into a private temporary copy) or a `nsys export --type parquetdir`
-// directory (imported into one); File.Path stays the name given, which every
-// error and Warning names, and Close removes the copy. Open proves the file is an Nsight Systems export
-// (META_DATA_EXPORT with EXPORT_SCHEMA_VERSION), probes once which tables and
+// Input: the path of an export from nsys 2020.3 on: FILE.sqlite,
+// FILE.sqlite.xz (decompressed into a private temporary copy), a `nsys export
+// --type parquetdir` directory (imported into one) or a FILE.nsys-rep report
+// (exported once by nsys into a cache keyed by its hash). File.Path stays the
+// name given, which every error and Warning names, and Close removes any
+// copy. Open proves the file is an Nsight Systems export (its metadata table,
+// META_DATA_EXPORT or the older EXPORT_META_DATA, or StringIds plus a
+// CUPTI_/NVTX_/OSRT_/TARGET_INFO_ table), reads what provenance exists
+// (Export.Unknown names the rest), probes once which tables and
 // columns exist, and opens the file strictly read-only: a `file:` URI with
 // mode=ro and immutable=1, so SQLite takes no locks, never checks or creates a
 // journal, and no -wal/-shm file ever appears beside the input.

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,11 +59,19 @@ const hintReexport = "re-export the report with `nsys export --type sqlite -o FI
 // columns between minor versions and the column probe then names what is gone.
 const SupportedSchemaMajor = 3
 
-// ExportInfo is the export's META_DATA_EXPORT: which exporter wrote it.
+// MinSchemaMajor is the oldest export schema major version read: nsys
+// 2022.1–2022.3 wrote 2.x (older exports carry no schema version at all).
+const MinSchemaMajor = 2
+
+// ExportInfo is the export's metadata (META_DATA_EXPORT, EXPORT_META_DATA
+// before 2023.3, none before 2022.1): which exporter wrote it.
 type ExportInfo struct {
-	ProductName    string // "NVIDIA Nsight Systems"
-	ProductVersion string // e.g. "2025.3.2.0"
-	SchemaVersion  string // e.g. "3.20.3"
+	MetadataTable  string   // the metadata table read; "" when the export has none
+	VersionSource  string   // where ProductVersion came from (a table, or an install path); "" when unknown
+	Unknown        []string // what the export does not say, e.g. "nsys version"
+	ProductName    string   // "NVIDIA Nsight Systems"
+	ProductVersion string   // e.g. "2025.3.2.0"
+	SchemaVersion  string   // e.g. "3.20.3"
 	SchemaMajor    int
 	SchemaMinor    int
 	SchemaMicro    int
@@ -102,6 +111,7 @@ type File struct {
 
 	skipMu  sync.Mutex
 	skipped map[string]int64 // table → rows a scan could not use
+	warned  map[string]bool  // warnings already added by warnOnce; guarded by skipMu
 
 	cleanup func() // removes a private copy (.xz, parquetdir); nil otherwise
 
@@ -447,33 +457,115 @@ func (f *File) query(q string, fn func(*sqlite.Stmt) error) error {
 	}
 }
 
+// exportFamilies are the table-name prefixes every Nsight Systems export
+// since 2020.3 holds at least one of (besides StringIds); a database with
+// none of them is some other program's.
+var exportFamilies = []string{"CUPTI_", "NVTX_", "OSRT_", "TARGET_INFO_"}
+
+// metadataTables are the names the exporter gave its own metadata table:
+// META_DATA_EXPORT from 2023.3, EXPORT_META_DATA in 2022.1–2023.2; older
+// exports have none.
+var metadataTables = []string{"META_DATA_EXPORT", "EXPORT_META_DATA"}
+
+// installVersion finds an nsys version in an install path such as
+// /opt/nvidia/nsight-systems/2021.3.3/target-linux-x64 or
+// .../nsight-systems-2020.3.2/...
+var installVersion = regexp.MustCompile(`nsight[-_ ]systems[-/ ](20[0-9]{2}\.[0-9]+(?:\.[0-9]+)*)`)
+
+// readExportInfo recognises an export by its tables (StringIds plus any of
+// the export's table families), then reads provenance from whichever
+// metadata table exists. What the file does not say is left empty and named
+// in Export.Unknown and a warning; only a file that is not an export, or one
+// that claims a schema major version this reader does not know, is refused.
 func (f *File) readExportInfo() error {
-	if !f.HasTable("META_DATA_EXPORT") {
-		return &InputError{Path: f.Path, Problem: "not an Nsight Systems export (no META_DATA_EXPORT table)", Hint: "nsysphase reads `nsys export --type sqlite` output"}
-	}
-	if !f.HasColumn("META_DATA_EXPORT", "name") || !f.HasColumn("META_DATA_EXPORT", "value") {
-		return &InputError{Path: f.Path, Problem: "META_DATA_EXPORT lacks its name/value columns", Hint: hintReexport}
+	family := false
+	for _, t := range f.Tables() {
+		for _, p := range exportFamilies {
+			if strings.HasPrefix(t, p) {
+				family = true
+			}
+		}
 	}
 	e := &f.Export
-	err := f.query("SELECT name, value FROM META_DATA_EXPORT", func(st *sqlite.Stmt) error {
-		kv := KeyValue{Name: st.ColumnText(0), Value: st.ColumnText(1)}
-		e.Values = append(e.Values, kv)
-		switch kv.Name {
-		case "EXPORT_PRODUCT_NAME":
-			e.ProductName = kv.Value
-		case "EXPORT_PRODUCT_VERSION":
-			e.ProductVersion = kv.Value
-		case "EXPORT_SCHEMA_VERSION":
-			e.SchemaVersion = kv.Value
+	for _, t := range metadataTables {
+		if f.HasTable(t) && f.HasColumn(t, "name") && f.HasColumn(t, "value") {
+			e.MetadataTable = t
+			break
 		}
-		return nil
-	})
-	if err != nil {
-		return f.readError("cannot read META_DATA_EXPORT", err)
+	}
+	// The exporter's own metadata table proves the file is an export; without
+	// it, StringIds and one of the export's table families do. An export
+	// without StringIds is refused later, by the reads that need names.
+	switch {
+	case e.MetadataTable != "":
+	case !family:
+		return &InputError{Path: f.Path, Problem: "not an Nsight Systems export (no StringIds table and none of the CUPTI_/NVTX_/OSRT_/TARGET_INFO_ tables)", Hint: "nsysphase reads `nsys export --type sqlite` output"}
+	case !f.HasTable(TableStrings):
+		return &InputError{Path: f.Path, Problem: "missing table StringIds (every name of an Nsight Systems export lives there)", Hint: hintReexport}
+	}
+	if e.MetadataTable != "" {
+		t := e.MetadataTable
+		err := f.query("SELECT name, value FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
+			kv := KeyValue{Name: st.ColumnText(0), Value: st.ColumnText(1)}
+			e.Values = append(e.Values, kv)
+			switch kv.Name {
+			case "EXPORT_PRODUCT_NAME":
+				e.ProductName = kv.Value
+			case "EXPORT_PRODUCT_VERSION":
+				e.ProductVersion = kv.Value
+			case "EXPORT_SCHEMA_VERSION":
+				e.SchemaVersion = kv.Value
+			}
+			return nil
+		})
+		if err != nil {
+			return f.readError("cannot read "+t, err)
+		}
+		if e.ProductVersion != "" {
+			e.VersionSource = t
+		}
+	}
+	if e.ProductVersion == "" {
+		if v, src := f.inferVersion(); v != "" {
+			e.ProductVersion, e.VersionSource = v, src
+		}
+	}
+	if e.ProductVersion == "" {
+		e.Unknown = append(e.Unknown, "nsys version")
 	}
 	if e.SchemaVersion == "" {
-		return &InputError{Path: f.Path, Problem: "not an Nsight Systems export (META_DATA_EXPORT has no EXPORT_SCHEMA_VERSION)", Hint: hintReexport}
+		e.Unknown = append(e.Unknown, "export schema version")
+	} else if err := f.parseSchema(); err != nil {
+		return err
 	}
+	switch {
+	case e.MetadataTable == "":
+		f.Warnings = append(f.Warnings, FileWarning(WarnNoMetadata, f.Path, "no export metadata table (exports before nsys 2022.1 have none); %s unknown%s; tables and columns were probed and missing ones are reported", strings.Join(e.Unknown, " and "), e.versionNote()))
+	case len(e.Unknown) > 0:
+		f.Warnings = append(f.Warnings, FileWarning(WarnNoMetadata, f.Path, "%s does not say the %s; tables and columns were probed and missing ones are reported", e.MetadataTable, strings.Join(e.Unknown, " or ")))
+	}
+	return nil
+}
+
+// SchemaLabel is the schema version, or "unknown" when the export does not say.
+func (e ExportInfo) SchemaLabel() string {
+	if e.SchemaVersion == "" {
+		return "unknown"
+	}
+	return e.SchemaVersion
+}
+
+// versionNote says where an inferred version came from.
+func (e *ExportInfo) versionNote() string {
+	if e.ProductVersion == "" || e.VersionSource == e.MetadataTable {
+		return ""
+	}
+	return fmt.Sprintf(" (nsys %s inferred from %s)", e.ProductVersion, e.VersionSource)
+}
+
+// parseSchema splits EXPORT_SCHEMA_VERSION and refuses unknown majors.
+func (f *File) parseSchema() error {
+	e := &f.Export
 	parts := strings.Split(e.SchemaVersion, ".")
 	nums := make([]int, 3)
 	for i := 0; i < len(parts) && i < 3; i++ {
@@ -484,13 +576,36 @@ func (f *File) readExportInfo() error {
 		nums[i] = n
 	}
 	e.SchemaMajor, e.SchemaMinor, e.SchemaMicro = nums[0], nums[1], nums[2]
-	if e.SchemaMajor != SupportedSchemaMajor {
-		return &InputError{Path: f.Path, Problem: fmt.Sprintf("export schema %s is not supported (nsysphase reads schema %d.x)", e.SchemaVersion, SupportedSchemaMajor), Hint: "export the report with Nsight Systems 2023.x–2025.x"}
+	if e.SchemaMajor < MinSchemaMajor || e.SchemaMajor > SupportedSchemaMajor {
+		return &InputError{Path: f.Path, Problem: fmt.Sprintf("export schema %s is not supported (nsysphase reads schema %d.x–%d.x)", e.SchemaVersion, MinSchemaMajor, SupportedSchemaMajor), Hint: "export the report with Nsight Systems 2020.3–2026.x"}
 	}
-	if e.SchemaMinor != 20 {
+	if e.SchemaMajor != SupportedSchemaMajor || e.SchemaMinor != 20 {
 		f.Warnings = append(f.Warnings, FileWarning(WarnSchemaMinor, f.Path, "export schema %s differs from the tested 3.20.x; columns were probed and missing ones are reported", e.SchemaVersion))
 	}
 	return nil
+}
+
+// inferVersion looks for the nsys install path that older exports record
+// (TARGET_INFO_SYSTEM_ENV TargetInstallDir, or an injection library path in
+// StringIds); "" when nothing names a version.
+func (f *File) inferVersion() (version, source string) {
+	if f.HasTable(TableSystemEnv) && f.HasColumn(TableSystemEnv, "name") && f.HasColumn(TableSystemEnv, "value") {
+		_ = f.query("SELECT value FROM "+quoteIdent(TableSystemEnv)+" WHERE name = 'TargetInstallDir'", func(st *sqlite.Stmt) error {
+			if m := installVersion.FindStringSubmatch(st.ColumnText(0)); m != nil && version == "" {
+				version, source = m[1], "the install path (TARGET_INFO_SYSTEM_ENV TargetInstallDir)"
+			}
+			return nil
+		})
+	}
+	if version == "" && f.HasColumn(TableStrings, "value") {
+		_ = f.query("SELECT value FROM StringIds WHERE value LIKE '%nsight%systems%' LIMIT 64", func(st *sqlite.Stmt) error {
+			if m := installVersion.FindStringSubmatch(st.ColumnText(0)); m != nil && version == "" {
+				version, source = m[1], "the install path in StringIds"
+			}
+			return nil
+		})
+	}
+	return version, source
 }
 
 // Close releases the metadata connection and any private copy of the input.

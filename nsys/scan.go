@@ -23,6 +23,7 @@ const (
 	TableThreads    = "ThreadNames"
 	TableProcesses  = "PROCESSES"
 	TableGPUs       = "TARGET_INFO_GPU"
+	TableCUDAGPU    = "TARGET_INFO_CUDA_GPU" // the GPU table of exports before 2021
 	TableSystemEnv  = "TARGET_INFO_SYSTEM_ENV"
 	TableCapture    = "META_DATA_CAPTURE"
 	TableCUDADevice = "TARGET_INFO_CUDA_DEVICE"
@@ -71,7 +72,7 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 			continue
 		}
 		if c.required {
-			return "", &InputError{Path: f.Path, Problem: fmt.Sprintf("table %s lacks column %s (export schema %s)", t, c.name, f.Export.SchemaVersion), Hint: hint}
+			return "", &InputError{Path: f.Path, Problem: fmt.Sprintf("table %s lacks column %s (export schema %s)", t, c.name, f.Export.SchemaLabel()), Hint: hint}
 		}
 		if c.def != "" {
 			b.WriteString(c.def)

@@ -13,7 +13,7 @@ import (
 func writeInfoTable(w io.Writer, in *nsys.Info, top int) {
 	fmt.Fprintf(w, "%s\n", in.File)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  nsys\t%s (export schema %s)\n", in.NsysVersion, in.ExportSchemaVersion)
+	fmt.Fprintf(tw, "  nsys\t%s (export schema %s)%s\n", orUnknown(in.NsysVersion), orUnknown(in.ExportSchemaVersion), versionSource(in))
 	for _, g := range in.GPUs {
 		fmt.Fprintf(tw, "  GPU %d\t%s, %s, %d SMs, %s memory\n", g.ID, g.Name, g.UUID, g.SMCount, humanBytes(g.TotalMemory))
 	}
@@ -172,4 +172,21 @@ func sortedKeys[V any](m map[string]V) []string {
 func isNvidiaDaemon(name string) bool {
 	n := strings.ToLower(name)
 	return strings.Contains(n, "mps") || strings.HasPrefix(n, "nvidia-")
+}
+
+// orUnknown shows provenance an export does not state (exports before nsys
+// 2022.1 have no metadata table).
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// versionSource names where an inferred nsys version came from.
+func versionSource(in *nsys.Info) string {
+	if in.NsysVersion == "" || in.NsysVersionSource == "" || strings.HasSuffix(in.NsysVersionSource, "META_DATA_EXPORT") {
+		return ""
+	}
+	return ", version from " + in.NsysVersionSource
 }
