@@ -201,3 +201,41 @@ UPDATE NVTX_EVENTS SET text = coalesce(text, (SELECT value FROM StringIds WHERE 
 		}
 	}
 }
+
+// TestProfilerStepRealExport: a real PyTorch run recorded on the H200
+// (testdata/nsys-2025.3-h200-extra/profiler_step: emit_nvtx, steps opened as
+// "ProfilerStep#1, op_id = 1" … "#40", no arm ranges). Zero-config must
+// pick the family ProfilerStep#N — not the autograd thread's AccumulateGrad
+// ranges, which repeat six times a step at the top of their thread — with
+// the phases the loop opens and each step's own label.
+func TestProfilerStepRealExport(t *testing.T) {
+	fx, ok := func() (fixture.Fixture, bool) {
+		for _, fx := range fixture.Extra(t) {
+			if fx.Name == "profiler_step" {
+				return fx, true
+			}
+		}
+		return fixture.Fixture{}, false
+	}()
+	if !ok {
+		t.Skip("profiler_step fixture absent")
+	}
+	res := segmentPath(t, fx.SQLite(t), Options{})
+	if res.StepName != "ProfilerStep#N" || res.StepChoice.Mode != StepFamily || res.StepChoice.Count != 40 {
+		t.Fatalf("step %q, choice %+v; want the family ProfilerStep#N with 40 instances", res.StepName, res.StepChoice)
+	}
+	for _, p := range []string{"data", "forward", "backward", "optimizer"} {
+		if !slices.Contains(res.PhaseOrder, p) {
+			t.Errorf("phases %v lack %s", res.PhaseOrder, p)
+		}
+	}
+	var labels []string
+	for _, x := range res.Instances {
+		if x.IsStep {
+			labels = append(labels, x.StepLabel)
+		}
+	}
+	if len(labels) != 40 || labels[0] != "ProfilerStep#1" || labels[39] != "ProfilerStep#40" {
+		t.Errorf("step labels %d: first %q last %q, want ProfilerStep#1 … #40", len(labels), labels[0], labels[len(labels)-1])
+	}
+}

@@ -406,9 +406,18 @@ func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (s
 				c.ns += r.end - r.start
 			}
 		}
+		// Without arms a numbered family that qualifies wins over plain
+		// names: PyTorch's autograd thread repeats its own top-level ranges
+		// (AccumulateGrad, six a step) more often than ProfilerStep#N does.
+		familyWins := false
+		if needPerThread {
+			for _, c := range counts {
+				familyWins = familyWins || (c.numbered && c.maxPerThread >= 2 && 2*c.ns >= levelNs)
+			}
+		}
 		best, bestN := "", 1 // a step repeats: at least 2 instances
 		for name, c := range counts {
-			if needPerThread && (c.maxPerThread < 2 || (c.numbered && 2*c.ns < levelNs)) {
+			if needPerThread && (c.maxPerThread < 2 || (c.numbered && 2*c.ns < levelNs) || (familyWins && !c.numbered)) {
 				continue
 			}
 			if c.n > bestN || (c.n == bestN && best != "" && (c.first < counts[best].first || (c.first == counts[best].first && name < best))) {
