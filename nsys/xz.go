@@ -17,6 +17,38 @@ import (
 // a large export took 157 s instead of 11 s.
 const xzBuffer = 1 << 20
 
+// DecompressProgress is told, while a .xz export is decompressed, how many
+// of its compressed bytes have been read so far and how many it has: a
+// progress display's counter for the one slow step of reading a .xz.
+type DecompressProgress func(path string, readBytes, totalBytes int64)
+
+type decompressProgressKey struct{}
+
+// WithDecompressProgress returns a context under which Open reports the
+// decompression of .xz inputs to f (from several goroutines when inputs are
+// read concurrently; each call names its input).
+func WithDecompressProgress(ctx context.Context, f DecompressProgress) context.Context {
+	return context.WithValue(ctx, decompressProgressKey{}, f)
+}
+
+// countingReader reports the bytes read through it to a DecompressProgress;
+// behind the bufio.Reader it sees one call per xzBuffer.
+type countingReader struct {
+	r           io.Reader
+	path        string
+	read, total int64
+	report      DecompressProgress
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.read += int64(n)
+		c.report(c.path, c.read, c.total)
+	}
+	return n, err
+}
+
 // openXZ decompresses FILE.sqlite.xz into a private temporary file and opens
 // that (exports compress 6–10× with xz). The input itself is only read;
 // Close removes the copy.
@@ -26,7 +58,14 @@ func openXZ(ctx context.Context, path string) (*File, error) {
 		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}
 	}
 	defer in.Close()
-	r, err := xz.NewReader(bufio.NewReaderSize(in, xzBuffer))
+	var src io.Reader = in
+	if report, ok := ctx.Value(decompressProgressKey{}).(DecompressProgress); ok && report != nil {
+		if st, err := in.Stat(); err == nil {
+			report(path, 0, st.Size())
+			src = &countingReader{r: in, path: path, total: st.Size(), report: report}
+		}
+	}
+	r, err := xz.NewReader(bufio.NewReaderSize(src, xzBuffer))
 	if err != nil {
 		return nil, &InputError{Path: path, Problem: "not a valid .xz file", Err: err, Hint: "decompress it with `xz -d` and pass the .sqlite"}
 	}
