@@ -64,9 +64,11 @@ func (pr *progress) decompressed(path string, read, total int64) {
 	defer pr.mu.Unlock()
 	b := pr.decompress[path]
 	if b == nil {
+		// Beside "reading": the name goes after the bar, shortened, so the
+		// line stays well inside 120 columns (a wrapped line breaks the redraw).
 		b = pr.p.AddBar(total,
-			mpb.PrependDecorators(decor.Name("decompressing "+filepath.Base(path)+" ", decor.WCSyncWidthR), decor.Counters(decor.SizeB1024(0), "% .1f / % .1f", decor.WCSyncWidth)),
-			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "), decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO), "")),
+			mpb.PrependDecorators(decor.Name("decompressing ", decor.WCSyncWidthR), decor.Counters(decor.SizeB1024(0), "% .1f / % .1f", decor.WCSyncWidth)),
+			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "+shortName(filepath.Base(path), 32))),
 			mpb.BarRemoveOnComplete(),
 		)
 		pr.decompress[path] = b
@@ -118,6 +120,15 @@ func (pr *progress) finish(ok bool) {
 		}
 	}
 	pr.p.Wait()
+}
+
+// shortName keeps the last max runes of a name, marked with "…".
+func shortName(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return "…" + string(r[len(r)-max+1:])
 }
 
 // opener wraps analysis.OpenInput so each file counts when it is closed.
