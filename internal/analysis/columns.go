@@ -29,6 +29,9 @@ type instanceColumn struct {
 	// optional columns may be absent from a dataset (older writers);
 	// nullOK ones read a null as the zero value.
 	optional, nullOK bool
+	// formerName is the column's name in datasets of schema 1.x, which the
+	// --from reader still accepts.
+	formerName string
 }
 
 func b2i(b bool) int64 {
@@ -52,6 +55,11 @@ var instanceColumns = func() []instanceColumn {
 	}
 	thread := str("thread", "thread name", func(x *phases.Instance) string { return x.Thread }, func(x *phases.Instance, v string) { x.Thread = v })
 	thread.nullOK = true // "" and null both mean unnamed
+	// Named block_label, not unit: "unit" is a measurement unit everywhere
+	// else (phase_summary.metric_unit).
+	blockLabel := str("block_label", "unique label of the block (or profile) the statistics resample, e.g. run.sqlite#graph block 2",
+		func(x *phases.Instance) string { return x.Unit.String() }, setUnit)
+	blockLabel.formerName = "unit"
 	cols := []instanceColumn{
 		str("file", "export the instance comes from", func(x *phases.Instance) string { return x.File }, func(x *phases.Instance, v string) { x.File = v }),
 		i64("pid", "", "OS process id", func(x *phases.Instance) int64 { return x.Pid }, func(x *phases.Instance, v int64) { x.Pid = v }),
@@ -59,7 +67,7 @@ var instanceColumns = func() []instanceColumn {
 		thread,
 		str("arm", "arm label (<file-arm>/<nvtx-arm>, either alone, or empty)", func(x *phases.Instance) string { return x.Arm }, func(x *phases.Instance, v string) { x.Arm = v }),
 		i64("block", "", "block index within the arm", func(x *phases.Instance) int64 { return int64(x.Block) }, func(x *phases.Instance, v int64) { x.Block = int(v) }),
-		str("unit", "unique block label (the statistics' unit)", func(x *phases.Instance) string { return x.Unit.String() }, setUnit),
+		blockLabel,
 		i64("step", export.UnitCount, "step index within the block, from 0", func(x *phases.Instance) int64 { return int64(x.Step) }, func(x *phases.Instance, v int64) { x.Step = int(v) }),
 		str("phase", "phase name; step rows carry the step's range name", func(x *phases.Instance) string { return x.Phase }, func(x *phases.Instance, v string) { x.Phase = v }),
 		boolean("is_step", "true for the step instance itself", func(x *phases.Instance) bool { return x.IsStep }, func(x *phases.Instance, v bool) { x.IsStep = v }),
@@ -156,6 +164,9 @@ func locateColumns(t *export.Table) (*instanceCols, error) {
 	c := &instanceCols{at: make([]int, len(instanceColumns))}
 	for k, ic := range instanceColumns {
 		i := t.ColumnIndex(ic.Name)
+		if i < 0 && ic.formerName != "" {
+			i = t.ColumnIndex(ic.formerName)
+		}
 		if i >= 0 && t.Column(i).Type != ic.Type {
 			if ic.optional {
 				i = -1

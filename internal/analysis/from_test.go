@@ -123,6 +123,45 @@ func TestBuildFromDatasets(t *testing.T) {
 		}
 	})
 
+	t.Run("schema 1 dataset (column unit, not block_label)", func(t *testing.T) {
+		// A dataset written before the rename: the same rows under the old
+		// column name load to the same document.
+		tables := direct.Tables()
+		inst := tables[0]
+		cols := inst.Columns()
+		renamed := false
+		for i := range cols {
+			if cols[i].Name == "block_label" {
+				cols[i].Name, renamed = "unit", true
+			}
+		}
+		if !renamed {
+			t.Fatal("phase_instances has no block_label column")
+		}
+		old := export.NewTable(inst.Name, inst.Doc, cols...)
+		for r := range inst.Len() {
+			if err := old.AppendRow(inst.Row(r)...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tables[0] = old
+		c, err := direct.ContextMetadata()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "ds")
+		if err := export.WriteDataset(dir, tables, export.FormatParquet, export.Options{Metadata: map[string]string{MetaContext: c}}); err != nil {
+			t.Fatal(err)
+		}
+		from, err := BuildFromDatasets(ctx, []string{dir}, FromOptions{SkipSteps: -1}, sc, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(asJSON(t, direct), asJSON(t, from)); diff != "" {
+			t.Errorf("-direct +from(schema 1):\n%s", diff)
+		}
+	})
+
 	t.Run("not a dataset", func(t *testing.T) {
 		if _, err := BuildFromDatasets(ctx, []string{t.TempDir()}, FromOptions{SkipSteps: -1}, sc, "test"); err == nil {
 			t.Fatal("an empty directory loaded")

@@ -50,7 +50,7 @@ func (d *Doc) SummaryTable() *export.Table {
 		export.Column{Name: "arm", Type: export.TypeString},
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "metric", Type: export.TypeString},
-		export.Column{Name: "unit", Type: export.TypeString, Doc: "unit of the metric: ns, bytes or count"},
+		export.Column{Name: "metric_unit", Type: export.TypeString, Doc: "unit of the metric and of every value and CI of the row: ns, bytes or count"},
 		export.Column{Name: "n", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "step instances with the phase present"},
 		export.Column{Name: "steps", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "kept steps of the arm"},
 		export.Column{Name: "blocks", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "units (blocks or profiles)"},
@@ -88,6 +88,7 @@ func (d *Doc) ComparisonsTable() *export.Table {
 	t := export.NewTable("comparisons", "each arm against the baseline, per phase, metric and statistic; ratio = arm / baseline",
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "metric", Type: export.TypeString},
+		export.Column{Name: "metric_unit", Type: export.TypeString, Doc: "unit of the metric and of baseline_value, arm_value and diff: ns, bytes or count"},
 		export.Column{Name: "stat", Type: export.TypeString},
 		export.Column{Name: "baseline", Type: export.TypeString},
 		export.Column{Name: "arm", Type: export.TypeString},
@@ -106,7 +107,7 @@ func (d *Doc) ComparisonsTable() *export.Table {
 		export.Column{Name: "warnings", Type: export.TypeString},
 	)
 	for _, c := range d.Comparisons {
-		_ = t.AppendRow(export.Str(c.Phase), export.Str(c.Metric), export.Str(c.Stat), export.Str(c.Baseline), export.Str(c.Arm),
+		_ = t.AppendRow(export.Str(c.Phase), export.Str(c.Metric), export.Str(metricUnit(c.Metric)), export.Str(c.Stat), export.Str(c.Baseline), export.Str(c.Arm),
 			export.Float(c.BaseValue), export.Float(c.ArmValue), optFloat(c.Ratio), ci(c.RatioCI, 0), ci(c.RatioCI, 1),
 			export.Float(c.Diff), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Bool(c.Significant), export.Str(c.Verdict), export.Str(c.Method),
 			export.Int(int64(c.NUnits)), export.Str(strings.Join(c.Warnings, ",")))
@@ -123,8 +124,8 @@ func (d *Doc) DecompositionTable() *export.Table {
 		export.Column{Name: "arm", Type: export.TypeString},
 		export.Column{Name: "component", Type: export.TypeString},
 		export.Column{Name: "diff_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds},
-		export.Column{Name: "diff_ci_lo", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true},
-		export.Column{Name: "diff_ci_hi", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true},
+		export.Column{Name: "diff_ci_lo_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true},
+		export.Column{Name: "diff_ci_hi_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true},
 		export.Column{Name: "share", Type: export.TypeFloat64, Unit: export.UnitRatio, Doc: "diff_ns / baseline mean wall_ns"},
 		export.Column{Name: "share_ci_lo", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
 		export.Column{Name: "share_ci_hi", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
@@ -241,6 +242,21 @@ func (d *Doc) BreakdownTable() *export.Table {
 		_ = t.AppendRow(vals...)
 	}
 	return t
+}
+
+// metricUnit is the unit of a metric of the comparisons: the phases.Metrics
+// entry's, else what the name's suffix says (_ns, _bytes; a count otherwise).
+func metricUnit(name string) string {
+	if m, ok := phases.MetricByName(name); ok {
+		return phases.Metrics[m].Unit
+	}
+	switch {
+	case strings.HasSuffix(name, "_ns"):
+		return export.UnitNanoseconds
+	case strings.HasSuffix(name, "_bytes"):
+		return export.UnitBytes
+	}
+	return export.UnitCount
 }
 
 func round(v float64, digits int) float64 {

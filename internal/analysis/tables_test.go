@@ -27,7 +27,7 @@ func TestInstancesTableCells(t *testing.T) {
 	flag := func(r int, name string) bool { v, _ := tab.Bool(r, col(name)); return v }
 	nulls := 0
 	for r, x := range d.instances {
-		if str(r, "file") != x.File || str(r, "thread") != x.Thread || str(r, "arm") != x.Arm || str(r, "unit") != x.Unit.String() || str(r, "phase") != x.Phase ||
+		if str(r, "file") != x.File || str(r, "thread") != x.Thread || str(r, "arm") != x.Arm || str(r, "block_label") != x.Unit.String() || str(r, "phase") != x.Phase ||
 			num(r, "pid") != x.Pid || num(r, "tid") != x.Tid || num(r, "block") != int64(x.Block) || num(r, "step") != int64(x.Step) ||
 			flag(r, "is_step") != x.IsStep || num(r, "depth") != int64(x.Depth) || flag(r, "warmup") != x.Warmup ||
 			num(r, "start_ns") != x.Start || num(r, "end_ns") != x.End {

@@ -82,16 +82,16 @@ var columnNotes = map[string]columnNote{
 	"comparisons.n_units":        {Doc: "resampled units (blocks, profiles or rounds of paired blocks) behind the CI"},
 	"comparisons.warnings":       {Doc: "comma-separated warning codes of this comparison (details in the JSON warnings); empty when none"},
 
-	"decomposition.phase":       {Doc: "phase name (or the step's)"},
-	"decomposition.baseline":    {Doc: "baseline arm"},
-	"decomposition.arm":         {Doc: "arm compared with the baseline"},
-	"decomposition.component":   {Doc: "one of the six exclusive parts of wall: cpu_other_ns, launch_ns, sync_ns, memcpy_api_ns, alloc_ns, other_api_ns; the six diff_ns of a phase and arm sum to the difference of mean wall"},
-	"decomposition.diff_ns":     {Doc: "difference of the part's mean per step instance, arm − baseline"},
-	"decomposition.diff_ci_lo":  {Doc: "lower end of the CI of diff_ns", Null: nullCI},
-	"decomposition.diff_ci_hi":  {Doc: "upper end of the CI of diff_ns", Null: nullCI},
-	"decomposition.share_ci_lo": {Doc: "lower end of the CI of share", Null: nullCI},
-	"decomposition.share_ci_hi": {Doc: "upper end of the CI of share", Null: nullCI},
-	"decomposition.method":      {Doc: "CI method (see phase_summary.method)"},
+	"decomposition.phase":         {Doc: "phase name (or the step's)"},
+	"decomposition.baseline":      {Doc: "baseline arm"},
+	"decomposition.arm":           {Doc: "arm compared with the baseline"},
+	"decomposition.component":     {Doc: "one of the six exclusive parts of wall: cpu_other_ns, launch_ns, sync_ns, memcpy_api_ns, alloc_ns, other_api_ns; the six diff_ns of a phase and arm sum to the difference of mean wall"},
+	"decomposition.diff_ns":       {Doc: "difference of the part's mean per step instance, arm − baseline"},
+	"decomposition.diff_ci_lo_ns": {Doc: "lower end of the CI of diff_ns", Null: nullCI},
+	"decomposition.diff_ci_hi_ns": {Doc: "upper end of the CI of diff_ns", Null: nullCI},
+	"decomposition.share_ci_lo":   {Doc: "lower end of the CI of share", Null: nullCI},
+	"decomposition.share_ci_hi":   {Doc: "upper end of the CI of share", Null: nullCI},
+	"decomposition.method":        {Doc: "CI method (see phase_summary.method)"},
 
 	"provenance.file":                         {Doc: "export path as given on the command line"},
 	"provenance.nsys_version":                 {Doc: "Nsight Systems version that exported the file (META_DATA_EXPORT)"},
@@ -168,7 +168,10 @@ added, the major when one changes meaning or goes away.
 
 Each Parquet and Arrow file carries key-value metadata (pyarrow: ` + "`pq.read_schema(path).metadata`" + `; DuckDB:
 ` + "`parquet_kv_metadata(path)`" + `); each column carries its unit and meaning as field metadata
-(` + "`nsysphase.unit`" + `, ` + "`nsysphase.doc`" + `).
+(` + "`nsysphase.unit`" + `, ` + "`nsysphase.doc`" + `). DuckDB shows neither field metadata nor comments
+(` + "`DESCRIBE`" + ` and ` + "`parquet_schema()`" + ` print names and types), so the names carry the units:
+durations end in ` + "`_ns`" + `, sizes in ` + "`_bytes`" + `, other integer measures are counts, and the
+per-metric tables (` + "`phase_summary`" + `, ` + "`comparisons`" + `) say each row's unit in ` + "`metric_unit`" + `.
 
 | key | value |
 |---|---|

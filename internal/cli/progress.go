@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
@@ -31,6 +33,9 @@ type progress struct {
 	p     *mpb.Progress
 	files *mpb.Bar
 	stats *mpb.Bar
+
+	mu         sync.Mutex
+	decompress map[string]*mpb.Bar // per .xz input being decompressed
 }
 
 // newProgress returns a bar over total files, or nil when not wanted.
@@ -44,7 +49,31 @@ func newProgress(ctx context.Context, stderr io.Writer, wanted bool, total int) 
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "), decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO), "")),
 		mpb.BarFillerClearOnAbort(),
 	)
-	return &progress{p: p, files: files}
+	return &progress{p: p, files: files, decompress: map[string]*mpb.Bar{}}
+}
+
+// decompressed moves the bar of a .xz input being decompressed (an
+// nsys.DecompressProgress): compressed bytes read of the file's size. The
+// bar appears on the first report and goes once the input is decoded, so
+// "reading 0/1 files" never sits still through the slow step.
+func (pr *progress) decompressed(path string, read, total int64) {
+	if pr == nil {
+		return
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	b := pr.decompress[path]
+	if b == nil {
+		// Beside "reading": the name goes after the bar, shortened, so the
+		// line stays well inside 120 columns (a wrapped line breaks the redraw).
+		b = pr.p.AddBar(total,
+			mpb.PrependDecorators(decor.Name("decompressing ", decor.WCSyncWidthR), decor.Counters(decor.SizeB1024(0), "% .1f / % .1f", decor.WCSyncWidth)),
+			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "+shortName(filepath.Base(path), 32))),
+			mpb.BarRemoveOnComplete(),
+		)
+		pr.decompress[path] = b
+	}
+	b.SetCurrent(read)
 }
 
 // fileDone counts one file read (or failed).
@@ -74,7 +103,13 @@ func (pr *progress) finish(ok bool) {
 	if pr == nil {
 		return
 	}
-	for _, b := range []*mpb.Bar{pr.files, pr.stats} {
+	pr.mu.Lock()
+	bars := []*mpb.Bar{pr.files, pr.stats}
+	for _, b := range pr.decompress {
+		bars = append(bars, b)
+	}
+	pr.mu.Unlock()
+	for _, b := range bars {
 		if b == nil {
 			continue
 		}
@@ -87,13 +122,22 @@ func (pr *progress) finish(ok bool) {
 	pr.p.Wait()
 }
 
+// shortName keeps the last max runes of a name, marked with "…".
+func shortName(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return "…" + string(r[len(r)-max+1:])
+}
+
 // opener wraps analysis.OpenInput so each file counts when it is closed.
 func (pr *progress) opener() func(ctx context.Context, path string) (*nsys.File, func(), error) {
 	if pr == nil {
 		return nil
 	}
 	return func(ctx context.Context, path string) (*nsys.File, func(), error) {
-		f, closeFn, err := analysis.OpenInput(ctx, path)
+		f, closeFn, err := analysis.OpenInput(nsys.WithDecompressProgress(ctx, pr.decompressed), path)
 		if err != nil {
 			pr.fileDone()
 			return nil, nil, err
