@@ -746,7 +746,7 @@ func exchangeByRenames(a, b string) error {
 	}
 	if err := os.Rename(a, b); err != nil {
 		if rerr := os.Rename(aside, b); rerr != nil {
-			return fmt.Errorf("%w (and the old dataset stays at %s: %v)", err, aside, rerr)
+			return fmt.Errorf("%w (and the old dataset stays at %s: %w)", err, aside, rerr)
 		}
 		return err
 	}

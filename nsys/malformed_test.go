@@ -486,7 +486,7 @@ func TestStoredNaN(t *testing.T) {
 	var pat [8]byte
 	binary.BigEndian.PutUint64(pat[:], math.Float64bits(marker))
 	at := bytes.Index(im.data, pat[:])
-	if at < 0 || bytes.Index(im.data[at+1:], pat[:]) >= 0 {
+	if at < 0 || bytes.Contains(im.data[at+1:], pat[:]) {
 		t.Fatal("marker real not found exactly once")
 	}
 	binary.BigEndian.PutUint64(im.data[at:], 0x7ff8000000000001) // a NaN

@@ -215,14 +215,12 @@ func (in *vendorInput) warnings(f *nsys.File) []nsys.Warning {
 	d := &in.diag
 	q := nsys.Quality{EndBeforeStart: d.endBeforeStart, UnclosedRanges: d.unclosed, OtherThreadEnds: d.otherThreadEnds,
 		CrossedRanges: d.crossed, UnnamedRanges: d.unnamed, DanglingTextIDs: d.danglingTextIDs, DuplicateCorrelations: d.duplicateCorrelations}
-	for _, w := range q.WarningsNoted(f.Path, nsys.QualityNotes{
+	out = append(out, q.WarningsNoted(f.Path, nsys.QualityNotes{
 		Unclosed:              "NULL end: a push without a pop, a start without an end, or a capture that stopped inside them; nvtx_gpu_proj_sum ends them at the last NVTX range timestamp",
 		Unnamed:               `unnamed; nvtx_gpu_proj_sum names them "<domain>:"`,
 		DanglingTextIDs:       "nvtx_gpu_proj_sum falls back to their text column, else an empty name",
 		DuplicateCorrelations: "GPU work joined on those ids is ambiguous; as nsys stats does, it counts in the ranges of every such call, once per range",
-	}) {
-		out = append(out, w)
-	}
+	})...)
 	for _, t := range slices.Sorted(maps.Keys(d.skipped)) {
 		out = append(out, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s were skipped (NULL where a value is required)", d.skipped[t], t))
 	}

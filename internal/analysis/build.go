@@ -41,9 +41,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 			}
 		}
 		d.Excluded = addExclusions(d.Excluded, r.Excluded)
-		for _, w := range r.Warnings {
-			d.Warnings = append(d.Warnings, w)
-		}
+		d.Warnings = append(d.Warnings, r.Warnings...)
 		d.Provenance = append(d.Provenance, buildEvidence(fr))
 	}
 	d.instances = allInstances(files)

@@ -174,38 +174,6 @@ func (o *TableOutput) datasetWriter(md map[string]string) (*export.DatasetWriter
 	return w, nil
 }
 
-// writeTables is the whole output of a table-writing command: the dataset
-// (--out) and the rendering of tables in --format on stdout or -o. primary
-// names the table that single-table formats (csv, parquet, arrow) print.
-func writeTables(stdout io.Writer, o *TableOutput, tables []*export.Table, primary string, md map[string]string) error {
-	if err := o.writeDataset(tables, md); err != nil {
-		return err
-	}
-	if !o.printsReport() {
-		return nil
-	}
-	f, ok := tableFormat(o.Format)
-	if !ok {
-		return usageErr("--format %q is not a table format", o.Format)
-	}
-	return o.emit(stdout, f.Binary(), func(w io.Writer) error { return renderTables(w, tables, primary, f, md) })
-}
-
-// renderTables renders tables in f; single-table formats get the primary one.
-func renderTables(w io.Writer, tables []*export.Table, primary string, f export.Format, md map[string]string) error {
-	opt := export.Options{Metadata: md}
-	switch f {
-	case export.FormatCSV, export.FormatParquet, export.FormatArrow:
-		for _, t := range tables {
-			if t.Name == primary {
-				return export.Write(w, t, f, opt)
-			}
-		}
-		return fmt.Errorf("no table %s to write as %v", primary, f)
-	}
-	return export.WriteTables(w, tables, f, opt)
-}
-
 // emit sends one rendering to -o FILE (atomically) or stdout. Binary output
 // never goes to a terminal.
 func (o *TableOutput) emit(stdout io.Writer, binary bool, render func(io.Writer) error) error {

@@ -171,7 +171,7 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 // ranges) are always arrays, whatever their length, so `jq '.[]'` works on
 // one input as on several.
 func generateJSON(w io.Writer, result any) error {
-	var v any = result
+	v := result
 	switch r := result.(type) {
 	case Infos:
 		if r == nil {

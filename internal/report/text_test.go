@@ -96,7 +96,7 @@ func shapeOf(t *testing.T, src []byte) mdShape {
 		switch n.Kind() {
 		case east.KindTable:
 			hdr := n.FirstChild()
-			s.tables = append(s.tables, string(hdr.FirstChild().Text(src)))
+			s.tables = append(s.tables, nodeText(hdr.FirstChild(), src))
 			s.rows = append(s.rows, n.ChildCount()-1)
 		case ast.KindHTMLBlock:
 			if strings.Contains(string(n.(*ast.HTMLBlock).Lines().Value(src)), "<details>") {
@@ -234,4 +234,16 @@ func TestParseFormatAndUnsupported(t *testing.T) {
 	if err := Generate(&b, HTML, &Gate{}, Options{}); err == nil {
 		t.Error("check as html: no error")
 	}
+}
+
+// nodeText is the text of n's descendants (ast.Node.Text is deprecated).
+func nodeText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if t, ok := c.(*ast.Text); ok && entering {
+			b.Write(t.Value(src))
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.String()
 }
