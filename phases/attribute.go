@@ -10,6 +10,8 @@ import (
 type attributor struct {
 	tr   *trace
 	ivs  map[int32][]interval // per GPU: the instance's op intervals
+	// Scratch for the GPU context of a range (gpuContext).
+	syncIv, own, other, all, tmp []interval
 	rec  *callRecorder        // non-nil with Options.Calls
 	inst int32                // index in Result.Instances of the instance being measured, for rec
 }
@@ -33,6 +35,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 	for g := range a.ivs {
 		a.ivs[g] = a.ivs[g][:0]
 	}
+	a.syncIv = a.syncIv[:0]
 	var (
 		apiTime  [5]int64
 		projLo   int64 = 1<<63 - 1
@@ -49,6 +52,9 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 					c := calls[j]
 					cat, _ := a.category(c, pid)
 					apiTime[cat] += min(c.end, e) - s
+					if cat == CatSync {
+						a.syncIv = append(a.syncIv, interval{s, min(c.end, e)})
+					}
 				}
 				break
 			}
@@ -60,6 +66,9 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 			if c.topLevel() {
 				cat, sync := a.category(c, pid)
 				apiTime[cat] += min(c.end, e) - c.start
+				if cat == CatSync {
+					a.syncIv = append(a.syncIv, interval{c.start, min(c.end, e)})
+				}
 				m[APICalls]++
 				if sync != SyncNone {
 					m[HostSyncs]++
@@ -144,6 +153,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 		}
 	}
 	a.otherThreads(x, gtid, pid)
+	a.gpuContext(x, pid)
 }
 
 // category returns the class of a top-level call's time and how it blocks.
@@ -195,17 +205,39 @@ func addCopy(m *[NumMetrics]int64, o gpuOp, d int64) {
 func (a *attributor) othersOf(gpu, pid int32) []interval { return a.tr.others[gpu][pid] }
 
 // otherThreads adds GPU work launched during the range by other threads of
-// the same process (PyTorch runs backward on its autograd thread). It is
-// reported beside the range's own work, never mixed in.
+// the same process (PyTorch runs backward on its autograd thread), and the
+// time those threads spent blocked in host syncs while the range was open
+// (XLA waits on its runtime threads). Both are reported beside the range's
+// own work, never mixed in.
 func (a *attributor) otherThreads(x *Instance, gtid int64, pid int32) {
+	s, e := x.Start, x.End
+	blocked := a.tmp[:0]
 	for _, tc := range a.tr.procThreads[pid] {
 		if tc.globalTid == gtid {
 			continue
 		}
 		calls := tc.calls
-		i := sort.Search(len(calls), func(i int) bool { return calls[i].start >= x.Start })
-		for ; i < len(calls) && calls[i].start < x.End; i++ {
-			ops := a.tr.index.lookup(a.tr.ops, pid, calls[i].corr)
+		i := sort.Search(len(calls), func(i int) bool { return calls[i].start >= s })
+		// The last top-level call before the range may block into it.
+		for j := i - 1; j >= 0; j-- {
+			if c := calls[j]; c.topLevel() {
+				if cat, _ := a.category(c, pid); cat == CatSync && c.end > s {
+					blocked = append(blocked, interval{s, min(c.end, e)})
+				}
+				break
+			}
+		}
+		for ; i < len(calls) && calls[i].start < e; i++ {
+			c := calls[i]
+			if c.topLevel() {
+				if cat, _ := a.category(c, pid); cat == CatSync {
+					x.M[OtherThreadSyncs]++
+					if end := min(c.end, e); end > c.start {
+						blocked = append(blocked, interval{c.start, end})
+					}
+				}
+			}
+			ops := a.tr.index.lookup(a.tr.ops, pid, c.corr)
 			if len(ops) == 0 {
 				continue
 			}
@@ -217,4 +249,53 @@ func (a *attributor) otherThreads(x *Instance, gtid int64, pid int32) {
 			}
 		}
 	}
+	blocked = mergeIntervals(blocked)
+	x.M[OtherThreadSyncNs] = totalLength(blocked)
+	a.tmp = blocked
+}
+
+// gpuContext measures what the process's GPUs ran during the range: other
+// processes' work, nothing at all, and, for the host's blocking calls
+// (a.syncIv), which of own work, other processes' work or nothing.
+//
+// The process's GPUs are those on which its own work (any thread) had
+// started by the range's end: the devices it uses, once it has used them.
+// Times are unions over those GPUs, so each is at most wall: "other
+// processes ran" means on at least one of them, "idle" on all of them.
+func (a *attributor) gpuContext(x *Instance, pid int32) {
+	s, e := x.Start, x.End
+	m := &x.M
+	own, other := a.own[:0], a.other[:0]
+	for _, pg := range a.tr.gpusOf[pid] {
+		if pg.first >= e {
+			continue
+		}
+		own = appendClipped(own, a.tr.busy[pg.gpu][pid], s, e)
+		other = appendClipped(other, a.tr.others[pg.gpu][pid], s, e)
+	}
+	own, other = mergeIntervals(own), mergeIntervals(other)
+	all := append(append(a.all[:0], own...), other...)
+	all = mergeIntervals(all)
+	a.own, a.other, a.all = own, other, all
+	m[OtherProcessGPU] = totalLength(other)
+	m[GPUIdle] = (e - s) - totalLength(all)
+	for _, iv := range a.syncIv {
+		a.tmp = append(a.tmp[:0], iv)
+		inOwn, inAll := intersectLength(a.tmp, own), intersectLength(a.tmp, all)
+		m[SyncOwnGPU] += inOwn
+		m[SyncOtherGPU] += inAll - inOwn
+		m[SyncNoGPU] += iv.end - iv.start - inAll
+	}
+}
+
+// appendClipped appends the parts of the merged, sorted intervals iv that
+// lie inside [s, e).
+func appendClipped(dst, iv []interval, s, e int64) []interval {
+	i := sort.Search(len(iv), func(k int) bool { return iv[k].end > s })
+	for ; i < len(iv) && iv[i].start < e; i++ {
+		if lo, hi := max(iv[i].start, s), min(iv[i].end, e); hi > lo {
+			dst = append(dst, interval{lo, hi})
+		}
+	}
+	return dst
 }
