@@ -464,6 +464,16 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f export.Format) error {
 			}
 		}
 	}
+	if notes := doc.GPUWaitNotes(); len(notes) > 0 {
+		h("Why phases wait (sync_ns split by what the process's GPUs ran; µs per instance)")
+		for _, line := range notes {
+			if md {
+				fmt.Fprintf(w, "- %s\n", line)
+			} else {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
+		}
+	}
 	if len(doc.Warnings) > 0 {
 		writeAnalysisWarnings(w, doc.Warnings, h)
 	}
@@ -548,6 +558,9 @@ func decompositionLines(doc *analysis.Doc) []string {
 	var order []key
 	parts := map[key][]analysis.DecompositionRow{}
 	for _, r := range doc.Decomposition {
+		if r.Of != "" { // inner parts: in GPUWaitNotes
+			continue
+		}
 		k := key{r.Phase, r.Arm}
 		if _, ok := parts[k]; !ok {
 			order = append(order, k)
