@@ -8,12 +8,12 @@ import (
 
 // attributor measures instances; it keeps scratch buffers between calls.
 type attributor struct {
-	tr   *trace
-	ivs  map[int32][]interval // per GPU: the instance's op intervals
+	tr  *trace
+	ivs map[int32][]interval // per GPU: the instance's op intervals
 	// Scratch for the GPU context of a range (gpuContext).
 	syncIv, own, other, all, tmp []interval
-	rec  *callRecorder        // non-nil with Options.Calls
-	inst int32                // index in Result.Instances of the instance being measured, for rec
+	rec                          *callRecorder // non-nil with Options.Calls
+	inst                         int32         // index in Result.Instances of the instance being measured, for rec
 }
 
 func newAttributor(tr *trace) *attributor {
