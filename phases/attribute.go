@@ -11,9 +11,10 @@ type attributor struct {
 	tr  *trace
 	ivs map[int32][]interval // per GPU: the instance's op intervals
 	// Scratch for the GPU context of a range (gpuContext).
-	syncIv, own, other, all, tmp []interval
-	rec                          *callRecorder // non-nil with Options.Calls
-	inst                         int32         // index in Result.Instances of the instance being measured, for rec
+	syncIv, tmp []interval
+	ctx         gpuScratch
+	rec         *callRecorder // non-nil with Options.Calls
+	inst        int32         // index in Result.Instances of the instance being measured, for rec
 }
 
 func newAttributor(tr *trace) *attributor {
@@ -257,35 +258,60 @@ func (a *attributor) otherThreads(x *Instance, gtid int64, pid int32) {
 // gpuContext measures what the process's GPUs ran during the range: other
 // processes' work, nothing at all, and, for the host's blocking calls
 // (a.syncIv), which of own work, other processes' work or nothing.
-//
-// The process's GPUs are those on which its own work (any thread) had
-// started by the range's end: the devices it uses, once it has used them.
-// Times are unions over those GPUs, so each is at most wall: "other
-// processes ran" means on at least one of them, "idle" on all of them.
 func (a *attributor) gpuContext(x *Instance, pid int32) {
 	s, e := x.Start, x.End
 	m := &x.M
-	own, other := a.own[:0], a.other[:0]
-	for _, pg := range a.tr.gpusOf[pid] {
-		if pg.first >= e {
+	g := &a.ctx
+	g.clip(a.tr, pid, s, e, e)
+	m[OtherProcessGPU] = totalLength(g.other)
+	m[GPUIdle] = (e - s) - totalLength(g.all)
+	for _, iv := range a.syncIv {
+		own, other, none := g.splitOf(iv)
+		m[SyncOwnGPU] += own
+		m[SyncOtherGPU] += other
+		m[SyncNoGPU] += none
+	}
+}
+
+// gpuScratch holds, for a time window, the process's own GPU work, other
+// processes' and everyone's, each merged over the process's GPUs.
+//
+// The process's GPUs are those on which its own work (any thread) had
+// started by the instance's end: the devices it uses, once it has used
+// them. Times are unions over those GPUs, so each is at most the window:
+// "other processes ran" means on at least one of them, "idle" on all.
+type gpuScratch struct {
+	own, other, all, one []interval
+}
+
+// clip fills g with the window [s, e) of the GPUs pid had used by gpusBy.
+func (g *gpuScratch) clip(tr *trace, pid int32, s, e, gpusBy int64) {
+	own, other := g.own[:0], g.other[:0]
+	for _, pg := range tr.gpusOf[pid] {
+		if pg.first >= gpusBy {
 			continue
 		}
-		own = appendClipped(own, a.tr.busy[pg.gpu][pid], s, e)
-		other = appendClipped(other, a.tr.others[pg.gpu][pid], s, e)
+		own = appendClipped(own, tr.busy[pg.gpu][pid], s, e)
+		other = appendClipped(other, tr.others[pg.gpu][pid], s, e)
 	}
 	own, other = mergeIntervals(own), mergeIntervals(other)
-	all := append(append(a.all[:0], own...), other...)
-	all = mergeIntervals(all)
-	a.own, a.other, a.all = own, other, all
-	m[OtherProcessGPU] = totalLength(other)
-	m[GPUIdle] = (e - s) - totalLength(all)
-	for _, iv := range a.syncIv {
-		a.tmp = append(a.tmp[:0], iv)
-		inOwn, inAll := intersectLength(a.tmp, own), intersectLength(a.tmp, all)
-		m[SyncOwnGPU] += inOwn
-		m[SyncOtherGPU] += inAll - inOwn
-		m[SyncNoGPU] += iv.end - iv.start - inAll
-	}
+	g.own, g.other = own, other
+	g.all = mergeIntervals(append(append(g.all[:0], own...), other...))
+}
+
+// splitOf splits iv (inside the clipped window) into time with own work,
+// with other processes' work only, and with none: the three sum to its
+// length exactly.
+func (g *gpuScratch) splitOf(iv interval) (own, other, none int64) {
+	g.one = append(g.one[:0], iv)
+	inOwn, inAll := intersectLength(g.one, g.own), intersectLength(g.one, g.all)
+	return inOwn, inAll - inOwn, iv.end - iv.start - inAll
+}
+
+// split splits [lo, hi) by what pid's GPUs (those used by gpusBy) ran.
+func (g *gpuScratch) split(tr *trace, pid int32, lo, hi, gpusBy int64) (own, other, none int64) {
+	g.clip(tr, pid, lo, hi, gpusBy)
+	return g.splitOf(interval{lo, hi})
 }
 
 // appendClipped appends the parts of the merged, sorted intervals iv that

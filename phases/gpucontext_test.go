@@ -11,13 +11,27 @@ import (
 )
 
 // TestSyncPartsSumToSync: on every fixture, per instance, the three parts
-// of sync_ns sum to it exactly, and the GPU context times stay inside wall.
+// of sync_ns sum to it exactly, and the GPU context times stay inside wall;
+// per recorded call that waits, its split sums to its host time.
 func TestSyncPartsSumToSync(t *testing.T) {
 	for _, fx := range vendorFixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
-			res, err := Segment(openFixture(t, fx), Options{Depth: 2})
+			res, err := Segment(openFixture(t, fx), Options{Depth: 2, Calls: true})
 			if err != nil {
 				t.Skipf("no steps: %v", err)
+			}
+			var waits int
+			for _, c := range res.Calls {
+				if c.Sync() == SyncNone {
+					if c.OwnGPUNs != 0 || c.OtherGPUNs != 0 || c.NoGPUNs != 0 {
+						t.Fatalf("call %s at %d waits for nothing but has a split", res.CallAPIs[c.API], c.Start)
+					}
+					continue
+				}
+				waits++
+				if c.OwnGPUNs+c.OtherGPUNs+c.NoGPUNs != c.Dur || c.OwnGPUNs < 0 || c.OtherGPUNs < 0 {
+					t.Fatalf("call %s at %d: split %d+%d+%d, host time %d", res.CallAPIs[c.API], c.Start, c.OwnGPUNs, c.OtherGPUNs, c.NoGPUNs, c.Dur)
+				}
 			}
 			var sum [NumMetrics]int64
 			for _, x := range res.Instances {
@@ -39,7 +53,7 @@ func TestSyncPartsSumToSync(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("steps: sync %d = own %d + other %d + none %d; other process %d, idle %d, other-thread sync %d (%d calls)",
+			t.Logf("%d waiting calls; steps: sync %d = own %d + other %d + none %d; other process %d, idle %d, other-thread sync %d (%d calls)", waits,
 				sum[SyncAPI], sum[SyncOwnGPU], sum[SyncOtherGPU], sum[SyncNoGPU], sum[OtherProcessGPU], sum[GPUIdle], sum[OtherThreadSyncNs], sum[OtherThreadSyncs])
 		})
 	}
