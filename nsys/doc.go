@@ -1,11 +1,15 @@
 // Package nsys is the first pipeline stage: it reads an Nsight Systems SQLite
 // export (`nsys export --type sqlite`).
 //
-// Input: the path of an export: FILE.sqlite, FILE.sqlite.xz (decompressed
-// into a private temporary copy) or a `nsys export --type parquetdir`
-// directory (imported into one); File.Path stays the name given, which every
-// error and Warning names, and Close removes the copy. Open proves the file is an Nsight Systems export
-// (META_DATA_EXPORT with EXPORT_SCHEMA_VERSION), probes once which tables and
+// Input: the path of an export from nsys 2020.3 on: FILE.sqlite,
+// FILE.sqlite.xz (decompressed into a private temporary copy), a `nsys export
+// --type parquetdir` directory (imported into one) or a FILE.nsys-rep report
+// (exported once by nsys into a cache keyed by its hash). File.Path stays the
+// name given, which every error and Warning names, and Close removes any
+// copy. Open proves the file is an Nsight Systems export (its metadata table,
+// META_DATA_EXPORT or the older EXPORT_META_DATA, or StringIds plus a
+// CUPTI_/NVTX_/OSRT_/TARGET_INFO_ table), reads what provenance exists
+// (Export.Unknown names the rest), probes once which tables and
 // columns exist, and opens the file strictly read-only: a `file:` URI with
 // mode=ro and immutable=1, so SQLite takes no locks, never checks or creates a
 // journal, and no -wal/-shm file ever appears beside the input.
@@ -15,14 +19,17 @@
 // NVTX events, CUDA graph trace records, OS runtime calls), plus the small
 // provenance tables (strings, threads, processes, GPUs, capture/export
 // metadata). The big activity tables are never held in memory: each scan runs
-// on its own so that independent tables, and rowid ranges of one table, are
-// read concurrently.
+// on its own so that independent tables, and the parts of one table (runs
+// of B-tree subtrees, see Split), are read concurrently.
 //
 // Scans read the rows straight from the file's B-tree pages (package
 // internal/btree, opened read-only on the same file) — about ten times
 // faster than stepping SQLite's virtual machine in pure Go — and fall back
 // to SQLite for any table the page reader does not take (WITHOUT ROWID,
-// generated columns, defaults; a UTF-16 database). Both paths yield the same
+// generated columns, defaults, views; a UTF-16 database). The page reader
+// refuses what SQLite calls malformed (and what only its integrity check
+// sees: rowids out of order); the SQLite path checks rowid order itself.
+// Both paths yield the same
 // values and types; TestPageScansEqualSQLite compares them on every table
 // of every fixture. File.SQLScans forces SQLite.
 //

@@ -19,11 +19,11 @@ import (
 //	go test ./nsys -run '^$' -fuzz '^FuzzOpen$' -fuzztime 60s
 //	go test ./nsys -run '^$' -fuzz '^FuzzRows$' -fuzztime 60s
 //
-// Without -fuzz, `go test ./nsys` runs both on their seeds (and on any
-// crasher saved under nsys/testdata/fuzz/).
+// Without -fuzz, `go test ./nsys` runs both on their seeds, committed under
+// nsys/testdata/fuzz/ with any crasher saved there.
 
-// tinyExport builds the seed export once per process: a ~34 KiB copy of a
-// real export with a few rows in each table the reader uses.
+// tinyExport builds the seed export (TestWriteFuzzSeeds commits it): a
+// ~34 KiB copy of a real export with a few rows in each table the reader uses.
 func tinyExport(tb testing.TB) []byte {
 	tb.Helper()
 	base := fixture.Get(tb, badgen.BaseFixture).SQLite(tb)
@@ -103,14 +103,10 @@ func readSome(path string) (*nsys.Info, error) {
 // FuzzOpen mutates the bytes of a small real-derived export: whatever the
 // bytes, reading never panics, fails only with an *InputError, accounts for
 // every row when it succeeds and writes nothing beside the input.
+//
+// Its seeds are the committed files under testdata/fuzz/FuzzOpen (written
+// by TestWriteFuzzSeeds), so a fuzzing run builds nothing through SQLite.
 func FuzzOpen(f *testing.F) {
-	tiny := tinyExport(f)
-	f.Add(tiny)
-	f.Add(tiny[:len(tiny)/2])
-	f.Add(tiny[:100])
-	f.Add(tiny[:512])
-	f.Add([]byte("SQLite format 3\x00"))
-	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "in.sqlite")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -125,7 +121,7 @@ func FuzzOpen(f *testing.F) {
 // reads the result: odd values must become warnings, skipped rows or an
 // *InputError, never a panic or a lost row.
 func FuzzRows(f *testing.F) {
-	tiny := tinyExport(f)
+	tiny := nsys.TinySeed(f)
 	dir := f.TempDir()
 	seed := filepath.Join(dir, "seed.sqlite")
 	if err := os.WriteFile(seed, tiny, 0o644); err != nil {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"zombiezen.com/go/sqlite"
 )
@@ -15,6 +16,8 @@ type Info struct {
 	File                string           `json:"file"`
 	NsysVersion         string           `json:"nsys_version"`
 	ExportSchemaVersion string           `json:"export_schema_version"`
+	NsysVersionSource   string           `json:"nsys_version_source"`   // the metadata table, or the install path it was inferred from; "" when unknown
+	Unknown             []string         `json:"unknown"`               // provenance the export does not state
 	GraphTraceMode      string           `json:"cuda_graph_trace_mode"` // "Node", "Graph" or ""
 	DriverVersion       string           `json:"driver_version"`
 	CUDADriverVersion   string           `json:"cuda_driver_version"` // e.g. "13.0"
@@ -55,6 +58,8 @@ func (f *File) Describe() (*Info, error) {
 		File:                f.Path,
 		NsysVersion:         f.Export.ProductVersion,
 		ExportSchemaVersion: f.Export.SchemaVersion,
+		NsysVersionSource:   f.Export.VersionSource,
+		Unknown:             slices.Clone(f.Export.Unknown),
 		Tables:              map[string]int64{},
 	}
 	for _, t := range f.Tables() {
@@ -119,6 +124,9 @@ func (f *File) Describe() (*Info, error) {
 		return nil, err
 	}
 	in.ProfiledPids = pids
+	if err := f.noteOldLayout(in); err != nil {
+		return nil, err
+	}
 	in.SkippedRows = f.Skipped()
 	for _, w := range f.Warnings {
 		in.Warnings = append(in.Warnings, w.Message)
@@ -166,6 +174,9 @@ func ensureSlices(in *Info) {
 	if in.Warnings == nil {
 		in.Warnings = []string{}
 	}
+	if in.Unknown == nil {
+		in.Unknown = []string{}
+	}
 }
 
 // CUDAVersion turns the driver's packed CUDA version (TARGET_INFO_SYSTEM_ENV
@@ -203,4 +214,39 @@ func (f *File) activePids() ([]int64, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// noteOldLayout warns about what older exports lack or hold differently,
+// naming it: a kernel table missing where launch calls exist, API calls
+// without callchainId, and NVTX domain-create rows with a negative start
+// and no end (2022.4–2023.1).
+func (f *File) noteOldLayout(in *Info) error {
+	if !f.HasTable(TableKernel) {
+		var launches int64
+		for _, a := range in.API.ByName {
+			if strings.Contains(a.Name, "Launch") {
+				launches += a.Count
+			}
+		}
+		if launches > 0 {
+			f.warnOnce("nokernels", FileWarning(WarnNoKernelTable, f.Path, "%d launch calls but no %s table: GPU activity was not recorded (kernel and GPU-busy figures are absent, not zero); record with `nsys profile -t cuda`", launches, TableKernel))
+		}
+	}
+	if f.HasTable(TableRuntime) && !f.HasColumn(TableRuntime, "callchainId") {
+		f.warnOnce("nocallchain", FileWarning(WarnOldLayout, f.Path, "%s has no callchainId column (an older export): CUDA API backtraces are unavailable", TableRuntime))
+	}
+	if f.HasTable(TableNVTX) && f.HasColumn(TableNVTX, "eventType") && f.HasColumn(TableNVTX, "start") {
+		var n int64
+		err := f.query(fmt.Sprintf("SELECT count(*) FROM %s WHERE eventType = %d AND start < 0", quoteIdent(TableNVTX), NVTXDomainCreate), func(st *sqlite.Stmt) error {
+			n = st.ColumnInt64(0)
+			return nil
+		})
+		if err != nil {
+			return f.readError("cannot read "+TableNVTX, err)
+		}
+		if n > 0 {
+			f.warnOnce("nvtxdomains", FileWarning(WarnNVTXDomainRows, f.Path, "%d NVTX domain-create rows have a negative start and no end (as nsys 2022.4–2023.1 writes them); they only name domains and are not ranges", n))
+		}
+	}
+	return nil
 }

@@ -81,6 +81,10 @@ type Thread struct {
 // through StringIds.
 func (f *File) Threads(strs *Strings) ([]Thread, error) {
 	var out []Thread
+	if !f.HasTable(TableThreads) {
+		f.warnOnce("threads", FileWarning(WarnOldLayout, f.Path, "no ThreadNames table; threads are unnamed and identified by tid"))
+		return nil, nil
+	}
 	err := f.scan(TableThreads, []column{req("nameId"), req("globalTid")}, hintReexport, func(st row) bool {
 		g := st.ColumnInt64(1)
 		out = append(out, Thread{GlobalTid: g, Pid: Pid(g), Tid: Tid(g), Name: strs.Name(st.ColumnInt64(0))})
@@ -103,9 +107,14 @@ type Process struct {
 	Name      string `json:"name"`
 }
 
-// Processes returns PROCESSES sorted by pid.
+// Processes returns PROCESSES sorted by pid. Exports before nsys 2022.1
+// have no PROCESSES table: the list is then empty, with a warning.
 func (f *File) Processes() ([]Process, error) {
 	var out []Process
+	if !f.HasTable(TableProcesses) {
+		f.warnOnce("processes", FileWarning(WarnOldLayout, f.Path, "no PROCESSES table (exports before nsys 2022.1 lack it); process names are unknown, processes are identified by pid"))
+		return nil, nil
+	}
 	err := f.scan(TableProcesses, []column{req("globalPid"), reqN("pid"), reqN("name")}, hintReexport, func(st row) bool {
 		g := st.ColumnInt64(0)
 		p := Process{GlobalPid: g, Pid: nullInt(st, 1, Pid(g)), Name: st.ColumnText(2)}
@@ -130,20 +139,81 @@ type GPU struct {
 	ComputeMinor int64  `json:"compute_minor"`
 }
 
-// GPUs returns TARGET_INFO_GPU sorted by device id.
+// GPUs returns TARGET_INFO_GPU sorted by device id. Exports before 2021
+// name it TARGET_INFO_CUDA_GPU, and 2020.3 wrote a short TARGET_INFO_GPU
+// (deviceId, name, busLocation): each column is read from whichever name
+// the export uses, and a GPU table without any device id yields no GPUs
+// (with a warning naming it).
 func (f *File) GPUs() ([]GPU, error) {
+	t := TableGPUs
+	if !f.HasTable(t) && f.HasTable(TableCUDAGPU) {
+		t = TableCUDAGPU
+	}
+	if !f.HasTable(t) {
+		return nil, nil
+	}
+	pick := func(names ...string) column {
+		for _, n := range names {
+			if f.HasColumn(t, n) {
+				return opt(n)
+			}
+		}
+		return opt(names[0])
+	}
+	id := pick("id", "deviceId", "cudaId")
+	if !f.HasColumn(t, id.name) {
+		f.warnOnce("gpus:"+t, FileWarning(WarnOldLayout, f.Path, "table %s has no device id column; GPUs are not listed", t))
+		return nil, nil
+	}
+	cols := []column{req(id.name), pick("name"), pick("uuid"), pick("busLocation", "pciBusId"), pick("chipName"),
+		pick("smCount", "numMultiprocessors"), pick("totalMemory", "globalMemorySize"), pick("clockRate", "coreClockRate"),
+		pick("computeMajor", "computeCapabilityMajor"), pick("computeMinor", "computeCapabilityMinor")}
+	var lacking []string
+	for _, c := range cols[1:] {
+		if !f.HasColumn(t, c.name) {
+			lacking = append(lacking, c.name)
+		}
+	}
+	if len(lacking) > 0 {
+		f.warnOnce("gpucols:"+t, FileWarning(WarnOldLayout, f.Path, "%s lacks %s (an older export); those GPU properties are shown empty", t, strings.Join(lacking, ", ")))
+	}
 	var out []GPU
-	cols := []column{req("id"), opt("name"), opt("uuid"), opt("busLocation"), opt("chipName"), opt("smCount"), opt("totalMemory"), opt("clockRate"), opt("computeMajor"), opt("computeMinor")}
-	err := f.scan(TableGPUs, cols, hintReexport, func(st row) bool {
-		out = append(out, GPU{
+	seen := map[int64]bool{}
+	err := f.scan(t, cols, hintReexport, func(st row) bool {
+		g := GPU{
 			ID: st.ColumnInt64(0), Name: st.ColumnText(1), UUID: st.ColumnText(2), BusLocation: st.ColumnText(3),
 			ChipName: st.ColumnText(4), SMCount: st.ColumnInt64(5), TotalMemory: st.ColumnInt64(6),
 			ClockRateHz: st.ColumnInt64(7), ComputeMajor: st.ColumnInt64(8), ComputeMinor: st.ColumnInt64(9),
-		})
+		}
+		if t == TableCUDAGPU {
+			// TARGET_INFO_CUDA_GPU repeats a device per process that used it,
+			// and gives memory in MiB and the clock in kHz.
+			if seen[g.ID] {
+				return true
+			}
+			g.TotalMemory <<= 20
+			g.ClockRateHz *= 1000
+		}
+		seen[g.ID] = true
+		out = append(out, g)
 		return true
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, err
+}
+
+// warnOnce adds a warning to f.Warnings the first time key is seen.
+func (f *File) warnOnce(key string, w Warning) {
+	f.skipMu.Lock()
+	defer f.skipMu.Unlock()
+	if f.warned == nil {
+		f.warned = map[string]bool{}
+	}
+	if f.warned[key] {
+		return
+	}
+	f.warned[key] = true
+	f.Warnings = append(f.Warnings, w)
 }
 
 // keyValues reads a two-column name/value metadata table in table order.

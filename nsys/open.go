@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,11 +59,19 @@ const hintReexport = "re-export the report with `nsys export --type sqlite -o FI
 // columns between minor versions and the column probe then names what is gone.
 const SupportedSchemaMajor = 3
 
-// ExportInfo is the export's META_DATA_EXPORT: which exporter wrote it.
+// MinSchemaMajor is the oldest export schema major version read: nsys
+// 2022.1–2022.3 wrote 2.x (older exports carry no schema version at all).
+const MinSchemaMajor = 2
+
+// ExportInfo is the export's metadata (META_DATA_EXPORT, EXPORT_META_DATA
+// before 2023.3, none before 2022.1): which exporter wrote it.
 type ExportInfo struct {
-	ProductName    string // "NVIDIA Nsight Systems"
-	ProductVersion string // e.g. "2025.3.2.0"
-	SchemaVersion  string // e.g. "3.20.3"
+	MetadataTable  string   // the metadata table read; "" when the export has none
+	VersionSource  string   // where ProductVersion came from (a table, or an install path); "" when unknown
+	Unknown        []string // what the export does not say, e.g. "nsys version"
+	ProductName    string   // "NVIDIA Nsight Systems"
+	ProductVersion string   // e.g. "2025.3.2.0"
+	SchemaVersion  string   // e.g. "3.20.3"
 	SchemaMajor    int
 	SchemaMinor    int
 	SchemaMicro    int
@@ -102,6 +111,7 @@ type File struct {
 
 	skipMu  sync.Mutex
 	skipped map[string]int64 // table → rows a scan could not use
+	warned  map[string]bool  // warnings already added by warnOnce; guarded by skipMu
 
 	cleanup func() // removes a private copy (.xz, parquetdir); nil otherwise
 
@@ -112,6 +122,14 @@ type File struct {
 	pageFile   *os.File              // the export, opened read-only for page scans; nil when they are off
 	pages      *btree.File           // direct reader of pageFile
 	pageTables map[string]*pageTable // tables page scans can read
+	rowidName  map[string]string     // rowid tables → a name that reads the rowid ("rowid", "_rowid_" or "oid")
+	// declaredNotNull lists, per table, the lower-cased columns declared NOT
+	// NULL: SQLite folds `c IS NULL` on them to false, yet a stored NaN
+	// reads as NULL there.
+	declaredNotNull map[string][]string
+
+	hintMu sync.Mutex
+	hints  map[string]int64 // RowHint's answers
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -141,6 +159,13 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 	}
 	if strings.HasSuffix(path, ".xz") {
 		return openXZ(ctx, path)
+	}
+	if strings.HasSuffix(strings.ToLower(path), nsysRepExt) {
+		cached, err := exportReport(path)
+		if err != nil {
+			return nil, err
+		}
+		return openSQLite(ctx, cached, path)
 	}
 	return openSQLite(ctx, path, path)
 }
@@ -335,13 +360,29 @@ func (f *File) readError(what string, err error) error {
 func (f *File) probe() error {
 	f.columns = map[string][]string{}
 	f.pageTables = map[string]*pageTable{}
+	f.rowidName = map[string]string{}
+	f.declaredNotNull = map[string][]string{}
 	type entry struct {
 		name string
 		tableInfo
 	}
+	// What SQLite knows of each table, not a reading of its CREATE text:
+	// whether it is a view, and whether it has rowids.
+	withoutRowid := map[string]bool{}
+	err := f.query("SELECT name, wr FROM pragma_table_list WHERE schema = 'main'", func(st *sqlite.Stmt) error {
+		withoutRowid[st.ColumnText(0)] = st.ColumnInt64(1) != 0
+		return nil
+	})
+	if err != nil {
+		return f.readError("cannot list tables", err)
+	}
 	var tables []entry
-	err := f.query("SELECT name, rootpage, sql FROM sqlite_master WHERE type='table' ORDER BY name", func(st *sqlite.Stmt) error {
-		tables = append(tables, entry{name: st.ColumnText(0), tableInfo: tableInfo{root: st.ColumnInt64(1), sql: st.ColumnText(2)}})
+	// Views are read through SQLite: an activity table replaced by a view
+	// still yields its rows.
+	err = f.query("SELECT name, rootpage, sql, type FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name", func(st *sqlite.Stmt) error {
+		ti := tableInfo{root: st.ColumnInt64(1), sql: st.ColumnText(2), view: st.ColumnText(3) == "view"}
+		ti.withoutRowid = withoutRowid[st.ColumnText(0)]
+		tables = append(tables, entry{name: st.ColumnText(0), tableInfo: ti})
 		return nil
 	})
 	if err != nil {
@@ -349,9 +390,12 @@ func (f *File) probe() error {
 	}
 	for _, t := range tables {
 		var cols []string
-		err := f.query("SELECT name, type, pk, dflt_value IS NOT NULL, hidden FROM pragma_table_xinfo("+quoteLiteral(t.name)+")", func(st *sqlite.Stmt) error {
+		err := f.query("SELECT name, type, pk, dflt_value IS NOT NULL, hidden, \"notnull\" FROM pragma_table_xinfo("+quoteLiteral(t.name)+")", func(st *sqlite.Stmt) error {
 			c := columnInfo{name: st.ColumnText(0), typ: st.ColumnText(1), pk: st.ColumnInt64(2), hasDflt: st.ColumnInt64(3) != 0, hidden: st.ColumnInt64(4)}
 			t.columns = append(t.columns, c)
+			if st.ColumnInt64(5) != 0 {
+				f.declaredNotNull[t.name] = append(f.declaredNotNull[t.name], strings.ToLower(c.name))
+			}
 			if c.hidden == 0 {
 				cols = append(cols, c.name)
 			}
@@ -360,7 +404,25 @@ func (f *File) probe() error {
 		if err != nil {
 			return f.readError("cannot read the columns of table "+t.name, err)
 		}
+		// A PRIMARY KEY that is not the rowid is enforced by an index of
+		// origin 'pk'; an INTEGER PRIMARY KEY aliasing the rowid has none
+		// (whatever DESC or comments its CREATE text holds).
+		err = f.query("SELECT count(*) FROM pragma_index_list("+quoteLiteral(t.name)+") WHERE origin = 'pk'", func(st *sqlite.Stmt) error {
+			t.pkIndex = st.ColumnInt64(0) != 0
+			return nil
+		})
+		if err != nil {
+			return f.readError("cannot read the indexes of table "+t.name, err)
+		}
 		f.columns[t.name] = cols
+		if !t.view && !t.withoutRowid {
+			for _, name := range []string{"rowid", "_rowid_", "oid"} {
+				if !slices.ContainsFunc(t.columns, func(c columnInfo) bool { return strings.EqualFold(c.name, name) }) {
+					f.rowidName[t.name] = name
+					break
+				}
+			}
+		}
 		if pt := pageTableOf(t.tableInfo); pt != nil {
 			f.pageTables[t.name] = pt
 		}
@@ -395,33 +457,115 @@ func (f *File) query(q string, fn func(*sqlite.Stmt) error) error {
 	}
 }
 
+// exportFamilies are the table-name prefixes every Nsight Systems export
+// since 2020.3 holds at least one of (besides StringIds); a database with
+// none of them is some other program's.
+var exportFamilies = []string{"CUPTI_", "NVTX_", "OSRT_", "TARGET_INFO_"}
+
+// metadataTables are the names the exporter gave its own metadata table:
+// META_DATA_EXPORT from 2023.3, EXPORT_META_DATA in 2022.1–2023.2; older
+// exports have none.
+var metadataTables = []string{"META_DATA_EXPORT", "EXPORT_META_DATA"}
+
+// installVersion finds an nsys version in an install path such as
+// /opt/nvidia/nsight-systems/2021.3.3/target-linux-x64 or
+// .../nsight-systems-2020.3.2/...
+var installVersion = regexp.MustCompile(`nsight[-_ ]systems[-/ ](20[0-9]{2}\.[0-9]+(?:\.[0-9]+)*)`)
+
+// readExportInfo recognises an export by its tables (StringIds plus any of
+// the export's table families), then reads provenance from whichever
+// metadata table exists. What the file does not say is left empty and named
+// in Export.Unknown and a warning; only a file that is not an export, or one
+// that claims a schema major version this reader does not know, is refused.
 func (f *File) readExportInfo() error {
-	if !f.HasTable("META_DATA_EXPORT") {
-		return &InputError{Path: f.Path, Problem: "not an Nsight Systems export (no META_DATA_EXPORT table)", Hint: "nsysphase reads `nsys export --type sqlite` output"}
-	}
-	if !f.HasColumn("META_DATA_EXPORT", "name") || !f.HasColumn("META_DATA_EXPORT", "value") {
-		return &InputError{Path: f.Path, Problem: "META_DATA_EXPORT lacks its name/value columns", Hint: hintReexport}
+	family := false
+	for _, t := range f.Tables() {
+		for _, p := range exportFamilies {
+			if strings.HasPrefix(t, p) {
+				family = true
+			}
+		}
 	}
 	e := &f.Export
-	err := f.query("SELECT name, value FROM META_DATA_EXPORT", func(st *sqlite.Stmt) error {
-		kv := KeyValue{Name: st.ColumnText(0), Value: st.ColumnText(1)}
-		e.Values = append(e.Values, kv)
-		switch kv.Name {
-		case "EXPORT_PRODUCT_NAME":
-			e.ProductName = kv.Value
-		case "EXPORT_PRODUCT_VERSION":
-			e.ProductVersion = kv.Value
-		case "EXPORT_SCHEMA_VERSION":
-			e.SchemaVersion = kv.Value
+	for _, t := range metadataTables {
+		if f.HasTable(t) && f.HasColumn(t, "name") && f.HasColumn(t, "value") {
+			e.MetadataTable = t
+			break
 		}
-		return nil
-	})
-	if err != nil {
-		return f.readError("cannot read META_DATA_EXPORT", err)
+	}
+	// The exporter's own metadata table proves the file is an export; without
+	// it, StringIds and one of the export's table families do. An export
+	// without StringIds is refused later, by the reads that need names.
+	switch {
+	case e.MetadataTable != "":
+	case !family:
+		return &InputError{Path: f.Path, Problem: "not an Nsight Systems export (no StringIds table and none of the CUPTI_/NVTX_/OSRT_/TARGET_INFO_ tables)", Hint: "nsysphase reads `nsys export --type sqlite` output"}
+	case !f.HasTable(TableStrings):
+		return &InputError{Path: f.Path, Problem: "missing table StringIds (every name of an Nsight Systems export lives there)", Hint: hintReexport}
+	}
+	if e.MetadataTable != "" {
+		t := e.MetadataTable
+		err := f.query("SELECT name, value FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
+			kv := KeyValue{Name: st.ColumnText(0), Value: st.ColumnText(1)}
+			e.Values = append(e.Values, kv)
+			switch kv.Name {
+			case "EXPORT_PRODUCT_NAME":
+				e.ProductName = kv.Value
+			case "EXPORT_PRODUCT_VERSION":
+				e.ProductVersion = kv.Value
+			case "EXPORT_SCHEMA_VERSION":
+				e.SchemaVersion = kv.Value
+			}
+			return nil
+		})
+		if err != nil {
+			return f.readError("cannot read "+t, err)
+		}
+		if e.ProductVersion != "" {
+			e.VersionSource = t
+		}
+	}
+	if e.ProductVersion == "" {
+		if v, src := f.inferVersion(); v != "" {
+			e.ProductVersion, e.VersionSource = v, src
+		}
+	}
+	if e.ProductVersion == "" {
+		e.Unknown = append(e.Unknown, "nsys version")
 	}
 	if e.SchemaVersion == "" {
-		return &InputError{Path: f.Path, Problem: "not an Nsight Systems export (META_DATA_EXPORT has no EXPORT_SCHEMA_VERSION)", Hint: hintReexport}
+		e.Unknown = append(e.Unknown, "export schema version")
+	} else if err := f.parseSchema(); err != nil {
+		return err
 	}
+	switch {
+	case e.MetadataTable == "":
+		f.Warnings = append(f.Warnings, FileWarning(WarnNoMetadata, f.Path, "no export metadata table (exports before nsys 2022.1 have none); %s unknown%s; tables and columns were probed and missing ones are reported", strings.Join(e.Unknown, " and "), e.versionNote()))
+	case len(e.Unknown) > 0:
+		f.Warnings = append(f.Warnings, FileWarning(WarnNoMetadata, f.Path, "%s does not say the %s; tables and columns were probed and missing ones are reported", e.MetadataTable, strings.Join(e.Unknown, " or ")))
+	}
+	return nil
+}
+
+// SchemaLabel is the schema version, or "unknown" when the export does not say.
+func (e ExportInfo) SchemaLabel() string {
+	if e.SchemaVersion == "" {
+		return "unknown"
+	}
+	return e.SchemaVersion
+}
+
+// versionNote says where an inferred version came from.
+func (e *ExportInfo) versionNote() string {
+	if e.ProductVersion == "" || e.VersionSource == e.MetadataTable {
+		return ""
+	}
+	return fmt.Sprintf(" (nsys %s inferred from %s)", e.ProductVersion, e.VersionSource)
+}
+
+// parseSchema splits EXPORT_SCHEMA_VERSION and refuses unknown majors.
+func (f *File) parseSchema() error {
+	e := &f.Export
 	parts := strings.Split(e.SchemaVersion, ".")
 	nums := make([]int, 3)
 	for i := 0; i < len(parts) && i < 3; i++ {
@@ -432,13 +576,36 @@ func (f *File) readExportInfo() error {
 		nums[i] = n
 	}
 	e.SchemaMajor, e.SchemaMinor, e.SchemaMicro = nums[0], nums[1], nums[2]
-	if e.SchemaMajor != SupportedSchemaMajor {
-		return &InputError{Path: f.Path, Problem: fmt.Sprintf("export schema %s is not supported (nsysphase reads schema %d.x)", e.SchemaVersion, SupportedSchemaMajor), Hint: "export the report with Nsight Systems 2023.x–2025.x"}
+	if e.SchemaMajor < MinSchemaMajor || e.SchemaMajor > SupportedSchemaMajor {
+		return &InputError{Path: f.Path, Problem: fmt.Sprintf("export schema %s is not supported (nsysphase reads schema %d.x–%d.x)", e.SchemaVersion, MinSchemaMajor, SupportedSchemaMajor), Hint: "export the report with Nsight Systems 2020.3–2026.x"}
 	}
-	if e.SchemaMinor != 20 {
+	if e.SchemaMajor != SupportedSchemaMajor || e.SchemaMinor != 20 {
 		f.Warnings = append(f.Warnings, FileWarning(WarnSchemaMinor, f.Path, "export schema %s differs from the tested 3.20.x; columns were probed and missing ones are reported", e.SchemaVersion))
 	}
 	return nil
+}
+
+// inferVersion looks for the nsys install path that older exports record
+// (TARGET_INFO_SYSTEM_ENV TargetInstallDir, or an injection library path in
+// StringIds); "" when nothing names a version.
+func (f *File) inferVersion() (version, source string) {
+	if f.HasTable(TableSystemEnv) && f.HasColumn(TableSystemEnv, "name") && f.HasColumn(TableSystemEnv, "value") {
+		_ = f.query("SELECT value FROM "+quoteIdent(TableSystemEnv)+" WHERE name = 'TargetInstallDir'", func(st *sqlite.Stmt) error {
+			if m := installVersion.FindStringSubmatch(st.ColumnText(0)); m != nil && version == "" {
+				version, source = m[1], "the install path (TARGET_INFO_SYSTEM_ENV TargetInstallDir)"
+			}
+			return nil
+		})
+	}
+	if version == "" && f.HasColumn(TableStrings, "value") {
+		_ = f.query("SELECT value FROM StringIds WHERE value LIKE '%nsight%systems%' LIMIT 64", func(st *sqlite.Stmt) error {
+			if m := installVersion.FindStringSubmatch(st.ColumnText(0)); m != nil && version == "" {
+				version, source = m[1], "the install path in StringIds"
+			}
+			return nil
+		})
+	}
+	return version, source
 }
 
 // Close releases the metadata connection and any private copy of the input.
@@ -473,7 +640,10 @@ func (f *File) Tables() []string {
 func (f *File) HasTable(t string) bool { _, ok := f.columns[t]; return ok }
 
 // HasColumn reports whether table t has column c.
-func (f *File) HasColumn(t, c string) bool { return slices.Contains(f.columns[t], c) }
+// Column names match case-insensitively, as in SQL.
+func (f *File) HasColumn(t, c string) bool {
+	return slices.ContainsFunc(f.columns[t], func(name string) bool { return strings.EqualFold(name, c) })
+}
 
 // Columns returns the columns of table t as probed at Open.
 func (f *File) Columns(t string) []string { return slices.Clone(f.columns[t]) }
@@ -494,23 +664,50 @@ func (f *File) RowCount(t string) (int64, error) {
 	return n, nil
 }
 
-// RowHint estimates the rows of table t from its largest rowid: O(log n),
-// where count(*) reads every page of the table. The exporter appends rows
-// without deleting, so the hint is exact for exports; callers use it only to
-// size buffers. 0 when the table is absent or has no rowid.
+// RowHint estimates the rows of table t, for sizing buffers and parts.
+// A table read from the pages is measured from its B-tree (its leaves,
+// counted from the interior pages, times the cells of its first and last
+// leaves): the estimate follows the rows, never the rowid values, which
+// may be sparse. Other tables (views, WITHOUT ROWID) are counted by SQLite.
+// Answers are kept per table; a damaged table reads as 0 and its scan
+// reports the damage.
 func (f *File) RowHint(t string) int64 {
 	if !f.HasTable(t) {
 		return 0
 	}
+	f.hintMu.Lock()
+	defer f.hintMu.Unlock()
+	if n, ok := f.hints[t]; ok {
+		return n
+	}
 	var n int64
-	err := f.query("SELECT max(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
-		n = st.ColumnInt64(0)
-		return nil
-	})
-	if err != nil || n < 0 || n > 1<<34 {
+	if pt := f.pageTables[t]; pt != nil && f.pages != nil {
+		n = f.pageRowEstimate(pt.root)
+	} else if c, err := f.RowCount(t); err == nil {
+		n = c
+	}
+	if f.hints == nil {
+		f.hints = map[string]int64{}
+	}
+	f.hints[t] = n
+	return n
+}
+
+// pageRowEstimate estimates the rows under B-tree root from its leaves.
+func (f *File) pageRowEstimate(root uint32) int64 {
+	leaves, _, isLeaf, err := f.pages.Subtrees(root, 1<<62)
+	if err != nil || !isLeaf || len(leaves) == 0 {
 		return 0
 	}
-	return n
+	first, err1 := f.pages.Cells(leaves[0])
+	last, err2 := f.pages.Cells(leaves[len(leaves)-1])
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	if len(leaves) == 1 {
+		return int64(first)
+	}
+	return int64(len(leaves)-1)*int64(max(first, last)) + int64(last)
 }
 
 // Skipped returns, per table, how many rows scans could not use (a NULL in a

@@ -27,11 +27,16 @@ type pageTable struct {
 	real    []bool         // by record position: REAL affinity (stored integers read back as reals)
 }
 
-// tableInfo is one table's entry in sqlite_master with its columns.
+// tableInfo is one table's entry in sqlite_master with what SQLite says of
+// it: its columns, whether it is a view or WITHOUT ROWID, and whether its
+// PRIMARY KEY has an index of its own (then it does not alias the rowid).
 type tableInfo struct {
-	root    int64
-	sql     string
-	columns []columnInfo
+	root         int64
+	sql          string
+	view         bool
+	withoutRowid bool
+	pkIndex      bool
+	columns      []columnInfo
 }
 
 type columnInfo struct {
@@ -43,10 +48,11 @@ type columnInfo struct {
 
 // pageTableOf decides whether table t can be scanned from the pages: an
 // ordinary rowid table whose columns are all stored in the record, with no
-// column default that old rows would have to take.
+// column default that old rows would have to take. The schema comes from
+// SQLite (pragma table_list, table_xinfo, index_list), never from the text
+// of the CREATE statement.
 func pageTableOf(ti tableInfo) *pageTable {
-	sql := strings.ToUpper(ti.sql)
-	if ti.root <= 0 || ti.root > 1<<32-1 || !strings.HasPrefix(sql, "CREATE TABLE") || strings.Contains(sql, "WITHOUT ROWID") {
+	if ti.view || ti.withoutRowid || ti.root <= 0 || ti.root > 1<<32-1 || !strings.HasPrefix(strings.ToUpper(strings.TrimSpace(ti.sql)), "CREATE TABLE") {
 		return nil
 	}
 	pt := &pageTable{root: uint32(ti.root), columns: map[string]int{}, rowidAt: -1}
@@ -55,7 +61,7 @@ func pageTableOf(ti tableInfo) *pageTable {
 		if c.hidden != 0 || c.hasDflt {
 			return nil
 		}
-		pt.columns[c.name] = i
+		pt.columns[strings.ToLower(c.name)] = i
 		pt.real = append(pt.real, realAffinity(c.typ))
 		if c.pk > 0 {
 			pks++
@@ -64,8 +70,9 @@ func pageTableOf(ti tableInfo) *pageTable {
 			}
 		}
 	}
-	if pks != 1 || strings.Contains(sql, " DESC") {
-		// Only a lone INTEGER PRIMARY KEY (not DESC) aliases the rowid.
+	if pks != 1 || ti.pkIndex {
+		// Only a lone INTEGER PRIMARY KEY without an index of its own
+		// (`INTEGER PRIMARY KEY DESC` gets one) aliases the rowid.
 		pt.rowidAt = -1
 	}
 	return pt
@@ -241,7 +248,7 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r RowRange, fn 
 	width := 0
 	var want uint64 // record positions to decode
 	for i, c := range cols {
-		p, ok := pt.columns[c.name]
+		p, ok := pt.columns[strings.ToLower(c.name)]
 		switch {
 		case !ok:
 			p = -1
@@ -262,10 +269,7 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r RowRange, fn 
 		}
 		width = max(width, p+1)
 	}
-	lo, hi := int64(-1<<63), int64(1<<63-1)
-	if r != AllRows {
-		lo, hi = r.Lo, r.Hi
-	}
+	lo, hi := r.bounds()
 	var stop func() error
 	if f.ctx != nil && f.ctx.Done() != nil {
 		stop = f.ctx.Err

@@ -169,7 +169,7 @@ func TestPageScansOddRecords(t *testing.T) {
 			t.Fatalf("%s: not read from the pages", table)
 		}
 		compareCells(t, table, readCells(t, f, table, AllRows, true), readCells(t, f, table, AllRows, false))
-		for _, r := range []RowRange{{Lo: -100, Hi: 5}, {Lo: 5, Hi: 6}, {Lo: 1000, Hi: 1 << 62}, {Lo: 7, Hi: 7}} {
+		for _, r := range []RowRange{{lo: -100, hi: 4, bounded: true}, {lo: 5, hi: 5, bounded: true}, {lo: 1000, hi: 1<<63 - 1, bounded: true}, {lo: 7, hi: 6, bounded: true}, {lo: -1 << 63, hi: -3999, bounded: true}} {
 			compareCells(t, fmt.Sprintf("%s %+v", table, r), readCells(t, f, table, r, true), readCells(t, f, table, r, false))
 		}
 	}

@@ -3,6 +3,7 @@ package nsys
 import (
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -22,6 +23,7 @@ const (
 	TableThreads    = "ThreadNames"
 	TableProcesses  = "PROCESSES"
 	TableGPUs       = "TARGET_INFO_GPU"
+	TableCUDAGPU    = "TARGET_INFO_CUDA_GPU" // the GPU table of exports before 2021
 	TableSystemEnv  = "TARGET_INFO_SYSTEM_ENV"
 	TableCapture    = "META_DATA_CAPTURE"
 	TableCUDADevice = "TARGET_INFO_CUDA_DEVICE"
@@ -70,7 +72,7 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 			continue
 		}
 		if c.required {
-			return "", &InputError{Path: f.Path, Problem: fmt.Sprintf("table %s lacks column %s (export schema %s)", t, c.name, f.Export.SchemaVersion), Hint: hint}
+			return "", &InputError{Path: f.Path, Problem: fmt.Sprintf("table %s lacks column %s (export schema %s)", t, c.name, f.Export.SchemaLabel()), Hint: hint}
 		}
 		if c.def != "" {
 			b.WriteString(c.def)
@@ -83,7 +85,11 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 	var nullChecks []string
 	for _, c := range cols {
 		if c.notNull && f.HasColumn(t, c.name) {
-			nullChecks = append(nullChecks, quoteIdent(c.name)+" IS NULL")
+			if slices.Contains(f.declaredNotNull[t], strings.ToLower(c.name)) {
+				nullChecks = append(nullChecks, "typeof("+quoteIdent(c.name)+") = 'null'")
+			} else {
+				nullChecks = append(nullChecks, quoteIdent(c.name)+" IS NULL")
+			}
 		}
 	}
 	if len(nullChecks) > 0 {
@@ -102,43 +108,61 @@ func (f *File) scan(t string, cols []column, hint string, fn func(row) bool) err
 	return f.scanRange(t, cols, hint, AllRows, fn)
 }
 
-// RowRange selects rows by rowid: Lo ≤ rowid < Hi. The zero Hi means no
-// upper bound. Ranges let one table be read by several connections at once.
-type RowRange struct{ Lo, Hi int64 }
+// RowRange is one part of a table as Split cuts it: the rows whose rowids
+// lie between two keys of the table's B-tree, both ends included. It is an
+// opaque value: pass it back to the scans of the same file.
+type RowRange struct {
+	lo, hi  int64
+	bounded bool // false: every row (AllRows)
+}
 
 // AllRows selects every row.
 var AllRows = RowRange{}
 
-// Split cuts table t into at most n contiguous rowid ranges of about equal
-// size (rowid ranges are B-tree seeks, so each part costs its share only).
-// Tables with fewer than minRows rows, or n ≤ 1, come back whole.
+// bounds returns the first and last rowid the range admits.
+func (r RowRange) bounds() (int64, int64) {
+	if !r.bounded {
+		return -1 << 63, 1<<63 - 1
+	}
+	return r.lo, r.hi
+}
+
+// Split cuts table t into at most n parts of about equal size, along the
+// pages of its B-tree: each part is a run of whole subtrees, so the parts
+// follow the pages (and so the rows), never the rowid values, which may be
+// sparse, negative or near ±2^63 in a valid file. Tables with fewer than
+// minRows rows (by RowHint), n ≤ 1, and tables not read from the pages come
+// back whole: a scan through SQLite reads the table in one pass, which lets
+// it check that rowids increase.
 func (f *File) Split(t string, n int, minRows int64) []RowRange {
-	if n <= 1 || !f.HasTable(t) {
-		return []RowRange{AllRows}
+	whole := []RowRange{AllRows}
+	pt := f.pageTables[t]
+	if n <= 1 || pt == nil || f.pages == nil || f.SQLScans || f.RowHint(t) < minRows {
+		return whole
 	}
-	// Two single-aggregate queries: SQLite answers min(rowid) or max(rowid)
-	// alone with one B-tree seek, but both in one SELECT with a full scan.
-	var lo, hi int64
-	err := f.query("SELECT min(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
-		lo = st.ColumnInt64(0)
-		return nil
-	})
-	if err == nil {
-		err = f.query("SELECT max(rowid) FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
-			hi = st.ColumnInt64(0)
-			return nil
-		})
+	_, keys, _, err := f.pages.Subtrees(pt.root, n)
+	if err != nil || len(keys) == 0 {
+		return whole // the scan reports the damage
 	}
-	if err != nil || hi-lo+1 < minRows {
-		return []RowRange{AllRows}
+	for i, k := range keys {
+		if (i > 0 && k <= keys[i-1]) || k == 1<<63-1 {
+			return whole // keys out of order: the scan reports the damage
+		}
 	}
-	step := (hi - lo + int64(n)) / int64(n)
+	m := len(keys) + 1 // subtrees
+	n = min(n, m)
 	out := make([]RowRange, 0, n)
-	for a := lo; a <= hi; a += step {
-		out = append(out, RowRange{Lo: a, Hi: min(a+step, hi+1)})
+	for j := 0; j < n; j++ {
+		a, b := j*m/n, (j+1)*m/n // subtrees [a, b)
+		r := RowRange{lo: -1 << 63, hi: 1<<63 - 1, bounded: true}
+		if a > 0 {
+			r.lo = keys[a-1] + 1
+		}
+		if b < m {
+			r.hi = keys[b-1]
+		}
+		out = append(out, r)
 	}
-	out[0].Lo = -1 << 62 // keep both ends open
-	out[len(out)-1].Hi = 1 << 62
 	return out
 }
 
@@ -153,8 +177,16 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 	if pt := f.pageTables[t]; pt != nil && f.pages != nil && !f.SQLScans {
 		return f.scanPages(pt, t, cols, r, fn)
 	}
-	if r != AllRows {
-		q += fmt.Sprintf(" WHERE rowid >= %d AND rowid < %d", r.Lo, r.Hi)
+	// SQLite reads a table whose leaves were swapped or whose rowids were
+	// edited without complaint (count(*) and sum() agree), rows out of
+	// place: the scan checks itself that rowids increase.
+	rowid := f.rowidName[t]
+	if rowid != "" {
+		from := strings.LastIndex(q, " FROM ")
+		q = q[:from] + ", " + rowid + q[from:]
+		if r.bounded {
+			q += fmt.Sprintf(" WHERE %s >= %d AND %s <= %d", rowid, r.lo, rowid, r.hi)
+		}
 	}
 	c, err := f.conn()
 	if err != nil {
@@ -167,7 +199,7 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 	}
 	defer st.Finalize()
 	flag := len(cols) // the computed "row lacks a required value" column
-	var skipped int64
+	var skipped, rows, prev int64
 	defer func() { f.addSkipped(t, skipped) }()
 	for {
 		ok, err := st.Step()
@@ -176,6 +208,14 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 		}
 		if !ok {
 			return nil
+		}
+		if rowid != "" {
+			id := st.ColumnInt64(flag + 1)
+			if rows > 0 && id <= prev {
+				return &InputError{Path: f.Path, Problem: fmt.Sprintf("table %s is malformed: rowid %d follows rowid %d (rowids must increase)", t, id, prev), Hint: "`PRAGMA integrity_check` shows the damage; " + hintReexport}
+			}
+			prev = id
+			rows++
 		}
 		if st.ColumnInt64(flag) != 0 {
 			skipped++
@@ -251,7 +291,7 @@ func (f *File) Kernels() iter.Seq2[Kernel, error] {
 // kernelCols on the biggest GPU table.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
-// KernelOps streams the kernels of rowid range r with only Start, End, GlobalPid, DeviceID,
+// KernelOps streams the kernels of part r (see Split) with only Start, End, GlobalPid, DeviceID,
 // CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
 func (f *File) KernelOps(r RowRange) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st row) Kernel {
@@ -303,7 +343,7 @@ var memcpyCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req(
 // Memcpys streams the memcpy table.
 func (f *File) Memcpys() iter.Seq2[Memcpy, error] { return f.MemcpysIn(AllRows) }
 
-// MemcpysIn streams the rows of rowid range r.
+// MemcpysIn streams the rows of part r (see Split).
 func (f *File) MemcpysIn(r RowRange) iter.Seq2[Memcpy, error] {
 	return seqRange(f, TableMemcpy, memcpyCols, hintCUDA, r, func(st row) Memcpy {
 		return Memcpy{
@@ -332,7 +372,7 @@ var memsetCols = []column{req("start"), req("end"), reqN("globalPid"), req("devi
 // Memsets streams the memset table.
 func (f *File) Memsets() iter.Seq2[Memset, error] { return f.MemsetsIn(AllRows) }
 
-// MemsetsIn streams the rows of rowid range r.
+// MemsetsIn streams the rows of part r (see Split).
 func (f *File) MemsetsIn(r RowRange) iter.Seq2[Memset, error] {
 	return seqRange(f, TableMemset, memsetCols, hintCUDA, r, func(st row) Memset {
 		return Memset{
@@ -401,7 +441,7 @@ func (f *File) APICalls() iter.Seq2[APICall, error] {
 
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
-// APICallsCore streams the API calls of rowid range r with only Start, End, GlobalTid,
+// APICallsCore streams the API calls of part r (see Split) with only Start, End, GlobalTid,
 // CorrelationID, NameID and EventClass filled (no return value, no callchain).
 func (f *File) APICallsCore(r RowRange) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st row) APICall {
@@ -432,7 +472,7 @@ var graphTraceCols = []column{req("start"), req("end"), reqN("globalPid"), req("
 // GraphTraces streams whole-graph launch records.
 func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] { return f.GraphTracesIn(AllRows) }
 
-// GraphTracesIn streams the rows of rowid range r.
+// GraphTracesIn streams the rows of part r (see Split).
 func (f *File) GraphTracesIn(r RowRange) iter.Seq2[GraphTrace, error] {
 	return seqRange(f, TableGraphTrace, graphTraceCols, hintCUDA, r, func(st row) GraphTrace {
 		return GraphTrace{

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+	"zombiezen.com/go/sqlite"
 )
 
 // Durations summarises a set of int64-ns durations the way `nsys stats`
@@ -80,7 +81,7 @@ type ActivitySummary struct {
 	Kernels       Durations        // all kernels
 	KernelsByName []NamedDurations // by demangled name, total time descending
 	API           Durations        // all runtime and driver calls
-	APIByName     []NamedDurations // by VendorAPIName, total time descending
+	APIByName     []NamedDurations // by name id, printed as VendorAPIName (a name may repeat); total time descending
 	Memops        []MemopSummary   // memcpy by copy kind, then memset; total time descending
 	Syncs         []SyncSummary    // by syncType
 	// DuplicateCorrelations counts API calls whose (process, correlationId)
@@ -148,8 +149,10 @@ func (f *File) SummarizeActivity(strs *Strings) (*ActivitySummary, error) {
 		return nil
 	})
 	g.Go(func() error {
-		// Group by the printed name: ids whose names differ only by a
-		// stripped suffix are one row, as in the vendor's report.
+		// Group by name id and print the name without its version suffix,
+		// as the vendor's report does: where an export holds both
+		// cudaMemcpy and cudaMemcpy_v3020 (older exports, MPI), they are
+		// two rows with one printed name.
 		byID := map[int64][]int64{}
 		corr := map[int64][]int64{} // process → correlation ids, to find repeats
 		var all []int64
@@ -166,15 +169,8 @@ func (f *File) SummarizeActivity(strs *Strings) (*ActivitySummary, error) {
 			}
 		}
 		s.DuplicateCorrelations = countDuplicates(corr)
-		byName := map[string][]int64{}
-		for id, ds := range byID {
-			n := VendorAPIName(strs.Name(id))
-			byName[n] = append(byName[n], ds...)
-		}
 		s.API = SummarizeDurations(all)
-		for n, ds := range byName {
-			s.APIByName = append(s.APIByName, NamedDurations{Name: n, Durations: SummarizeDurations(ds)})
-		}
+		s.APIByName = summarizeNamed(byID, func(id int64) string { return VendorAPIName(strs.Name(id)) })
 		sortNamed(s.APIByName)
 		return nil
 	})
@@ -256,9 +252,38 @@ func summarizeNamed(byID map[int64][]int64, name func(int64) string) []NamedDura
 	return out
 }
 
-// sortNamed orders by total time descending, as `nsys stats` does, then name.
+// sortNamed orders by total time descending, as `nsys stats` does, then
+// name, then count (two ids may print the same name).
 func sortNamed(xs []NamedDurations) {
 	slices.SortFunc(xs, func(a, b NamedDurations) int {
-		return cmp.Or(cmp.Compare(b.TotalNs, a.TotalNs), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(b.TotalNs, a.TotalNs), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Count, b.Count), cmp.Compare(a.MinNs, b.MinNs))
 	})
+}
+
+// ThreadExtent is one thread's CUDA API activity: its first call's start,
+// its last call's end and its number of calls.
+type ThreadExtent struct {
+	GlobalTid  int64
+	Start, End int64
+	Calls      int64
+}
+
+// APIExtents returns, per thread, the extent of its CUDA runtime and driver
+// calls (empty when the export has no API table), sorted by thread. Rows
+// without a thread, start or end are left out.
+func (f *File) APIExtents() ([]ThreadExtent, error) {
+	t := TableRuntime
+	if !f.HasTable(t) || !f.HasColumn(t, "globalTid") || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
+		return nil, nil
+	}
+	var out []ThreadExtent
+	err := f.query(`SELECT globalTid, min(start), max("end"), count(*) FROM `+quoteIdent(t)+
+		` WHERE globalTid IS NOT NULL AND start IS NOT NULL AND "end" IS NOT NULL GROUP BY globalTid ORDER BY globalTid`, func(st *sqlite.Stmt) error {
+		out = append(out, ThreadExtent{GlobalTid: st.ColumnInt64(0), Start: st.ColumnInt64(1), End: st.ColumnInt64(2), Calls: st.ColumnInt64(3)})
+		return nil
+	})
+	if err != nil {
+		return nil, f.readError("cannot read the extent of "+t, err)
+	}
+	return out, nil
 }

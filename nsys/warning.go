@@ -40,6 +40,12 @@ const (
 	WarnCorrelationRange     = "correlation_range"     // correlation ids beyond 2^31 left out
 	WarnOutsideArm           = "outside_arm"           // steps outside every arm block were left out
 	WarnWholeRead            = "whole_read"            // activity tables read whole (memory ≈ export)
+	WarnNoMetadata           = "no_metadata"           // no export metadata table, or one that lacks the version: provenance unknown
+	WarnOldLayout            = "old_layout"            // an older export lacks a table or column (PROCESSES, ThreadNames, callchainId, GPU properties)
+	WarnNoKernelTable        = "no_kernel_table"       // launch calls but no kernel table: GPU activity was not recorded
+	WarnNVTXDomainRows       = "nvtx_domain_rows"      // NVTX domain-create rows with a negative start and no end
+	WarnNoNVTX               = "no_nvtx"               // no NVTX ranges: each process analysed as one phase
+	WarnSingleShot           = "single_shot"           // no NVTX range repeats: every range is one measured value (n = 1)
 	WarnInput                = "input"                 // an input warning of unknown kind (read from a dataset of nsysphase before codes)
 )
 

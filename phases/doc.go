@@ -4,9 +4,13 @@
 // pattern, warm-up, rules file, file-level arm). Segment builds per-thread
 // NVTX range trees (push/pop and start/end, domains, registered strings),
 // finds arm blocks (ranges named like "arm=<name> block=<i>"), the step (the
-// range name that repeats most among the children of arm blocks, or at top
-// level), and the phases (the step's children, down to Depth), then measures
-// every step and phase instance.
+// range name or numbered family, "ProfilerStep#N", that repeats most among
+// the children of arm blocks, or at the top of a thread's tree; PyTorch's
+// seq/op_id suffixes stripped), and the phases (the step's children, down to
+// Depth), then measures every step and phase instance. Without a repeated
+// range each thread's ranges go under one "whole process" step (single shot,
+// n = 1); without NVTX ranges each process's CUDA activity is that step.
+// Result.StepChoice says which rule chose the step.
 //
 // Output: a Result with one Instance per step and phase instance, each with
 // the int64 metrics that docs/schema.md ("What each number means") defines: wall time split into six exclusive parts

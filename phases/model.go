@@ -171,6 +171,7 @@ type Instance struct {
 	BlockStart int64  // start of the block (its arm range, or the file's first step), orders units
 	Unit       UnitID // the statistics unit the instance belongs to
 	Step       int    // step index within the block, from 0
+	StepLabel  string // the step instance's own name when the step is a numbered family ("ProfilerStep#12"); "" otherwise
 	Phase      string // phase name; for step rows, the step's name
 	IsStep     bool
 	Depth      int // 0 for steps, 1 for their children, …
@@ -188,15 +189,16 @@ type Instance struct {
 
 // Input describes one analysed export.
 type Input struct {
-	File           string   `json:"file"`
-	FileArm        string   `json:"file_arm,omitempty"`
-	NsysVersion    string   `json:"nsys_version"`
-	SchemaVersion  string   `json:"export_schema_version"`
-	GraphTraceMode string   `json:"cuda_graph_trace_mode"`
-	Step           string   `json:"step"`
-	Steps          int      `json:"steps"`
-	Phases         []string `json:"phases"`
-	Absent         []string `json:"absent_activity_tables"`
+	File           string     `json:"file"`
+	FileArm        string     `json:"file_arm,omitempty"`
+	NsysVersion    string     `json:"nsys_version"`
+	SchemaVersion  string     `json:"export_schema_version"`
+	GraphTraceMode string     `json:"cuda_graph_trace_mode"`
+	Step           string     `json:"step"`
+	StepChoice     StepChoice `json:"step_choice"` // how the step was chosen
+	Steps          int        `json:"steps"`
+	Phases         []string   `json:"phases"`
+	Absent         []string   `json:"absent_activity_tables"`
 	// CrossProcessOverlapNs is the time GPU work of two or more processes ran
 	// at once on one GPU: the trace's only reliable sign of CUDA MPS.
 	CrossProcessOverlapNs int64    `json:"cross_process_gpu_overlap_ns"`
@@ -227,7 +229,8 @@ type Result struct {
 	Excluded   Exclusions
 	Warnings   []nsys.Warning
 	StepName   string
-	PhaseOrder []string // phases in step order (first appearance), step first
+	StepChoice StepChoice // how the step was chosen (family, count, why)
+	PhaseOrder []string   // phases in step order (first appearance), step first
 	// Calls are the instances' top-level CUDA API calls, each owned by one
 	// instance (Options.Calls only; nil otherwise).
 	Calls    []CallRecord

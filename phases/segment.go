@@ -37,7 +37,8 @@ type Options struct {
 type rng struct {
 	start, end int64
 	gtid       int64
-	name       string // "<domain>:<text>" for a named domain, else the text
+	name       string // "<domain>:<text>" for a named domain, else the text; PyTorch ids stripped
+	family     string // name with standalone numbers as N (FamilyOf); == name when it has none
 	text       string // the text alone: arm patterns match it, whatever the domain
 	parent     int32  // index into the thread's ranges, -1 = top level
 	depth      int32
@@ -69,9 +70,6 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if opt.Rules != nil {
 		opt = opt.Rules.apply(opt)
 	}
-	if !f.HasTable(nsys.TableNVTX) {
-		return nil, &nsys.InputError{Path: f.Path, Problem: "no NVTX_EVENTS table: the program was not annotated or NVTX was not traced", Hint: "mark phases with NVTX ranges and record with `nsys profile -t cuda,nvtx`"}
-	}
 	// Physical GPUs first (a tiny table): the sweep's decoders map each op
 	// as they read it. They start now and read ahead (a few parts per
 	// table) while the NVTX side is loaded and laid out.
@@ -90,19 +88,61 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	}
 	res := &Result{}
 	threads := tr.buildRanges(opt, &res.Excluded)
-	if len(threads) == 0 {
-		return nil, &nsys.InputError{Path: f.Path, Problem: "no closed NVTX ranges", Hint: "mark each step and phase with an NVTX range (push/pop or start/end)"}
-	}
 	blocks := findArmBlocks(threads, opt.ArmPattern)
 	stepName := opt.Step
-	if stepName == "" {
-		stepName = pickStep(threads, blocks, opt.ArmPattern)
-		if stepName == "" {
-			return nil, &nsys.InputError{Path: f.Path, Problem: "no repeated NVTX range to use as the step", Hint: "name the step with --step NAME"}
+	switch {
+	case len(threads) == 0:
+		// No NVTX ranges: each process's CUDA activity is one instance.
+		if stepName != "" {
+			return nil, &nsys.InputError{Path: f.Path, Problem: fmt.Sprintf("no closed NVTX ranges, so no step %q", stepName), Hint: "drop --step to analyse each process's CUDA activity as one phase, or mark each step with an NVTX range"}
 		}
+		ext, err := f.APIExtents()
+		if err != nil {
+			return nil, err
+		}
+		threads = wholeProcessRanges(ext)
+		if len(threads) == 0 {
+			problem := "no events to analyse: no CUDA API calls and no closed NVTX ranges"
+			if !f.HasTable(nsys.TableNVTX) && !f.HasTable(nsys.TableRuntime) {
+				problem = "no events to analyse: no NVTX_EVENTS and no CUDA API table (CUDA and NVTX were not traced)"
+			}
+			return nil, &nsys.InputError{Path: f.Path, Problem: problem, Hint: "record with `nsys profile -t cuda,nvtx` and mark phases with NVTX ranges"}
+		}
+		stepName = WholeProcess
+		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
+		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads),
+			Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
+	case stepName != "":
+		res.StepChoice = StepChoice{Mode: StepGiven, Step: stepName, Why: fmt.Sprintf("step %q: given by --step or the rules file", stepName)}
+	default:
+		name, n, family := pickStep(threads, blocks, opt.ArmPattern)
+		if name != "" {
+			stepName = name
+			res.StepChoice = choiceRepeated(name, n, family, len(blocks) > 0)
+			break
+		}
+		if len(blocks) > 0 {
+			return nil, &nsys.InputError{Path: f.Path, Problem: "no repeated NVTX range inside the arm blocks to use as the step", Hint: "name the step with --step NAME"}
+		}
+		// Single shot: every range occurs once per thread. Each thread's
+		// ranges go under one synthetic step, so each is a phase with n = 1.
+		ext, err := f.APIExtents()
+		if err != nil {
+			return nil, err
+		}
+		depth := wrapSingleShot(threads, ext)
+		if opt.Rules == nil || opt.Rules.Depth == 0 {
+			opt.Depth = max(opt.Depth, depth)
+		}
+		stepName = WholeProcess
+		opt.SkipSteps = 0 // one instance per thread: there is no warm-up step to skip
+		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads),
+			Why: fmt.Sprintf("no NVTX range repeats on a thread as a step: single-shot program; each range is a phase measured once (n = 1, values without CIs) under one %q step per thread (%d); name a repeated range with --step NAME to get statistics", stepName, len(threads))}
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
 	}
 	res.StepName = stepName
-	in := Input{File: f.Path, FileArm: opt.FileArm, NsysVersion: f.Export.ProductVersion, SchemaVersion: f.Export.SchemaVersion, GraphTraceMode: tr.graphMode, Step: stepName}
+	in := Input{File: f.Path, FileArm: opt.FileArm, NsysVersion: f.Export.ProductVersion, SchemaVersion: f.Export.SchemaVersion, GraphTraceMode: tr.graphMode, Step: stepName, StepChoice: res.StepChoice}
 	for _, t := range nsys.ActivityTables {
 		if !f.HasTable(t) {
 			in.Absent = append(in.Absent, t)
@@ -171,6 +211,7 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 		if e.HasTextID {
 			text = tr.strs.Name(e.TextID)
 		}
+		text = StripTorchIDs(text)
 		name := text
 		if e.DomainID != 0 {
 			if d := domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}]; d != "" {
@@ -196,7 +237,7 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 			t = &threadRanges{gtid: e.GlobalTid}
 			byTid[e.GlobalTid] = t
 		}
-		t.ranges = append(t.ranges, rng{start: e.Start, end: end, gtid: e.GlobalTid, name: name, text: text, parent: -1})
+		t.ranges = append(t.ranges, rng{start: e.Start, end: end, gtid: e.GlobalTid, name: name, family: FamilyOf(name), text: text, parent: -1})
 	}
 	tr.nvtx = nil // no longer needed; free before attribution
 	out := make([]*threadRanges, 0, len(byTid))
@@ -204,28 +245,90 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 		slices.SortFunc(t.ranges, func(a, b rng) int {
 			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
 		})
-		// Parent = the closest earlier-starting range that contains it. The
-		// explicit stack bounds memory even for very deep nesting.
-		var stack []int32
-		for i := range t.ranges {
-			r := &t.ranges[i]
-			for len(stack) > 0 {
-				p := &t.ranges[stack[len(stack)-1]]
-				if r.start >= p.start && r.end <= p.end {
-					break
-				}
-				stack = stack[:len(stack)-1]
-			}
-			if len(stack) > 0 {
-				r.parent = stack[len(stack)-1]
-				r.depth = t.ranges[r.parent].depth + 1
-			}
-			stack = append(stack, int32(i))
-		}
+		linkParents(t)
 		out = append(out, t)
 	}
 	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
 	return out
+}
+
+// linkParents sets each range's parent and depth; t.ranges is sorted by
+// (start, −end). Parent = the closest earlier-starting range that contains
+// it. The explicit stack bounds memory even for very deep nesting.
+func linkParents(t *threadRanges) {
+	var stack []int32
+	for i := range t.ranges {
+		r := &t.ranges[i]
+		r.parent, r.depth = -1, 0
+		for len(stack) > 0 {
+			p := &t.ranges[stack[len(stack)-1]]
+			if r.start >= p.start && r.end <= p.end {
+				break
+			}
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 {
+			r.parent = stack[len(stack)-1]
+			r.depth = t.ranges[r.parent].depth + 1
+		}
+		stack = append(stack, int32(i))
+	}
+}
+
+// wholeProcessRanges makes one synthetic step range per process that made
+// CUDA API calls: from its first call's start to its last call's end, on
+// the thread that made the most calls (ties: the lower thread id).
+func wholeProcessRanges(ext []nsys.ThreadExtent) []*threadRanges {
+	type proc struct {
+		lo, hi int64
+		best   nsys.ThreadExtent
+	}
+	procs := map[int64]*proc{}
+	for _, e := range ext {
+		pid := nsys.Pid(e.GlobalTid)
+		p := procs[pid]
+		if p == nil {
+			p = &proc{lo: e.Start, hi: e.End, best: e}
+			procs[pid] = p
+		}
+		p.lo, p.hi = min(p.lo, e.Start), max(p.hi, e.End)
+		if e.Calls > p.best.Calls || (e.Calls == p.best.Calls && e.GlobalTid < p.best.GlobalTid) {
+			p.best = e
+		}
+	}
+	out := make([]*threadRanges, 0, len(procs))
+	for _, p := range procs {
+		g := p.best.GlobalTid
+		out = append(out, &threadRanges{gtid: g, ranges: []rng{{start: p.lo, end: max(p.lo, p.hi), gtid: g, name: WholeProcess, family: WholeProcess, text: WholeProcess, parent: -1}}})
+	}
+	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
+	return out
+}
+
+// wrapSingleShot puts each thread's ranges under one synthetic step range
+// spanning them and the thread's CUDA API calls, and returns the depth that
+// makes every range a phase.
+func wrapSingleShot(threads []*threadRanges, ext []nsys.ThreadExtent) int {
+	byTid := map[int64]nsys.ThreadExtent{}
+	for _, e := range ext {
+		byTid[e.GlobalTid] = e
+	}
+	depth := 1
+	for _, t := range threads {
+		lo, hi := t.ranges[0].start, t.ranges[0].end
+		for _, r := range t.ranges {
+			lo, hi = min(lo, r.start), max(hi, r.end)
+		}
+		if e, ok := byTid[t.gtid]; ok && e.Calls > 0 {
+			lo, hi = min(lo, e.Start), max(hi, e.End)
+		}
+		t.ranges = append([]rng{{start: lo, end: hi, gtid: t.gtid, name: WholeProcess, family: WholeProcess, text: WholeProcess, parent: -1}}, t.ranges...)
+		linkParents(t)
+		for _, r := range t.ranges {
+			depth = max(depth, int(r.depth))
+		}
+	}
+	return depth
 }
 
 func (tr *trace) processName(pid int64) string {
@@ -259,50 +362,87 @@ func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 	return out
 }
 
-// pickStep returns the range name that repeats most among the children of arm
-// blocks, or among top-level ranges when there are no arms.
-func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) string {
-	counts := map[string]int{}
-	first := map[string]int64{}
+// pickStep returns the step: the numbered family or name that repeats most
+// among the children of arm blocks, or, without arms, among the ranges at
+// the top of a thread's tree (the shallowest level where one repeats on a
+// thread). n is its instance count; family says it is a numbered family
+// ("ProfilerStep#N") whose members have their own names. "" when nothing
+// repeats.
+func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (step string, n int, family bool) {
 	isArm := func(r rng) bool { return pat.MatchString(r.name) || pat.MatchString(r.text) }
-	add := func(r rng) {
-		if isArm(r) || isWarmupName(r.text) {
-			return
-		}
-		counts[r.name]++
-		if _, ok := first[r.name]; !ok || r.start < first[r.name] {
-			first[r.name] = r.start
-		}
+	type tally struct {
+		n, perThread, maxPerThread int
+		first                      int64
+		lastTid                    int64
+		numbered                   bool
+		ns                         int64 // summed duration
 	}
+	// needPerThread: without arms, a step repeats on one thread, and a
+	// numbered family must also hold most of its level's range time — so
+	// "Identity_0" … "Identity_15" among the layers of one inference pass
+	// is not a step, but "ProfilerStep#1" … "#40" is.
+	pick := func(keep func(t *threadRanges, r rng) bool, needPerThread bool) (string, int, bool) {
+		counts := map[string]*tally{}
+		var levelNs int64
+		for _, t := range threads {
+			for _, r := range t.ranges {
+				if !keep(t, r) || isArm(r) || isWarmupName(r.text) {
+					continue
+				}
+				levelNs += r.end - r.start
+				c := counts[r.family]
+				if c == nil {
+					c = &tally{first: r.start, lastTid: -1}
+					counts[r.family] = c
+				}
+				c.n++
+				if c.lastTid != t.gtid {
+					c.lastTid, c.perThread = t.gtid, 0
+				}
+				c.perThread++
+				c.maxPerThread = max(c.maxPerThread, c.perThread)
+				c.first = min(c.first, r.start)
+				c.numbered = c.numbered || r.name != r.family
+				c.ns += r.end - r.start
+			}
+		}
+		best, bestN := "", 1 // a step repeats: at least 2 instances
+		for name, c := range counts {
+			if needPerThread && (c.maxPerThread < 2 || (c.numbered && 2*c.ns < levelNs)) {
+				continue
+			}
+			if c.n > bestN || (c.n == bestN && best != "" && (c.first < counts[best].first || (c.first == counts[best].first && name < best))) {
+				best, bestN = name, c.n
+			}
+		}
+		if best == "" {
+			return "", 0, false
+		}
+		return best, bestN, counts[best].numbered
+	}
+	if len(blocks) > 0 {
+		// A child of an arm block: its parent is the block on this thread,
+		// or it is top level on its thread and inside a block of the same
+		// process (arm ranges on another thread).
+		return pick(func(t *threadRanges, r rng) bool {
+			if r.parent >= 0 {
+				return isArm(t.ranges[r.parent])
+			}
+			return inArmBlock(blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0
+		}, false)
+	}
+	maxDepth := int32(0)
 	for _, t := range threads {
 		for _, r := range t.ranges {
-			if len(blocks) == 0 {
-				if r.parent < 0 {
-					add(r)
-				}
-				continue
-			}
-			// A child of an arm block: its parent is the block on this
-			// thread, or it is top level on its thread and inside a block
-			// of the same process (arm ranges on another thread).
-			if r.parent >= 0 {
-				if isArm(t.ranges[r.parent]) {
-					add(r)
-				}
-				continue
-			}
-			if inArmBlock(blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0 && !isArm(r) {
-				add(r)
-			}
+			maxDepth = max(maxDepth, r.depth)
 		}
 	}
-	best, bestN := "", 1 // a step repeats: at least 2 instances
-	for name, n := range counts {
-		if n > bestN || (n == bestN && best != "" && (first[name] < first[best] || (first[name] == first[best] && name < best))) {
-			best, bestN = name, n
+	for d := int32(0); d <= maxDepth; d++ {
+		if name, n, fam := pick(func(_ *threadRanges, r rng) bool { return r.depth == d }, true); name != "" {
+			return name, n, fam
 		}
 	}
-	return best
+	return "", 0, false
 }
 
 func isWarmupName(name string) bool {
@@ -350,7 +490,7 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		// thread nested a million levels deep.
 		underStep, underWarmup := ancestorFlags(t, stepName)
 		for i, r := range t.ranges {
-			if r.name != stepName {
+			if !r.isStep(stepName) {
 				continue
 			}
 			// Steps nested in a step of the same name (recursion) count once.
@@ -445,6 +585,9 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		}
 		step := base
 		step.Phase, step.IsStep, step.Start, step.End = stepName, true, r.start, r.end
+		if r.name != stepName {
+			step.StepLabel = r.name // the instance's own name in a numbered family
+		}
 		span := stepSpan{step: len(res.Instances)}
 		res.Instances = append(res.Instances, step)
 		gtids = append(gtids, r.gtid)
@@ -511,12 +654,16 @@ func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool)
 	for i, r := range t.ranges {
 		if p := r.parent; p >= 0 {
 			pr := &t.ranges[p]
-			underStep[i] = underStep[p] || pr.name == step
+			underStep[i] = underStep[p] || pr.isStep(step)
 			underWarmup[i] = underWarmup[p] || isWarmupName(pr.text)
 		}
 	}
 	return underStep, underWarmup
 }
+
+// isStep reports whether r is an instance of the step: its name, or its
+// numbered family ("ProfilerStep#N" matches "ProfilerStep#12").
+func (r *rng) isStep(step string) bool { return r.name == step || r.family == step }
 
 // joinArm labels an arm from its file-level and NVTX parts.
 func joinArm(fileArm, nvtxArm string) string {

@@ -82,7 +82,10 @@ var instanceColumns = func() []instanceColumn {
 	unattr := instanceColumn{Column: export.Column{Name: "unattributed_kernel_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: kernel time of the step outside every phase; null for phases"},
 		i64: func(x *phases.Instance) int64 { return x.UnattrKerNs }, setI64: func(x *phases.Instance, v int64) { x.UnattrKerNs, x.HasStepOnly = v, true },
 		has: stepOnly, optional: true}
-	return append(cols, queue, gap, unattr)
+	label := str("step_label", "steps of a numbered family (step ProfilerStep#N): the instance's own range name, e.g. ProfilerStep#12; empty otherwise",
+		func(x *phases.Instance) string { return x.StepLabel }, func(x *phases.Instance, v string) { x.StepLabel = v })
+	label.optional, label.nullOK = true, true
+	return append(cols, queue, gap, unattr, label)
 }()
 
 // setUnit reads a unit label back (phases.UnitID.String); the file, arm and

@@ -76,7 +76,13 @@ ignored), ` + "`skipped_rows`" + ` (rows lacking a required value), ` + "`end_be
 without nesting), ` + "`other_thread_end`" + `, ` + "`unnamed_range`" + `, ` + "`dangling_text_id`" + `,
 ` + "`duplicate_correlation`" + `, ` + "`correlation_range`" + ` (correlation ids beyond 2^31 left out),
 ` + "`outside_arm`" + ` (steps outside every arm block left out), ` + "`whole_read`" + ` (activity
-tables read whole: memory about the export's size), ` + "`input`" + ` (an input warning
+tables read whole: memory about the export's size), ` + "`no_metadata`" + ` (no export
+metadata table, or one without the version: provenance unknown), ` + "`old_layout`" + ` (an
+older export lacks a table or column such as PROCESSES, ThreadNames or callchainId),
+` + "`no_kernel_table`" + ` (launch calls but no kernel table: GPU activity not recorded),
+` + "`nvtx_domain_rows`" + ` (NVTX domain-create rows with a negative start), ` + "`no_nvtx`" + ` (no NVTX
+ranges: each process analysed as one phase), ` + "`single_shot`" + ` (no range repeats: every
+range is one measured value, n = 1), ` + "`input`" + ` (an input warning
 read from a dataset written before codes existed).
 
 Merging and commands: ` + "`step_differs`" + `, ` + "`dataset_without_context`" + `,

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/nsysphase/nsysphase/internal/cli"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
@@ -225,39 +227,77 @@ func TestDocCommands(t *testing.T) {
 		byFile[c.file] = append(byFile[c.file], c)
 	}
 	for _, file := range files {
-		t.Run(strings.ReplaceAll(file, "/", "_"), func(t *testing.T) {
-			dir := t.TempDir()
-			for _, name := range []string{"testdata", "docs", "scripts", "README.md"} {
-				if _, err := os.Stat(filepath.Join(root, name)); err == nil {
-					if err := os.Symlink(filepath.Join(root, name), filepath.Join(dir, name)); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			t.Chdir(dir)
-			t.Setenv("CI", "true") // as in CI: no progress bar
-			for _, c := range byFile[file] {
-				args, outFile, err := shellWords(c.text)
-				if err != nil {
-					t.Errorf("%s:%d: %v", c.file, c.line, err)
-					continue
-				}
-				var stdout, stderr bytes.Buffer
-				code := cli.Main(args[1:], &stdout, &stderr)
-				if code != c.want {
-					msg := stderr.String()
-					if len(msg) > 2000 {
-						msg = msg[:2000] + "…"
-					}
-					t.Errorf("%s:%d: `%s` exited %d, the doc says %d\nstderr: %s", c.file, c.line, c.text, code, c.want, msg)
-					continue
-				}
-				if outFile != "" {
-					if err := os.WriteFile(outFile, stdout.Bytes(), 0o644); err != nil {
-						t.Errorf("%s:%d: %v", c.file, c.line, err)
-					}
-				}
-			}
-		})
+		t.Run(strings.ReplaceAll(file, "/", "_"), func(t *testing.T) { runDocCommands(t, root, byFile[file]) })
 	}
+}
+
+// runDocCommands runs cmds in order in one scratch directory that links the
+// repository's testdata, docs and scripts, so relative paths work as from
+// the repository root, later lines can read what earlier ones wrote, and
+// nothing is written into the repository.
+func runDocCommands(t *testing.T, root string, cmds []docCommand) {
+	dir := t.TempDir()
+	for _, name := range []string{"testdata", "docs", "scripts", "README.md"} {
+		if _, err := os.Stat(filepath.Join(root, name)); err == nil {
+			if err := os.Symlink(filepath.Join(root, name), filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Chdir(dir)
+	t.Setenv("CI", "true") // as in CI: no progress bar
+	for _, c := range cmds {
+		args, outFile, err := shellWords(c.text)
+		if err != nil {
+			t.Errorf("%s:%d: %v", c.file, c.line, err)
+			continue
+		}
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(args[1:], &stdout, &stderr)
+		if code != c.want {
+			msg := stderr.String()
+			if len(msg) > 2000 {
+				msg = msg[:2000] + "…"
+			}
+			t.Errorf("%s:%d: `%s` exited %d, the doc says %d\nstderr: %s", c.file, c.line, c.text, code, c.want, msg)
+			continue
+		}
+		if outFile != "" {
+			if err := os.WriteFile(outFile, stdout.Bytes(), 0o644); err != nil {
+				t.Errorf("%s:%d: %v", c.file, c.line, err)
+			}
+		}
+	}
+}
+
+// TestHelpExamples runs every example of every command's --help, as
+// TestDocCommands runs the documentation's: the paths exist, the flags
+// parse, the exit status is 0 or the "# exit N" the example states.
+func TestHelpExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the --help examples on real exports")
+	}
+	root := fixture.Root()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		var cmds []docCommand
+		for i, line := range strings.Split(c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "nsysphase ") {
+				continue
+			}
+			d := docCommand{file: c.CommandPath() + " --help", line: i + 1, text: line}
+			if m := exitComment.FindStringSubmatch(line); m != nil {
+				d.want, _ = strconv.Atoi(m[1])
+			}
+			cmds = append(cmds, d)
+		}
+		if len(cmds) > 0 {
+			t.Run(strings.ReplaceAll(c.CommandPath(), " ", "_"), func(t *testing.T) { runDocCommands(t, root, cmds) })
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(cli.NewRootCmd())
 }

@@ -25,8 +25,8 @@ func newCmdGenDocs() *cobra.Command {
 		Long: `gendocs writes one Markdown page per command (--markdown DIR), man pages (--man DIR) and the
 schema of every output table (--schema FILE). Maintainers run it after changing a command or a
 table; go test ./internal/cli fails while the committed copies are stale.`,
-		Example: `  nsysphase gendocs --markdown docs/cli --schema docs/schema.md
-  nsysphase gendocs --man /tmp/man1 && man -l /tmp/man1/nsysphase-analyze.1`,
+		Example: `  nsysphase gendocs --markdown reference --schema reference/schema.md
+  nsysphase gendocs --man man1   # then: man -l man1/nsysphase-analyze.1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mdDir == "" && manDir == "" && schema == "" {
@@ -129,7 +129,7 @@ func writeIndex(root *cobra.Command, path string) error {
 		}
 	}
 	walk(root)
-	b.WriteString("\nExit status of every command: 0 success, 1 a gate failed (`check`, `verdict`), 2 unusable input or usage.\n")
+	b.WriteString("\nExit status of every command:\n\n" + ExitStatusMarkdown())
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/report"
 )
 
 // schemaTable is one documented table and the command that writes it.
@@ -25,8 +26,8 @@ func schemaTables() []schemaTable {
 		out = append(out, schemaTable{t, "`nsysphase analyze --out DIR` (Parquet; Arrow IPC with `--format arrow`)"})
 	}
 	out = append(out, schemaTable{(&analysis.Inventory{}).Table(), "`nsysphase inventory --format csv` (`--format json`: `{\"items\": [...]}`); see [inventory.md](inventory.md)"})
-	out = append(out, schemaTable{blockersTable(nil), "`nsysphase boundary --format csv|parquet|arrow`"})
-	out = append(out, schemaTable{rangesTable(nil), "`nsysphase ranges --format parquet|arrow|markdown` (csv and json print the vendor's columns)"})
+	out = append(out, schemaTable{report.BlockersTable(nil), "`nsysphase boundary --format csv|parquet|arrow`"})
+	out = append(out, schemaTable{report.RangesTable(nil), "`nsysphase ranges --format parquet|arrow|markdown` (csv and json print the vendor's columns)"})
 	return out
 }
 

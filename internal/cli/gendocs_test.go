@@ -1,7 +1,9 @@
 package cli_test
 
 import (
+	"bytes"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,5 +133,29 @@ func TestCompletionVersionAndManPages(t *testing.T) {
 	}
 	if !strings.Contains(out, "Exit status") {
 		t.Error("--help does not document the exit status")
+	}
+}
+
+// TestExitStatusTable: README.md, the guide and the generated reference
+// show the one exit-status table root --help prints.
+func TestExitStatusTable(t *testing.T) {
+	root := fixture.Root()
+	for _, f := range []string{"README.md", "docs/guide.md", "docs/cli/README.md"} {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), cli.ExitStatusMarkdown()) {
+			t.Errorf("%s lacks the exit-status table:\n%s", f, cli.ExitStatusMarkdown())
+		}
+	}
+	var out bytes.Buffer
+	if code := cli.Main([]string{"--help"}, &out, io.Discard); code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	for _, want := range []string{"Exit status (every command):", "  0  success", "  1  a gate failed", "  2  unusable input", "  3  verdict only: inconclusive"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("root --help lacks %q", want)
+		}
 	}
 }

@@ -16,13 +16,14 @@ import (
 func TestAnalyzeSaysWhyPhasesWait(t *testing.T) {
 	dir := filepath.Dir(fixture.Get(t, "sharing_null_1").XZ)
 	fixture.Get(t, "sharing_mps_1")
-	out, errs, code := run(t, "analyze", "--baseline", "mps",
+	out, errs, code := run(t, "analyze", "--format", "markdown", "--baseline", "mps",
 		"--arm", "null="+filepath.Join(dir, "sharing_null_*.sqlite.xz"), "--arm", "mps="+filepath.Join(dir, "sharing_mps_*.sqlite.xz"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+	out = strings.ReplaceAll(out, `\_`, "_") // Markdown escapes
 	for _, want := range []string{
-		"Why phases wait (sync_ns split by what the process's GPUs ran; µs per instance)",
+		"Why phases wait (sync time split by what the process's GPUs ran; µs per instance)",
 		"packed_reset, arm null: sync 694 µs of 869 µs wall (80% of wall); of the sync, 86% no GPU work recorded, 12% other processes' work, 2% own GPU work — typical of time-slicing between processes without MPS",
 		"packed_reset, null − mps: sync +665 µs [+615, +714 µs] per instance; of it no GPU work recorded +574 µs [+540, +607 µs] (86% of the sync difference)",
 		"collector_step, null − mps: sync +1639 µs [+1538, +1739 µs] per instance; of it no GPU work recorded +1405 µs [+1324, +1485 µs]",

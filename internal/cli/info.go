@@ -1,13 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"io"
-	"slices"
-	"strings"
-	"text/tabwriter"
+	"github.com/nsysphase/nsysphase/internal/report"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +14,6 @@ type InfoOptions struct {
 	Files  []string
 	Format string
 	Top    int
-	Out    io.Writer
 }
 
 // NewCmdInfo builds `nsysphase info`; runF replaces the action in tests.
@@ -33,13 +27,12 @@ processes (an MPS server shows up here) and threads, the row count of every tabl
 with a per-kernel summary, a per-API summary, memcpy/memset by kind and sync records by type.
 
 Kernel and API totals equal nsys stats' cuda_gpu_kern_sum and cuda_api_sum on the same file.`,
-		Example: `  nsysphase info testdata/eager_graph_small.sqlite.xz
-  nsysphase info --format json run.sqlite | jq .kernels.total_ns`,
+		Example: `  nsysphase info testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz
+  nsysphase info --format json testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz | jq '.[0].kernels.total_ns'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			opts.Out = cmd.OutOrStdout()
-			if opts.Format != "table" && opts.Format != "json" {
+			if f, err := report.ParseFormat(opts.Format); err != nil || (f != report.Text && f != report.JSON) {
 				return usageErr("--format %q: want table or json", opts.Format)
 			}
 			if runF != nil {
@@ -62,21 +55,7 @@ func runInfo(cmd *cobra.Command, opts *InfoOptions) error {
 		}
 		infos = append(infos, in)
 	}
-	if opts.Format == "json" {
-		enc := json.NewEncoder(opts.Out)
-		enc.SetIndent("", "  ")
-		if len(infos) == 1 {
-			return enc.Encode(infos[0])
-		}
-		return enc.Encode(infos)
-	}
-	for i, in := range infos {
-		if i > 0 {
-			fmt.Fprintln(opts.Out)
-		}
-		writeInfoTable(opts.Out, in, opts.Top)
-	}
-	return nil
+	return generate(cmd.OutOrStdout(), opts.Format, report.Infos(infos), report.Options{Top: opts.Top})
 }
 
 func describeFile(cmd *cobra.Command, path string) (*nsys.Info, error) {
@@ -86,168 +65,4 @@ func describeFile(cmd *cobra.Command, path string) (*nsys.Info, error) {
 	}
 	defer closeFn()
 	return f.Describe()
-}
-
-func writeInfoTable(w io.Writer, in *nsys.Info, top int) {
-	fmt.Fprintf(w, "%s\n", in.File)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  nsys\t%s (export schema %s)\n", in.NsysVersion, in.ExportSchemaVersion)
-	for _, g := range in.GPUs {
-		fmt.Fprintf(tw, "  GPU %d\t%s, %s, %d SMs, %s memory\n", g.ID, g.Name, g.UUID, g.SMCount, humanBytes(g.TotalMemory))
-	}
-	fmt.Fprintf(tw, "  driver\t%s, CUDA %s\n", orDash(in.DriverVersion), orDash(in.CUDADriverVersion))
-	fmt.Fprintf(tw, "  OS\t%s\n", orDash(in.OS))
-	fmt.Fprintf(tw, "  CUDA graph trace\t%s\n", orDash(in.GraphTraceMode))
-	fmt.Fprintf(tw, "  profiled pids\t%s\n", joinInts(in.ProfiledPids))
-	if len(in.AbsentTables) > 0 {
-		fmt.Fprintf(tw, "  absent activity tables\t%s (none of that activity was recorded)\n", strings.Join(in.AbsentTables, ", "))
-	}
-	tw.Flush()
-
-	fmt.Fprintf(w, "\nProcesses (profiled ones marked *, plus NVIDIA/MPS daemons; %d OS processes in PROCESSES, all in --format json)\n", len(in.Processes))
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  \tPID\tNAME\tTHREADS")
-	for _, p := range in.Processes {
-		mark := " "
-		if slices.Contains(in.ProfiledPids, p.Pid) {
-			mark = "*"
-		}
-		// Threads by name: "python3 ×21" for repeats, "pt_autograd_0 (669)" for singles.
-		var order []string
-		count, tid := map[string]int{}, map[string]int64{}
-		for _, t := range in.Threads {
-			if t.Pid != p.Pid {
-				continue
-			}
-			if count[t.Name] == 0 {
-				order = append(order, t.Name)
-				tid[t.Name] = t.Tid
-			}
-			count[t.Name]++
-		}
-		names := make([]string, len(order))
-		for i, n := range order {
-			if count[n] > 1 {
-				names[i] = fmt.Sprintf("%s ×%d", n, count[n])
-			} else {
-				names[i] = fmt.Sprintf("%s (%d)", n, tid[n])
-			}
-		}
-		if mark == " " && !isNvidiaDaemon(p.Name) {
-			continue // an unrelated OS process: counted above, listed in JSON
-		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", mark, p.Pid, p.Name, strings.Join(names, ", "))
-	}
-	tw.Flush()
-
-	fmt.Fprintf(w, "\nTables (rows)\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	names := make([]string, 0, len(in.Tables))
-	for t := range in.Tables {
-		if !strings.HasPrefix(t, "ENUM_") {
-			names = append(names, t)
-		}
-	}
-	slices.Sort(names)
-	for _, t := range names {
-		fmt.Fprintf(tw, "  %d\t  %s\n", in.Tables[t], t)
-	}
-	tw.Flush()
-
-	fmt.Fprintf(w, "\nKernels: %d, %d ns in total (share = of total kernel time)\n", in.Kernels.Count, in.Kernels.TotalNs)
-	writeNamed(w, in.Kernels.ByName, in.Kernels.TotalNs, top, "INSTANCES")
-	fmt.Fprintf(w, "\nCUDA API calls: %d, %d ns in total (share = of total API time)\n", in.API.Count, in.API.TotalNs)
-	writeNamed(w, in.API.ByName, in.API.TotalNs, top, "CALLS")
-
-	fmt.Fprintf(w, "\nMemory operations\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  COUNT\tBYTES\tTOTAL (ns)\tMEAN (ns)\tMEDIAN (ns)\t  KIND")
-	for _, m := range in.Memcpy {
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%.1f\t%.1f\t  %s\n", m.Count, m.Bytes, m.TotalNs, m.MeanNs, m.MedNs, m.Kind)
-	}
-	tw.Flush()
-
-	fmt.Fprintf(w, "\nSynchronization records (by CUPTI syncType; classify by API name, see docs)\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  COUNT\tTOTAL (ns)\t  TYPE")
-	for _, s := range in.Syncs {
-		fmt.Fprintf(tw, "  %d\t%d\t  %d %s\n", s.Count, s.TotalNs, s.SyncType, s.Label)
-	}
-	tw.Flush()
-	if len(in.SkippedRows) > 0 {
-		fmt.Fprintf(w, "\nSkipped rows (NULL where a value is required):")
-		for _, t := range sortedKeys(in.SkippedRows) {
-			fmt.Fprintf(w, " %s %d", t, in.SkippedRows[t])
-		}
-		fmt.Fprintln(w)
-	}
-	for _, warn := range in.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
-}
-
-func writeNamed(w io.Writer, rows []nsys.NamedDurations, total int64, top int, countHdr string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  SHARE\tTOTAL (ns)\t%s\tMEAN (ns)\tMEDIAN (ns)\tMIN (ns)\tMAX (ns)\tSTDDEV (ns)\t  NAME\n", countHdr)
-	for i, r := range rows {
-		if top > 0 && i == top {
-			fmt.Fprintf(tw, "  … %d more (--top 0 shows all)\n", len(rows)-top)
-			break
-		}
-		share := 0.0
-		if total > 0 {
-			share = 100 * float64(r.TotalNs) / float64(total)
-		}
-		fmt.Fprintf(tw, "  %.1f%%\t%d\t%d\t%.1f\t%.1f\t%d\t%d\t%.1f\t  %s\n", share, r.TotalNs, r.Count, r.MeanNs, r.MedNs, r.MinNs, r.MaxNs, r.StdNs, truncate(r.Name, 100))
-	}
-	tw.Flush()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-1] + "…"
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func joinInts(xs []int64) string {
-	if len(xs) == 0 {
-		return "-"
-	}
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func humanBytes(b int64) string {
-	const gib = 1 << 30
-	if b >= gib {
-		return fmt.Sprintf("%.1f GiB", float64(b)/gib)
-	}
-	return fmt.Sprintf("%d B", b)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// isNvidiaDaemon recognises the CUDA MPS control daemon and server and other
-// NVIDIA helpers, which matter for provenance even though nsys did not profile them.
-func isNvidiaDaemon(name string) bool {
-	n := strings.ToLower(name)
-	return strings.Contains(n, "mps") || strings.HasPrefix(n, "nvidia-")
 }

@@ -76,7 +76,12 @@ func TestInfoJSONContract(t *testing.T) {
 			TotalNs int64  `json:"total_ns"`
 		} `json:"memcpy"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+	// An array whatever the number of inputs, so `jq '.[]'` works on one.
+	var docs []json.RawMessage
+	if err := json.Unmarshal([]byte(out), &docs); err != nil || len(docs) != 1 {
+		t.Fatalf("want an array of one object: %v (%d)", err, len(docs))
+	}
+	if err := json.Unmarshal(docs[0], &doc); err != nil {
 		t.Fatal(err)
 	}
 	if doc.NsysVersion != "2025.3.2.0" || doc.ExportSchemaVersion != "3.20.3" {

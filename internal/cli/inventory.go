@@ -1,20 +1,20 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/report"
 )
 
 // InventoryOptions are the inputs of `nsysphase inventory`.
 type InventoryOptions struct {
-	AnalyzeOptions // segmentation flags and --format
+	SegmentOptions
+	TableOutput
 }
 
 // NewCmdInventory builds `nsysphase inventory`; runF replaces the action in tests.
@@ -43,7 +43,6 @@ Unlike analyze, every step inside the arm blocks counts (--skip-steps 0): a cens
   nsysphase inventory --format csv --arm-key training.cuda_process_sharing 'testdata/nsys-2025.3-h200/sharing_*.sqlite.xz'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
-			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := o.validateInventory(); err != nil {
 				return err
 			}
@@ -53,7 +52,7 @@ Unlike analyze, every step inside the arm blocks counts (--skip-steps 0): a cens
 			return runInventory(cmd, o)
 		},
 	}
-	addSegmentFlags(cmd, &o.AnalyzeOptions)
+	addSegmentFlags(cmd, &o.SegmentOptions)
 	if fl := cmd.Flags().Lookup("skip-steps"); fl != nil {
 		_ = fl.Value.Set("0")
 		fl.DefValue = "0"
@@ -64,19 +63,13 @@ Unlike analyze, every step inside the arm blocks counts (--skip-steps 0): a cens
 }
 
 func (o *InventoryOptions) validateInventory() error {
-	if len(o.Files) == 0 && len(o.Arms) == 0 {
-		return usageErr("no input: pass export files (or --arm NAME=GLOB)")
-	}
-	if err := o.TableOutput.validate(); err != nil {
+	if err := o.SegmentOptions.validate(); err != nil {
 		return err
 	}
-	if o.Depth < 1 {
-		return usageErr("--depth %d: want ≥ 1", o.Depth)
+	if err := o.checkPaths(o.Files); err != nil {
+		return err
 	}
-	if o.SkipSteps < 0 {
-		return usageErr("--skip-steps %d: want ≥ 0", o.SkipSteps)
-	}
-	return nil
+	return o.TableOutput.validate()
 }
 
 func runInventory(cmd *cobra.Command, o *InventoryOptions) error {
@@ -90,30 +83,18 @@ func runInventory(cmd *cobra.Command, o *InventoryOptions) error {
 		return asExit(err)
 	}
 	inv := analysis.BuildInventory(files, frames, o.SkipSteps)
-	warnMismatches(o.Stderr, inv.Mismatches)
-	tables := []*export.Table{inv.Table()}
-	switch o.Format {
-	case "csv", "parquet", "arrow":
-		return writeTables(o.Stdout, &o.TableOutput, tables, "items", nil)
-	}
-	if err := o.writeDataset(tables, nil); err != nil {
+	warnMismatches(cmd.ErrOrStderr(), inv.Mismatches)
+	if err := o.writeDataset([]*export.Table{inv.Table()}, nil); err != nil {
 		return err
 	}
 	if !o.printsReport() {
 		return nil
 	}
-	f, _ := tableFormat(o.Format)
-	return o.emit(o.Stdout, f, func(w io.Writer) error {
-		switch o.Format {
-		case "json": // the contract: {"items": [...]}
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(inv)
-		case "markdown":
-			return writeInventoryText(w, inv, export.FormatMarkdown)
-		}
-		return writeInventoryText(w, inv, export.FormatText)
-	})
+	f, err := report.ParseFormat(o.Format)
+	if err != nil {
+		return usageErr("--format: %v", err)
+	}
+	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, inv, report.Options{}) })
 }
 
 // warnMismatches prints each manifest claim the trace contradicts as one
@@ -126,90 +107,3 @@ func warnMismatches(w io.Writer, ms []string) {
 
 // writeInventoryText is the human view: a header with the steps behind
 // per_step, then the items in µs.
-func writeInventoryText(w io.Writer, inv *analysis.Inventory, f export.Format) error {
-	md := f == export.FormatMarkdown
-	if md {
-		fmt.Fprintf(w, "## nsysphase inventory\n\n")
-	}
-	steps := make([]string, 0, len(inv.Arms))
-	for _, a := range inv.Arms {
-		label := a
-		if label == "" {
-			label = "(no arm)"
-		}
-		steps = append(steps, fmt.Sprintf("%s %d", label, inv.StepsByArm[a]))
-	}
-	bt := "none recorded"
-	if inv.Backtraces {
-		bt = "top user frame per row"
-	}
-	lines := []string{
-		"inputs: " + strings.Join(inv.Inputs, ", "),
-		fmt.Sprintf("step %q; steps per arm: %s (--skip-steps %d); backtraces: %s", inv.Step, strings.Join(steps, ", "), inv.SkipSteps, bt),
-		"ranked by host time per step of the arm; a copy and the sync completing it count as one call",
-	}
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-		if md {
-			fmt.Fprintln(w)
-		}
-	}
-	if len(inv.Items) == 0 {
-		fmt.Fprintln(w, "\nno blocking host interaction or allocation inside the steps")
-		return nil
-	}
-	cols := []export.Column{
-		{Name: "arm", Type: export.TypeString},
-		{Name: "owner", Type: export.TypeString},
-		{Name: "kind", Type: export.TypeString},
-		{Name: "api", Type: export.TypeString},
-		{Name: "blocking", Type: export.TypeBool},
-		{Name: "calls", Type: export.TypeInt64},
-		{Name: "per_step", Type: export.TypeFloat64},
-		{Name: "µs/step", Type: export.TypeFloat64},
-		{Name: "mean µs", Type: export.TypeFloat64},
-		{Name: "bytes", Type: export.TypeInt64, Nullable: true},
-		{Name: "cadence", Type: export.TypeString},
-		{Name: "disposition", Type: export.TypeString},
-		{Name: "% of wait: own/other/no GPU", Type: export.TypeString},
-	}
-	if inv.Backtraces {
-		cols = append(cols, export.Column{Name: "frame", Type: export.TypeString})
-	}
-	t := export.NewTable("inventory", "", cols...)
-	for _, it := range inv.Items {
-		b := export.Null()
-		if it.Bytes != nil {
-			b = export.Int(*it.Bytes)
-		}
-		cadence := it.Cadence
-		if it.Period != nil {
-			cadence = fmt.Sprintf("%s (1/%.0f steps)", cadence, *it.Period)
-		}
-		row := []export.Value{export.Str(it.Arm), export.Str(it.Owner), export.Str(it.Kind), export.Str(it.API), export.Bool(it.Blocking),
-			export.Int(it.Calls), export.Float(round3(it.PerStep)), export.Float(round1(it.NsPerStep / 1e3)), export.Float(round1(it.MeanNs / 1e3)), b,
-			export.Str(cadence), export.Str(it.Disposition), export.Str(waitSplit(it))}
-		if inv.Backtraces {
-			row = append(row, export.Str(it.Frame))
-		}
-		if err := t.AppendRow(row...); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintln(w)
-	return export.Write(w, t, f, export.Options{FloatDigits: 8})
-}
-
-func round3(v float64) float64 { return float64(int64(v*1000+copysignHalf(v))) / 1000 }
-
-// waitSplit renders the waiting time of an item as shares of it: its own
-// GPU work / only other processes' work / no recorded work; "—" when the
-// host did not wait.
-func waitSplit(it analysis.InventoryItem) string {
-	w := it.WaitOwnGPUNs + it.WaitOtherGPUNs + it.WaitNoGPUNs
-	if w <= 0 {
-		return "—"
-	}
-	pct := func(v int64) float64 { return 100 * float64(v) / float64(w) }
-	return fmt.Sprintf("%.0f/%.0f/%.0f%%", pct(it.WaitOwnGPUNs), pct(it.WaitOtherGPUNs), pct(it.WaitNoGPUNs))
-}

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -50,71 +49,4 @@ func TestInventoryCLI(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", args, code, cli.ExitInput)
 		}
 	}
-}
-
-// TestRegionCommandExamples runs every Example of inventory, boundary and
-// verdict from the repository root: each must run (exit 0, 1 no-go or 3
-// inconclusive; never a usage or input error).
-func TestRegionCommandExamples(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the examples on real exports")
-	}
-	t.Chdir(fixture.Root())
-	root := cli.NewRootCmd()
-	n := 0
-	for _, c := range root.Commands() {
-		if !slices.Contains([]string{"inventory", "boundary", "verdict"}, c.Name()) {
-			continue
-		}
-		for _, line := range strings.Split(c.Example, "\n") {
-			args := splitExample(t, strings.TrimSpace(line))
-			if len(args) == 0 {
-				continue
-			}
-			if args[0] != "nsysphase" {
-				t.Fatalf("example %q does not start with nsysphase", line)
-			}
-			n++
-			out, errs, code := run(t, args[1:]...)
-			if code != 0 && code != cli.ExitGate && code != cli.ExitInconclusive {
-				t.Errorf("%q: exit %d\n%s", line, code, errs)
-			}
-			if out == "" {
-				t.Errorf("%q printed nothing", line)
-			}
-		}
-	}
-	if n < 6 {
-		t.Errorf("ran %d examples", n)
-	}
-}
-
-// splitExample splits an example line into words: single quotes keep a glob
-// for nsysphase to expand, as a shell would pass it.
-func splitExample(t *testing.T, line string) []string {
-	t.Helper()
-	var words []string
-	var cur strings.Builder
-	in, quoted := false, false
-	for _, r := range line {
-		switch {
-		case r == '\'':
-			quoted, in = !quoted, true
-		case (r == ' ' || r == '\t') && !quoted:
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case (r == '|' || r == '>') && !quoted:
-			t.Fatalf("example %q pipes or redirects: keep examples runnable as they are", line)
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words
 }

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/report"
 )
 
 // Every command that writes tables shares one output mechanism:
@@ -33,6 +36,7 @@ type TableOutput struct {
 	Format     string
 	Out        string // dataset directory (--out)
 	Partition  bool   // Hive-partitioned dataset (--partition)
+	Overwrite  bool   // replace a non-empty --out directory
 	Output     string // file instead of stdout (-o/--output)
 	Quiet      bool   // print nothing on stdout; no progress bar
 	NoProgress bool
@@ -49,6 +53,7 @@ func addTableOutputFlags(cmd *cobra.Command, o *TableOutput, primary string, ext
 	f.StringVar(&o.Format, "format", "table", fmt.Sprintf("output: %s (csv, parquet and arrow print %s; with --out, arrow writes the dataset as Arrow IPC)", strings.Join(formats, ", "), primary))
 	f.StringVar(&o.Out, "out", "", "directory for the tables as a Parquet dataset (written atomically)")
 	f.BoolVar(&o.Partition, "partition", false, "with --out: Hive-partitioned dataset (table/arm=…/file=…/part.parquet)")
+	f.BoolVar(&o.Overwrite, "overwrite", false, "with --out: replace a directory that is not empty (refused otherwise)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the --format output to FILE instead of stdout (atomically)")
 	addQuietFlags(cmd, o)
 }
@@ -64,14 +69,38 @@ func addQuietFlags(cmd *cobra.Command, o *TableOutput) {
 // validate checks the output flags; extra are the command's own formats.
 func (o *TableOutput) validate(extra ...string) error {
 	formats := append(slices.Clone(tableFormats), extra...)
-	if !slices.Contains(formats, o.Format) {
+	f, err := report.ParseFormat(o.Format)
+	if err != nil || !slices.Contains(formats, f.String()) {
 		return usageErr("--format %q: want %s", o.Format, orList(formats))
 	}
+	o.Format = f.String() // md → markdown, text → table
 	if o.Partition && o.Out == "" {
 		return usageErr("--partition needs --out DIR")
 	}
 	if o.Output != "" && o.Out != "" && filepath.Clean(o.Output) == filepath.Clean(o.Out) {
 		return usageErr("-o %s and --out %s name the same path", o.Output, o.Out)
+	}
+	if o.Overwrite && o.Out == "" {
+		return usageErr("--overwrite needs --out DIR")
+	}
+	if o.Out != "" && o.Overwrite {
+		// --overwrite replaces an nsysphase dataset, never anything else.
+		if entries, err := os.ReadDir(o.Out); err == nil && len(entries) > 0 {
+			if _, ok, _ := export.ReadManifest(o.Out); !ok {
+				return usageErr("--out %s holds files but no nsysphase dataset: it is left alone; choose a new or empty directory", o.Out)
+			}
+		}
+	}
+	if o.Out != "" && !o.Overwrite {
+		// A second analysis into the same --out once replaced the first
+		// without a word.
+		if entries, err := os.ReadDir(o.Out); err == nil && len(entries) > 0 {
+			return usageErr("--out %s is not empty: pass --overwrite to replace it, or choose a new directory", o.Out)
+		} else if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			if fi, serr := os.Stat(o.Out); serr == nil && !fi.IsDir() {
+				return usageErr("--out %s is a file, not a directory", o.Out)
+			}
+		}
 	}
 	return nil
 }
@@ -122,7 +151,7 @@ func (o *TableOutput) writeDataset(tables []*export.Table, md map[string]string)
 }
 
 func (o *TableOutput) datasetOptions(md map[string]string) export.Options {
-	opt := export.Options{Metadata: md}
+	opt := export.Options{Metadata: md, Replace: o.Overwrite}
 	if o.Partition {
 		opt.PartitionBy = []string{"arm", "file"}
 	}
@@ -159,7 +188,7 @@ func writeTables(stdout io.Writer, o *TableOutput, tables []*export.Table, prima
 	if !ok {
 		return usageErr("--format %q is not a table format", o.Format)
 	}
-	return o.emit(stdout, f, func(w io.Writer) error { return renderTables(w, tables, primary, f, md) })
+	return o.emit(stdout, f.Binary(), func(w io.Writer) error { return renderTables(w, tables, primary, f, md) })
 }
 
 // renderTables renders tables in f; single-table formats get the primary one.
@@ -179,14 +208,14 @@ func renderTables(w io.Writer, tables []*export.Table, primary string, f export.
 
 // emit sends one rendering to -o FILE (atomically) or stdout. Binary output
 // never goes to a terminal.
-func (o *TableOutput) emit(stdout io.Writer, f export.Format, render func(io.Writer) error) error {
+func (o *TableOutput) emit(stdout io.Writer, binary bool, render func(io.Writer) error) error {
 	if o.Output != "" {
 		if err := writeFileAtomic(o.Output, render); err != nil {
 			return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", o.Output, err)}
 		}
 		return nil
 	}
-	if f.Binary() && isTerminal(stdout) {
+	if binary && isTerminal(stdout) {
 		return usageErr("--format %s is binary: redirect stdout to a file, or pass -o FILE or --out DIR", o.Format)
 	}
 	return render(stdout)
@@ -243,14 +272,46 @@ func buildDocFrom(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) 
 		skip = o.SkipSteps
 	}
 	var pr *progress
-	if progressWanted(o.Stderr, o.Quiet, o.NoProgress) {
-		pr = newProgress(cmd.Context(), o.Stderr, true, 1)
+	if stderr := cmd.ErrOrStderr(); progressWanted(stderr, o.Quiet, o.NoProgress) {
+		pr = newProgress(cmd.Context(), stderr, true, 1)
 		pr.statsStarted()
 	}
-	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, analysis.FromOptions{SkipSteps: skip}, o.statsConfig(), Version())
+	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, analysis.FromOptions{SkipSteps: skip}, o.statsConfig(o.NoStats), Version())
 	pr.finish(err == nil)
 	if err != nil {
 		return nil, asExit(err)
 	}
 	return doc, nil
+}
+
+// generate renders a command's result in the --format named format on
+// stdout; binary formats refuse a terminal.
+func generate(stdout io.Writer, format string, result any, opt report.Options) error {
+	f, err := report.ParseFormat(format)
+	if err != nil {
+		return usageErr("--format: %v", err)
+	}
+	if f.Binary() && isTerminal(stdout) {
+		return usageErr("--format %s is binary: redirect stdout to a file", format)
+	}
+	return report.Generate(stdout, f, result, opt)
+}
+
+// checkPaths refuses, before any work, a -o or --out that is one of the
+// inputs (`-o X.sqlite X.sqlite` would replace the export) or a -o that is
+// a FIFO, device or directory.
+func (o *TableOutput) checkPaths(inputs []string) error {
+	if o.Output != "" {
+		if err := export.CheckOutput(o.Output, inputs); err != nil {
+			return usageErr("-o: %v", err)
+		}
+	}
+	if o.Out != "" {
+		for _, in := range inputs {
+			if filepath.Clean(in) == filepath.Clean(o.Out) {
+				return usageErr("--out %s is an input: choose another directory", o.Out)
+			}
+		}
+	}
+	return nil
 }

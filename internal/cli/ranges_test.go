@@ -93,8 +93,13 @@ func TestRangesJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+	// An array whatever the number of inputs, so `jq '.[]'` works on one.
+	var files []json.RawMessage
+	if err := json.Unmarshal([]byte(out), &files); err != nil || len(files) != 1 {
+		t.Fatalf("not a JSON array of one file: %v\n%.300s", err, out)
+	}
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+	if err := json.Unmarshal(files[0], &raw); err != nil {
 		t.Fatalf("not a JSON object: %v\n%.300s", err, out)
 	}
 	for _, k := range []string{"file", "ranges", "absent_tables", "warnings"} {
@@ -118,7 +123,7 @@ func TestRangesJSON(t *testing.T) {
 		}
 	}
 	var d rangesDoc
-	if err := json.Unmarshal([]byte(out), &d); err != nil {
+	if err := json.Unmarshal(files[0], &d); err != nil {
 		t.Fatal(err)
 	}
 	// The vendor's first row (eager_graph_small_nvtx_gpu_proj_sum.csv).

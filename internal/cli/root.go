@@ -21,6 +21,9 @@ const (
 	ExitOK    = 0
 	ExitGate  = 1 // a gate (check, verdict) failed: a proven regression, a no-go
 	ExitInput = 2 // unusable input or usage
+	// ExitInconclusive is verdict's status when the CI straddles the
+	// minimum gain: neither a go (0) nor a no-go (1), and not a usage error.
+	ExitInconclusive = 3
 )
 
 // version is set at build time with -ldflags "-X github.com/nsysphase/nsysphase/internal/cli.version=v1.2.3".
@@ -111,7 +114,7 @@ func NewRootCmd() *cobra.Command {
 NVTX phase of a repeated step spends its time, which host syncs and allocations block a CUDA-graph
 capture, and whether arm A really beats arm B, with block-bootstrap confidence intervals.
 
-Exit status: 0 success, 1 a gate failed (check, verdict), 2 unusable input or usage.`,
+` + exitStatusText(),
 		Version:       Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -1,8 +1,3 @@
-// Package report renders an analysis as one self-contained HTML page: inline
-// SVG plots and tables, no scripts, no fonts or styles fetched from anywhere,
-// so the file can be attached to a CI run or mailed and opened offline.
-//
-// Stage: after internal/analysis (reads its Doc and tables). Output: HTML.
 package report
 
 import (
@@ -29,7 +24,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"plotEnd": func(x, w float64) float64 { return x + w },
 }).Parse(pageTemplate))
 
-// Options tunes the page.
+// Options tunes a rendering.
 type Options struct {
 	// Tool names the tool and version in the footer, e.g. "nsysphase v1.2.0".
 	Tool string
@@ -38,6 +33,18 @@ type Options struct {
 	// Tables are further tables (host-sync inventory, capture-boundary
 	// verdict, …) rendered after the built-in sections, in order.
 	Tables []*export.Table
+
+	// Metadata is the provenance written into Parquet and Arrow outputs.
+	Metadata map[string]string
+	// Wide prints every column of the analyze breakdown on a terminal
+	// instead of the compact one that fits 120 columns.
+	Wide bool
+	// AllWarnings lists every warning instead of one line per code.
+	AllWarnings bool
+	// StepGiven says the step was named (--step, --config), not chosen.
+	StepGiven bool
+	// Top limits the per-kernel and per-API rows of info (0: all).
+	Top int
 }
 
 // Part is one exclusive part of wall time, in the order the bars stack.
@@ -65,6 +72,7 @@ type page struct {
 	NPhases         int
 	Arms            []string
 	Baseline        string
+	NoArms          bool // no arm ranges: the one arm has no name
 	Stats           string
 	Excluded        string
 	Legend          []legend
@@ -89,8 +97,10 @@ type warnCount struct {
 	N    int
 }
 
-// Write renders doc as one HTML page.
-func Write(w io.Writer, doc *analysis.Doc, opt Options) error {
+// writeHTML renders doc as one HTML page: inline SVG plots and tables, no
+// scripts, no fonts or styles fetched from anywhere, so the file can be
+// attached to a CI run or mailed and opened offline.
+func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p := &page{Tool: opt.Tool, Title: opt.Title, Step: doc.Step, Arms: doc.Arms, Baseline: doc.Baseline, NPhases: max(len(doc.Phases)-1, 0)}
 	if p.Title == "" {
 		p.Title = "nsysphase analyze"
@@ -101,6 +111,7 @@ func Write(w io.Writer, doc *analysis.Doc, opt Options) error {
 	for _, in := range doc.Inputs {
 		p.Inputs = append(p.Inputs, in.File)
 	}
+	p.NoArms = len(doc.Arms) == 0 || len(doc.Arms) == 1 && doc.Arms[0] == ""
 	s := doc.Settings
 	if len(doc.Results()) > 0 && firstResult(doc) {
 		p.Stats = fmt.Sprintf("%g%% confidence intervals; unit = %s; B = %d resamples; seed %d; quantiles %s", 100*s.Confidence, s.Unit, s.Resamples, s.Seed, shortQuantile(s.Quantile))

@@ -42,7 +42,7 @@ func TestWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := doc(t, "eager_graph_small", tc.sc)
 			var b bytes.Buffer
-			if err := Write(&b, d, Options{Tool: "nsysphase test"}); err != nil {
+			if err := Generate(&b, HTML, d, Options{Tool: "nsysphase test"}); err != nil {
 				t.Fatal(err)
 			}
 			page := b.String()

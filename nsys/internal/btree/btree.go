@@ -94,17 +94,19 @@ func (f *File) PageSize() int { return f.pageSize }
 // full scan costs a few large reads rather than one read per page. A
 // Scanner is for one goroutine; use one per concurrent scan.
 type Scanner struct {
-	f      *File
-	stop   func() error // checked once per leaf page; nil = never
-	ahead  []byte       // read-ahead window: pages [aheadLo, aheadLo+len/pageSize)
-	aheadN int          // pages currently held in ahead
-	aheadP uint32       // first page in ahead
-	run    int          // current read-ahead length in pages
-	last   uint32       // last leaf page read
-	inner  [][]byte     // one buffer per interior level
-	over   []byte       // payload reassembled from an overflow chain
-	obuf   []byte       // an overflow page outside the read-ahead window
-	visits int64        // B-tree pages visited by this scan
+	f       *File
+	stop    func() error // checked once per leaf page; nil = never
+	ahead   []byte       // read-ahead window: pages [aheadLo, aheadLo+len/pageSize)
+	aheadN  int          // pages currently held in ahead
+	aheadP  uint32       // first page in ahead
+	run     int          // current read-ahead length in pages
+	last    uint32       // last leaf page read
+	inner   [][]byte     // one buffer per interior level
+	over    []byte       // payload reassembled from an overflow chain
+	obuf    []byte       // an overflow page outside the read-ahead window
+	visits  int64        // B-tree pages visited by this scan
+	prev    int64        // the last rowid the scan met (valid when hasPrev)
+	hasPrev bool
 }
 
 // maxAhead is the largest read-ahead, in bytes.
@@ -132,18 +134,34 @@ func (s *Scanner) Release() {
 }
 
 // Scan calls fn with the rowid and the record of every row of the table
-// B-tree rooted at page root whose rowid r satisfies lo ≤ r < hi, in rowid
+// B-tree rooted at page root whose rowid r satisfies lo ≤ r ≤ hi, in rowid
 // order. The record slice is valid only during the call. fn returns false
 // to stop early.
+//
+// Scan checks what SQLite's cursor and integrity check would: every page
+// below the root holds at least one cell, and every rowid (leaf or
+// interior key) increases and lies within the keys of the cells above it.
+// A file whose leaves were swapped or whose rowids were edited is reported
+// as a *CorruptError naming the page, never read with rows missing.
 func (s *Scanner) Scan(root uint32, lo, hi int64, fn func(rowid int64, record []byte) bool) error {
 	s.visits = 0
-	_, err := s.walk(root, 0, lo, hi, fn)
+	s.hasPrev = false
+	_, err := s.walk(root, 0, bounds{hi: 1<<63 - 1}, lo, hi, fn)
 	return err
 }
 
+// bounds are the rowids a subtree may hold, from the keys above it:
+// (lo, hi], with no lower bound when !hasLo.
+type bounds struct {
+	lo, hi int64
+	hasLo  bool
+}
+
+func (b bounds) holds(r int64) bool { return (!b.hasLo || r > b.lo) && r <= b.hi }
+
 // walk visits the subtree at page p; it reports false when the scan ended
 // early (fn said stop, or the rowid passed hi).
-func (s *Scanner) walk(p uint32, depth int, lo, hi int64, fn func(int64, []byte) bool) (bool, error) {
+func (s *Scanner) walk(p uint32, depth int, in bounds, lo, hi int64, fn func(int64, []byte) bool) (bool, error) {
 	if depth > maxDepth {
 		return false, corrupt(p, "B-tree deeper than %d levels", maxDepth)
 	}
@@ -169,73 +187,97 @@ func (s *Scanner) walk(p uint32, depth int, lo, hi int64, fn func(int64, []byte)
 		}
 		inner := s.inner[depth]
 		copy(inner, pg)
-		return s.interior(p, inner, hdr, depth, lo, hi, fn)
+		return s.interior(p, inner, hdr, depth, in, lo, hi, fn)
 	case 0x0d:
-		return s.leaf(p, pg, hdr, lo, hi, fn)
+		return s.leaf(p, pg, hdr, depth, in, lo, hi, fn)
 	default:
 		return false, corrupt(p, "page type %#x is not a table B-tree page", pg[hdr])
 	}
 }
 
-func (s *Scanner) interior(p uint32, pg []byte, hdr, depth int, lo, hi int64, fn func(int64, []byte) bool) (bool, error) {
-	if hdr+12 > len(pg) {
-		return false, corrupt(p, "interior page header cut short")
+// cells returns the cell count of a B-tree page and the offset of its cell
+// pointer array, checked against the page: SQLite refuses a page below the
+// root without cells, and an interior root without cells.
+func (s *Scanner) cells(p uint32, pg []byte, hdr, hdrLen, depth int) (int, int, error) {
+	if hdr+hdrLen > len(pg) {
+		return 0, 0, corrupt(p, "page header cut short")
 	}
 	n := int(binary.BigEndian.Uint16(pg[hdr+3:]))
-	right := binary.BigEndian.Uint32(pg[hdr+8:])
-	ptrs := hdr + 12
+	ptrs := hdr + hdrLen
 	if ptrs+2*n > s.f.usable {
-		return false, corrupt(p, "%d cells do not fit the page", n)
+		return 0, 0, corrupt(p, "%d cells do not fit the page", n)
 	}
-	prevKey := int64(-1 << 63) // rows of child i have rowids in (key[i-1], key[i]]
-	first := true
+	if n == 0 && depth > 0 {
+		return 0, 0, corrupt(p, "a B-tree page below the root has no cells")
+	}
+	if n == 0 && hdrLen == 12 && p != 1 {
+		// SQLite's cursor refuses an interior root without cells (only
+		// page 1 may be one, briefly, while the schema is rebalanced).
+		return 0, 0, corrupt(p, "an interior root page has no cells")
+	}
+	return n, ptrs, nil
+}
+
+// interiorKey reads the child page and key of cell i of an interior page.
+func (s *Scanner) interiorKey(p uint32, pg []byte, ptrs, n, i int) (uint32, int64, error) {
+	off := int(binary.BigEndian.Uint16(pg[ptrs+2*i:]))
+	if off < ptrs+2*n || off+5 > s.f.usable {
+		return 0, 0, corrupt(p, "cell %d at offset %d is outside the page", i, off)
+	}
+	k, m := varint(pg[off+4 : s.f.usable])
+	if m == 0 {
+		return 0, 0, corrupt(p, "cell %d has a damaged key", i)
+	}
+	return binary.BigEndian.Uint32(pg[off:]), int64(k), nil
+}
+
+func (s *Scanner) interior(p uint32, pg []byte, hdr, depth int, in bounds, lo, hi int64, fn func(int64, []byte) bool) (bool, error) {
+	n, ptrs, err := s.cells(p, pg, hdr, 12, depth)
+	if err != nil {
+		return false, err
+	}
+	right := binary.BigEndian.Uint32(pg[hdr+8:])
+	child := in // rows of child i have rowids in (key[i-1], key[i]]
 	for i := 0; i <= n; i++ {
-		var child uint32
-		key := int64(1<<63 - 1)
+		var c uint32
 		if i < n {
-			off := int(binary.BigEndian.Uint16(pg[ptrs+2*i:]))
-			if off < ptrs+2*n || off+5 > s.f.usable {
-				return false, corrupt(p, "cell %d at offset %d is outside the page", i, off)
+			var key int64
+			c, key, err = s.interiorKey(p, pg, ptrs, n, i)
+			if err != nil {
+				return false, err
 			}
-			child = binary.BigEndian.Uint32(pg[off:])
-			k, m := varint(pg[off+4 : s.f.usable])
-			if m == 0 {
-				return false, corrupt(p, "cell %d has a damaged key", i)
+			if child.hi = in.hi; !child.holds(key) {
+				return false, corrupt(p, "cell %d: key %d is out of order", i, key)
 			}
-			key = int64(k)
+			child.hi = key
 		} else {
-			child = right
+			c, child.hi = right, in.hi
 		}
-		if !first && prevKey >= hi-1 {
-			return false, nil // every later row has rowid ≥ hi
+		if child.hasLo && child.lo >= hi {
+			return false, nil // every later row has rowid > hi
 		}
-		first = false
-		if key >= lo {
-			more, err := s.walk(child, depth+1, lo, hi, fn)
+		if child.hi >= lo {
+			more, err := s.walk(c, depth+1, child, lo, hi, fn)
 			if err != nil || !more {
 				return more, err
 			}
 		}
-		prevKey = key
+		child.lo, child.hasLo = child.hi, true
 	}
 	return true, nil
 }
 
-func (s *Scanner) leaf(p uint32, pg []byte, hdr int, lo, hi int64, fn func(int64, []byte) bool) (bool, error) {
+func (s *Scanner) leaf(p uint32, pg []byte, hdr, depth int, in bounds, lo, hi int64, fn func(int64, []byte) bool) (bool, error) {
 	if s.stop != nil {
 		if err := s.stop(); err != nil {
 			return false, err
 		}
 	}
-	if hdr+8 > len(pg) {
-		return false, corrupt(p, "leaf page header cut short")
+	n, ptrs, err := s.cells(p, pg, hdr, 8, depth)
+	if err != nil {
+		return false, err
 	}
 	u := s.f.usable
-	n := int(binary.BigEndian.Uint16(pg[hdr+3:]))
-	ptrs := hdr + 8
-	if ptrs+2*n > u {
-		return false, corrupt(p, "%d cells do not fit the page", n)
-	}
 	// Payloads up to maxLocal sit wholly on the page; larger ones keep
 	// a prefix here and the rest in an overflow chain (fileformat2 §1.6).
 	maxLocal := u - 35
@@ -254,10 +296,14 @@ func (s *Scanner) leaf(p uint32, pg []byte, hdr int, lo, hi int64, fn func(int64
 			return false, corrupt(p, "cell %d has a damaged rowid", i)
 		}
 		r := int64(rowid)
+		if !in.holds(r) || (s.hasPrev && r <= s.prev) {
+			return false, corrupt(p, "cell %d: rowid %d is out of order", i, r)
+		}
+		s.prev, s.hasPrev = r, true
 		if r < lo {
 			continue
 		}
-		if r >= hi {
+		if r > hi {
 			return false, nil
 		}
 		start := off + m1 + m2
@@ -292,6 +338,82 @@ func (s *Scanner) leaf(p uint32, pg []byte, hdr int, lo, hi int64, fn func(int64
 	return true, nil
 }
 
+// Subtrees walks the interior levels of the table B-tree at root breadth
+// first and stops at the first level of at least want pages, or at the
+// leaves. It returns that level's pages in rowid order and the keys between
+// them: page i holds the rowids in (keys[i-1], keys[i]]. It reads only the
+// interior pages above that level (and one page of it).
+func (f *File) Subtrees(root uint32, want int) (pages []uint32, keys []int64, leaves bool, err error) {
+	s := f.NewScanner(nil)
+	defer s.Release()
+	pages = []uint32{root}
+	for depth := 0; ; depth++ {
+		if depth > maxDepth {
+			return nil, nil, false, corrupt(root, "B-tree deeper than %d levels", maxDepth)
+		}
+		if len(pages) >= want {
+			return pages, keys, false, nil
+		}
+		var next []uint32
+		var nextKeys []int64
+		for i, p := range pages {
+			pg, err := s.page(p)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			hdr := 0
+			if p == 1 {
+				hdr = 100
+			}
+			switch pg[hdr] {
+			case 0x0d:
+				if i == 0 {
+					return pages, keys, true, nil
+				}
+				return nil, nil, false, corrupt(p, "a leaf page beside interior pages")
+			case 0x05:
+			default:
+				return nil, nil, false, corrupt(p, "page type %#x is not a table B-tree page", pg[hdr])
+			}
+			n, ptrs, err := s.cells(p, pg, hdr, 12, depth)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			for c := 0; c < n; c++ {
+				child, key, err := s.interiorKey(p, pg, ptrs, n, c)
+				if err != nil {
+					return nil, nil, false, err
+				}
+				next, nextKeys = append(next, child), append(nextKeys, key)
+			}
+			next = append(next, binary.BigEndian.Uint32(pg[hdr+8:]))
+			if i < len(keys) {
+				nextKeys = append(nextKeys, keys[i])
+			}
+			if len(next) > int(f.pages) {
+				return nil, nil, false, corrupt(p, "B-tree pages form a cycle")
+			}
+		}
+		pages, keys = next, nextKeys
+	}
+}
+
+// Cells returns the cell count of the table B-tree page p.
+func (f *File) Cells(p uint32) (int, error) {
+	s := f.NewScanner(nil)
+	defer s.Release()
+	pg, err := s.page(p)
+	if err != nil {
+		return 0, err
+	}
+	hdr := 0
+	if p == 1 {
+		hdr = 100
+	}
+	n, _, err := s.cells(p, pg, hdr, 8, 0)
+	return n, err
+}
+
 // overflow reassembles a record of total bytes from its local prefix and
 // the chain of overflow pages starting at next.
 func (s *Scanner) overflow(p uint32, local []byte, next uint32, total int) ([]byte, error) {
@@ -314,6 +436,9 @@ func (s *Scanner) overflow(p uint32, local []byte, next uint32, total int) ([]by
 		take := min(per, total-len(s.over))
 		s.over = append(s.over, pg[4:4+take]...)
 		next = binary.BigEndian.Uint32(pg[:4])
+	}
+	if next != 0 {
+		return nil, corrupt(p, "overflow chain runs on past its %d-byte record (to page %d)", total, next)
 	}
 	return s.over, nil
 }

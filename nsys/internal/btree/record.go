@@ -117,6 +117,9 @@ func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 			v = int64(binary.BigEndian.Uint64(b))
 		case 7:
 			k, v = Float, int64(binary.BigEndian.Uint64(b))
+			if math.IsNaN(math.Float64frombits(uint64(v))) {
+				k, v = Null, 0 // SQLite reads a stored NaN as NULL
+			}
 		case 8, 9:
 			v = int64(t - 8)
 		default:

@@ -1,0 +1,595 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// textWidth is the width the default terminal output fits.
+const textWidth = 120
+
+// writeAnalysisText is the human report of analyze, read top-down in ten
+// seconds: two lines of context, the headline (the step, and every phase
+// that changed, per arm: ratio, CI, signed change), a compact breakdown in
+// µs, where the differences come from, and the warnings, one line per kind.
+// Markdown is the same content shaped for a pull-request comment: a short
+// table on top, the rest folded in <details> blocks.
+func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) error {
+	md := f == Markdown
+	if md {
+		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", orNone(doc.Step))
+	}
+	for _, l := range contextLines(doc, opt) {
+		if md {
+			fmt.Fprintf(w, "%s  \n", escapeMarkdownText(l))
+		} else {
+			fmt.Fprintln(w, wrap(l, textWidth, "  "))
+		}
+	}
+	if md {
+		fmt.Fprintln(w)
+	}
+	head := headline(doc)
+	if head != nil {
+		if !md {
+			fmt.Fprintf(w, "\n%s\n", head.Doc)
+		} else {
+			fmt.Fprintf(w, "%s\n\n", head.Doc)
+		}
+		if err := writeTable(w, head, f); err != nil {
+			return err
+		}
+		if quiet := unchangedPhases(doc); quiet != "" {
+			if md {
+				fmt.Fprintf(w, "\n%s\n", escapeMarkdownText(quiet))
+			} else {
+				fmt.Fprintln(w, wrap(quiet, textWidth, "  "))
+			}
+		}
+	}
+	section := func(title string, body func() error) error {
+		if md {
+			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", title)
+		} else {
+			fmt.Fprintf(w, "\n%s\n", title)
+		}
+		if err := body(); err != nil {
+			return err
+		}
+		if md {
+			fmt.Fprintf(w, "\n</details>\n")
+		}
+		return nil
+	}
+	breakdown := compactBreakdown(doc)
+	title := "Breakdown, µs per step (mean; cpu_other … other_api sum to wall; --wide: every column)"
+	if md {
+		title = "Breakdown, µs per step (mean; cpu_other … other_api sum to wall)"
+	}
+	if opt.Wide {
+		breakdown = doc.BreakdownTable()
+		title = "Breakdown, µs per step (mean; the six parts after wall sum to wall)"
+	}
+	if err := section(title, func() error { return writeTable(w, breakdown, f) }); err != nil {
+		return err
+	}
+	if lines := decompositionLines(doc, opt.Wide || md); len(lines) > 0 {
+		err := section(fmt.Sprintf("Where each significant wall difference comes from (arm − %s, µs per step; %% of %s wall)", doc.Baseline, doc.Baseline), func() error {
+			for _, l := range lines {
+				if md {
+					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
+				} else {
+					fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if notes := doc.GPUWaitNotes(); len(notes) > 0 {
+		err := section("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", func() error {
+			for _, l := range notes {
+				if md {
+					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
+				} else {
+					fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if len(doc.Warnings) > 0 {
+		title := fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(doc.Warnings))
+		if opt.AllWarnings {
+			title = fmt.Sprintf("Warnings (%d)", len(doc.Warnings))
+		}
+		return section(title, func() error {
+			for _, l := range warningLines(doc.Warnings, opt.AllWarnings) {
+				if md {
+					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
+				} else {
+					fmt.Fprintln(w, wrap("  "+l, textWidth, "    "))
+				}
+			}
+			return nil
+		})
+	}
+	return nil
+}
+
+// contextLines are the run's context in two lines: what was measured and
+// how the step was chosen; the arms with their blocks and kept steps, what
+// was left out, and what a CI is computed over.
+func contextLines(doc *analysis.Doc, opt Options) []string {
+	how := "repeats most; --step to choose"
+	if opt.StepGiven {
+		how = "named by --step or --config"
+	}
+	first := fmt.Sprintf("step %s (%s), %d phases, %d %s", orNone(doc.Step), how, max(len(doc.Phases)-1, 0), len(doc.Inputs), plural(len(doc.Inputs), "input", "inputs"))
+	if hasResults(doc) {
+		first += fmt.Sprintf(", %g%% CIs over blocks (B = %d, seed %d)", 100*doc.Settings.Confidence, doc.Settings.Resamples, doc.Settings.Seed)
+	} else {
+		first += ", statistics off (--no-stats)"
+	}
+	var arms []string
+	for _, a := range doc.Arms {
+		label := a
+		if a == doc.Baseline && len(doc.Arms) > 1 {
+			label += " (baseline)"
+		}
+		if r := stepRow(doc, a); r != nil {
+			label += fmt.Sprintf(" %d %s × %d steps", r.Blocks, plural(r.Blocks, "block", "blocks"), r.Steps/max(r.Blocks, 1))
+			if r.Steps%max(r.Blocks, 1) != 0 {
+				label = fmt.Sprintf("%s %d blocks, %d steps", a, r.Blocks, r.Steps)
+			}
+		}
+		arms = append(arms, label)
+	}
+	armText := "arms: " + strings.Join(arms, "; ")
+	if len(doc.Arms) == 0 || len(doc.Arms) == 1 && doc.Arms[0] == "" {
+		armText = "no arm ranges (one arm)"
+		if r := stepRow(doc, ""); r != nil {
+			armText += fmt.Sprintf(": %d %s, %d steps", r.Blocks, plural(r.Blocks, "block", "blocks"), r.Steps)
+		}
+	}
+	e := doc.Excluded
+	var excl []string
+	if e.WarmupSteps > 0 {
+		excl = append(excl, fmt.Sprintf("%d warm-up", e.WarmupSteps))
+	}
+	if e.SkippedSteps > 0 {
+		excl = append(excl, fmt.Sprintf("%d skipped (--skip-steps %d)", e.SkippedSteps, doc.Settings.SkipSteps))
+	}
+	if e.OutsideArmSteps > 0 {
+		excl = append(excl, fmt.Sprintf("%d outside arm blocks", e.OutsideArmSteps))
+	}
+	if e.UnclosedRanges > 0 {
+		excl = append(excl, fmt.Sprintf("%d unclosed ranges", e.UnclosedRanges))
+	}
+	second := armText + "; left out: " + orNone(strings.Join(excl, ", "))
+	return []string{first, second}
+}
+
+func stepRow(doc *analysis.Doc, arm string) *analysis.SummaryRow {
+	for i := range doc.Summary {
+		if r := &doc.Summary[i]; r.Arm == arm && r.Phase == doc.Step {
+			return r
+		}
+	}
+	return nil
+}
+
+func hasResults(doc *analysis.Doc) bool {
+	for _, r := range doc.Results() {
+		if r != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// meanWallComparisons are the mean wall comparisons, step first.
+func meanWallComparisons(doc *analysis.Doc) []analysis.ComparisonRow {
+	var out []analysis.ComparisonRow
+	for _, c := range doc.Comparisons {
+		if c.Metric == "wall_ns" && c.Stat == stats.StatMean {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// headline is the table a reader needs first: per arm, the step and every
+// phase whose mean wall changed significantly, with the signed change.
+func headline(doc *analysis.Doc) *export.Table {
+	cs := meanWallComparisons(doc)
+	if len(cs) == 0 {
+		return nil
+	}
+	t := export.NewTable("headline", fmt.Sprintf("Mean wall per step against %s (ratio = arm / %s; ~ = no significant change)", doc.Baseline, doc.Baseline),
+		export.Column{Name: "phase", Type: export.TypeString},
+		export.Column{Name: "arm", Type: export.TypeString},
+		export.Column{Name: doc.Baseline + " µs", Type: export.TypeFloat64},
+		export.Column{Name: "arm µs", Type: export.TypeFloat64},
+		export.Column{Name: "ratio", Type: export.TypeString},
+		export.Column{Name: fmt.Sprintf("%g%% CI", 100*doc.Settings.Confidence), Type: export.TypeString},
+		export.Column{Name: "change", Type: export.TypeString},
+	)
+	for _, c := range cs {
+		if c.Phase != doc.Step && c.Verdict != "changed" {
+			continue
+		}
+		_ = t.AppendRow(export.Str(clip(c.Phase, 28)), export.Str(clip(c.Arm, 16)), export.Float(round1(c.BaseValue/1e3)), export.Float(round1(c.ArmValue/1e3)),
+			export.Str(fmtRatio(c.Ratio)), export.Str(strings.TrimPrefix(fmtCI(c.RatioCI), "(no CI)")), export.Str(changeText(c)))
+	}
+	return t
+}
+
+// unchangedPhases names the phases the headline leaves out.
+func unchangedPhases(doc *analysis.Doc) string {
+	var same, noCI []string
+	for _, c := range meanWallComparisons(doc) {
+		if c.Phase == doc.Step {
+			continue
+		}
+		switch c.Verdict {
+		case "~":
+			same = appendNew(same, c.Phase)
+		case "":
+			noCI = appendNew(noCI, c.Phase)
+		}
+	}
+	var parts []string
+	if len(same) > 0 {
+		parts = append(parts, fmt.Sprintf("~ no significant change: %s", strings.Join(same, ", ")))
+	}
+	if len(noCI) > 0 {
+		parts = append(parts, fmt.Sprintf("no between-block CI (record more blocks): %s", strings.Join(noCI, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func appendNew(xs []string, s string) []string {
+	if slices.Contains(xs, s) {
+		return xs
+	}
+	return append(xs, s)
+}
+
+// changeText is a comparison's signed change, as benchstat prints it, with
+// the word a reader wants: "-52.5% faster", "+8.7% slower", "~" when the CI
+// includes no change, "no CI" when there is no between-unit CI (a within-run
+// CI never proves a change).
+func changeText(c analysis.ComparisonRow) string {
+	switch {
+	case c.Ratio == nil:
+		return "-"
+	case c.Verdict == "":
+		return "no CI"
+	case c.Verdict != "changed":
+		return "~"
+	}
+	word := "slower"
+	if *c.Ratio < 1 {
+		word = "faster"
+	}
+	if c.Metric != "wall_ns" {
+		word = "higher"
+		if *c.Ratio < 1 {
+			word = "lower"
+		}
+	}
+	return fmt.Sprintf("%+.1f%% %s", 100*(*c.Ratio-1), word)
+}
+
+// pctChange is a gate row's ratio as a signed percent change: "~" when the
+// CI includes 1, "no CI" without a between-unit CI.
+func pctChange(ratio *float64, ci *[2]float64, method string) string {
+	switch {
+	case ratio == nil:
+		return "-"
+	case ci == nil || method == stats.MethodWithinRun:
+		return "no CI"
+	case ci[0] <= 1 && ci[1] >= 1:
+		return "~"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(*ratio-1))
+}
+
+// compactParts are the breakdown columns of the default terminal output:
+// wall, its six exclusive parts and GPU busy time, in µs.
+var compactParts = []struct {
+	metric phases.Metric
+	label  string
+}{
+	{phases.Wall, "wall"}, {phases.CPUOther, "cpu_other"}, {phases.Launch, "launch"}, {phases.SyncAPI, "sync"},
+	{phases.MemcpyAPI, "memcpy"}, {phases.Alloc, "alloc"}, {phases.OtherAPI, "other_api"}, {phases.GPUBusy, "gpu_busy"},
+}
+
+// compactBreakdown is the breakdown that fits 120 columns: µs per step,
+// the unit in the title, long names clipped.
+func compactBreakdown(doc *analysis.Doc) *export.Table {
+	withCI := hasResults(doc) // no CI column with --no-stats
+	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
+	for i, p := range compactParts {
+		cols = append(cols, export.Column{Name: p.label, Type: export.TypeFloat64, Unit: "µs"})
+		if i == 0 && withCI {
+			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
+		}
+	}
+	t := export.NewTable("breakdown", "µs per step", cols...)
+	armRank, phaseRank := map[string]int{}, map[string]int{}
+	for i, a := range doc.Arms {
+		armRank[a] = i
+	}
+	for i, p := range doc.Phases {
+		phaseRank[p] = i
+	}
+	rows := slices.Clone(doc.Summary)
+	slices.SortStableFunc(rows, func(a, b analysis.SummaryRow) int {
+		if armRank[a.Arm] != armRank[b.Arm] {
+			return armRank[a.Arm] - armRank[b.Arm]
+		}
+		return phaseRank[a.Phase] - phaseRank[b.Phase]
+	})
+	for _, r := range rows {
+		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(clip(r.Phase, 24))}
+		for i, p := range compactParts {
+			s := r.Metrics[phases.Metrics[p.metric].Name]
+			vals = append(vals, export.Float(round1(s.Mean/1e3)))
+			if i == 0 && withCI {
+				ci := export.Null()
+				if s.MeanCI != nil {
+					ci = export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/1e3, s.MeanCI[1]/1e3))
+				}
+				vals = append(vals, ci)
+			}
+		}
+		_ = t.AppendRow(vals...)
+	}
+	return t
+}
+
+// warningLines are the warnings one line per code with a count and the
+// phases and arms they concern, in plain words; all lists each one.
+func warningLines(ws []analysis.Warning, all bool) []string {
+	if all {
+		out := make([]string, len(ws))
+		for i, wr := range ws {
+			scope := strings.TrimSpace(strings.Join([]string{wr.Phase, wr.Arm, wr.Metric}, " "))
+			if scope != "" {
+				scope = " [" + strings.Join(strings.Fields(scope), " ") + "]"
+			}
+			out[i] = fmt.Sprintf("%s%s: %s", wr.Code, scope, wr.Message)
+		}
+		return out
+	}
+	type group struct {
+		code         string
+		n            int
+		phases, arms []string
+		first        string
+	}
+	var order []*group
+	byCode := map[string]*group{}
+	for _, wr := range ws {
+		g := byCode[wr.Code]
+		if g == nil {
+			g = &group{code: wr.Code, first: wr.Message}
+			byCode[wr.Code] = g
+			order = append(order, g)
+		}
+		g.n++
+		if wr.Phase != "" {
+			g.phases = appendNew(g.phases, wr.Phase)
+		}
+		if wr.Arm != "" {
+			g.arms = appendNew(g.arms, wr.Arm)
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, g := range order {
+		what, ok := warningWords[g.code]
+		if !ok {
+			what = g.first // an input or segmentation warning says itself
+		}
+		where := ""
+		switch {
+		case len(g.phases) > 3:
+			where = fmt.Sprintf(" (%d phases", len(g.phases))
+		case len(g.phases) > 0:
+			where = " (" + strings.Join(g.phases, ", ")
+		}
+		if len(g.arms) > 0 {
+			if where == "" {
+				where = " ("
+			} else {
+				where += "; "
+			}
+			where += strings.Join(g.arms, ", ")
+		}
+		if where != "" {
+			where += ")"
+		}
+		out = append(out, fmt.Sprintf("%d× %s: %s%s", g.n, g.code, what, where))
+	}
+	return out
+}
+
+// warningWords say each statistics warning in plain words.
+var warningWords = map[string]string{
+	stats.WarnTailLimitedMean:       "a few very slow steps carry the mean: its CI may be too narrow",
+	stats.WarnAutocorrelation:       "consecutive steps are correlated (hence CIs over blocks, not steps)",
+	stats.WarnHeadEffect:            "the first steps of each block are slower: raise --skip-steps",
+	stats.WarnDrift:                 "times drift across the run",
+	stats.WarnNonInterleaved:        "the arms ran one after the other, not alternating: drift can bias the comparison",
+	stats.WarnUnequalUnits:          "blocks hold unequal numbers of steps",
+	stats.WarnLowReplication:        "few blocks: wide CIs, for means and medians only",
+	stats.WarnNoReplication:         "one or two blocks per arm: no between-block CI; record more blocks",
+	stats.WarnQuantileCIOmitted:     "too few steps for p90/p99 CIs",
+	stats.WarnRunToRunExcluded:      "the CI comes from one run: it leaves out run-to-run variance",
+	stats.WarnConditionalOnProfiles: "blocks from one or two processes: the CIs leave out run-to-run variance",
+	stats.WarnSkewedOrTailLimited:   "skewed times: the mean's CI may be off",
+	stats.WarnUnmatchedUnit:         "a trailing block has no partner in the other arm and is left out of paired comparisons",
+	stats.WarnApproximateQuantileCI: "quantile CIs are approximate (few steps in the tail)",
+	stats.WarnUndefinedResamples:    "some resamples had no step with the phase",
+	stats.WarnMetricAbsent:          "an arm never shows this metric",
+	stats.WarnUnboundedCI:           "a ratio CI is unbounded (the baseline can be zero)",
+	stats.WarnNotRequested:          "quantile CIs were not asked for (--quantiles)",
+}
+
+// wrap breaks s at spaces so that no line exceeds width; continuation lines
+// start with indent.
+func wrap(s string, width int, indent string) string {
+	if width <= 0 || displayLen(s) <= width {
+		return s
+	}
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Split(s, " ") {
+		wl := displayLen(word)
+		if i > 0 {
+			if line+1+wl > width && line > len(indent) {
+				b.WriteString("\n" + indent)
+				line = len(indent)
+			} else {
+				b.WriteByte(' ')
+				line++
+			}
+		}
+		b.WriteString(word)
+		line += wl
+	}
+	return b.String()
+}
+
+func displayLen(s string) int { return len([]rune(s)) }
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// escapeMarkdownText keeps a sentence a paragraph: a leading "|", "-", "#"
+// or digit-dot would turn it into a table row, list or heading.
+func escapeMarkdownText(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`, "`", "\\`")
+	return r.Replace(s)
+}
+
+func round1(v float64) float64 { return float64(int64(v*10+copysignHalf(v))) / 10 }
+
+func copysignHalf(v float64) float64 {
+	if v < 0 {
+		return -0.5
+	}
+	return 0.5
+}
+
+// decompositionLines say per phase and arm where a mean wall difference
+// comes from: the parts whose CI excludes 0, largest first, named without
+// their _ns suffix (the values are µs). Only differences the headline calls
+// significant, unless all (--wide, Markdown): then every phase, with CIs.
+func decompositionLines(doc *analysis.Doc, all bool) []string {
+	type key struct{ phase, arm string }
+	changed := map[key]bool{}
+	for _, c := range meanWallComparisons(doc) {
+		changed[key{c.Phase, c.Arm}] = c.Verdict == "changed"
+	}
+	var order []key
+	parts := map[key][]analysis.DecompositionRow{}
+	for _, r := range doc.Decomposition {
+		k := key{r.Phase, r.Arm}
+		if r.Of != "" { // inner parts, outside the sum: waitSection says them
+			continue
+		}
+		if !all && !changed[k] {
+			continue
+		}
+		if _, ok := parts[k]; !ok {
+			order = append(order, k)
+		}
+		parts[k] = append(parts[k], r)
+	}
+	var out []string
+	for _, k := range order {
+		rs := parts[k]
+		var total float64
+		for _, r := range rs {
+			total += r.DiffNs
+		}
+		var sig, rest []string
+		for _, r := range sortByAbs(rs) {
+			name := strings.TrimSuffix(r.Component, "_ns")
+			s := fmt.Sprintf("%s %+.1f", name, r.DiffNs/1e3)
+			if r.DiffCI != nil && all {
+				s += fmt.Sprintf(" [%+.1f, %+.1f]", r.DiffCI[0]/1e3, r.DiffCI[1]/1e3)
+			}
+			if r.DiffCI != nil && (r.DiffCI[0] > 0 || r.DiffCI[1] < 0) {
+				sig = append(sig, s+fmt.Sprintf(" (%+.1f%%)", 100*r.Share))
+				continue
+			}
+			rest = append(rest, s)
+		}
+		line := fmt.Sprintf("%s, %s: %+.1f µs", k.phase, k.arm, total/1e3)
+		switch {
+		case len(sig) > 0:
+			line += " = " + strings.Join(sig, ", ")
+			if len(rest) > 0 && all {
+				line += "; not significant: " + strings.Join(rest, ", ")
+			}
+		case len(rest) > 0 && rs[0].DiffCI == nil:
+			line += " (no between-block CI): " + strings.Join(rest, ", ")
+		default:
+			line += ": no part differs significantly (~)"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func sortByAbs(rs []analysis.DecompositionRow) []analysis.DecompositionRow {
+	out := append([]analysis.DecompositionRow(nil), rs...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && abs(out[j].DiffNs) > abs(out[j-1].DiffNs); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

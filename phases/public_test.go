@@ -1,0 +1,71 @@
+package phases
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nsysphase/nsysphase/internal/fixture"
+)
+
+// TestPublicCorpusProjectionEqualsVendor compares `ranges` (the vendor view)
+// with the vendor's nvtx_gpu_proj_sum on every export of the public corpus:
+// every row, exact integer columns, printed statistics to their rounding. An
+// empty or missing CSV means the vendor found no range with GPU work, so the
+// view must have no row either.
+func TestPublicCorpusProjectionEqualsVendor(t *testing.T) {
+	for _, fx := range fixture.Public(t) {
+		if fx.Name == fixture.NotNsysPublic {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			rep, err := VendorProjection(openFixture(t, fx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(fx.VendorDir, fx.Name+"_nvtx_gpu_proj_sum.csv")
+			var want []vendorCSVRow
+			if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+				want = readVendorCSV(t, path)
+			}
+			if len(rep.Ranges) != len(want) {
+				t.Errorf("%d rows, vendor has %d", len(rep.Ranges), len(want))
+			}
+			type key struct{ name, style string }
+			byKey := map[key]VendorRange{}
+			for _, g := range rep.Ranges {
+				byKey[key{g.Name, g.Style}] = g
+			}
+			for _, w := range want {
+				k := key{w["Range"], w["Style"]}
+				g, ok := byKey[k]
+				if !ok {
+					t.Errorf("vendor row %q (%s) missing", k.name, k.style)
+					continue
+				}
+				for _, c := range []struct {
+					col string
+					got int64
+				}{
+					{"Range Instances", g.Instances}, {"Total Range Time (ns)", g.RangeNs}, {"Total Proj Time (ns)", g.ProjNs},
+					{"Total GPU Ops", g.GPUOps}, {"Proj Min (ns)", g.ProjMinNs}, {"Proj Max (ns)", g.ProjMaxNs},
+				} {
+					if v := w.int(t, c.col); c.got != v {
+						t.Errorf("%q %s: %s = %d, vendor %d", k.name, k.style, c.col, c.got, v)
+					}
+				}
+				for _, c := range []struct {
+					col string
+					got float64
+				}{
+					{"Proj Avg (ns)", g.ProjMeanNs}, {"Proj Med (ns)", g.ProjMedianNs}, {"Proj StdDev (ns)", g.ProjStdDevNs},
+					{"Avg GPU Ops", g.AvgGPUOps}, {"Avg Num Child", g.AvgChildren},
+				} {
+					if v := w.float(t, c.col); !closeToPrinted(c.got, v) {
+						t.Errorf("%q %s: %s = %.3f, vendor prints %.1f", k.name, k.style, c.col, c.got, v)
+					}
+				}
+			}
+		})
+	}
+}
