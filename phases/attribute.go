@@ -8,10 +8,13 @@ import (
 
 // attributor measures instances; it keeps scratch buffers between calls.
 type attributor struct {
-	tr   *trace
-	ivs  map[int32][]interval // per GPU: the instance's op intervals
-	rec  *callRecorder        // non-nil with Options.Calls
-	inst int32                // index in Result.Instances of the instance being measured, for rec
+	tr  *trace
+	ivs map[int32][]interval // per GPU: the instance's op intervals
+	// Scratch for the GPU context of a range (gpuContext).
+	syncIv, tmp []interval
+	ctx         gpuScratch
+	rec         *callRecorder // non-nil with Options.Calls
+	inst        int32         // index in Result.Instances of the instance being measured, for rec
 }
 
 func newAttributor(tr *trace) *attributor {
@@ -33,6 +36,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 	for g := range a.ivs {
 		a.ivs[g] = a.ivs[g][:0]
 	}
+	a.syncIv = a.syncIv[:0]
 	var (
 		apiTime  [5]int64
 		projLo   int64 = 1<<63 - 1
@@ -49,6 +53,9 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 					c := calls[j]
 					cat, _ := a.category(c, pid)
 					apiTime[cat] += min(c.end, e) - s
+					if cat == CatSync {
+						a.syncIv = append(a.syncIv, interval{s, min(c.end, e)})
+					}
 				}
 				break
 			}
@@ -60,6 +67,9 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 			if c.topLevel() {
 				cat, sync := a.category(c, pid)
 				apiTime[cat] += min(c.end, e) - c.start
+				if cat == CatSync {
+					a.syncIv = append(a.syncIv, interval{c.start, min(c.end, e)})
+				}
 				m[APICalls]++
 				if sync != SyncNone {
 					m[HostSyncs]++
@@ -144,6 +154,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 		}
 	}
 	a.otherThreads(x, gtid, pid)
+	a.gpuContext(x, pid)
 }
 
 // category returns the class of a top-level call's time and how it blocks.
@@ -195,17 +206,39 @@ func addCopy(m *[NumMetrics]int64, o gpuOp, d int64) {
 func (a *attributor) othersOf(gpu, pid int32) []interval { return a.tr.others[gpu][pid] }
 
 // otherThreads adds GPU work launched during the range by other threads of
-// the same process (PyTorch runs backward on its autograd thread). It is
-// reported beside the range's own work, never mixed in.
+// the same process (PyTorch runs backward on its autograd thread), and the
+// time those threads spent blocked in host syncs while the range was open
+// (XLA waits on its runtime threads). Both are reported beside the range's
+// own work, never mixed in.
 func (a *attributor) otherThreads(x *Instance, gtid int64, pid int32) {
+	s, e := x.Start, x.End
+	blocked := a.tmp[:0]
 	for _, tc := range a.tr.procThreads[pid] {
 		if tc.globalTid == gtid {
 			continue
 		}
 		calls := tc.calls
-		i := sort.Search(len(calls), func(i int) bool { return calls[i].start >= x.Start })
-		for ; i < len(calls) && calls[i].start < x.End; i++ {
-			ops := a.tr.index.lookup(a.tr.ops, pid, calls[i].corr)
+		i := sort.Search(len(calls), func(i int) bool { return calls[i].start >= s })
+		// The last top-level call before the range may block into it.
+		for j := i - 1; j >= 0; j-- {
+			if c := calls[j]; c.topLevel() {
+				if cat, _ := a.category(c, pid); cat == CatSync && c.end > s {
+					blocked = append(blocked, interval{s, min(c.end, e)})
+				}
+				break
+			}
+		}
+		for ; i < len(calls) && calls[i].start < e; i++ {
+			c := calls[i]
+			if c.topLevel() {
+				if cat, _ := a.category(c, pid); cat == CatSync {
+					x.M[OtherThreadSyncs]++
+					if end := min(c.end, e); end > c.start {
+						blocked = append(blocked, interval{c.start, end})
+					}
+				}
+			}
+			ops := a.tr.index.lookup(a.tr.ops, pid, c.corr)
 			if len(ops) == 0 {
 				continue
 			}
@@ -217,4 +250,78 @@ func (a *attributor) otherThreads(x *Instance, gtid int64, pid int32) {
 			}
 		}
 	}
+	blocked = mergeIntervals(blocked)
+	x.M[OtherThreadSyncNs] = totalLength(blocked)
+	a.tmp = blocked
+}
+
+// gpuContext measures what the process's GPUs ran during the range: other
+// processes' work, nothing at all, and, for the host's blocking calls
+// (a.syncIv), which of own work, other processes' work or nothing.
+func (a *attributor) gpuContext(x *Instance, pid int32) {
+	s, e := x.Start, x.End
+	m := &x.M
+	g := &a.ctx
+	g.clip(a.tr, pid, s, e, e)
+	m[OtherProcessGPU] = totalLength(g.other)
+	m[GPUIdle] = (e - s) - totalLength(g.all)
+	for _, iv := range a.syncIv {
+		own, other, none := g.splitOf(iv)
+		m[SyncOwnGPU] += own
+		m[SyncOtherGPU] += other
+		m[SyncNoGPU] += none
+	}
+}
+
+// gpuScratch holds, for a time window, the process's own GPU work, other
+// processes' and everyone's, each merged over the process's GPUs.
+//
+// The process's GPUs are those on which its own work (any thread) had
+// started by the instance's end: the devices it uses, once it has used
+// them. Times are unions over those GPUs, so each is at most the window:
+// "other processes ran" means on at least one of them, "idle" on all.
+type gpuScratch struct {
+	own, other, all, one []interval
+}
+
+// clip fills g with the window [s, e) of the GPUs pid had used by gpusBy.
+func (g *gpuScratch) clip(tr *trace, pid int32, s, e, gpusBy int64) {
+	own, other := g.own[:0], g.other[:0]
+	for _, pg := range tr.gpusOf[pid] {
+		if pg.first >= gpusBy {
+			continue
+		}
+		own = appendClipped(own, tr.busy[pg.gpu][pid], s, e)
+		other = appendClipped(other, tr.others[pg.gpu][pid], s, e)
+	}
+	own, other = mergeIntervals(own), mergeIntervals(other)
+	g.own, g.other = own, other
+	g.all = mergeIntervals(append(append(g.all[:0], own...), other...))
+}
+
+// splitOf splits iv (inside the clipped window) into time with own work,
+// with other processes' work only, and with none: the three sum to its
+// length exactly.
+func (g *gpuScratch) splitOf(iv interval) (own, other, none int64) {
+	g.one = append(g.one[:0], iv)
+	inOwn, inAll := intersectLength(g.one, g.own), intersectLength(g.one, g.all)
+	return inOwn, inAll - inOwn, iv.end - iv.start - inAll
+}
+
+// split splits [lo, hi) by what pid's GPUs (those used by gpusBy) ran.
+func (g *gpuScratch) split(tr *trace, pid int32, lo, hi, gpusBy int64) (own, other, none int64) {
+	g.clip(tr, pid, lo, hi, gpusBy)
+	return g.splitOf(interval{lo, hi})
+}
+
+// appendClipped appends the parts of the merged, sorted intervals iv that
+// lie inside [s, e).
+func appendClipped(dst, iv []interval, s, e int64) []interval {
+	i := sort.Search(len(iv), func(k int) bool { return iv[k].end > s })
+	for ; i < len(iv) && iv[i].start < e; i++ {
+		if lo, hi := max(iv[i].start, s), min(iv[i].end, e); hi > lo {
+			dst = append(dst, interval{lo, hi})
+		}
+	}
+	return dst
 }

@@ -35,6 +35,10 @@ type CallRecord struct {
 	Cat       APICategory // where its host time went (launch, sync, memcpy_api, alloc, other_api)
 	sync      uint8       // index into syncKinds
 	CopyKind  uint8       // nsys.Copy* of its first copy; 0 without copies
+	// For a call that made the host wait (Sync() != SyncNone): Dur split
+	// by what the process's GPUs ran meanwhile, as sync_own_gpu_ns,
+	// sync_other_gpu_ns and sync_no_gpu_ns split sync_ns. Zero otherwise.
+	OwnGPUNs, OtherGPUNs, NoGPUNs int64
 }
 
 // syncKinds maps CallRecord.sync to SyncKind (0 = none).
@@ -51,18 +55,20 @@ func (c CallRecord) Is(f CallFlags) bool { return c.Flags&f == f }
 // step's records are kept in call order with their thread call index beside
 // them (stepCalls) to find them again by binary search.
 type callRecorder struct {
+	tr        *trace
 	records   []CallRecord
 	step      int32   // instance index of the current step; -1 before the first
 	stepBase  int     // index in records of the current step's first record
 	stepCalls []int32 // thread call index of each record of the current step
 	ownDepth  []int32 // depth of the instance that owns each record of the current step
 	chains    map[[2]int32]int64
+	ctx       gpuScratch
 }
 
 // newCallRecorder prepares recording; it reads the calls' backtrace ids only
 // when the export holds backtraces (the reduced trace does not keep them).
 func newCallRecorder(tr *trace) (*callRecorder, error) {
-	r := &callRecorder{step: -1}
+	r := &callRecorder{step: -1, tr: tr}
 	f := tr.file
 	if !f.HasTable(nsys.TableCallchains) || !f.HasColumn(nsys.TableRuntime, "callchainId") {
 		return r, nil
@@ -89,6 +95,7 @@ func (r *callRecorder) add(x *Instance, inst int32, pid int32, i int, c apiCall,
 			r.stepCalls, r.ownDepth = r.stepCalls[:0], r.ownDepth[:0]
 		}
 		r.records = append(r.records, r.record(inst, pid, c, cls, cat, sync, ops, dur))
+		r.splitWait(&r.records[len(r.records)-1], pid, end)
 		r.stepCalls = append(r.stepCalls, int32(i))
 		r.ownDepth = append(r.ownDepth, 0)
 		return
@@ -98,14 +105,25 @@ func (r *callRecorder) add(x *Instance, inst int32, pid int32, i int, c apiCall,
 		// A phase outside any measured step of its thread cannot happen
 		// (phases are the step's descendants); record it on its own.
 		r.records = append(r.records, r.record(inst, pid, c, cls, cat, sync, ops, dur))
+		r.splitWait(&r.records[len(r.records)-1], pid, end)
 		return
 	}
 	// Deeper wins; of overlapping siblings (start/end ranges) the first.
 	if int32(x.Depth) > r.ownDepth[k] {
 		rec := &r.records[r.stepBase+k]
 		rec.Instance, rec.Dur = inst, dur
+		r.splitWait(rec, pid, end)
 		r.ownDepth[k] = int32(x.Depth)
 	}
+}
+
+// splitWait splits the host time of a call that waits by what the
+// process's GPUs ran meanwhile (the GPUs of its instance, which ends at end).
+func (r *callRecorder) splitWait(rec *CallRecord, pid int32, end int64) {
+	if rec.Sync() == SyncNone {
+		return
+	}
+	rec.OwnGPUNs, rec.OtherGPUNs, rec.NoGPUNs = r.ctx.split(r.tr, pid, rec.Start, rec.Start+rec.Dur, end)
 }
 
 func (r *callRecorder) record(inst int32, pid int32, c apiCall, cls apiClass, cat APICategory, sync SyncKind, ops []gpuOp, dur int64) CallRecord {

@@ -18,7 +18,9 @@
 // exactly; GPU work joined on (pid, correlationId) — kernel sum, busy union,
 // projected span, copies by direction, memsets, queueing delay, overlap with
 // other processes on the same GPU, and work that other threads of the process
-// launched during the range. Warnings and exclusions travel with the result.
+// launched during the range; what the process's GPUs ran during the range
+// (other processes' work, nothing) with sync time split by it exactly; host
+// syncs on the process's other threads. Warnings and exclusions travel with the result.
 //
 // VendorProjection reproduces `nsys stats -r nvtx_gpu_proj_sum` exactly, blind
 // spots included, for reconciling with existing workflows.

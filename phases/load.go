@@ -90,6 +90,16 @@ type trace struct {
 	use         []GPUUse                       // per GPU, its processes' busy time
 	busy        map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
 	others      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
+	gpusOf      map[int32][]procGPU            // pid → the GPUs it has run work on, in GPU order
+}
+
+// procGPU is a GPU a process runs work on, from its first op's start. Every
+// op that starts before a window's end is committed when the window is
+// measured, on either source, so "the GPUs the process had used by the
+// instance's end" is the same set on both.
+type procGPU struct {
+	gpu   int32
+	first int64
 }
 
 // loadHead reads what segmentation needs — strings, NVTX events, thread

@@ -55,6 +55,13 @@ const (
 	OverlapOtherProcess
 	OtherThreadKernelNs
 	OtherThreadOps
+	OtherProcessGPU
+	GPUIdle
+	SyncOwnGPU
+	SyncOtherGPU
+	SyncNoGPU
+	OtherThreadSyncNs
+	OtherThreadSyncs
 	NumMetrics
 )
 
@@ -107,10 +114,21 @@ var Metrics = [NumMetrics]MetricInfo{
 	OverlapOtherProcess: {"overlap_other_process_ns", "ns", "time the range's GPU work ran while another process had GPU work on the same GPU (MPS or time slicing)"},
 	OtherThreadKernelNs: {"other_thread_kernel_ns", "ns", "kernel time launched during the range by other threads of the process (e.g. PyTorch's autograd thread); not in kernel_sum_ns"},
 	OtherThreadOps:      {"other_thread_ops", "count", "GPU ops (distinct correlation ids) launched during the range by other threads of the process"},
+	OtherProcessGPU:     {"other_process_gpu_ns", "ns", "time inside the range during which the process's GPUs (see gpu_idle_ns) ran kernels, copies or memsets of other processes (union of their intervals, whether or not the process's own work ran too)"},
+	GPUIdle:             {"gpu_idle_ns", "ns", "time inside the range during which the process's GPUs ran no recorded work of any process; the process's GPUs are those on which its own GPU work (any thread) had started by the range's end"},
+	SyncOwnGPU:          {"sync_own_gpu_ns", "ns", "part of sync_ns during which the process's own GPU work (any thread) ran on its GPUs"},
+	SyncOtherGPU:        {"sync_other_gpu_ns", "ns", "part of sync_ns during which other processes' work ran on the process's GPUs and its own did not"},
+	SyncNoGPU:           {"sync_no_gpu_ns", "ns", "part of sync_ns during which the process's GPUs ran no recorded work (sync_own_gpu_ns + sync_other_gpu_ns + sync_no_gpu_ns = sync_ns); without MPS, typically time-slicing between processes' contexts"},
+	OtherThreadSyncNs:   {"other_thread_sync_ns", "ns", "time inside the range during which other threads of the process were blocked in calls counted as sync_ns would count them (union over threads; e.g. XLA runtime threads, PyTorch's autograd thread)"},
+	OtherThreadSyncs:    {"other_thread_syncs", "count", "such blocking calls on other threads of the process that start inside the range"},
 }
 
 // WallParts are the six exclusive parts that sum to Wall for every instance.
 var WallParts = []Metric{CPUOther, Launch, SyncAPI, MemcpyAPI, Alloc, OtherAPI}
+
+// SyncParts are the three exclusive parts that sum to SyncAPI for every
+// instance: what the process's GPUs ran while the host waited.
+var SyncParts = []Metric{SyncOwnGPU, SyncOtherGPU, SyncNoGPU}
 
 // MetricByName returns the metric with the given column name.
 func MetricByName(name string) (Metric, bool) {

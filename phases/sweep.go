@@ -519,6 +519,7 @@ type busyList struct {
 	gpu, pid int32
 	iv       []interval
 	doneNs   int64
+	first    int64 // start of the process's first op on the GPU: the GPU is the process's from then on
 }
 
 // commit merges into busy the buffered ops that start before every op
@@ -540,7 +541,7 @@ func (s *sweep) commit() {
 		if o.end <= o.start {
 			continue
 		}
-		bl := s.busyOf(o.gpu, o.pid)
+		bl := s.busyOf(o.gpu, o.pid, o.start)
 		if n := len(bl.iv); n > 0 && o.start <= bl.iv[n-1].end {
 			bl.iv[n-1].end = max(bl.iv[n-1].end, o.end)
 		} else {
@@ -552,13 +553,13 @@ func (s *sweep) commit() {
 // busyOf returns the busy list of (gpu, pid), creating it. A linear search
 // of the few lists beats map lookups per op when two processes' ops
 // alternate.
-func (s *sweep) busyOf(gpu, pid int32) *busyList {
+func (s *sweep) busyOf(gpu, pid int32, start int64) *busyList {
 	for _, bl := range s.busy {
 		if bl.gpu == gpu && bl.pid == pid {
 			return bl
 		}
 	}
-	bl := &busyList{gpu: gpu, pid: pid}
+	bl := &busyList{gpu: gpu, pid: pid, first: start}
 	i, _ := slices.BinarySearchFunc(s.busy, bl, func(a, b *busyList) int {
 		return cmp.Or(cmp.Compare(a.gpu, b.gpu), cmp.Compare(a.pid, b.pid))
 	})
@@ -583,11 +584,13 @@ func (s *sweep) windowBusy() {
 	s.commit()
 	tr := s.tr
 	tr.busy = map[int32]map[int32][]interval{}
+	tr.gpusOf = map[int32][]procGPU{}
 	for _, bl := range s.busy {
 		if tr.busy[bl.gpu] == nil {
 			tr.busy[bl.gpu] = map[int32][]interval{}
 		}
 		tr.busy[bl.gpu][bl.pid] = bl.iv
+		tr.gpusOf[bl.pid] = append(tr.gpusOf[bl.pid], procGPU{bl.gpu, bl.first})
 	}
 	tr.buildOthers()
 }

@@ -722,11 +722,19 @@ func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
 		return nil
 	}
 	wA := s0.mean(w, s0.ones)
-	comps := make([]Component, len(dec.Parts))
-	for k, p := range dec.Parts {
+	// The parts, then the inner parts, estimated alike.
+	all := slices.Clone(dec.Parts)
+	for _, in := range dec.Inner {
+		all = append(all, in.Metric)
+	}
+	comps := make([]Component, len(all))
+	for k, p := range all {
 		diff := s1.mean(p, s1.ones) - s0.mean(p, s0.ones)
 		comps[k] = Component{Arm: s1.arm.name, Baseline: s0.arm.name, Part: metrics[p], Diff: diff,
 			Share: diff / wA, Method: pl.method, Warnings: slices.Clone(t.codes)}
+		if k >= len(dec.Parts) {
+			comps[k].Of = metrics[dec.Inner[k-len(dec.Parts)].Of]
+		}
 	}
 	switch pl.method {
 	case MethodBootstrap, MethodWithinRun:
@@ -737,8 +745,8 @@ func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
 		for r := range dW {
 			dW[r] -= wa[r]
 		}
-		parts := make([][]float64, len(dec.Parts))
-		for k, p := range dec.Parts {
+		parts := make([][]float64, len(all))
+		for k, p := range all {
 			pa := pl.sideMeanValues(0, p)
 			parts[k] = pl.sideMeanValues(1, p)
 			for r := range parts[k] {
@@ -748,13 +756,13 @@ func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
 		}
 		if cfg.hook != nil {
 			rows := [][]float64{pl.replicateRows(wa), pl.replicateRows(dW)}
-			for _, v := range parts {
+			for _, v := range parts[:len(dec.Parts)] {
 				rows = append(rows, pl.replicateRows(v))
 			}
 			cfg.hook("decomposition", rows...)
 		}
 		share := getBuf(len(wa))
-		for k := range dec.Parts {
+		for k := range all {
 			for r, v := range parts[k] {
 				share[r] = v / wa[r]
 			}
@@ -766,7 +774,7 @@ func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
 		putBuf(wa)
 		putBuf(dW)
 	case MethodJackknife:
-		for k, p := range dec.Parts {
+		for k, p := range all {
 			diff := func(cs [][]int32) float64 { return pl.sides[1].mean(p, cs[1]) - pl.sides[0].mean(p, cs[0]) }
 			if theta, se, ok := pl.jackknife(diff); ok {
 				ci := tInterval(theta, se, pl.n, cfg.confidence)

@@ -85,6 +85,11 @@ func resolveOptions(metrics []string, opt Options, minB int) (*config, error) {
 				return nil, fmt.Errorf("decomposition part index %d invalid", p)
 			}
 		}
+		for _, in := range d.Inner {
+			if in.Metric < 0 || in.Metric >= len(metrics) || in.Metric == d.Total || in.Of < 0 || in.Of >= len(metrics) {
+				return nil, fmt.Errorf("decomposition inner part index %d (of %d) invalid", in.Metric, in.Of)
+			}
+		}
 	}
 	return cfg, nil
 }
@@ -144,6 +149,11 @@ func checkDecomposition(metrics []string, u *Unit, d *Decomposition) error {
 				return fmt.Errorf("unit %q step %d: part %q presence differs from total %q", u.ID, t, metrics[p], metrics[d.Total])
 			}
 			sum += v
+		}
+		for _, in := range d.Inner {
+			if math.IsNaN(u.Steps[in.Metric][t]) != math.IsNaN(w) {
+				return fmt.Errorf("unit %q step %d: inner part %q presence differs from total %q", u.ID, t, metrics[in.Metric], metrics[d.Total])
+			}
 		}
 		if !math.IsNaN(w) && math.Abs(sum-w) > 1e-9*math.Abs(w)+1e-6 {
 			return fmt.Errorf("unit %q step %d: parts sum to %v, total %q is %v", u.ID, t, sum, metrics[d.Total], w)

@@ -36,7 +36,16 @@ type Options struct {
 type Decomposition struct {
 	Total int
 	Parts []int
+	// Inner are further metrics whose mean differences are estimated with
+	// the same resamples as the parts, each contained in a part or in the
+	// total (Of): a part's own split (sync's own/other/no-GPU time) or a
+	// measure of the total (GPU idle time inside wall). They are reported
+	// after the parts, and only the parts sum to the total.
+	Inner []InnerPart
 }
+
+// InnerPart is a metric contained in the part or total Of (metric indices).
+type InnerPart struct{ Metric, Of int }
 
 // CI methods, in ladder order (docs/statistics.md §3.4).
 const (
@@ -244,6 +253,7 @@ type Component struct {
 	Arm      string      `json:"arm"`
 	Baseline string      `json:"baseline"`
 	Part     string      `json:"part"`
+	Of       string      `json:"of,omitempty"` // for an inner part: the part or total that contains it
 	Diff     float64     `json:"diff"`
 	DiffCI   *[2]float64 `json:"diff_ci"`
 	Share    float64     `json:"share"`

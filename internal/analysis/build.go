@@ -78,7 +78,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 			}
 			opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
 				QuantileMetrics: []int{int(phases.Wall)},
-				Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}
+				Decompose:       wallDecomposition()}
 			r, err := stats.Analyze(ph, names, units, opt)
 			if err != nil {
 				return fmt.Errorf("statistics of phase %q: %w", ph, err)
@@ -149,6 +149,20 @@ func inOrder(ctx context.Context, n, limit int, fn func(ctx context.Context, i i
 		}
 	}
 	return nil
+}
+
+// wallDecomposition splits wall into its six exclusive parts and, inside
+// them, says what the process's GPUs ran: sync's own/other/no-GPU parts,
+// and wall's time of other processes' work and of an idle GPU.
+func wallDecomposition() *stats.Decomposition {
+	d := &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}
+	for _, m := range phases.SyncParts {
+		d.Inner = append(d.Inner, stats.InnerPart{Metric: int(m), Of: int(phases.SyncAPI)})
+	}
+	for _, m := range []phases.Metric{phases.OtherProcessGPU, phases.GPUIdle} {
+		d.Inner = append(d.Inner, stats.InnerPart{Metric: int(m), Of: int(phases.Wall)})
+	}
+	return d
 }
 
 func metricInts(ms []phases.Metric) []int {
@@ -255,7 +269,7 @@ func (d *Doc) fill() {
 			if !compare {
 				break
 			}
-			d.Decomposition = append(d.Decomposition, DecompositionRow{Phase: ph, Baseline: c.Baseline, Arm: c.Arm, Component: c.Part,
+			d.Decomposition = append(d.Decomposition, DecompositionRow{Phase: ph, Baseline: c.Baseline, Arm: c.Arm, Component: c.Part, Of: c.Of,
 				DiffNs: c.Diff, DiffCI: c.DiffCI, Share: c.Share, ShareCI: c.ShareCI, Method: c.Method})
 		}
 		for _, w := range r.Warnings {

@@ -103,12 +103,16 @@ type ComparisonRow struct {
 	Warnings    []string    `json:"warnings"`
 }
 
-// DecompositionRow is one exclusive part of a phase's mean wall difference.
+// DecompositionRow is one exclusive part of a phase's mean wall difference
+// (Of empty), or an inner part: a metric contained in the part or total Of
+// (sync_ns's own/other/no-GPU split; wall_ns's other-process and idle GPU
+// time), estimated with the same resamples but outside the sum.
 type DecompositionRow struct {
 	Phase     string      `json:"phase"`
 	Baseline  string      `json:"baseline"`
 	Arm       string      `json:"arm"`
 	Component string      `json:"component"`
+	Of        string      `json:"of,omitempty"` // inner parts: the part or total containing it
 	DiffNs    float64     `json:"diff_ns"`
 	DiffCI    *[2]float64 `json:"diff_ci"`
 	Share     float64     `json:"share"` // of the baseline's mean wall

@@ -60,6 +60,9 @@ type Interaction struct {
 	HasBytes   bool
 	ToPageable bool  // a D2H copy into pageable host memory (.cpu(), .tolist())
 	Callchain  int64 // backtrace of its first call; 0 none
+	// The host time of its calls that waited, split by what the process's
+	// GPUs ran meanwhile (phases.CallRecord.OwnGPUNs …).
+	WaitOwnGPUNs, WaitOtherGPUNs, WaitNoGPUNs int64
 }
 
 // Interactions classifies the recorded calls of res (phases.Options.Calls)
@@ -128,7 +131,8 @@ func appendStepInteractions(out []Interaction, res *phases.Result, run []phases.
 		}
 		// Look-ahead stays inside the owning instance (and its descendants).
 		end := res.Instances[c.Instance].End
-		it := Interaction{Instance: c.Instance, API: api(c), Ns: c.Dur, Callchain: c.Callchain}
+		it := Interaction{Instance: c.Instance, API: api(c), Ns: c.Dur, Callchain: c.Callchain,
+			WaitOwnGPUNs: c.OwnGPUNs, WaitOtherGPUNs: c.OtherGPUNs, WaitNoGPUNs: c.NoGPUNs}
 		switch {
 		case c.Is(phases.CallCopy):
 			it.Bytes, it.HasBytes = c.Bytes, true
@@ -138,6 +142,9 @@ func appendStepInteractions(out []Interaction, res *phases.Result, run []phases.
 				used[j] = true
 				it.Blocking = true
 				it.Ns += run[j].Dur
+				it.WaitOwnGPUNs += run[j].OwnGPUNs
+				it.WaitOtherGPUNs += run[j].OtherGPUNs
+				it.WaitNoGPUNs += run[j].NoGPUNs
 				it.API += "+" + api(run[j])
 				if it.Callchain == 0 {
 					it.Callchain = run[j].Callchain
@@ -204,6 +211,13 @@ type InventoryItem struct {
 	NsPerStep   float64  `json:"ns_per_step"`  // total_ns / steps of the arm: the ranking key
 	StepsWith   int      `json:"steps_with"`   // steps in which it occurred
 	Period      *float64 `json:"period_steps"` // interval cadence: steps between occurrences
+	// The part of total_ns during which the host waited, split by what the
+	// process's GPUs ran meanwhile: its own work, only other processes'
+	// work, or no recorded work (time-slicing between processes without
+	// MPS, launch latency). The three sum to the waiting time.
+	WaitOwnGPUNs   int64 `json:"wait_own_gpu_ns"`
+	WaitOtherGPUNs int64 `json:"wait_other_gpu_ns"`
+	WaitNoGPUNs    int64 `json:"wait_no_gpu_ns"`
 }
 
 // Inventory is the result of `nsysphase inventory`.
@@ -280,6 +294,9 @@ func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bo
 			}
 			a.item.Calls++
 			a.item.TotalNs += it.Ns
+			a.item.WaitOwnGPUNs += it.WaitOwnGPUNs
+			a.item.WaitOtherGPUNs += it.WaitOtherGPUNs
+			a.item.WaitNoGPUNs += it.WaitNoGPUNs
 			a.item.Blocking = a.item.Blocking || it.Blocking
 			if it.HasBytes {
 				if a.item.Bytes == nil {
@@ -423,7 +440,7 @@ func topFrame(counts map[string]int64) string {
 
 // Table is the inventory as one table (json: {"items": [...]}).
 func (inv *Inventory) Table() *export.Table {
-	t := export.NewTable("items", "blocking host interactions and allocations per arm × phase × kind × API, ranked by host time per step",
+	t := export.NewTable("items", "blocking host interactions and allocations per arm × phase × kind × API, ranked by host time per step (for blocking ones, the wait they cause), with the wait split by what the process's GPUs ran",
 		export.Column{Name: "arm", Type: export.TypeString},
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "kind", Type: export.TypeString},
@@ -438,7 +455,10 @@ func (inv *Inventory) Table() *export.Table {
 		export.Column{Name: "disposition", Type: export.TypeString, Doc: "suggested fix (docs/inventory.md)"},
 		export.Column{Name: "owner", Type: export.TypeString, Doc: "NVTX path of the phase"},
 		export.Column{Name: "frame", Type: export.TypeString, Doc: "top user frame of the CUDA backtraces, or none recorded"},
-		export.Column{Name: "ns_per_step", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Doc: "total_ns per step instance of the arm (the ranking)"},
+		export.Column{Name: "ns_per_step", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Doc: "total_ns per step instance of the arm (the ranking: for a blocking item, the wait it causes)"},
+		export.Column{Name: "wait_own_gpu_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "of total_ns, host time waiting while the process's own GPU work ran"},
+		export.Column{Name: "wait_other_gpu_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "of total_ns, host time waiting while only other processes' work ran on its GPUs"},
+		export.Column{Name: "wait_no_gpu_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "of total_ns, host time waiting while its GPUs ran no recorded work"},
 	)
 	for _, it := range inv.Items {
 		b := export.Null()
@@ -447,7 +467,8 @@ func (inv *Inventory) Table() *export.Table {
 		}
 		_ = t.AppendRow(export.Str(it.Arm), export.Str(it.Phase), export.Str(it.Kind), export.Str(it.API), export.Bool(it.Blocking),
 			export.Int(it.Calls), export.Float(it.PerStep), export.Int(it.TotalNs), export.Float(it.MeanNs), b,
-			export.Str(it.Cadence), export.Str(it.Disposition), export.Str(it.Owner), export.Str(it.Frame), export.Float(it.NsPerStep))
+			export.Str(it.Cadence), export.Str(it.Disposition), export.Str(it.Owner), export.Str(it.Frame), export.Float(it.NsPerStep),
+			export.Int(it.WaitOwnGPUNs), export.Int(it.WaitOtherGPUNs), export.Int(it.WaitNoGPUNs))
 	}
 	return t
 }

@@ -27,6 +27,30 @@ thread, inside one step instance, inside one arm block. All durations are int64 
   it; sum, mean and max per instance.
 - ` + "`overlap_other_process`" + `: GPU time during the range in which another process
   had work running on the same GPU.
+- What the process's GPUs ran during the range. The process's GPUs are the
+  GPUs on which its own GPU work (kernels, copies, memsets of any of its
+  threads) had started by the range's end: in practice every GPU it uses,
+  once it has used it (visible but unused devices do not count). Each time
+  below is a union over those GPUs, so it is at most wall:
+  ` + "`other_process_gpu_ns`" + ` is time in which other processes' work ran on at
+  least one of them (whether or not the process's own work ran too);
+  ` + "`gpu_idle_ns`" + ` is time in which none of them ran any recorded work.
+- ` + "`sync_ns`" + ` split exactly by what those GPUs ran while the host waited
+  (each blocking interval clipped as for ` + "`sync_ns`" + `):
+  ` + "`sync_own_gpu_ns`" + ` (the process's own work ran), ` + "`sync_other_gpu_ns`" + `
+  (only other processes' work ran), ` + "`sync_no_gpu_ns`" + ` (nothing recorded ran);
+  the three sum to ` + "`sync_ns`" + ` for every instance. Without MPS, two
+  processes' contexts time-slice the GPU and their work never overlaps
+  (` + "`overlap_other_process`" + ` is 0): a wait that is mostly ` + "`sync_no_gpu_ns`" + ` beside
+  nonzero ` + "`other_process_gpu_ns`" + ` is the GPU switching between contexts. A
+  single process's ` + "`sync_no_gpu_ns`" + ` is usually launch latency: the awaited work
+  had not started yet. Recorded work is the trace's kernels, copies and
+  memsets that carry a correlation id.
+- ` + "`other_thread_sync_ns`" + ` / ` + "`other_thread_syncs`" + `: host syncs made on other threads
+  of the same process while the range was open (union of their blocking
+  intervals clipped to the range; calls starting inside it), such as XLA
+  runtime threads or PyTorch's autograd thread. XLA often waits through host
+  callbacks instead, which no CUDA call shows.
 
 Every percentage names its denominator. A measured zero and "not measured" are
 different values (null in Parquet).

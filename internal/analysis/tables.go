@@ -116,9 +116,10 @@ func (d *Doc) ComparisonsTable() *export.Table {
 }
 
 // DecompositionTable is decomposition: the mean wall difference split into
-// the six exclusive parts.
+// the six exclusive parts, then the inner parts (of: the part containing
+// them).
 func (d *Doc) DecompositionTable() *export.Table {
-	t := export.NewTable("decomposition", "mean wall difference (arm − baseline, ns per step) split into its six exclusive parts; share = of the baseline's mean wall",
+	t := export.NewTable("decomposition", "mean wall difference (arm − baseline, ns per step) split into its six exclusive parts, then inner parts (rows with of set: sync_ns split by what the GPU ran, and wall_ns's other-process and idle GPU time), which do not add to the sum; share = of the baseline's mean wall",
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "baseline", Type: export.TypeString},
 		export.Column{Name: "arm", Type: export.TypeString},
@@ -130,10 +131,11 @@ func (d *Doc) DecompositionTable() *export.Table {
 		export.Column{Name: "share_ci_lo", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
 		export.Column{Name: "share_ci_hi", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true},
 		export.Column{Name: "method", Type: export.TypeString},
+		export.Column{Name: "of", Type: export.TypeString, Doc: "empty for the six exclusive parts; for an inner part, the part or total that contains it"},
 	)
 	for _, c := range d.Decomposition {
 		_ = t.AppendRow(export.Str(c.Phase), export.Str(c.Baseline), export.Str(c.Arm), export.Str(c.Component),
-			export.Float(c.DiffNs), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Float(c.Share), ci(c.ShareCI, 0), ci(c.ShareCI, 1), export.Str(c.Method))
+			export.Float(c.DiffNs), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Float(c.Share), ci(c.ShareCI, 0), ci(c.ShareCI, 1), export.Str(c.Method), export.Str(c.Of))
 	}
 	return t
 }

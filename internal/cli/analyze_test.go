@@ -198,15 +198,26 @@ func decompositionSums(t *testing.T, out, phase, arm string) (parts map[string]m
 		}
 	}
 	parts = map[string]map[string]any{}
-	var sum float64
+	var sum, syncSplit float64
+	inner := 0
 	for _, r := range d.Decomposition {
 		if r["phase"] == phase && r["arm"] == arm {
+			if of, _ := r["of"].(string); of != "" { // an inner part, outside the sum
+				inner++
+				if of == "sync_ns" {
+					syncSplit += r["diff_ns"].(float64)
+				}
+				continue
+			}
 			parts[r["component"].(string)] = r
 			sum += r["diff_ns"].(float64)
 		}
 	}
-	if len(parts) != 6 {
-		t.Fatalf("%s %s: %d decomposition parts, want 6", phase, arm, len(parts))
+	if len(parts) != 6 || inner != 5 {
+		t.Fatalf("%s %s: %d decomposition parts and %d inner parts, want 6 and 5", phase, arm, len(parts), inner)
+	}
+	if sd := parts["sync_ns"]["diff_ns"].(float64); abs(syncSplit-sd) > 1e-6*max(1, abs(sd)) {
+		t.Errorf("%s %s: sync_ns's own/other/no-GPU parts sum to %.3f ns, sync_ns differs by %.3f ns", phase, arm, syncSplit, sd)
 	}
 	want := means[arm] - means[d.Baseline]
 	if diff := sum - want; diff > 1e-6*max(1, abs(want)) || diff < -1e-6*max(1, abs(want)) {

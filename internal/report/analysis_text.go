@@ -95,6 +95,21 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 			return err
 		}
 	}
+	if notes := doc.GPUWaitNotes(); len(notes) > 0 {
+		err := section("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", func() error {
+			for _, l := range notes {
+				if md {
+					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
+				} else {
+					fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 	if len(doc.Warnings) > 0 {
 		title := fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(doc.Warnings))
 		if opt.AllWarnings {
@@ -514,6 +529,9 @@ func decompositionLines(doc *analysis.Doc, all bool) []string {
 	parts := map[key][]analysis.DecompositionRow{}
 	for _, r := range doc.Decomposition {
 		k := key{r.Phase, r.Arm}
+		if r.Of != "" { // inner parts, outside the sum: waitSection says them
+			continue
+		}
 		if !all && !changed[k] {
 			continue
 		}

@@ -54,6 +54,7 @@ func writeInventoryText(w io.Writer, inv *analysis.Inventory, f Format) error {
 		{Name: "bytes", Type: export.TypeInt64, Nullable: true},
 		{Name: "cadence", Type: export.TypeString},
 		{Name: "disposition", Type: export.TypeString},
+		{Name: "% of wait: own/other/no GPU", Type: export.TypeString},
 	}
 	if inv.Backtraces {
 		cols = append(cols, export.Column{Name: "frame", Type: export.TypeString})
@@ -70,7 +71,7 @@ func writeInventoryText(w io.Writer, inv *analysis.Inventory, f Format) error {
 		}
 		row := []export.Value{export.Str(it.Arm), export.Str(it.Owner), export.Str(it.Kind), export.Str(it.API), export.Bool(it.Blocking),
 			export.Int(it.Calls), export.Float(round3(it.PerStep)), export.Float(round1(it.NsPerStep / 1e3)), export.Float(round1(it.MeanNs / 1e3)), b,
-			export.Str(cadence), export.Str(it.Disposition)}
+			export.Str(cadence), export.Str(it.Disposition), export.Str(waitSplit(it))}
 		if inv.Backtraces {
 			row = append(row, export.Str(it.Frame))
 		}
@@ -83,3 +84,15 @@ func writeInventoryText(w io.Writer, inv *analysis.Inventory, f Format) error {
 }
 
 func round3(v float64) float64 { return float64(int64(v*1000+copysignHalf(v))) / 1000 }
+
+// waitSplit renders the waiting time of an item as shares of it: its own
+// GPU work / only other processes' work / no recorded work; "—" when the
+// host did not wait.
+func waitSplit(it analysis.InventoryItem) string {
+	w := it.WaitOwnGPUNs + it.WaitOtherGPUNs + it.WaitNoGPUNs
+	if w <= 0 {
+		return "—"
+	}
+	pct := func(v int64) float64 { return 100 * float64(v) / float64(w) }
+	return fmt.Sprintf("%.0f/%.0f/%.0f%%", pct(it.WaitOwnGPUNs), pct(it.WaitOtherGPUNs), pct(it.WaitNoGPUNs))
+}

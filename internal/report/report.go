@@ -83,6 +83,7 @@ type page struct {
 	WallComparisons *htmlTable
 	Significant     *htmlTable
 	Decomposition   *htmlTable
+	WaitNotes       []string // analysis.Doc.GPUWaitNotes
 	Provenance      *htmlTable
 	WarningCounts   []warnCount
 	Warnings        *htmlTable
@@ -129,6 +130,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p.WallComparisons = wallComparisons(doc)
 	p.Significant = significantComparisons(doc)
 	p.Decomposition = decomposition(doc)
+	p.WaitNotes = doc.GPUWaitNotes()
 	p.Provenance = transposed(doc.ProvenanceTable(), "file")
 	p.WarningCounts, p.Warnings = warnings(doc)
 	for _, t := range opt.Tables {
@@ -635,7 +637,7 @@ func ciCellG(ci *[2]float64) htmlCell {
 }
 
 func decomposition(doc *analysis.Doc) *htmlTable {
-	h := &htmlTable{Name: "decomposition", Doc: "mean wall difference (arm − baseline, µs per step instance) split into its six exclusive parts; share = of the baseline's mean wall"}
+	h := &htmlTable{Name: "decomposition", Doc: "mean wall difference (arm − baseline, µs per step instance) split into its six exclusive parts; rows marked (in …) are inner parts, outside the sum; share = of the baseline's mean wall"}
 	for _, c := range []string{"phase", "arm", "component", "diff µs", "diff CI µs", "share", "share CI", "significant"} {
 		h.Cols = append(h.Cols, htmlCol{Name: c, Num: strings.HasPrefix(c, "diff") || strings.HasPrefix(c, "share")})
 	}
@@ -651,7 +653,11 @@ func decomposition(doc *analysis.Doc) *htmlTable {
 		if r.ShareCI != nil {
 			shareCI = htmlCell{Text: fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*r.ShareCI[0], 100*r.ShareCI[1]), Num: true}
 		}
-		h.Rows = append(h.Rows, []htmlCell{strCell(r.Phase), strCell(r.Arm), strCell(r.Component), numCell("%+.1f", r.DiffNs/1e3), ciCell(r.DiffCI, 1e3, 1),
+		component := r.Component
+		if r.Of != "" { // an inner part, outside the sum
+			component += " (in " + r.Of + ")"
+		}
+		h.Rows = append(h.Rows, []htmlCell{strCell(r.Phase), strCell(r.Arm), strCell(component), numCell("%+.1f", r.DiffNs/1e3), ciCell(r.DiffCI, 1e3, 1),
 			numCell("%+.1f%%", 100*r.Share), shareCI, strCell(sig)})
 	}
 	if len(h.Rows) == 0 {

@@ -126,8 +126,9 @@ func TestAnalysisMarkdownGFM(t *testing.T) {
 	if s.rows[0] != 3 || s.rows[1] != len(d.Summary) {
 		t.Errorf("table rows %v, want 3 headline rows and %d breakdown rows", s.rows, len(d.Summary))
 	}
-	if s.details != 3 {
-		t.Errorf("%d <details> blocks, want 3 (breakdown, decomposition, warnings)", s.details)
+	notes := d.GPUWaitNotes()
+	if want := 3 + min(len(notes), 1); s.details != want {
+		t.Errorf("%d <details> blocks, want %d (breakdown, decomposition, why phases wait, warnings)", s.details, want)
 	}
 	codes := map[string]bool{}
 	for _, w := range d.Warnings {
@@ -137,8 +138,8 @@ func TestAnalysisMarkdownGFM(t *testing.T) {
 	for _, r := range d.Decomposition {
 		pairs[[2]string{r.Phase, r.Arm}] = true
 	}
-	if want := len(codes) + len(pairs); s.listItems != want {
-		t.Errorf("%d list items, want %d (warning kinds and decomposition lines)", s.listItems, want)
+	if want := len(codes) + len(pairs) + len(notes); s.listItems != want {
+		t.Errorf("%d list items, want %d (warning kinds, decomposition lines, why phases wait)", s.listItems, want)
 	}
 }
 
