@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -251,6 +252,9 @@ func WriteFile(path string, t *Table, f Format, opt Options) error {
 //
 // A symlink is written through (its target is replaced, the link stays);
 // a FIFO, device, socket or directory at path is refused, never replaced.
+//
+// The temporary file is named .BASE.tmp-PID-*: one left by a process that
+// no longer runs (killed with SIGKILL) is removed by the next write.
 func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 	path, err = ResolveOutput(path)
 	if err != nil {
@@ -260,7 +264,8 @@ func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	removeStaleFiles(dir, base)
+	tmp, err := os.CreateTemp(dir, stagingPrefix(base, os.Getpid())+"*")
 	if err != nil {
 		return fmt.Errorf("create temporary file for %s: %w", path, err)
 	}
@@ -287,6 +292,28 @@ func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 		return fmt.Errorf("rename %s into place: %w", path, err)
 	}
 	return nil
+}
+
+// removeStaleFiles removes the temporary files of WriteFileAtomic for base
+// left in dir by processes that no longer run.
+func removeStaleFiles(dir, base string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + ".tmp-"
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
 }
 
 // ResolveOutput returns the file an output written to path lands in: path

@@ -89,7 +89,7 @@ func (o *AnalyzeOptions) validate() error {
 	if err := o.SegmentOptions.validate(); err != nil {
 		return err
 	}
-	if err := o.checkPaths(o.Files); err != nil {
+	if err := o.checkPaths(o.inputPaths()); err != nil {
 		return err
 	}
 	return o.StatsOptions.validate()

@@ -16,6 +16,8 @@ var exitStatuses = []struct {
 	{ExitGate, "a gate failed: `check` proved a regression beyond the limit; `verdict`: no-go"},
 	{ExitInput, "unusable input or usage: a missing or corrupt file, no step found, a bad flag or limit"},
 	{ExitInconclusive, "`verdict` only: inconclusive, the CI straddles `--min-gain` (a warning on stderr)"},
+	{ExitInterrupted, "stopped by SIGINT (Ctrl-C), after removing its temporary files and staging directories"},
+	{ExitTerminated, "stopped by SIGTERM, likewise"},
 }
 
 // ExitStatusMarkdown is the exit-status table as Markdown.

@@ -153,7 +153,7 @@ func TestExitStatusTable(t *testing.T) {
 	if code := cli.Main([]string{"--help"}, &out, io.Discard); code != 0 {
 		t.Fatalf("--help: exit %d", code)
 	}
-	for _, want := range []string{"Exit status (every command):", "  0  success", "  1  a gate failed", "  2  unusable input", "  3  verdict only: inconclusive"} {
+	for _, want := range []string{"Exit status (every command):", "  0  success", "  1  a gate failed", "  2  unusable input", "  3  verdict only: inconclusive", "  130  stopped by SIGINT", "  143  stopped by SIGTERM"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("root --help lacks %q", want)
 		}

@@ -35,6 +35,9 @@ Kernel and API totals equal nsys stats' cuda_gpu_kern_sum and cuda_api_sum on th
 			if f, err := report.ParseFormat(opts.Format); err != nil || (f != report.Text && f != report.JSON) {
 				return usageErr("--format %q: want table or json", opts.Format)
 			}
+			if opts.Top < 0 {
+				return usageErr("--top %d: want 0 (all) or more", opts.Top)
+			}
 			if runF != nil {
 				return runF(opts)
 			}

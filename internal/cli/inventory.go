@@ -66,7 +66,7 @@ func (o *InventoryOptions) validateInventory() error {
 	if err := o.SegmentOptions.validate(); err != nil {
 		return err
 	}
-	if err := o.checkPaths(o.Files); err != nil {
+	if err := o.checkPaths(o.inputPaths()); err != nil {
 		return err
 	}
 	return o.TableOutput.validate()

@@ -265,6 +265,37 @@ func generate(stdout io.Writer, format string, result any, opt report.Options) e
 	return report.Generate(stdout, f, result, opt)
 }
 
+// inputPaths is every file a segmenting command reads: its arguments with
+// their globs expanded, the files of --arm globs, the run manifests (given
+// or beside each export) and the rules file. -o and --out must be none of
+// them.
+func (o *SegmentOptions) inputPaths() []string {
+	var out []string
+	addGlob := func(pattern string) {
+		out = append(out, pattern)
+		if matches, err := filepath.Glob(pattern); err == nil {
+			out = append(out, matches...)
+		}
+	}
+	for _, f := range o.Files {
+		addGlob(f)
+	}
+	for _, a := range o.Arms {
+		if _, glob, ok := strings.Cut(a, "="); ok {
+			addGlob(glob)
+		}
+	}
+	for _, f := range slices.Clone(out) {
+		out = append(out, analysis.ManifestPath(f))
+	}
+	for _, f := range []string{o.Manifest, o.Config} {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // checkPaths refuses, before any work, a -o or --out that is one of the
 // inputs (`-o X.sqlite X.sqlite` would replace the export) or a -o that is
 // a FIFO, device or directory.
@@ -275,8 +306,13 @@ func (o *TableOutput) checkPaths(inputs []string) error {
 		}
 	}
 	if o.Out != "" {
+		outSt, outErr := os.Stat(o.Out)
 		for _, in := range inputs {
-			if filepath.Clean(in) == filepath.Clean(o.Out) {
+			same := filepath.Clean(in) == filepath.Clean(o.Out)
+			if st, err := os.Stat(in); err == nil && outErr == nil && os.SameFile(st, outSt) {
+				same = true
+			}
+			if same {
 				return usageErr("--out %s is an input: choose another directory", o.Out)
 			}
 		}

@@ -239,6 +239,8 @@ func snapshot(t *testing.T, dir string) map[string]string {
 			out[rel] = "link " + target
 		case d.IsDir():
 			out[rel] = "dir"
+		case !d.Type().IsRegular(): // a FIFO: reading it would block
+			out[rel] = "special " + d.Type().String()
 		default:
 			out[rel] = "file " + hashFile(t, p)
 		}

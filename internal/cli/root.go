@@ -10,9 +10,11 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -24,6 +26,11 @@ const (
 	// ExitInconclusive is verdict's status when the CI straddles the
 	// minimum gain: neither a go (0) nor a no-go (1), and not a usage error.
 	ExitInconclusive = 3
+	// ExitInterrupted and ExitTerminated follow the shell's 128 + signal
+	// number: the run was stopped by SIGINT (Ctrl-C) or SIGTERM after
+	// removing its temporary files; no output was written.
+	ExitInterrupted = 130
+	ExitTerminated  = 143
 )
 
 // version is set at build time with -ldflags "-X github.com/nsysphase/nsysphase/internal/cli.version=v1.2.3".
@@ -55,9 +62,25 @@ func usageErr(format string, args ...any) error {
 }
 
 // Main runs nsysphase with args and returns the exit status.
+//
+// SIGINT and SIGTERM cancel the command's context, so that every deferred
+// cleanup runs (the decompressed copy of an .xz input, a --out staging
+// directory, a -o temporary file) before Main returns ExitInterrupted or
+// ExitTerminated. A second signal is not caught: it ends the process at once.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			signal.Stop(sigs) // a second signal: the default action, at once
+			cancel(&signalError{sig: s})
+		case <-ctx.Done():
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "nsysphase: internal error (a bug; please report it with the command and input): %v\n%s", r, debug.Stack())
@@ -69,6 +92,12 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	var se *signalError
+	if err != nil && errors.As(context.Cause(ctx), &se) {
+		// Whatever the command made of the cancellation, the cause is the signal.
+		fmt.Fprintf(stderr, "nsysphase: %s\n", se)
+		return se.code()
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -77,6 +106,28 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "nsysphase: %s\n", oneLine(err.Error()))
 	}
 	return code
+}
+
+// signalError is the cause of a context cancelled by SIGINT or SIGTERM.
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string {
+	return fmt.Sprintf("stopped by %s (temporary files removed)", signalName(e.sig))
+}
+
+// code is the shell's convention, 128 + the signal number.
+func (e *signalError) code() int {
+	if e.sig == syscall.SIGTERM {
+		return ExitTerminated
+	}
+	return ExitInterrupted
+}
+
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
 }
 
 // silentErr is a gate failure whose explanation the command already printed.
@@ -144,6 +195,16 @@ func addProfileFlags(root *cobra.Command) {
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	_ = root.PersistentFlags().MarkHidden("memprofile")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		// Both paths are checked before any work: a FIFO would block, a
+		// directory fail only at exit.
+		for _, p := range []struct{ flag, path string }{{"--cpuprofile", cpu}, {"--memprofile", mem}} {
+			if p.path == "" {
+				continue
+			}
+			if err := export.CheckOutput(p.path, args); err != nil {
+				return usageErr("%s: %v", p.flag, err)
+			}
+		}
 		if cpu == "" {
 			return nil
 		}
@@ -152,7 +213,12 @@ func addProfileFlags(root *cobra.Command) {
 			return usageErr("--cpuprofile: %v", err)
 		}
 		cpuFile = f
-		return pprof.StartCPUProfile(f)
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			cpuFile = nil
+			return usageErr("--cpuprofile: %v", err)
+		}
+		return nil
 	}
 	root.PersistentPostRunE = func(cmd *cobra.Command, args []string) error {
 		if cpuFile != nil {
