@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ulikunitz/xz"
 )
@@ -73,16 +74,16 @@ func openXZ(ctx context.Context, path string) (*File, error) {
 	if _, err := io.ReadFull(in, head); err != nil || !bytes.Equal(head, xzMagic) {
 		return nil, &InputError{Path: path, Problem: "not a valid .xz file", Err: err, Hint: "decompress it with `xz -d` and pass the .sqlite"}
 	}
-	if _, err := in.Seek(0, io.SeekStart); err != nil {
-		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}
-	}
-	var src io.Reader = in
+	// The magic goes back in front rather than by a seek: the input may be
+	// a pipe.
+	var rest io.Reader = in
 	if report, ok := ctx.Value(decompressProgressKey{}).(DecompressProgress); ok && report != nil {
 		if st, err := in.Stat(); err == nil {
-			report(path, 0, st.Size())
-			src = &countingReader{r: in, path: path, total: st.Size(), report: report}
+			report(path, int64(len(head)), st.Size())
+			rest = &countingReader{r: in, path: path, read: int64(len(head)), total: st.Size(), report: report}
 		}
 	}
+	src := io.MultiReader(bytes.NewReader(head), rest)
 	tmp, err := os.MkdirTemp("", "nsysphase-*")
 	if err != nil {
 		return nil, &InputError{Path: path, Problem: "cannot create a temporary directory", Err: err}
@@ -121,6 +122,8 @@ func decompressExec(ctx context.Context, bin string, src io.Reader, disk string)
 	}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, "-dc")
+	// After a cancel, do not wait on a stdin copy blocked reading a pipe.
+	cmd.WaitDelay = time.Second
 	// Reads of xzBuffer bytes: the progress counter moves once per MiB.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bufio.NewReaderSize(src, xzBuffer), out, &stderr
 	err = cmd.Run()
