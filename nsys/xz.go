@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/nsysphase/nsysphase/internal/xzshare"
 )
 
 // xzBuffer sizes the reads of the compressed file and the writes of the
@@ -21,6 +23,11 @@ const xzBuffer = 1 << 20
 // that (exports compress 6–10× with xz). The input itself is only read;
 // Close removes the copy.
 func openXZ(ctx context.Context, path string) (*File, error) {
+	if share := xzshare.Decompressed; share != nil {
+		if disk, ok := share(path); ok { // tests: a copy shared by the process, never removed
+			return openSQLite(ctx, disk, path)
+		}
+	}
 	in, err := os.Open(path)
 	if err != nil {
 		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}
