@@ -119,6 +119,7 @@ func TestCorpusReader(t *testing.T) {
 			if c.Slow() && testing.Short() {
 				t.Skip("slow generator; run without -short")
 			}
+			t.Parallel() // each case reads its own copy
 			path, err := badgen.Materialize(c, corpusDir, t.TempDir(), base)
 			if err != nil {
 				t.Fatal(err)
