@@ -337,11 +337,7 @@ func TestValidUnusualRowids(t *testing.T) {
 			if len(got) != len(want) || sum != wantSum {
 				t.Fatalf("%d rows, total %d ns; want %d rows, %d ns", len(got), sum, len(want), wantSum)
 			}
-			f, err := nsys.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openExport(t, p)
 			if h := rowparts.RowHint(f, T); h < int64(len(want))/2 || h > 2*int64(len(want)) {
 				t.Errorf("RowHint %d for %d rows", h, len(want))
 			}
@@ -430,11 +426,7 @@ func TestSchemaTextDESC(t *testing.T) {
 func TestSchemaCaseAndView(t *testing.T) {
 	base := baseCopy(t)
 	kernels := func(t *testing.T, p string, viaSQL bool) []nsys.Kernel {
-		f, err := nsys.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
+		f := openExport(t, p)
 		rowparts.SQLScans(f, viaSQL)
 		var out []nsys.Kernel
 		for k, err := range f.Kernels() {
