@@ -310,14 +310,22 @@ var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), re
 // CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
 func (f *File) kernelOps(r rowRange) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st row) Kernel {
-		if v := intsOf(st); v != nil { // the page path: values already decoded
-			return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
-		}
-		return Kernel{
-			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
-			DeviceID: st.ColumnInt64(3), CorrelationID: st.ColumnInt64(4), GraphNodeID: st.ColumnInt64(5),
-		}
+		v := six(st)
+		return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
 	})
+}
+
+// six reads the six integer columns of a column-pruned scan's row: already
+// decoded on the page path, through SQLite otherwise.
+func six(st row) [6]int64 {
+	if v := intsOf(st); v != nil {
+		return [6]int64(v)
+	}
+	var v [6]int64
+	for i := range v {
+		v[i] = st.ColumnInt64(i)
+	}
+	return v
 }
 
 // Memcpy copy kinds (ENUM_CUDA_MEMCPY_OPER) and memory kinds (ENUM_CUDA_MEM_KIND).
@@ -460,13 +468,8 @@ var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("c
 // CorrelationID, NameID and EventClass filled (no return value, no callchain).
 func (f *File) apiCallsCore(r rowRange) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st row) APICall {
-		if v := intsOf(st); v != nil { // the page path: values already decoded
-			return APICall{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
-		}
-		return APICall{
-			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
-			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),
-		}
+		v := six(st)
+		return APICall{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
 	})
 }
 
