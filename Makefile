@@ -16,7 +16,9 @@ static:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w" -o bin/scaleexport-linux-amd64 ./internal/cmd/scaleexport
 
 # The README's test command: every test, including the DuckDB interop test
-# when interop/node_modules exists (make interop installs it).
+# when interop/node_modules exists (make interop installs it). About 2 CPU
+# minutes after the build: a few minutes on an idle 2-core machine
+# (docs/performance.md, "Test suite").
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...

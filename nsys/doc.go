@@ -20,7 +20,7 @@
 // provenance tables (strings, threads, processes, GPUs, capture/export
 // metadata). The big activity tables are never held in memory: each scan runs
 // on its own so that independent tables, and the parts of one table (runs
-// of B-tree subtrees, see Split), are read concurrently.
+// of B-tree subtrees), are read concurrently.
 //
 // Scans read the rows straight from the file's B-tree pages (package
 // internal/btree, opened read-only on the same file) — about ten times
@@ -31,7 +31,7 @@
 // sees: rowids out of order); the SQLite path checks rowid order itself.
 // Both paths yield the same
 // values and types; TestPageScansEqualSQLite compares them on every table
-// of every fixture. File.SQLScans forces SQLite.
+// of every fixture.
 //
 // An absent activity table means that activity did not happen or was not
 // traced (the exporter is lazy); scans of it yield nothing and Tables reports

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/internal/badgen"
 	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -161,7 +162,7 @@ func scanErr(t *testing.T, p string, viaSQL bool) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	f.SQLScans = viaSQL
+	rowparts.SQLScans(f, viaSQL)
 	var n int64
 	for _, err := range f.APICalls() {
 		if err != nil {
@@ -276,7 +277,7 @@ func readAPI(t *testing.T, p string) []nsys.APICall {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.SQLScans = viaSQL
+		rowparts.SQLScans(f, viaSQL)
 		for c, err := range f.APICalls() {
 			if err != nil {
 				t.Fatalf("sql %v: %v", viaSQL, err)
@@ -336,22 +337,18 @@ func TestValidUnusualRowids(t *testing.T) {
 			if len(got) != len(want) || sum != wantSum {
 				t.Fatalf("%d rows, total %d ns; want %d rows, %d ns", len(got), sum, len(want), wantSum)
 			}
-			f, err := nsys.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if h := f.RowHint(T); h < int64(len(want))/2 || h > 2*int64(len(want)) {
+			f := openExport(t, p)
+			if h := rowparts.RowHint(f, T); h < int64(len(want))/2 || h > 2*int64(len(want)) {
 				t.Errorf("RowHint %d for %d rows", h, len(want))
 			}
-			parts := f.Split(T, 8, 1)
+			parts := rowparts.Split(f, T, 8, 1)
 			if len(parts) < 2 || len(parts) > 8 {
 				t.Errorf("Split gave %d parts, want 2–8", len(parts))
 			}
 			var n int
 			var last int64
 			for _, r := range parts {
-				for c, err := range f.APICallsCore(r) {
+				for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, r) {
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -403,7 +400,7 @@ func TestSchemaTextDESC(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				f.SQLScans = viaSQL
+				rowparts.SQLScans(f, viaSQL)
 				got, err := f.Strings()
 				f.Close()
 				if err != nil {
@@ -429,12 +426,8 @@ func TestSchemaTextDESC(t *testing.T) {
 func TestSchemaCaseAndView(t *testing.T) {
 	base := baseCopy(t)
 	kernels := func(t *testing.T, p string, viaSQL bool) []nsys.Kernel {
-		f, err := nsys.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		f.SQLScans = viaSQL
+		f := openExport(t, p)
+		rowparts.SQLScans(f, viaSQL)
 		var out []nsys.Kernel
 		for k, err := range f.Kernels() {
 			if err != nil {
@@ -500,7 +493,7 @@ func TestStoredNaN(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.SQLScans = viaSQL
+		rowparts.SQLScans(f, viaSQL)
 		var n int64
 		for k, err := range f.Kernels() {
 			if err != nil {

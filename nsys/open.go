@@ -99,9 +99,9 @@ type File struct {
 	// schema minor version, rows skipped by a scan). They travel with results.
 	Warnings []Warning
 
-	// MmapSize, when > 0, lets SQLite memory-map up to this many bytes of
+	// mmapSize, when > 0, lets SQLite memory-map up to this many bytes of
 	// the export per connection (faster scans, higher resident memory).
-	MmapSize int64
+	mmapSize int64
 
 	ctx     context.Context
 	uri     string
@@ -115,9 +115,9 @@ type File struct {
 
 	cleanup func() // removes a private copy (.xz, parquetdir); nil otherwise
 
-	// SQLScans makes every scan go through SQLite instead of reading the
+	// sqlScans makes every scan go through SQLite instead of reading the
 	// B-tree pages directly (the two give the same rows; tests compare them).
-	SQLScans bool
+	sqlScans bool
 
 	pageFile   *os.File              // the export, opened read-only for page scans; nil when they are off
 	pages      *btree.File           // direct reader of pageFile
@@ -129,7 +129,7 @@ type File struct {
 	declaredNotNull map[string][]string
 
 	hintMu sync.Mutex
-	hints  map[string]int64 // RowHint's answers
+	hints  map[string]int64 // rowHint's answers
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -309,7 +309,7 @@ func (f *File) conn() (*sqlite.Conn, error) {
 	}
 	// Memory-mapped reads are 10–15% faster for one-pass scans, but every
 	// mapped page of the export then counts in the process's resident set
-	// (a 108 MB export added ~100 MB of RSS). Off by default; MmapSize turns
+	// (a 108 MB export added ~100 MB of RSS). Off by default; mmapSize turns
 	// it on.
 	// A one-pass scan never rereads a page: a small page cache per
 	// connection (512 KiB instead of 2 MiB) keeps a dozen concurrent scans
@@ -318,8 +318,8 @@ func (f *File) conn() (*sqlite.Conn, error) {
 		c.Close()
 		return nil, f.readError("cannot configure connection", err)
 	}
-	if f.MmapSize > 0 {
-		if err := execSimple(c, fmt.Sprintf("PRAGMA mmap_size=%d", f.MmapSize)); err != nil {
+	if f.mmapSize > 0 {
+		if err := execSimple(c, fmt.Sprintf("PRAGMA mmap_size=%d", f.mmapSize)); err != nil {
 			c.Close()
 			return nil, f.readError("cannot configure connection", err)
 		}
@@ -664,14 +664,14 @@ func (f *File) RowCount(t string) (int64, error) {
 	return n, nil
 }
 
-// RowHint estimates the rows of table t, for sizing buffers and parts.
+// rowHint estimates the rows of table t, for sizing buffers and parts.
 // A table read from the pages is measured from its B-tree (its leaves,
 // counted from the interior pages, times the cells of its first and last
 // leaves): the estimate follows the rows, never the rowid values, which
 // may be sparse. Other tables (views, WITHOUT ROWID) are counted by SQLite.
 // Answers are kept per table; a damaged table reads as 0 and its scan
 // reports the damage.
-func (f *File) RowHint(t string) int64 {
+func (f *File) rowHint(t string) int64 {
 	if !f.HasTable(t) {
 		return 0
 	}

@@ -241,7 +241,7 @@ func (r *pageRow) isNull(p int) bool {
 }
 
 // scanPages is scanRange read straight from the B-tree pages.
-func (f *File) scanPages(pt *pageTable, t string, cols []column, r RowRange, fn func(row) bool) error {
+func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn func(row) bool) error {
 	n := len(cols)
 	pr := &pageRow{f: f, pos: make([]int, n), real: make([]bool, n), def: make([]int64, n), hasDf: make([]bool, n), ints: make([]int64, n), slow: make([]bool, n)}
 	var required []int // record positions of the notNull columns
@@ -269,7 +269,7 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r RowRange, fn 
 		}
 		width = max(width, p+1)
 	}
-	lo, hi := r.bounds()
+	lo, hi := bounds(r)
 	var stop func() error
 	if f.ctx != nil && f.ctx.Done() != nil {
 		stop = f.ctx.Err

@@ -67,10 +67,10 @@ func scanTable(f *File, t string, viaSQL bool) ([][]cell, error) {
 	for _, c := range f.Columns(t) {
 		cols = append(cols, opt(c))
 	}
-	f.SQLScans = viaSQL
-	defer func() { f.SQLScans = false }()
+	f.sqlScans = viaSQL
+	defer func() { f.sqlScans = false }()
 	var rows [][]cell
-	err := f.scanRange(t, cols, "", AllRows, func(st row) bool {
+	err := f.scanRange(t, cols, "", allRows, func(st row) bool {
 		cs := make([]cell, len(cols))
 		for i := range cols {
 			cs[i] = cell{typ: st.ColumnType(i), i: st.ColumnInt64(i)}

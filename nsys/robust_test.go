@@ -119,6 +119,7 @@ func TestCorpusReader(t *testing.T) {
 			if c.Slow() && testing.Short() {
 				t.Skip("slow generator; run without -short")
 			}
+			t.Parallel() // each case reads its own copy
 			path, err := badgen.Materialize(c, corpusDir, t.TempDir(), base)
 			if err != nil {
 				t.Fatal(err)
@@ -167,11 +168,7 @@ func TestQualityCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := nsys.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openExport(t, path)
 			q, err := f.CheckQuality()
 			if err != nil {
 				t.Fatal(err)
@@ -223,11 +220,7 @@ func TestQualityRealFixtures(t *testing.T) {
 			continue
 		}
 		t.Run(fx.Name, func(t *testing.T) {
-			f, err := nsys.Open(fx.SQLite(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openExport(t, fx.SQLite(t))
 			in, err := f.Describe()
 			if err != nil {
 				t.Fatal(err)
@@ -324,11 +317,7 @@ func TestInputsUntouched(t *testing.T) {
 
 func rowCount(t *testing.T, path, table string) int64 {
 	t.Helper()
-	f, err := nsys.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openExport(t, path)
 	n, err := f.RowCount(table)
 	if err != nil {
 		t.Fatal(err)
@@ -373,4 +362,16 @@ func TestCommittedCorpus(t *testing.T) {
 			t.Errorf("%s differs from badgen.Committed; run go run ./internal/badgen/cmd/badgen -committed testdata/bad", name)
 		}
 	}
+}
+
+// openExport opens the export at path for the test; it closes when the test
+// ends.
+func openExport(t testing.TB, path string) *nsys.File {
+	t.Helper()
+	f, err := nsys.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

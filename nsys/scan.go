@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"zombiezen.com/go/sqlite"
+
+	"github.com/nsysphase/nsysphase/internal/rowparts"
 )
 
 // Table names of the export that the reader knows.
@@ -105,39 +107,52 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 // scan streams table t through fn on a connection of its own. An absent table
 // yields no rows. Rows with NULL in a notNull column are skipped and counted.
 func (f *File) scan(t string, cols []column, hint string, fn func(row) bool) error {
-	return f.scanRange(t, cols, hint, AllRows, fn)
+	return f.scanRange(t, cols, hint, allRows, fn)
 }
 
-// RowRange is one part of a table as Split cuts it: the rows whose rowids
-// lie between two keys of the table's B-tree, both ends included. It is an
-// opaque value: pass it back to the scans of the same file.
-type RowRange struct {
-	lo, hi  int64
-	bounded bool // false: every row (AllRows)
+// rowRange is one part of a table as split cuts it: the rows whose rowids
+// lie between two keys of the table's B-tree, both ends included. It lives
+// in internal/rowparts so that the engine (package phases) can cut tables
+// into parts without this being public API.
+type rowRange = rowparts.Range
+
+// allRows selects every row.
+var allRows = rowparts.All
+
+func init() {
+	rowparts.Register(rowparts.Reader{
+		Split:   func(f any, t string, n int, minRows int64) []rowRange { return f.(*File).split(t, n, minRows) },
+		RowHint: func(f any, t string) int64 { return f.(*File).rowHint(t) },
+		Scans: map[string]func(f any, r rowRange) any{
+			TableKernel:     func(f any, r rowRange) any { return f.(*File).kernelOps(r) },
+			TableMemcpy:     func(f any, r rowRange) any { return f.(*File).memcpysIn(r) },
+			TableMemset:     func(f any, r rowRange) any { return f.(*File).memsetsIn(r) },
+			TableGraphTrace: func(f any, r rowRange) any { return f.(*File).graphTracesIn(r) },
+			TableRuntime:    func(f any, r rowRange) any { return f.(*File).apiCallsCore(r) },
+		},
+		SQLScans: func(f any, on bool) { f.(*File).sqlScans = on },
+	})
 }
 
-// AllRows selects every row.
-var AllRows = RowRange{}
-
-// bounds returns the first and last rowid the range admits.
-func (r RowRange) bounds() (int64, int64) {
-	if !r.bounded {
+// bounds returns the first and last rowid range r admits.
+func bounds(r rowRange) (int64, int64) {
+	if !r.Bounded {
 		return -1 << 63, 1<<63 - 1
 	}
-	return r.lo, r.hi
+	return r.Lo, r.Hi
 }
 
 // Split cuts table t into at most n parts of about equal size, along the
 // pages of its B-tree: each part is a run of whole subtrees, so the parts
 // follow the pages (and so the rows), never the rowid values, which may be
 // sparse, negative or near ±2^63 in a valid file. Tables with fewer than
-// minRows rows (by RowHint), n ≤ 1, and tables not read from the pages come
+// minRows rows (by rowHint), n ≤ 1, and tables not read from the pages come
 // back whole: a scan through SQLite reads the table in one pass, which lets
 // it check that rowids increase.
-func (f *File) Split(t string, n int, minRows int64) []RowRange {
-	whole := []RowRange{AllRows}
+func (f *File) split(t string, n int, minRows int64) []rowRange {
+	whole := []rowRange{allRows}
 	pt := f.pageTables[t]
-	if n <= 1 || pt == nil || f.pages == nil || f.SQLScans || f.RowHint(t) < minRows {
+	if n <= 1 || pt == nil || f.pages == nil || f.sqlScans || f.rowHint(t) < minRows {
 		return whole
 	}
 	_, keys, _, err := f.pages.Subtrees(pt.root, n)
@@ -151,22 +166,22 @@ func (f *File) Split(t string, n int, minRows int64) []RowRange {
 	}
 	m := len(keys) + 1 // subtrees
 	n = min(n, m)
-	out := make([]RowRange, 0, n)
+	out := make([]rowRange, 0, n)
 	for j := 0; j < n; j++ {
 		a, b := j*m/n, (j+1)*m/n // subtrees [a, b)
-		r := RowRange{lo: -1 << 63, hi: 1<<63 - 1, bounded: true}
+		r := rowRange{Lo: -1 << 63, Hi: 1<<63 - 1, Bounded: true}
 		if a > 0 {
-			r.lo = keys[a-1] + 1
+			r.Lo = keys[a-1] + 1
 		}
 		if b < m {
-			r.hi = keys[b-1]
+			r.Hi = keys[b-1]
 		}
 		out = append(out, r)
 	}
 	return out
 }
 
-func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn func(row) bool) error {
+func (f *File) scanRange(t string, cols []column, hint string, r rowRange, fn func(row) bool) error {
 	if !f.HasTable(t) {
 		return nil
 	}
@@ -174,7 +189,7 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 	if err != nil {
 		return err
 	}
-	if pt := f.pageTables[t]; pt != nil && f.pages != nil && !f.SQLScans {
+	if pt := f.pageTables[t]; pt != nil && f.pages != nil && !f.sqlScans {
 		return f.scanPages(pt, t, cols, r, fn)
 	}
 	// SQLite reads a table whose leaves were swapped or whose rowids were
@@ -184,8 +199,8 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 	if rowid != "" {
 		from := strings.LastIndex(q, " FROM ")
 		q = q[:from] + ", " + rowid + q[from:]
-		if r.bounded {
-			q += fmt.Sprintf(" WHERE %s >= %d AND %s <= %d", rowid, r.lo, rowid, r.hi)
+		if r.Bounded {
+			q += fmt.Sprintf(" WHERE %s >= %d AND %s <= %d", rowid, r.Lo, rowid, r.Hi)
 		}
 	}
 	c, err := f.conn()
@@ -230,10 +245,10 @@ func (f *File) scanRange(t string, cols []column, hint string, r RowRange, fn fu
 // seq adapts a scan to a range-over-func iterator that yields rows, then at
 // most one error.
 func seq[T any](f *File, t string, cols []column, hint string, decode func(row) T) iter.Seq2[T, error] {
-	return seqRange(f, t, cols, hint, AllRows, decode)
+	return seqRange(f, t, cols, hint, allRows, decode)
 }
 
-func seqRange[T any](f *File, t string, cols []column, hint string, r RowRange, decode func(row) T) iter.Seq2[T, error] {
+func seqRange[T any](f *File, t string, cols []column, hint string, r rowRange, decode func(row) T) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		stopped := false
 		err := f.scanRange(t, cols, hint, r, func(st row) bool {
@@ -291,18 +306,26 @@ func (f *File) Kernels() iter.Seq2[Kernel, error] {
 // kernelCols on the biggest GPU table.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
-// KernelOps streams the kernels of part r (see Split) with only Start, End, GlobalPid, DeviceID,
+// kernelOps streams the kernels of part r (see split) with only Start, End, GlobalPid, DeviceID,
 // CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
-func (f *File) KernelOps(r RowRange) iter.Seq2[Kernel, error] {
+func (f *File) kernelOps(r rowRange) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st row) Kernel {
-		if v := intsOf(st); v != nil { // the page path: values already decoded
-			return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
-		}
-		return Kernel{
-			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
-			DeviceID: st.ColumnInt64(3), CorrelationID: st.ColumnInt64(4), GraphNodeID: st.ColumnInt64(5),
-		}
+		v := six(st)
+		return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
 	})
+}
+
+// six reads the six integer columns of a column-pruned scan's row: already
+// decoded on the page path, through SQLite otherwise.
+func six(st row) [6]int64 {
+	if v := intsOf(st); v != nil {
+		return [6]int64(v)
+	}
+	var v [6]int64
+	for i := range v {
+		v[i] = st.ColumnInt64(i)
+	}
+	return v
 }
 
 // Memcpy copy kinds (ENUM_CUDA_MEMCPY_OPER) and memory kinds (ENUM_CUDA_MEM_KIND).
@@ -341,10 +364,10 @@ type Memcpy struct {
 var memcpyCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), req("streamId"), reqInt("correlationId", 0), req("bytes"), req("copyKind"), optInt("srcKind", -1), optInt("dstKind", -1), optInt("graphNodeId", 0)}
 
 // Memcpys streams the memcpy table.
-func (f *File) Memcpys() iter.Seq2[Memcpy, error] { return f.MemcpysIn(AllRows) }
+func (f *File) Memcpys() iter.Seq2[Memcpy, error] { return f.memcpysIn(allRows) }
 
-// MemcpysIn streams the rows of part r (see Split).
-func (f *File) MemcpysIn(r RowRange) iter.Seq2[Memcpy, error] {
+// memcpysIn streams the rows of part r (see split).
+func (f *File) memcpysIn(r rowRange) iter.Seq2[Memcpy, error] {
 	return seqRange(f, TableMemcpy, memcpyCols, hintCUDA, r, func(st row) Memcpy {
 		return Memcpy{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
@@ -370,10 +393,10 @@ type Memset struct {
 var memsetCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), req("bytes"), opt("memKind"), opt("graphNodeId")}
 
 // Memsets streams the memset table.
-func (f *File) Memsets() iter.Seq2[Memset, error] { return f.MemsetsIn(AllRows) }
+func (f *File) Memsets() iter.Seq2[Memset, error] { return f.memsetsIn(allRows) }
 
-// MemsetsIn streams the rows of part r (see Split).
-func (f *File) MemsetsIn(r RowRange) iter.Seq2[Memset, error] {
+// memsetsIn streams the rows of part r (see split).
+func (f *File) memsetsIn(r rowRange) iter.Seq2[Memset, error] {
 	return seqRange(f, TableMemset, memsetCols, hintCUDA, r, func(st row) Memset {
 		return Memset{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
@@ -441,17 +464,12 @@ func (f *File) APICalls() iter.Seq2[APICall, error] {
 
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
-// APICallsCore streams the API calls of part r (see Split) with only Start, End, GlobalTid,
+// apiCallsCore streams the API calls of part r (see split) with only Start, End, GlobalTid,
 // CorrelationID, NameID and EventClass filled (no return value, no callchain).
-func (f *File) APICallsCore(r RowRange) iter.Seq2[APICall, error] {
+func (f *File) apiCallsCore(r rowRange) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st row) APICall {
-		if v := intsOf(st); v != nil { // the page path: values already decoded
-			return APICall{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
-		}
-		return APICall{
-			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2),
-			CorrelationID: st.ColumnInt64(3), NameID: st.ColumnInt64(4), EventClass: st.ColumnInt64(5),
-		}
+		v := six(st)
+		return APICall{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
 	})
 }
 
@@ -470,10 +488,10 @@ type GraphTrace struct {
 var graphTraceCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), opt("graphId"), opt("graphExecId")}
 
 // GraphTraces streams whole-graph launch records.
-func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] { return f.GraphTracesIn(AllRows) }
+func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] { return f.graphTracesIn(allRows) }
 
-// GraphTracesIn streams the rows of part r (see Split).
-func (f *File) GraphTracesIn(r RowRange) iter.Seq2[GraphTrace, error] {
+// graphTracesIn streams the rows of part r (see split).
+func (f *File) graphTracesIn(r rowRange) iter.Seq2[GraphTrace, error] {
 	return seqRange(f, TableGraphTrace, graphTraceCols, hintCUDA, r, func(st row) GraphTrace {
 		return GraphTrace{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkScanAPICore(b *testing.B) {
 	f := openLarge(b)
 	for b.Loop() {
 		var n, s int64
-		for c, err := range f.APICallsCore(nsys.AllRows) {
+		for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, rowparts.All) {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -37,7 +38,7 @@ func BenchmarkScanAPICore(b *testing.B) {
 func BenchmarkScanKernelOps(b *testing.B) {
 	f := openLarge(b)
 	for b.Loop() {
-		for _, err := range f.KernelOps(nsys.AllRows) {
+		for _, err := range rowparts.Rows[nsys.Kernel](f, nsys.TableKernel, rowparts.All) {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -61,9 +62,9 @@ func BenchmarkScanAPIFull(b *testing.B) {
 // (File.SQLScans), the path the page reader replaced.
 func BenchmarkScanAPICoreSQL(b *testing.B) {
 	f := openLarge(b)
-	f.SQLScans = true
+	rowparts.SQLScans(f, true)
 	for b.Loop() {
-		for _, err := range f.APICallsCore(nsys.AllRows) {
+		for _, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, rowparts.All) {
 			if err != nil {
 				b.Fatal(err)
 			}

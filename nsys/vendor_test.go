@@ -166,11 +166,7 @@ func compareMemBytes(t *testing.T, got []nsys.MemopSummary, header []string, row
 // activityOf opens a fixture and summarises its CUDA activity.
 func activityOf(t *testing.T, fx fixture.Fixture) *nsys.ActivitySummary {
 	t.Helper()
-	f, err := nsys.Open(fx.SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openExport(t, fx.SQLite(t))
 	strs, err := f.Strings()
 	if err != nil {
 		t.Fatal(err)

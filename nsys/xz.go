@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/nsysphase/nsysphase/internal/xzshare"
 )
 
 // xzBuffer sizes the reads of the compressed file and the writes of the
@@ -65,6 +67,11 @@ var xzMagic = []byte{0xFD, '7', 'z', 'X', 'Z', 0x00}
 // that (exports compress 6–10× with xz). The input itself is only read;
 // Close removes the copy.
 func openXZ(ctx context.Context, path string) (*File, error) {
+	if share := xzshare.Decompressed; share != nil {
+		if disk, ok := share(path); ok { // tests: a copy shared by the process, never removed
+			return openSQLite(ctx, disk, path)
+		}
+	}
 	in, err := os.Open(path)
 	if err != nil {
 		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}

@@ -10,6 +10,7 @@ package phases
 import (
 	"iter"
 
+	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -71,17 +72,17 @@ func graphRow(g nsys.GraphTrace) opRow {
 
 // opRows streams the rows of GPU-op table src (srcKernel…) in rowid range
 // r, then at most one error.
-func opRows(f *nsys.File, src int, r nsys.RowRange) iter.Seq2[opRow, error] {
+func opRows(f *nsys.File, src int, r rowparts.Range) iter.Seq2[opRow, error] {
 	return func(yield func(opRow, error) bool) {
 		switch src {
 		case srcKernel:
-			rowsOf(f.KernelOps(r), kernelRow, yield)
+			rowsOf(rowparts.Rows[nsys.Kernel](f, nsys.TableKernel, r), kernelRow, yield)
 		case srcMemcpy:
-			rowsOf(f.MemcpysIn(r), memcpyRow, yield)
+			rowsOf(rowparts.Rows[nsys.Memcpy](f, nsys.TableMemcpy, r), memcpyRow, yield)
 		case srcMemset:
-			rowsOf(f.MemsetsIn(r), memsetRow, yield)
+			rowsOf(rowparts.Rows[nsys.Memset](f, nsys.TableMemset, r), memsetRow, yield)
 		case srcGraph:
-			rowsOf(f.GraphTracesIn(r), graphRow, yield)
+			rowsOf(rowparts.Rows[nsys.GraphTrace](f, nsys.TableGraphTrace, r), graphRow, yield)
 		}
 	}
 }
@@ -146,13 +147,13 @@ type opPart struct {
 // decodeAPIPart reads the calls of rowid range r into reuse's memory (or a
 // new slice of capacity capHint). It gives up with errStopped once stop is
 // closed.
-func decodeAPIPart(f *nsys.File, r nsys.RowRange, stop <-chan struct{}, reuse apiPart, capHint int) (apiPart, error) {
+func decodeAPIPart(f *nsys.File, r rowparts.Range, stop <-chan struct{}, reuse apiPart, capHint int) (apiPart, error) {
 	p := apiPart{calls: reuse.calls[:0]}
 	if cap(p.calls) < capHint {
 		p.calls = make([]streamCall, 0, capHint)
 	}
 	n := 0
-	for c, err := range f.APICallsCore(r) {
+	for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, r) {
 		if err != nil {
 			return p, err
 		}
@@ -177,7 +178,7 @@ func decodeAPIPart(f *nsys.File, r nsys.RowRange, stop <-chan struct{}, reuse ap
 
 // decodeOpPart reads the ops of table src in rowid range r, as
 // decodeAPIPart reads calls.
-func decodeOpPart(f *nsys.File, src int, r nsys.RowRange, gpuOf map[[2]int64]int32, stop <-chan struct{}, reuse opPart, capHint int) (opPart, error) {
+func decodeOpPart(f *nsys.File, src int, r rowparts.Range, gpuOf map[[2]int64]int32, stop <-chan struct{}, reuse opPart, capHint int) (opPart, error) {
 	p := opPart{ops: reuse.ops[:0]}
 	if cap(p.ops) < capHint {
 		p.ops = make([]gpuOp, 0, capHint)

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -123,7 +124,7 @@ func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 		return nil
 	})
 	g.Go(func() error {
-		tr.nvtx = make([]nsys.NVTXEvent, 0, f.RowHint(nsys.TableNVTX))
+		tr.nvtx = make([]nsys.NVTXEvent, 0, rowparts.RowHint(f, nsys.TableNVTX))
 		for e, err := range f.NVTXEvents() {
 			if err != nil {
 				return err

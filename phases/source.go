@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -41,13 +42,13 @@ func startStream(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *stream
 	s := &streamSource{stop: make(chan struct{})}
 	ahead := runtime.GOMAXPROCS(0) + 1
 	stop := s.stop
-	apiCap := partCap(f.RowHint(nsys.TableRuntime), partRows)
-	s.api = startParts(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, func(r nsys.RowRange, reuse apiPart) (apiPart, error) {
+	apiCap := partCap(rowparts.RowHint(f, nsys.TableRuntime), partRows)
+	s.api = startParts(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, func(r rowparts.Range, reuse apiPart) (apiPart, error) {
 		return decodeAPIPart(f, r, stop, reuse, apiCap)
 	})
 	for src, t := range opTables {
-		opCap := partCap(f.RowHint(t), partRows)
-		s.ops[src] = startParts(stop, partsOf(f, t, partRows), ahead, func(r nsys.RowRange, reuse opPart) (opPart, error) {
+		opCap := partCap(rowparts.RowHint(f, t), partRows)
+		s.ops[src] = startParts(stop, partsOf(f, t, partRows), ahead, func(r rowparts.Range, reuse opPart) (opPart, error) {
 			return decodeOpPart(f, src, r, gpuOf, stop, reuse, opCap)
 		})
 	}
@@ -210,7 +211,7 @@ type partResult[T any] struct {
 // errStopped ends a decoder whose consumer has gone.
 var errStopped = errors.New("stopped")
 
-func startParts[T any](stop <-chan struct{}, parts []nsys.RowRange, ahead int, decode func(r nsys.RowRange, reuse T) (T, error)) *partStream[T] {
+func startParts[T any](stop <-chan struct{}, parts []rowparts.Range, ahead int, decode func(r rowparts.Range, reuse T) (T, error)) *partStream[T] {
 	p := &partStream[T]{stop: stop, results: make([]chan partResult[T], len(parts)), tokens: make(chan struct{}, ahead), free: make(chan T, ahead+1)}
 	for i := range p.results {
 		p.results[i] = make(chan partResult[T], 1)
@@ -273,9 +274,9 @@ func stopped(stop <-chan struct{}) bool {
 }
 
 // partsOf cuts table t into parts of about partRows rows.
-func partsOf(f *nsys.File, t string, partRows int64) []nsys.RowRange {
-	n := f.RowHint(t)/partRows + 1
-	return f.Split(t, int(n), partRows)
+func partsOf(f *nsys.File, t string, partRows int64) []rowparts.Range {
+	n := rowparts.RowHint(f, t)/partRows + 1
+	return rowparts.Split(f, t, int(n), partRows)
 }
 
 // partCap is the capacity a decoded part starts with: a part of a table

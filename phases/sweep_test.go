@@ -27,23 +27,6 @@ func fallbackNote(res *Result) string {
 	return ""
 }
 
-// segmentBoth analyses f with the stream source tuned by cfg and with the
-// memory source (one unlimited window); it returns both results (nil and
-// the error when analysis fails).
-func segmentBoth(t *testing.T, fx fixture.Fixture, opt Options, cfg engineConfig) (swept, whole *Result, err error) {
-	t.Helper()
-	f := openFixture(t, fx)
-	opt.engine = cfg
-	swept, err = Segment(f, opt)
-	opt.engine = engineConfig{inMemory: true}
-	var errWhole error
-	whole, errWhole = Segment(f, opt)
-	if fmt.Sprint(err) != fmt.Sprint(errWhole) {
-		t.Fatalf("stream error %v, memory error %v", err, errWhole)
-	}
-	return swept, whole, err
-}
-
 // sameResult compares two results; API indexes of call records are
 // compared by name (class numbering follows reading order).
 func sameResult(t *testing.T, got, want *Result) {
@@ -72,7 +55,11 @@ func sameResult(t *testing.T, got, want *Result) {
 // source gives exactly the result it gives on the memory source (the whole
 // trace, one window), without falling back — with the default windows and
 // with windows of a few milliseconds read in parts of 512 rows, which puts
-// most instances near a window edge.
+// most instances near a window edge. Both window settings are compared with
+// one memory-source result per fixture and options. The large fixture runs
+// once, with the default windows (several of them on its trace) and calls
+// (plain is the same engine without the call recorder); tiny windows, 2,000
+// parts of 512 rows on it, are covered by every other fixture.
 func TestSweepEqualsWholeTrace(t *testing.T) {
 	params := []struct {
 		name string
@@ -89,13 +76,31 @@ func TestSweepEqualsWholeTrace(t *testing.T) {
 		{"calls-depth2", Options{Calls: true, Depth: 2}},
 	}
 	for _, fx := range vendorFixtures(t) {
-		for _, p := range params {
-			for _, o := range opts {
-				if fx.Name == fixture.LargeName && !(p.name == "default" && o.name == "plain") && !(p.name == "tiny" && o.name == "calls-depth2" && !testing.Short()) {
-					continue // the large one: twice
+		f := openFixture(t, fx)
+		for _, o := range opts {
+			if fx.Name == fixture.LargeName && o.name == "plain" {
+				continue
+			}
+			var whole *Result // the memory source's, computed by the first subtest that runs
+			var errWhole error
+			done := false
+			for _, p := range params {
+				if fx.Name == fixture.LargeName && p.name == "tiny" {
+					continue
 				}
 				t.Run(fx.Name+"/"+p.name+"/"+o.name, func(t *testing.T) {
-					swept, whole, err := segmentBoth(t, fx, o.opt, p.cfg)
+					if !done {
+						mem := o.opt
+						mem.engine = engineConfig{inMemory: true}
+						whole, errWhole = Segment(f, mem)
+						done = true
+					}
+					opt := o.opt
+					opt.engine = p.cfg
+					swept, err := Segment(f, opt)
+					if fmt.Sprint(err) != fmt.Sprint(errWhole) {
+						t.Fatalf("stream error %v, memory error %v", err, errWhole)
+					}
 					if err != nil {
 						t.Skipf("no steps to compare: %v", err)
 					}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/cli"
+	"github.com/nsysphase/nsysphase/internal/fixture"
 )
 
 // runMainEnv makes the test binary act as nsysphase itself: tests that need
@@ -12,9 +13,13 @@ import (
 // line as arguments.
 const runMainEnv = "NSYSPHASE_TEST_RUN_MAIN"
 
+// TestMain runs nsysphase itself under runMainEnv; otherwise it shares one
+// decompressed copy of each fixture .xz among the commands the tests run
+// (see fixture.ShareDecompressed).
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	fixture.ShareDecompressed()
 	os.Exit(m.Run())
 }

@@ -71,16 +71,17 @@ func TestCorpus(t *testing.T) {
 	}
 	base := fixture.Get(t, badgen.BaseFixture).SQLite(t)
 	baseSum := hashFile(t, base)
-	defer func() {
+	t.Cleanup(func() { // after the parallel cases
 		if got := hashFile(t, base); got != baseSum {
 			t.Errorf("base fixture %s changed while generating the corpus", base)
 		}
-	}()
+	})
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			if c.Slow() && testing.Short() {
 				t.Skip("slow generator; run without -short")
 			}
+			t.Parallel() // each case in its own directory; cli.Main keeps no state between runs
 			dir := t.TempDir()
 			inDir := filepath.Join(dir, "in")
 			if err := os.Mkdir(inDir, 0o755); err != nil {
