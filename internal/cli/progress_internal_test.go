@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/fixture"
@@ -13,7 +14,16 @@ import (
 // opener moves a decompression bar to the compressed size (the counter is
 // tested; mpb draws nothing useful off a terminal).
 func TestProgressCountsDecompression(t *testing.T) {
-	path := fixture.Get(t, "interleaved_graph").XZ
+	// A copy outside testdata: TestMain shares decompressed fixtures, which
+	// would skip the decompression this test watches.
+	data, err := os.ReadFile(fixture.Get(t, "interleaved_graph").XZ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "interleaved_graph.sqlite.xz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
