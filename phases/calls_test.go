@@ -68,7 +68,7 @@ func TestCallsOwnedOnce(t *testing.T) {
 						got = o.cat[c]
 					}
 					if got > x.M[m] {
-						t.Fatalf("%s step %d %s: recorded %s %d > metric %d", x.Unit, x.Step, x.Phase, phases.Metrics[m].Name, got, x.M[m])
+						t.Fatalf("%s step %d %s: recorded %s %d > metric %d", x.Unit, x.Step, x.Phase, m.Name(), got, x.M[m])
 					}
 					ok = ok && got == x.M[m]
 				}

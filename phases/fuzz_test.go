@@ -97,7 +97,7 @@ func checkInvariants(t *testing.T, res *phases.Result) {
 		}
 		for m := range phases.NumMetrics {
 			if x.M[m] < 0 {
-				t.Fatalf("%s: %s = %d < 0", x.Phase, phases.Metrics[m].Name, x.M[m])
+				t.Fatalf("%s: %s = %d < 0", x.Phase, m.Name(), x.M[m])
 			}
 		}
 		if x.IsStep {

@@ -41,7 +41,7 @@ func TestSyncPartsSumToSync(t *testing.T) {
 				}
 				for _, p := range []Metric{SyncOwnGPU, SyncOtherGPU, SyncNoGPU, OtherProcessGPU, GPUIdle, OtherThreadSyncNs} {
 					if m[p] < 0 || m[p] > m[Wall] {
-						t.Fatalf("%s step %d %s: %s %d outside [0, wall %d]", x.Arm, x.Step, x.Phase, Metrics[p].Name, m[p], m[Wall])
+						t.Fatalf("%s step %d %s: %s %d outside [0, wall %d]", x.Arm, x.Step, x.Phase, p.Name(), m[p], m[Wall])
 					}
 				}
 				if m[SyncNoGPU] > m[GPUIdle] || m[SyncOtherGPU] > m[OtherProcessGPU] {

@@ -72,8 +72,21 @@ type MetricInfo struct {
 	Doc  string
 }
 
-// Metrics documents every Metric, indexed by it.
-var Metrics = [NumMetrics]MetricInfo{
+// Info documents m: its column name, unit and meaning.
+func (m Metric) Info() MetricInfo { return metricInfo[m] }
+
+// Name is m's column name, e.g. "wall_ns".
+func (m Metric) Name() string { return metricInfo[m].Name }
+
+// Unit is m's unit: "ns", "bytes" or "count".
+func (m Metric) Unit() string { return metricInfo[m].Unit }
+
+// Doc says what m measures.
+func (m Metric) Doc() string { return metricInfo[m].Doc }
+
+// metricInfo documents every Metric, indexed by it (read through Info, so
+// no caller can change a column's name).
+var metricInfo = [NumMetrics]MetricInfo{
 	Wall:                {"wall_ns", "ns", "range end − range start"},
 	CPUOther:            {"cpu_other_ns", "ns", "wall − union of top-level CUDA API calls on the range's thread: Python/framework dispatch and host work"},
 	Launch:              {"launch_ns", "ns", "host time in kernel and graph launch calls"},
@@ -133,7 +146,7 @@ var SyncParts = []Metric{SyncOwnGPU, SyncOtherGPU, SyncNoGPU}
 // MetricByName returns the metric with the given column name.
 func MetricByName(name string) (Metric, bool) {
 	for m := Metric(0); m < NumMetrics; m++ {
-		if Metrics[m].Name == name {
+		if m.Name() == name {
 			return m, true
 		}
 	}

@@ -36,7 +36,7 @@ func TestWallPartsSum(t *testing.T) {
 				var sum int64
 				for _, p := range phases.WallParts {
 					if x.M[p] < 0 {
-						t.Fatalf("%s step %d %s: %s = %d < 0", x.Unit, x.Step, x.Phase, phases.Metrics[p].Name, x.M[p])
+						t.Fatalf("%s step %d %s: %s = %d < 0", x.Unit, x.Step, x.Phase, p.Name(), x.M[p])
 					}
 					sum += x.M[p]
 				}

@@ -246,7 +246,7 @@ func (d *Doc) fill() {
 		for _, a := range r.Arms {
 			row := SummaryRow{Arm: a.Arm, Phase: ph, Steps: a.Steps, Blocks: a.Units, Method: a.Method, Metrics: map[string]MetricSummary{}}
 			for _, m := range a.Metrics {
-				if m.Metric == phases.Metrics[phases.Wall].Name {
+				if m.Metric == phases.Wall.Name() {
 					row.N = m.N
 				}
 				row.Metrics[m.Metric] = MetricSummary{Mean: m.Mean, Median: m.Median, P90: m.P90, P99: m.P99, MeanCI: m.MeanCI, MedianCI: m.MedianCI, P90CI: m.P90CI, P99CI: m.P99CI}

@@ -77,7 +77,7 @@ var instanceColumns = func() []instanceColumn {
 		i64("end_ns", export.UnitNanoseconds, "range end on the export's clock", func(x *phases.Instance) int64 { return x.End }, func(x *phases.Instance, v int64) { x.End = v }),
 	}
 	for m := range phases.NumMetrics {
-		mi := phases.Metrics[m]
+		mi := m.Info()
 		cols = append(cols, i64(mi.Name, mi.Unit, mi.Doc, func(x *phases.Instance) int64 { return x.M[m] }, func(x *phases.Instance, v int64) { x.M[m] = v }))
 	}
 	queue := instanceColumn{Column: export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops"},

@@ -129,7 +129,7 @@ type Warning = nsys.Warning
 func MetricNames() []string {
 	out := make([]string, phases.NumMetrics)
 	for m := range phases.NumMetrics {
-		out[m] = phases.Metrics[m].Name
+		out[m] = m.Name()
 	}
 	return out
 }

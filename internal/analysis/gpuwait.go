@@ -22,7 +22,7 @@ const waitMatters = 0.10
 // nothing and how much other processes' work, with CIs. Phases in step
 // order, arms in the document's order.
 func (d *Doc) GPUWaitNotes() []string {
-	name := func(m phases.Metric) string { return phases.Metrics[m].Name }
+	name := func(m phases.Metric) string { return m.Name() }
 	rows := map[[2]string]SummaryRow{}
 	for _, r := range d.Summary {
 		rows[[2]string{r.Phase, r.Arm}] = r

@@ -70,7 +70,7 @@ func (d *Doc) SummaryTable() *export.Table {
 	)
 	for _, r := range d.Summary {
 		for m := range phases.NumMetrics {
-			mi := phases.Metrics[m]
+			mi := m.Info()
 			s, ok := r.Metrics[mi.Name]
 			if !ok {
 				continue
@@ -197,9 +197,9 @@ func (d *Doc) BreakdownTable() *export.Table {
 		{Name: "blocks", Type: export.TypeInt64, Unit: export.UnitCount},
 	}
 	for _, m := range breakdownParts {
-		name := strings.TrimSuffix(phases.Metrics[m].Name, "_ns")
+		name := strings.TrimSuffix(m.Name(), "_ns")
 		unit := ""
-		if phases.Metrics[m].Unit == "ns" {
+		if m.Unit() == "ns" {
 			name += " µs"
 			unit = "µs"
 		}
@@ -227,9 +227,9 @@ func (d *Doc) BreakdownTable() *export.Table {
 	for _, r := range rows {
 		vals := []export.Value{export.Str(r.Arm), export.Str(r.Phase), export.Int(int64(r.N)), export.Int(int64(r.Blocks))}
 		for _, m := range breakdownParts {
-			s := r.Metrics[phases.Metrics[m].Name]
+			s := r.Metrics[m.Name()]
 			v := s.Mean
-			if phases.Metrics[m].Unit == "ns" {
+			if m.Unit() == "ns" {
 				v /= 1e3
 			}
 			vals = append(vals, export.Float(round(v, 1)))
@@ -250,7 +250,7 @@ func (d *Doc) BreakdownTable() *export.Table {
 // entry's, else what the name's suffix says (_ns, _bytes; a count otherwise).
 func metricUnit(name string) string {
 	if m, ok := phases.MetricByName(name); ok {
-		return phases.Metrics[m].Unit
+		return m.Unit()
 	}
 	switch {
 	case strings.HasSuffix(name, "_ns"):

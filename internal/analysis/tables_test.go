@@ -34,8 +34,8 @@ func TestInstancesTableCells(t *testing.T) {
 			t.Fatalf("row %d: keys differ from %+v", r, x)
 		}
 		for m := range phases.NumMetrics {
-			if got := num(r, phases.Metrics[m].Name); got != x.M[m] {
-				t.Fatalf("row %d %s: %d, want %d", r, phases.Metrics[m].Name, got, x.M[m])
+			if got := num(r, m.Name()); got != x.M[m] {
+				t.Fatalf("row %d %s: %d, want %d", r, m.Name(), got, x.M[m])
 			}
 		}
 		q, qok := tab.Float64(r, col("queue_mean_ns"))

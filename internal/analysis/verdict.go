@@ -125,7 +125,7 @@ func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm 
 		return nil, fmt.Errorf("statistics of step %q: %w", step, err)
 	}
 	for _, c := range res.Comparisons {
-		if c.Metric != phases.Metrics[phases.Wall].Name || c.Stat != stats.StatMean {
+		if c.Metric != phases.Wall.Name() || c.Stat != stats.StatMean {
 			continue
 		}
 		g := ArmGain{Arm: c.Arm, Baseline: c.Baseline, Ratio: c.Ratio, RatioCI: c.RatioCI, Significant: c.Significant, Method: c.Method, NUnits: c.NUnits}

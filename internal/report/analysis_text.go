@@ -347,7 +347,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 	for _, r := range rows {
 		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(clip(r.Phase, 24))}
 		for i, p := range compactParts {
-			s := r.Metrics[phases.Metrics[p.metric].Name]
+			s := r.Metrics[p.metric.Name()]
 			vals = append(vals, export.Float(round1(s.Mean/1e3)))
 			if i == 0 && withCI {
 				ci := export.Null()

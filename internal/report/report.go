@@ -122,7 +122,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p.Excluded = fmt.Sprintf("%d warm-up-range steps, %d skipped first steps per block (--skip-steps %d), %d steps outside arm blocks, %d unclosed ranges",
 		e.WarmupSteps, e.SkippedSteps, s.SkipSteps, e.OutsideArmSteps, e.UnclosedRanges)
 	for _, part := range Parts {
-		p.Legend = append(p.Legend, legend{part.Label, part.Color, phases.Metrics[part.Metric].Doc})
+		p.Legend = append(p.Legend, legend{part.Label, part.Color, part.Metric.Doc()})
 	}
 	p.StepChart, p.PhaseChart = breakdownCharts(doc)
 	p.Forest = forestPlot(doc)
@@ -245,7 +245,7 @@ func breakdownCharts(doc *analysis.Doc) (step, ph *barChart) {
 
 func barChartOf(groups [][]analysis.SummaryRow, baseline string) *barChart {
 	c := &barChart{Width: chartWidth, PlotX: labelW, PlotW: chartWidth - labelW - valueW, PlotTop: 8, AxisLabel: "µs per step instance (mean); whisker: CI of mean wall"}
-	wallName := phases.Metrics[phases.Wall].Name
+	wallName := phases.Wall.Name()
 	hi := 0.0
 	for _, g := range groups {
 		for _, r := range g {
@@ -273,7 +273,7 @@ func barChartOf(groups [][]analysis.SummaryRow, baseline string) *barChart {
 			wall := r.Metrics[wallName]
 			x := c.PlotX
 			for _, part := range Parts {
-				v := r.Metrics[phases.Metrics[part.Metric].Name].Mean / 1e3
+				v := r.Metrics[part.Metric.Name()].Mean / 1e3
 				if v <= 0 {
 					continue
 				}
@@ -369,7 +369,7 @@ const (
 func forestPlot(doc *analysis.Doc) *forest {
 	var rows []analysis.ComparisonRow
 	for _, c := range doc.Comparisons {
-		if c.Metric == phases.Metrics[phases.Wall].Name && c.Stat == "mean" && c.Ratio != nil && *c.Ratio > 0 {
+		if c.Metric == phases.Wall.Name() && c.Stat == "mean" && c.Ratio != nil && *c.Ratio > 0 {
 			rows = append(rows, c)
 		}
 	}
@@ -584,7 +584,7 @@ func wallComparisons(doc *analysis.Doc) *htmlTable {
 	}
 	for _, c := range doc.Comparisons {
 		// p90/p99 only where they have a CI: without one they say nothing.
-		if c.Metric != phases.Metrics[phases.Wall].Name || (c.RatioCI == nil && (c.Stat == "p90" || c.Stat == "p99")) {
+		if c.Metric != phases.Wall.Name() || (c.RatioCI == nil && (c.Stat == "p90" || c.Stat == "p99")) {
 			continue
 		}
 		h.Rows = append(h.Rows, comparisonCells(c, 1e3))
@@ -615,7 +615,7 @@ func significantComparisons(doc *analysis.Doc) *htmlTable {
 		h.Cols = append(h.Cols, htmlCol{Name: c, Num: c == "baseline" || c == "arm value" || c == "ratio" || c == "diff" || c == "units"})
 	}
 	for _, c := range doc.Comparisons {
-		if c.Metric == phases.Metrics[phases.Wall].Name || !c.Significant {
+		if c.Metric == phases.Wall.Name() || !c.Significant {
 			continue
 		}
 		cells := comparisonCells(c, 1)
