@@ -31,11 +31,11 @@ const bigInput = 256 << 20
 //     reach twice that; at GOGC=100 and 144 MiB it still reached the limit
 //     early and returned memory to the system only to fault it back in
 //     (~54,000 page faults, 171 MB resident); at GOGC=50 and 120 MiB: ~146
-//     MB resident, the same CPU. The governor below raises the limit when
-//     the live heap comes within 1/8 of it (more cores decode more parts
-//     ahead; an export the sweep must load whole keeps ~1 byte per input
-//     byte), so a bigger live set costs memory, never a collector that
-//     runs without end.
+//     MB resident, less CPU. The governor below raises the limit to 1.25×
+//     the live heap when the live heap comes within 1/8 of it (more cores
+//     decode more parts ahead; an export the sweep must load whole keeps
+//     ~1 byte per input byte), so a bigger live set costs memory, never a
+//     collector that runs without end.
 //   - from 256 MiB: what stays live is mostly the instance list, ~500
 //     bytes per step or phase instance, allocated once, which every
 //     collection must scan. GOGC is turned off and the heap collected only
@@ -67,24 +67,27 @@ func SetMemoryTarget(paths []string) {
 		debug.SetMemoryLimit(max(int64(minMemoryTarget), total*11/10))
 		debug.SetGCPercent(smallGCPercent)
 		raiseAt.Store(875)
+		raiseTo.Store(1250)
 		governorOnce.Do(func() { go governLimit() })
 		return
 	}
 	debug.SetMemoryLimit(max(int64(minMemoryTarget), total/2))
 	debug.SetGCPercent(-1)
 	raiseAt.Store(750)
+	raiseTo.Store(1600)
 	governorOnce.Do(func() { go governLimit() })
 }
 
 var governorOnce sync.Once
 
 // raiseAt is the share of the soft limit, per mille, past which the
-// governor raises the limit (the last SetMemoryTarget's choice).
-var raiseAt atomic.Int64
+// governor raises the limit to raiseTo per mille of the live heap (the
+// last SetMemoryTarget's choice).
+var raiseAt, raiseTo atomic.Int64
 
 // governLimit keeps the soft limit above the live heap (see
 // SetMemoryTarget): once the live heap passes raiseAt of the limit, the
-// limit becomes 1.6× the live heap.
+// limit becomes raiseTo of the live heap.
 func governLimit() {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -96,7 +99,7 @@ func governLimit() {
 		}
 		n := int64(live[0].Value.Uint64())
 		if limit := debug.SetMemoryLimit(-1); n > limit/1000*raiseAt.Load() {
-			debug.SetMemoryLimit(n / 5 * 8)
+			debug.SetMemoryLimit(n / 1000 * raiseTo.Load())
 		}
 	}
 }
