@@ -26,16 +26,33 @@ func openXZ(ctx context.Context, path string) (*File, error) {
 		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}
 	}
 	defer in.Close()
-	r, err := xz.NewReader(bufio.NewReaderSize(in, xzBuffer))
-	if err != nil {
-		return nil, &InputError{Path: path, Problem: "not a valid .xz file", Err: err, Hint: "decompress it with `xz -d` and pass the .sqlite"}
+	// A file of several blocks (xz -T writes large files so) is decoded
+	// block by block on all cores; anything else in one pass.
+	var header []byte
+	var blocks []xzBlock
+	if st, err := in.Stat(); err == nil {
+		var ok bool
+		if header, blocks, ok = xzBlocks(in, st.Size()); !ok || len(blocks) < 2 {
+			blocks = nil
+		}
+	}
+	var r *xz.Reader
+	if blocks == nil {
+		if r, err = xz.NewReader(bufio.NewReaderSize(in, xzBuffer)); err != nil {
+			return nil, &InputError{Path: path, Problem: "not a valid .xz file", Err: err, Hint: "decompress it with `xz -d` and pass the .sqlite"}
+		}
 	}
 	tmp, err := os.MkdirTemp("", "nsysphase-*")
 	if err != nil {
 		return nil, &InputError{Path: path, Problem: "cannot create a temporary directory", Err: err}
 	}
 	disk := filepath.Join(tmp, strings.TrimSuffix(filepath.Base(path), ".xz"))
-	if err := decompress(ctx, r, disk); err != nil {
+	if blocks != nil {
+		err = decompressBlocks(ctx, in, header, blocks, disk)
+	} else {
+		err = decompress(ctx, r, disk)
+	}
+	if err != nil {
 		os.RemoveAll(tmp)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
