@@ -23,11 +23,11 @@ const bigInput = 256 << 20
 // SetMemoryTarget tunes the collector to the inputs, unless GOMEMLIMIT
 // is set (GOGC set: only the soft limit):
 //
-//   - inputs under 256 MiB: GOGC=50 and a soft heap limit of 1.1× the
-//     inputs, at least 120 MiB. The activity tables are streamed, so the
-//     live heap follows the trace's density, not its length (on the 108 MB
-//     large_interleaved it peaks at ~100 MiB, mostly the sweep's windows
-//     and the instance list). Without a limit the collector lets the heap
+//   - inputs under 256 MiB: GOGC=50 and a soft heap limit of 120 MiB,
+//     whatever their size (a .xz's is only guessed). The activity tables
+//     are streamed, so the live heap follows the trace's density, not its
+//     length (on the 108 MB large_interleaved it peaks at ~100 MiB, mostly
+//     the sweep's windows and the instance list). Without a limit the collector lets the heap
 //     reach twice that; at GOGC=100 and 144 MiB it still reached the limit
 //     early and returned memory to the system only to fault it back in
 //     (~54,000 page faults, 171 MB resident); at GOGC=50 and 120 MiB: ~146
@@ -64,7 +64,7 @@ func SetMemoryTarget(paths []string) {
 		return
 	}
 	if total < bigInput {
-		debug.SetMemoryLimit(max(int64(minMemoryTarget), total*11/10))
+		debug.SetMemoryLimit(minMemoryTarget)
 		debug.SetGCPercent(smallGCPercent)
 		raiseAt.Store(875)
 		raiseTo.Store(1250)
