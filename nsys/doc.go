@@ -2,7 +2,8 @@
 // export (`nsys export --type sqlite`).
 //
 // Input: the path of an export from nsys 2020.3 on: FILE.sqlite,
-// FILE.sqlite.xz (decompressed into a private temporary copy), a `nsys export
+// FILE.sqlite.xz (decompressed into a private temporary copy, its blocks on all
+// cores when `xz -T` wrote several), a `nsys export
 // --type parquetdir` directory (imported into one) or a FILE.nsys-rep report
 // (exported once by nsys into a cache keyed by its hash). File.Path stays the
 // name given, which every error and Warning names, and Close removes any

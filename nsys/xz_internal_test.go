@@ -26,7 +26,7 @@ func TestDecompressDecoders(t *testing.T) {
 		}
 		defer in.Close()
 		disk := filepath.Join(t.TempDir(), "out.sqlite")
-		if err := decompressTo(context.Background(), in, disk); err != nil {
+		if err := decompressTo(context.Background(), in, in, disk); err != nil {
 			t.Fatalf("decoder %q: %v", command, err)
 		}
 		b, err := os.ReadFile(disk)
@@ -52,7 +52,7 @@ func TestDecompressDecoders(t *testing.T) {
 	}
 	for _, command := range []string{"", "xz"} {
 		xzCommand = command
-		err := decompressTo(context.Background(), bytes.NewReader(data[:len(data)/2]), filepath.Join(t.TempDir(), "cut.sqlite"))
+		err := decompressTo(context.Background(), nil, bytes.NewReader(data[:len(data)/2]), filepath.Join(t.TempDir(), "cut.sqlite"))
 		xzCommand = "xz"
 		if err == nil {
 			t.Errorf("decoder %q: a truncated stream decoded without error", command)

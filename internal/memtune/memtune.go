@@ -6,34 +6,43 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // minMemoryTarget is the smallest soft heap limit SetMemoryTarget sets.
-const minMemoryTarget = 144 << 20
+const minMemoryTarget = 120 << 20
+
+// smallGCPercent is GOGC for inputs under bigInput.
+const smallGCPercent = 50
 
 // bigInput is the input size from which SetMemoryTarget collects by the
 // soft limit alone.
 const bigInput = 256 << 20
 
 // SetMemoryTarget tunes the collector to the inputs, unless GOMEMLIMIT
-// (or, for big inputs, GOGC) is set:
+// is set (GOGC set: only the soft limit):
 //
-//   - inputs under 256 MiB: a soft heap limit of 1.2× the inputs, at least
-//     144 MiB. Without it the collector lets the heap reach twice its live
-//     size (on the 108 MB large_interleaved, ~290 MB resident instead of
-//     ~175 MB). The limit is soft: a larger live heap is never refused, it
-//     only makes the collector run earlier.
-//   - from 256 MiB: the activity tables are streamed (phases' sweep), so
-//     what stays live is mostly the instance list, ~500 bytes per step or
-//     phase instance, allocated once, which every collection must scan.
-//     GOGC is turned off and the heap collected only at a soft limit of
-//     half the input: fewer, fuller collections than GOGC=30 at the same
-//     resident size (10× large_interleaved, 1.1 GB: ~550 MB). A governor
-//     raises the limit to 1.6× the live heap whenever the live heap passes
-//     3/4 of it (an export the sweep must load whole keeps ~1 byte per
-//     input byte), so a bigger live set costs memory, never a collector
-//     that runs without end.
+//   - inputs under 256 MiB: GOGC=50 and a soft heap limit of 120 MiB,
+//     whatever their size (a .xz's is only guessed). The activity tables
+//     are streamed, so the live heap follows the trace's density, not its
+//     length (on the 108 MB large_interleaved it peaks at ~100 MiB, mostly
+//     the sweep's windows and the instance list). Without a limit the collector lets the heap
+//     reach twice that; at GOGC=100 and 144 MiB it still reached the limit
+//     early and returned memory to the system only to fault it back in
+//     (~54,000 page faults, 171 MB resident); at GOGC=50 and 120 MiB: ~146
+//     MB resident, less CPU. The governor below raises the limit to 1.25×
+//     the live heap when the live heap comes within 1/8 of it (more cores
+//     decode more parts ahead; an export the sweep must load whole keeps
+//     ~1 byte per input byte), so a bigger live set costs memory, never a
+//     collector that runs without end.
+//   - from 256 MiB: what stays live is mostly the instance list, ~500
+//     bytes per step or phase instance, allocated once, which every
+//     collection must scan. GOGC is turned off and the heap collected only
+//     at a soft limit of half the input: fewer, fuller collections than
+//     GOGC=30 at the same resident size (10× large_interleaved, 1.1 GB:
+//     ~550 MB). The governor raises the limit to 1.6× the live heap
+//     whenever the live heap passes 3/4 of it.
 func SetMemoryTarget(paths []string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
@@ -50,18 +59,35 @@ func SetMemoryTarget(paths []string) {
 		}
 		total += n
 	}
-	if total < bigInput || os.Getenv("GOGC") != "" {
-		debug.SetMemoryLimit(max(int64(minMemoryTarget), total*6/5))
+	if os.Getenv("GOGC") != "" {
+		debug.SetMemoryLimit(max(int64(minMemoryTarget), total*11/10))
+		return
+	}
+	if total < bigInput {
+		debug.SetMemoryLimit(minMemoryTarget)
+		debug.SetGCPercent(smallGCPercent)
+		raiseAt.Store(875)
+		raiseTo.Store(1250)
+		governorOnce.Do(func() { go governLimit() })
 		return
 	}
 	debug.SetMemoryLimit(max(int64(minMemoryTarget), total/2))
 	debug.SetGCPercent(-1)
+	raiseAt.Store(750)
+	raiseTo.Store(1600)
 	governorOnce.Do(func() { go governLimit() })
 }
 
 var governorOnce sync.Once
 
-// governLimit keeps the soft limit above the live heap (see SetMemoryTarget).
+// raiseAt is the share of the soft limit, per mille, past which the
+// governor raises the limit to raiseTo per mille of the live heap (the
+// last SetMemoryTarget's choice).
+var raiseAt, raiseTo atomic.Int64
+
+// governLimit keeps the soft limit above the live heap (see
+// SetMemoryTarget): once the live heap passes raiseAt of the limit, the
+// limit becomes raiseTo of the live heap.
 func governLimit() {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -72,8 +98,8 @@ func governLimit() {
 			return
 		}
 		n := int64(live[0].Value.Uint64())
-		if limit := debug.SetMemoryLimit(-1); n > limit/4*3 {
-			debug.SetMemoryLimit(n / 5 * 8)
+		if limit := debug.SetMemoryLimit(-1); n > limit/1000*raiseAt.Load() {
+			debug.SetMemoryLimit(n / 1000 * raiseTo.Load())
 		}
 	}
 }

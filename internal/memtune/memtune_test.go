@@ -28,6 +28,9 @@ func TestSetMemoryTargetBigInput(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != minMemoryTarget {
 		t.Errorf("small input: limit %d, want %d", got, minMemoryTarget)
 	}
+	if old := debug.SetGCPercent(smallGCPercent); old != smallGCPercent {
+		t.Errorf("small input: GOGC %d, want %d", old, smallGCPercent)
+	}
 	big := filepath.Join(t.TempDir(), "big.sqlite")
 	f, err := os.Create(big)
 	if err != nil {

@@ -42,14 +42,26 @@ func corrupt(page uint32, format string, args ...any) error {
 }
 
 // File is an SQLite database opened for direct page reads. It is safe for
-// concurrent scans: it holds no mutable state.
+// concurrent scans: its only mutable state is the list of released
+// scanners, under a mutex.
 type File struct {
 	r        io.ReaderAt
 	pageSize int
-	usable   int       // page size less the reserved bytes at the end of each page
-	pages    uint32    // pages in the file
-	aheads   sync.Pool // *[]byte read-ahead windows of released scanners
+	usable   int    // page size less the reserved bytes at the end of each page
+	pages    uint32 // pages in the file
+
+	// free holds released scanners with their buffers (read-ahead window,
+	// interior pages, overflow space) for the next NewScanner. A table is
+	// read in many parts, one scanner each: fresh buffers per part would
+	// be fresh memory, a page fault per 4 KiB, each time. Unlike a
+	// sync.Pool the list survives collections; it holds at most maxFree.
+	mu   sync.Mutex
+	free []*Scanner
 }
+
+// maxFree bounds the released scanners a File keeps: more than the scans
+// that run at once (a few per core), at most maxFree × maxAhead bytes.
+const maxFree = 32
 
 // maxDepth bounds the B-tree walk: a real tree of 4 KiB pages holding 2^40
 // rows is about 6 levels deep; a cycle in a damaged file is not endless.
@@ -109,28 +121,39 @@ type Scanner struct {
 	hasPrev bool
 }
 
-// maxAhead is the largest read-ahead, in bytes.
-const maxAhead = 1 << 20
+// maxAhead is the largest read-ahead, in bytes. 256 KiB reads cost no
+// more per byte than larger ones, and the window is still in the core's
+// cache (L2 is 512 KiB–2 MiB) when its records are decoded.
+const maxAhead = 256 << 10
 
-// NewScanner returns a scanner of f. stop, when not nil, is called once per
-// leaf page; a non-nil result ends the scan with that error.
+// NewScanner returns a scanner of f, reusing the buffers of a released one.
+// stop, when not nil, is called once per leaf page; a non-nil result ends
+// the scan with that error.
 func (f *File) NewScanner(stop func() error) *Scanner {
-	s := &Scanner{f: f, stop: stop, run: 1}
-	if b, ok := f.aheads.Get().(*[]byte); ok {
-		s.ahead = (*b)[:0]
+	f.mu.Lock()
+	var s *Scanner
+	if n := len(f.free); n > 0 {
+		s, f.free[n-1] = f.free[n-1], nil
+		f.free = f.free[:n-1]
 	}
+	f.mu.Unlock()
+	if s == nil {
+		return &Scanner{f: f, stop: stop, run: 1}
+	}
+	*s = Scanner{f: f, stop: stop, run: 1, ahead: s.ahead[:0], inner: s.inner, over: s.over[:0], obuf: s.obuf}
 	return s
 }
 
-// Release hands the scanner's read-ahead window back for the next scanner
-// of the file (a table read in many parts would otherwise allocate a
-// window of up to maxAhead per part). The scanner must not be used again.
+// Release hands the scanner and its buffers back to the file for the next
+// NewScanner. The scanner must not be used again.
 func (s *Scanner) Release() {
-	if cap(s.ahead) > 0 {
-		b := s.ahead[:0]
-		s.f.aheads.Put(&b)
+	f := s.f
+	s.aheadN, s.stop = 0, nil
+	f.mu.Lock()
+	if len(f.free) < maxFree {
+		f.free = append(f.free, s)
 	}
-	s.ahead, s.aheadN = nil, 0
+	f.mu.Unlock()
 }
 
 // Scan calls fn with the rowid and the record of every row of the table
@@ -479,7 +502,9 @@ func (s *Scanner) page(p uint32) ([]byte, error) {
 	n := min(uint32(max(s.run, 1)), s.f.pages-p+1)
 	need := int(n) * s.f.pageSize
 	if cap(s.ahead) < need {
-		s.ahead = make([]byte, need) // grows with the run, up to maxAhead
+		// At once the largest window a run can need (a scanner is reused
+		// for the next part of the table), or the small file whole.
+		s.ahead = make([]byte, max(need, min(maxAhead, int(s.f.pages-p+1)*s.f.pageSize)))
 	}
 	s.ahead = s.ahead[:need]
 	if _, err := s.f.r.ReadAt(s.ahead, int64(p-1)*int64(s.f.pageSize)); err != nil {
