@@ -206,7 +206,14 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	if err != nil {
 		return nil, err
 	}
-	res.Warnings = append(res.Warnings, f.Warnings...) // schema version, -wal/-journal files beside the input
+	// Provenance first: reading it may warn too (an older export without
+	// PROCESSES or with a short GPU table), and f.Warnings is copied below.
+	prov, err := readProvenance(f, path)
+	if err != nil {
+		return nil, err
+	}
+	fr.Info = prov
+	res.Warnings = append(res.Warnings, f.Warnings...) // schema version, -wal/-journal files beside the input, older layouts
 	skipped := f.Skipped()
 	for _, t := range slices.Sorted(maps.Keys(skipped)) {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s lack a required value and were skipped", skipped[t], t))
@@ -219,11 +226,6 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	for _, x := range res.Instances {
 		fr.MinTime = min(fr.MinTime, x.Start)
 	}
-	prov, err := readProvenance(f, path)
-	if err != nil {
-		return nil, err
-	}
-	fr.Info = prov
 	return fr, nil
 }
 
