@@ -61,6 +61,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		merged(d)
 	}
 	d.results = make([]*stats.Result, len(d.Phases))
+	d.statsOff = sc.Off
 	d.plan = Units(d.instances, d.Phases, unitStart)
 	if !sc.Off {
 		names := MetricNames()

@@ -39,6 +39,7 @@ type Doc struct {
 
 	instances []phases.Instance
 	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
+	statsOff  bool                    // statistics were not requested (--no-stats)
 	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
 	plan      *UnitPlan               // instances placed in units, steps and phases
 }
@@ -133,3 +134,7 @@ func MetricNames() []string {
 	}
 	return out
 }
+
+// StatsOff says statistics were not requested (--no-stats), as opposed to
+// requested but without any unit to resample.
+func (d *Doc) StatsOff() bool { return d.statsOff }

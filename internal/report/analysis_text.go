@@ -140,8 +140,10 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 	first := fmt.Sprintf("step %s (%s), %d phases, %d %s", orNone(doc.Step), how, max(len(doc.Phases)-1, 0), len(doc.Inputs), plural(len(doc.Inputs), "input", "inputs"))
 	if hasResults(doc) {
 		first += fmt.Sprintf(", %g%% CIs over blocks (B = %d, seed %d)", 100*doc.Settings.Confidence, doc.Settings.Resamples, doc.Settings.Seed)
-	} else {
+	} else if doc.StatsOff() {
 		first += ", statistics off (--no-stats)"
+	} else {
+		first += ", no statistics (no kept steps to resample; see the warnings)"
 	}
 	var arms []string
 	for _, a := range doc.Arms {
