@@ -198,7 +198,12 @@ type sweep struct {
 	opBuf   [numSources][]gpuOp
 	opFront [numSources]int64
 	opDone  [numSources]bool
-	scratch []gpuOp
+	// gather's selection, reused across windows.
+	selSources [][]gpuOp
+	selKeeps   [][]bool
+	selMask    []bool
+	// account's slab (per busy list, and the non-empty ones), reused.
+	slab, slabLists [][]interval
 
 	used    map[int32]*corrSet // corr ids of calls a measured window could see
 	evicted map[int32]*corrSet // corr ids of ops let go
@@ -481,9 +486,19 @@ func (s *sweep) gather(hi int64) (int64, error) {
 	for p, bd := range bands {
 		pids, bandOf = append(pids, p), append(bandOf, bd)
 	}
-	sel := s.scratch[:0]
+	// The selection is a mask over the ops where they lie (opBuf, then the
+	// anchors' ops): groupOpsInto copies the selected ops once, into the
+	// window's index.
+	sources, keeps := s.selSources[:0], s.selKeeps[:0]
+	mask := s.selMask[:0]
+	maxEnd := int64(math.MinInt64)
 	keep := func(ops []gpuOp) {
-		for _, o := range ops {
+		if len(ops) == 0 {
+			return
+		}
+		from := len(mask)
+		for i := range ops {
+			o := &ops[i]
 			ok, bd := false, band{}
 			for k, p := range pids { // a few processes: no map lookup per op
 				if p == o.pid {
@@ -491,12 +506,15 @@ func (s *sweep) gather(hi int64) (int64, error) {
 					break
 				}
 			}
-			if ok && o.corr >= bd.lo && o.corr <= bd.hi {
-				sel = append(sel, o)
-			} else if len(anchors) > 0 && anchors[[2]int32{o.pid, o.corr}] != nil {
-				sel = append(sel, o)
+			in := ok && o.corr >= bd.lo && o.corr <= bd.hi ||
+				len(anchors) > 0 && anchors[[2]int32{o.pid, o.corr}] != nil
+			if in {
+				maxEnd = max(maxEnd, o.end)
 			}
+			mask = append(mask, in)
 		}
+		sources = append(sources, ops)
+		keeps = append(keeps, mask[from:len(mask):len(mask)])
 	}
 	for src := range s.opBuf {
 		keep(s.opBuf[src])
@@ -504,12 +522,9 @@ func (s *sweep) gather(hi int64) (int64, error) {
 	for _, b := range s.bufs {
 		keep(b.anchorOps)
 	}
-	s.scratch = sel
-	maxEnd := int64(math.MinInt64)
-	for _, o := range sel {
-		maxEnd = max(maxEnd, o.end)
-	}
-	tr.ops, tr.index = groupOpsInto(tr.ops, [][]gpuOp{sel}) // the last window's ops are done with
+	tr.ops, tr.index = groupOpsInto(tr.ops, sources, keeps) // the last window's ops are done with
+	clear(sources)                                          // hold no op buffer past the window
+	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], mask[:0]
 	return maxEnd, nil
 }
 
@@ -658,9 +673,14 @@ func (s *sweep) anchorsNeedingOps() map[[2]int32]*threadBuf {
 // unread op can reach, and drops the intervals that end by t.
 func (s *sweep) account(t int64) {
 	s.byGPU(func(lists []*busyList) {
-		var slab [][]interval
-		for _, bl := range lists {
-			var in []interval
+		// The slab's intervals go to reused scratch lists: overlapLength
+		// keeps none of them.
+		if len(s.slab) < len(lists) {
+			s.slab = append(s.slab, make([][]interval, len(lists)-len(s.slab))...)
+		}
+		slab := s.slabLists[:0]
+		for j, bl := range lists {
+			in := s.slab[j][:0]
 			for _, x := range bl.iv {
 				if x.start >= t {
 					break
@@ -670,6 +690,7 @@ func (s *sweep) account(t int64) {
 					in = append(in, interval{lo, hi})
 				}
 			}
+			s.slab[j] = in
 			if len(in) > 0 {
 				slab = append(slab, in)
 			}
@@ -677,6 +698,7 @@ func (s *sweep) account(t int64) {
 			bl.iv = append(bl.iv[:0], bl.iv[k:]...)
 		}
 		s.overlap += overlapLength(slab)
+		s.slabLists = slab[:0]
 	})
 	s.doneT = t
 }
