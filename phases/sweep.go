@@ -195,7 +195,7 @@ type sweep struct {
 	bufOf    map[int64]*threadBuf
 	last     *threadBuf
 
-	opBuf   [numSources][]gpuOp
+	opBuf   [numSources]opQueue
 	opFront [numSources]int64
 	opDone  [numSources]bool
 	// gather's selection, reused across windows.
@@ -213,7 +213,6 @@ type sweep struct {
 	// slabs of time no unread op can reach, and intervals that end before
 	// doneT are dropped.
 	busy      []*busyList     // in (gpu, pid) order: a trace has a few
-	committed [numSources]int // opBuf[src][:committed[src]] are in busy
 	doneT     int64
 	overlap   int64
 
@@ -407,10 +406,7 @@ func (s *sweep) pullOpPart(src int) error {
 		return err
 	}
 	s.negOps += p.neg
-	buf := s.opBuf[src]
-	if p.owned && len(buf) == 0 {
-		buf = p.ops[:0] // kept, not copied: filtered in place
-	}
+	kept := p.ops[:0] // filtered in place: the part is kept, not copied
 	for _, o := range p.ops {
 		if o.start < s.opFront[src] {
 			return &unorderedError{"GPU operation rows are not in start order"}
@@ -422,13 +418,46 @@ func (s *sweep) pullOpPart(src int) error {
 		if s.used[o.pid].has(o.corr) {
 			return &unorderedError{"a GPU operation starts more than the sweep margin after its launch"}
 		}
-		buf = append(buf, o)
+		kept = append(kept, o)
 	}
-	s.opBuf[src] = buf
-	if !p.owned {
+	if len(kept) == 0 {
 		s.src.reuseOps(src, p)
+		return nil
 	}
+	p.ops = kept
+	q := &s.opBuf[src]
+	q.chunks = append(q.chunks, opChunk{part: p, ops: kept})
 	return nil
+}
+
+// opQueue is one GPU-op table's retained ops: the decoded parts themselves
+// (filtered in place, none empty), in table order, each handed back to the
+// source once all its ops are let go — no copy, no growing buffer.
+type opQueue struct {
+	chunks []opChunk
+	cc, ci int // the next op to commit: chunks[cc].ops[ci]; cc == len(chunks): none
+}
+
+// opChunk is a decoded part and its ops not yet let go (a suffix of part.ops).
+type opChunk struct {
+	part opPart
+	ops  []gpuOp
+}
+
+// next returns the next op to commit.
+func (q *opQueue) next() (*gpuOp, bool) {
+	if q.cc == len(q.chunks) {
+		return nil, false
+	}
+	return &q.chunks[q.cc].ops[q.ci], true
+}
+
+// advance marks the next op committed.
+func (q *opQueue) advance() {
+	q.ci++
+	if q.ci == len(q.chunks[q.cc].ops) {
+		q.cc, q.ci = q.cc+1, 0
+	}
 }
 
 // mark puts the calls that can no longer gain an earlier-starting
@@ -517,7 +546,9 @@ func (s *sweep) gather(hi int64) (int64, error) {
 		keeps = append(keeps, mask[from:len(mask):len(mask)])
 	}
 	for src := range s.opBuf {
-		keep(s.opBuf[src])
+		for _, c := range s.opBuf[src].chunks {
+			keep(c.ops)
+		}
 	}
 	for _, b := range s.bufs {
 		keep(b.anchorOps)
@@ -544,15 +575,15 @@ func (s *sweep) commit() {
 	for {
 		best, bestStart := -1, t
 		for src := range s.opBuf {
-			if i := s.committed[src]; i < len(s.opBuf[src]) && s.opBuf[src][i].start < bestStart {
-				best, bestStart = src, s.opBuf[src][i].start
+			if o, ok := s.opBuf[src].next(); ok && o.start < bestStart {
+				best, bestStart = src, o.start
 			}
 		}
 		if best < 0 {
 			return
 		}
-		o := s.opBuf[best][s.committed[best]]
-		s.committed[best]++
+		o, _ := s.opBuf[best].next()
+		s.opBuf[best].advance()
 		if o.end <= o.start {
 			continue
 		}
@@ -631,19 +662,40 @@ func (s *sweep) evict(keep int64) error {
 		return nil
 	}
 	for src := range s.opBuf {
-		ops := s.opBuf[src]
-		k := sort.Search(s.committed[src], func(i int) bool { return ops[i].start >= opKeep })
-		for _, o := range ops[:k] {
-			corrSetOf(s.evicted, o.pid).add(o.corr)
-			if len(anchorCorr) > 0 {
-				if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
-					b.anchorOps = append(b.anchorOps, o)
+		q := &s.opBuf[src]
+		drop := 0 // chunks let go whole
+		for drop < len(q.chunks) {
+			ops := q.chunks[drop].ops
+			committed := len(ops) // only committed ops are let go
+			if drop == q.cc {
+				committed = q.ci
+			} else if drop > q.cc {
+				committed = 0
+			}
+			k := sort.Search(committed, func(i int) bool { return ops[i].start >= opKeep })
+			for _, o := range ops[:k] {
+				corrSetOf(s.evicted, o.pid).add(o.corr)
+				if len(anchorCorr) > 0 {
+					if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
+						b.anchorOps = append(b.anchorOps, o)
+					}
 				}
 			}
+			if k < len(ops) {
+				q.chunks[drop].ops = ops[k:]
+				if drop == q.cc {
+					q.ci -= k
+				}
+				break
+			}
+			drop++
 		}
-		n := copy(ops, ops[k:])
-		s.opBuf[src] = ops[:n]
-		s.committed[src] -= k
+		for _, c := range q.chunks[:drop] {
+			s.src.reuseOps(src, c.part)
+		}
+		n := copy(q.chunks, q.chunks[drop:])
+		clear(q.chunks[n:])
+		q.chunks, q.cc = q.chunks[:n], q.cc-drop
 	}
 	s.account(opKeep)
 	return nil
