@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -294,7 +295,13 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 	}
 	s.mark()
 	for {
+		// Busy intervals are merged (commit) while the window's ops are
+		// indexed (gather): they share no state, and commit is
+		// incremental — ops pulled after it are committed by the next.
+		var busy sync.WaitGroup
+		busy.Go(s.commit)
 		maxEnd, err := s.gather(w.hi)
+		busy.Wait()
 		if err != nil {
 			return err
 		}
