@@ -203,8 +203,9 @@ type sweep struct {
 	selSources [][]gpuOp
 	selKeeps   [][]bool
 	selMask    []bool
-	// account's slab (per busy list, and the non-empty ones), reused.
-	slab, slabLists [][]interval
+	// account's slab: the busy lists' parts in it, and their ends before clipping.
+	slabLists [][]interval
+	slabClips []slabClip
 
 	used    map[int32]*corrSet // corr ids of calls a measured window could see
 	evicted map[int32]*corrSet // corr ids of ops let go
@@ -729,38 +730,44 @@ func (s *sweep) anchorsNeedingOps() map[[2]int32]*threadBuf {
 }
 
 // account adds the busy and overlap time of the slab [doneT, t), which no
-// unread op can reach, and drops the intervals that end by t.
+// unread op can reach, and drops the intervals that end by t. A busy list
+// is sorted, disjoint and holds nothing that ends by doneT, so its part in
+// the slab is its intervals that start before t, the first and the last
+// clipped: they are clipped in place for the overlap and then restored,
+// instead of being copied.
 func (s *sweep) account(t int64) {
 	s.byGPU(func(lists []*busyList) {
-		// The slab's intervals go to reused scratch lists: overlapLength
-		// keeps none of them.
-		if len(s.slab) < len(lists) {
-			s.slab = append(s.slab, make([][]interval, len(lists)-len(s.slab))...)
+		slab, clipped := s.slabLists[:0], s.slabClips[:0]
+		for _, bl := range lists {
+			j := sort.Search(len(bl.iv), func(i int) bool { return bl.iv[i].start >= t })
+			if j == 0 {
+				continue
+			}
+			in := bl.iv[:j]
+			clipped = append(clipped, slabClip{in[0].start, in[j-1].end})
+			in[0].start, in[j-1].end = max(in[0].start, s.doneT), min(in[j-1].end, t)
+			for _, x := range in {
+				bl.doneNs += x.end - x.start
+			}
+			slab = append(slab, in)
 		}
-		slab := s.slabLists[:0]
-		for j, bl := range lists {
-			in := s.slab[j][:0]
-			for _, x := range bl.iv {
-				if x.start >= t {
-					break
-				}
-				if lo, hi := max(x.start, s.doneT), min(x.end, t); hi > lo {
-					bl.doneNs += hi - lo
-					in = append(in, interval{lo, hi})
-				}
-			}
-			s.slab[j] = in
-			if len(in) > 0 {
-				slab = append(slab, in)
-			}
+		s.overlap += overlapLength(slab)
+		for i, in := range slab {
+			in[0].start, in[len(in)-1].end = clipped[i].start, clipped[i].end
+		}
+		for _, bl := range lists {
 			k := sort.Search(len(bl.iv), func(i int) bool { return bl.iv[i].end > t })
 			bl.iv = append(bl.iv[:0], bl.iv[k:]...)
 		}
-		s.overlap += overlapLength(slab)
-		s.slabLists = slab[:0]
+		clear(slab)
+		s.slabLists, s.slabClips = slab[:0], clipped[:0]
 	})
 	s.doneT = t
 }
+
+// slabClip is the first start and the last end of a busy list's part of a
+// slab before account clipped them.
+type slabClip struct{ start, end int64 }
 
 // drain reads what no window needs, for the busy-time totals and the
 // counts of damaged rows.
