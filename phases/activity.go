@@ -139,9 +139,6 @@ type apiPart struct {
 type opPart struct {
 	ops []gpuOp
 	neg int // rows that ended before they started, made zero-length
-	// owned: the source will not reuse ops, so the engine may keep the
-	// slice instead of copying it.
-	owned bool
 }
 
 // decodeAPIPart reads the calls of rowid range r into reuse's memory (or a

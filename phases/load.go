@@ -214,8 +214,10 @@ func markTopLevelFrom(calls []apiCall, curEnd int64) int64 {
 // instead of a comparison sort of the biggest structure, writing into buf
 // when it is large enough (the engine reuses one buffer for every window).
 // Within one id, ops keep the order of sources, then of each source. Each
-// source is dropped (set to nil) once scattered.
-func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
+// source is dropped (set to nil) once scattered. When keep is not nil, only
+// the ops o = sources[s][i] with keep[s][i] are grouped: the engine selects
+// a window's ops where they lie instead of copying them first.
+func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrIndex) {
 	type pidAcc struct {
 		n, minCorr, maxCorr int
 		p                   *pidIndex
@@ -239,8 +241,11 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 		}
 		return a
 	}
-	for _, ops := range sources {
-		for _, o := range ops {
+	for si, ops := range sources {
+		for i, o := range ops {
+			if keep != nil && !keep[si][i] {
+				continue
+			}
 			a := accOf(o.pid)
 			if a == nil {
 				a = &pidAcc{minCorr: int(o.corr)}
@@ -262,8 +267,11 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 		a.p = &pidIndex{base: int32(base), bits: make([]uint64, (a.maxCorr-base)>>6+1)}
 		ix.byPid[pid] = a.p
 	}
-	for _, ops := range sources {
-		for _, o := range ops {
+	for si, ops := range sources {
+		for i, o := range ops {
+			if keep != nil && !keep[si][i] {
+				continue
+			}
 			if o.corr >= 0 {
 				p := accOf(o.pid).p
 				c := o.corr - p.base
@@ -289,8 +297,11 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 		w := corr >> 6
 		return p.rank[w] + int32(bits.OnesCount64(p.bits[w]&(1<<(uint(corr)&63)-1)))
 	}
-	for _, ops := range sources {
-		for _, o := range ops {
+	for si, ops := range sources {
+		for i, o := range ops {
+			if keep != nil && !keep[si][i] {
+				continue
+			}
 			if o.corr < 0 { // no correlation: attributable to no call
 				continue
 			}
@@ -314,7 +325,10 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp) ([]gpuOp, corrIndex) {
 		out = make([]gpuOp, off)
 	}
 	for si, ops := range sources {
-		for _, o := range ops {
+		for i, o := range ops {
+			if keep != nil && !keep[si][i] {
+				continue
+			}
 			if o.corr < 0 {
 				continue
 			}

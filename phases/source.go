@@ -43,12 +43,15 @@ func startStream(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *stream
 	ahead := runtime.GOMAXPROCS(0) + 1
 	stop := s.stop
 	apiCap := partCap(rowparts.RowHint(f, nsys.TableRuntime), partRows)
-	s.api = startParts(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, func(r rowparts.Range, reuse apiPart) (apiPart, error) {
+	s.api = startParts(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, ahead+1, func(r rowparts.Range, reuse apiPart) (apiPart, error) {
 		return decodeAPIPart(f, r, stop, reuse, apiCap)
 	})
 	for src, t := range opTables {
 		opCap := partCap(rowparts.RowHint(f, t), partRows)
-		s.ops[src] = startParts(stop, partsOf(f, t, partRows), ahead, func(r rowparts.Range, reuse opPart) (opPart, error) {
+		// The engine keeps op parts until their ops are let go and then
+		// hands back a window's worth at once: a longer free list lets the
+		// decoders reuse them instead of allocating.
+		s.ops[src] = startParts(stop, partsOf(f, t, partRows), ahead, ahead+1+opPartsKept, func(r rowparts.Range, reuse opPart) (opPart, error) {
 			return decodeOpPart(f, src, r, gpuOf, stop, reuse, opCap)
 		})
 	}
@@ -123,7 +126,7 @@ func (m *memorySource) load() error {
 			if err != nil {
 				return fail(err)
 			}
-			ops := &opPart{owned: true}
+			ops := &opPart{}
 			for _, p := range parts {
 				ops.neg += p.neg
 			}
@@ -208,11 +211,18 @@ type partResult[T any] struct {
 	err error
 }
 
+// opPartsKept is how many op parts beyond those in flight a table's free
+// list holds: about a window's worth of the densest table
+// (large_interleaved: ~20 parts of 16Ki kernels).
+const opPartsKept = 24
+
 // errStopped ends a decoder whose consumer has gone.
 var errStopped = errors.New("stopped")
 
-func startParts[T any](stop <-chan struct{}, parts []rowparts.Range, ahead int, decode func(r rowparts.Range, reuse T) (T, error)) *partStream[T] {
-	p := &partStream[T]{stop: stop, results: make([]chan partResult[T], len(parts)), tokens: make(chan struct{}, ahead), free: make(chan T, ahead+1)}
+// startParts decodes parts ahead of the consumer, at most ahead at once; up
+// to free consumed parts wait for reuse.
+func startParts[T any](stop <-chan struct{}, parts []rowparts.Range, ahead, free int, decode func(r rowparts.Range, reuse T) (T, error)) *partStream[T] {
+	p := &partStream[T]{stop: stop, results: make([]chan partResult[T], len(parts)), tokens: make(chan struct{}, ahead), free: make(chan T, free)}
 	for i := range p.results {
 		p.results[i] = make(chan partResult[T], 1)
 	}

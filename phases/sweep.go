@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -195,10 +196,16 @@ type sweep struct {
 	bufOf    map[int64]*threadBuf
 	last     *threadBuf
 
-	opBuf   [numSources][]gpuOp
+	opBuf   [numSources]opQueue
 	opFront [numSources]int64
 	opDone  [numSources]bool
-	scratch []gpuOp
+	// gather's selection, reused across windows.
+	selSources [][]gpuOp
+	selKeeps   [][]bool
+	selMask    []bool
+	// account's slab: the busy lists' parts in it, and their ends before clipping.
+	slabLists [][]interval
+	slabClips []slabClip
 
 	used    map[int32]*corrSet // corr ids of calls a measured window could see
 	evicted map[int32]*corrSet // corr ids of ops let go
@@ -208,7 +215,6 @@ type sweep struct {
 	// slabs of time no unread op can reach, and intervals that end before
 	// doneT are dropped.
 	busy      []*busyList     // in (gpu, pid) order: a trace has a few
-	committed [numSources]int // opBuf[src][:committed[src]] are in busy
 	doneT     int64
 	overlap   int64
 
@@ -290,7 +296,13 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 	}
 	s.mark()
 	for {
+		// Busy intervals are merged (commit) while the window's ops are
+		// indexed (gather): they share no state, and commit is
+		// incremental — ops pulled after it are committed by the next.
+		var busy sync.WaitGroup
+		busy.Go(s.commit)
 		maxEnd, err := s.gather(w.hi)
+		busy.Wait()
 		if err != nil {
 			return err
 		}
@@ -402,10 +414,7 @@ func (s *sweep) pullOpPart(src int) error {
 		return err
 	}
 	s.negOps += p.neg
-	buf := s.opBuf[src]
-	if p.owned && len(buf) == 0 {
-		buf = p.ops[:0] // kept, not copied: filtered in place
-	}
+	kept := p.ops[:0] // filtered in place: the part is kept, not copied
 	for _, o := range p.ops {
 		if o.start < s.opFront[src] {
 			return &unorderedError{"GPU operation rows are not in start order"}
@@ -417,13 +426,46 @@ func (s *sweep) pullOpPart(src int) error {
 		if s.used[o.pid].has(o.corr) {
 			return &unorderedError{"a GPU operation starts more than the sweep margin after its launch"}
 		}
-		buf = append(buf, o)
+		kept = append(kept, o)
 	}
-	s.opBuf[src] = buf
-	if !p.owned {
+	if len(kept) == 0 {
 		s.src.reuseOps(src, p)
+		return nil
 	}
+	p.ops = kept
+	q := &s.opBuf[src]
+	q.chunks = append(q.chunks, opChunk{part: p, ops: kept})
 	return nil
+}
+
+// opQueue is one GPU-op table's retained ops: the decoded parts themselves
+// (filtered in place, none empty), in table order, each handed back to the
+// source once all its ops are let go — no copy, no growing buffer.
+type opQueue struct {
+	chunks []opChunk
+	cc, ci int // the next op to commit: chunks[cc].ops[ci]; cc == len(chunks): none
+}
+
+// opChunk is a decoded part and its ops not yet let go (a suffix of part.ops).
+type opChunk struct {
+	part opPart
+	ops  []gpuOp
+}
+
+// next returns the next op to commit.
+func (q *opQueue) next() (*gpuOp, bool) {
+	if q.cc == len(q.chunks) {
+		return nil, false
+	}
+	return &q.chunks[q.cc].ops[q.ci], true
+}
+
+// advance marks the next op committed.
+func (q *opQueue) advance() {
+	q.ci++
+	if q.ci == len(q.chunks[q.cc].ops) {
+		q.cc, q.ci = q.cc+1, 0
+	}
 }
 
 // mark puts the calls that can no longer gain an earlier-starting
@@ -481,9 +523,19 @@ func (s *sweep) gather(hi int64) (int64, error) {
 	for p, bd := range bands {
 		pids, bandOf = append(pids, p), append(bandOf, bd)
 	}
-	sel := s.scratch[:0]
+	// The selection is a mask over the ops where they lie (opBuf, then the
+	// anchors' ops): groupOpsInto copies the selected ops once, into the
+	// window's index.
+	sources, keeps := s.selSources[:0], s.selKeeps[:0]
+	mask := s.selMask[:0]
+	maxEnd := int64(math.MinInt64)
 	keep := func(ops []gpuOp) {
-		for _, o := range ops {
+		if len(ops) == 0 {
+			return
+		}
+		from := len(mask)
+		for i := range ops {
+			o := &ops[i]
 			ok, bd := false, band{}
 			for k, p := range pids { // a few processes: no map lookup per op
 				if p == o.pid {
@@ -491,25 +543,27 @@ func (s *sweep) gather(hi int64) (int64, error) {
 					break
 				}
 			}
-			if ok && o.corr >= bd.lo && o.corr <= bd.hi {
-				sel = append(sel, o)
-			} else if len(anchors) > 0 && anchors[[2]int32{o.pid, o.corr}] != nil {
-				sel = append(sel, o)
+			in := ok && o.corr >= bd.lo && o.corr <= bd.hi ||
+				len(anchors) > 0 && anchors[[2]int32{o.pid, o.corr}] != nil
+			if in {
+				maxEnd = max(maxEnd, o.end)
 			}
+			mask = append(mask, in)
 		}
+		sources = append(sources, ops)
+		keeps = append(keeps, mask[from:len(mask):len(mask)])
 	}
 	for src := range s.opBuf {
-		keep(s.opBuf[src])
+		for _, c := range s.opBuf[src].chunks {
+			keep(c.ops)
+		}
 	}
 	for _, b := range s.bufs {
 		keep(b.anchorOps)
 	}
-	s.scratch = sel
-	maxEnd := int64(math.MinInt64)
-	for _, o := range sel {
-		maxEnd = max(maxEnd, o.end)
-	}
-	tr.ops, tr.index = groupOpsInto(tr.ops, [][]gpuOp{sel}) // the last window's ops are done with
+	tr.ops, tr.index = groupOpsInto(tr.ops, sources, keeps) // the last window's ops are done with
+	clear(sources)                                          // hold no op buffer past the window
+	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], mask[:0]
 	return maxEnd, nil
 }
 
@@ -529,15 +583,15 @@ func (s *sweep) commit() {
 	for {
 		best, bestStart := -1, t
 		for src := range s.opBuf {
-			if i := s.committed[src]; i < len(s.opBuf[src]) && s.opBuf[src][i].start < bestStart {
-				best, bestStart = src, s.opBuf[src][i].start
+			if o, ok := s.opBuf[src].next(); ok && o.start < bestStart {
+				best, bestStart = src, o.start
 			}
 		}
 		if best < 0 {
 			return
 		}
-		o := s.opBuf[best][s.committed[best]]
-		s.committed[best]++
+		o, _ := s.opBuf[best].next()
+		s.opBuf[best].advance()
 		if o.end <= o.start {
 			continue
 		}
@@ -616,19 +670,40 @@ func (s *sweep) evict(keep int64) error {
 		return nil
 	}
 	for src := range s.opBuf {
-		ops := s.opBuf[src]
-		k := sort.Search(s.committed[src], func(i int) bool { return ops[i].start >= opKeep })
-		for _, o := range ops[:k] {
-			corrSetOf(s.evicted, o.pid).add(o.corr)
-			if len(anchorCorr) > 0 {
-				if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
-					b.anchorOps = append(b.anchorOps, o)
+		q := &s.opBuf[src]
+		drop := 0 // chunks let go whole
+		for drop < len(q.chunks) {
+			ops := q.chunks[drop].ops
+			committed := len(ops) // only committed ops are let go
+			if drop == q.cc {
+				committed = q.ci
+			} else if drop > q.cc {
+				committed = 0
+			}
+			k := sort.Search(committed, func(i int) bool { return ops[i].start >= opKeep })
+			for _, o := range ops[:k] {
+				corrSetOf(s.evicted, o.pid).add(o.corr)
+				if len(anchorCorr) > 0 {
+					if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
+						b.anchorOps = append(b.anchorOps, o)
+					}
 				}
 			}
+			if k < len(ops) {
+				q.chunks[drop].ops = ops[k:]
+				if drop == q.cc {
+					q.ci -= k
+				}
+				break
+			}
+			drop++
 		}
-		n := copy(ops, ops[k:])
-		s.opBuf[src] = ops[:n]
-		s.committed[src] -= k
+		for _, c := range q.chunks[:drop] {
+			s.src.reuseOps(src, c.part)
+		}
+		n := copy(q.chunks, q.chunks[drop:])
+		clear(q.chunks[n:])
+		q.chunks, q.cc = q.chunks[:n], q.cc-drop
 	}
 	s.account(opKeep)
 	return nil
@@ -655,31 +730,44 @@ func (s *sweep) anchorsNeedingOps() map[[2]int32]*threadBuf {
 }
 
 // account adds the busy and overlap time of the slab [doneT, t), which no
-// unread op can reach, and drops the intervals that end by t.
+// unread op can reach, and drops the intervals that end by t. A busy list
+// is sorted, disjoint and holds nothing that ends by doneT, so its part in
+// the slab is its intervals that start before t, the first and the last
+// clipped: they are clipped in place for the overlap and then restored,
+// instead of being copied.
 func (s *sweep) account(t int64) {
 	s.byGPU(func(lists []*busyList) {
-		var slab [][]interval
+		slab, clipped := s.slabLists[:0], s.slabClips[:0]
 		for _, bl := range lists {
-			var in []interval
-			for _, x := range bl.iv {
-				if x.start >= t {
-					break
-				}
-				if lo, hi := max(x.start, s.doneT), min(x.end, t); hi > lo {
-					bl.doneNs += hi - lo
-					in = append(in, interval{lo, hi})
-				}
+			j := sort.Search(len(bl.iv), func(i int) bool { return bl.iv[i].start >= t })
+			if j == 0 {
+				continue
 			}
-			if len(in) > 0 {
-				slab = append(slab, in)
+			in := bl.iv[:j]
+			clipped = append(clipped, slabClip{in[0].start, in[j-1].end})
+			in[0].start, in[j-1].end = max(in[0].start, s.doneT), min(in[j-1].end, t)
+			for _, x := range in {
+				bl.doneNs += x.end - x.start
 			}
+			slab = append(slab, in)
+		}
+		s.overlap += overlapLength(slab)
+		for i, in := range slab {
+			in[0].start, in[len(in)-1].end = clipped[i].start, clipped[i].end
+		}
+		for _, bl := range lists {
 			k := sort.Search(len(bl.iv), func(i int) bool { return bl.iv[i].end > t })
 			bl.iv = append(bl.iv[:0], bl.iv[k:]...)
 		}
-		s.overlap += overlapLength(slab)
+		clear(slab)
+		s.slabLists, s.slabClips = slab[:0], clipped[:0]
 	})
 	s.doneT = t
 }
+
+// slabClip is the first start and the last end of a busy list's part of a
+// slab before account clipped them.
+type slabClip struct{ start, end int64 }
 
 // drain reads what no window needs, for the busy-time totals and the
 // counts of damaged rows.
