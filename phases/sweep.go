@@ -214,9 +214,9 @@ type sweep struct {
 	// four tables merged), so no window sorts; busy time is accounted in
 	// slabs of time no unread op can reach, and intervals that end before
 	// doneT are dropped.
-	busy      []*busyList     // in (gpu, pid) order: a trace has a few
-	doneT     int64
-	overlap   int64
+	busy    []*busyList // in (gpu, pid) order: a trace has a few
+	doneT   int64
+	overlap int64
 
 	negAPI, negOps, badCorr int
 }
