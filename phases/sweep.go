@@ -214,9 +214,9 @@ type sweep struct {
 	// four tables merged), so no window sorts; busy time is accounted in
 	// slabs of time no unread op can reach, and intervals that end before
 	// doneT are dropped.
-	busy      []*busyList     // in (gpu, pid) order: a trace has a few
-	doneT     int64
-	overlap   int64
+	busy    []*busyList // in (gpu, pid) order: a trace has a few
+	doneT   int64
+	overlap int64
 
 	negAPI, negOps, badCorr int
 }
@@ -669,6 +669,11 @@ func (s *sweep) evict(keep int64) error {
 	if opKeep <= s.doneT {
 		return nil
 	}
+	// The busy time of the slab is accounted while the ops are let go:
+	// the busy lists and the op queues share no state.
+	var busy sync.WaitGroup
+	busy.Go(func() { s.account(opKeep) })
+	defer busy.Wait()
 	for src := range s.opBuf {
 		q := &s.opBuf[src]
 		drop := 0 // chunks let go whole
@@ -705,7 +710,6 @@ func (s *sweep) evict(keep int64) error {
 		clear(q.chunks[n:])
 		q.chunks, q.cc = q.chunks[:n], q.cc-drop
 	}
-	s.account(opKeep)
 	return nil
 }
 
