@@ -89,7 +89,7 @@ func checkInvariants(t *testing.T, res *phases.Result) {
 	for i := range res.Instances {
 		x := &res.Instances[i]
 		var sum int64
-		for _, p := range phases.WallParts {
+		for _, p := range phases.WallParts() {
 			sum += x.M[p]
 		}
 		if sum != x.M[phases.Wall] {

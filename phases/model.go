@@ -136,12 +136,13 @@ var metricInfo = [NumMetrics]MetricInfo{
 	OtherThreadSyncs:    {"other_thread_syncs", "count", "such blocking calls on other threads of the process that start inside the range"},
 }
 
-// WallParts are the six exclusive parts that sum to Wall for every instance.
-var WallParts = []Metric{CPUOther, Launch, SyncAPI, MemcpyAPI, Alloc, OtherAPI}
+// WallParts are the six exclusive parts that sum to Wall for every instance
+// (an array: callers get a copy).
+func WallParts() [6]Metric { return [6]Metric{CPUOther, Launch, SyncAPI, MemcpyAPI, Alloc, OtherAPI} }
 
 // SyncParts are the three exclusive parts that sum to SyncAPI for every
 // instance: what the process's GPUs ran while the host waited.
-var SyncParts = []Metric{SyncOwnGPU, SyncOtherGPU, SyncNoGPU}
+func SyncParts() [3]Metric { return [3]Metric{SyncOwnGPU, SyncOtherGPU, SyncNoGPU} }
 
 // MetricByName returns the metric with the given column name.
 func MetricByName(name string) (Metric, bool) {

@@ -34,7 +34,7 @@ func TestWallPartsSum(t *testing.T) {
 			}
 			for _, x := range res.Instances {
 				var sum int64
-				for _, p := range phases.WallParts {
+				for _, p := range phases.WallParts() {
 					if x.M[p] < 0 {
 						t.Fatalf("%s step %d %s: %s = %d < 0", x.Unit, x.Step, x.Phase, p.Name(), x.M[p])
 					}

@@ -156,8 +156,8 @@ func inOrder(ctx context.Context, n, limit int, fn func(ctx context.Context, i i
 // them, says what the process's GPUs ran: sync's own/other/no-GPU parts,
 // and wall's time of other processes' work and of an idle GPU.
 func wallDecomposition() *stats.Decomposition {
-	d := &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}
-	for _, m := range phases.SyncParts {
+	d := &stats.Decomposition{Total: int(phases.Wall), Parts: wallPartInts()}
+	for _, m := range phases.SyncParts() {
 		d.Inner = append(d.Inner, stats.InnerPart{Metric: int(m), Of: int(phases.SyncAPI)})
 	}
 	for _, m := range []phases.Metric{phases.OtherProcessGPU, phases.GPUIdle} {
@@ -328,3 +328,9 @@ func (d *Doc) Instances() []phases.Instance { return d.instances }
 
 // Results returns the statistics per phase (nil entries when off).
 func (d *Doc) Results() []*stats.Result { return d.results }
+
+// wallPartInts are phases.WallParts as the stats package indexes metrics.
+func wallPartInts() []int {
+	w := phases.WallParts()
+	return metricInts(w[:])
+}

@@ -119,7 +119,7 @@ func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm 
 	units := Units(allInstances(files), []string{step}, unitStart).Units(0)
 	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: arm, Quantiles: sc.Quantiles,
 		QuantileMetrics: []int{int(phases.Wall)},
-		Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: metricInts(phases.WallParts)}}
+		Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: wallPartInts()}}
 	res, err := stats.Analyze(step, MetricNames(), units, opt)
 	if err != nil {
 		return nil, fmt.Errorf("statistics of step %q: %w", step, err)
