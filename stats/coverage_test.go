@@ -14,7 +14,7 @@ import (
 	"github.com/nsysphase/nsysphase/stats/internal/dgp"
 )
 
-// The coverage suite of STATISTICS.md §9 (1–5, 9). It runs only with
+// The coverage suite of docs/statistics.md §9 (1–5, 9). It runs only with
 // NSYSPHASE_COVERAGE=1 and uses B = 999. Seeds are fixed here and must not
 // be tuned until the checks pass.
 
