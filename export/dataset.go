@@ -498,8 +498,10 @@ func stagingPrefix(base string, pid int) string {
 	return "." + base + ".tmp-" + strconv.Itoa(pid) + "-"
 }
 
-// removeStale removes staging directories for base left in parent by
-// processes that no longer run (killed with SIGKILL, or a crash).
+// removeStale removes what processes that no longer run (killed with
+// SIGKILL, or a crash) left for base in parent: staging directories of a
+// dataset and temporary files of WriteFileAtomic, both named
+// stagingPrefix(base, pid)*.
 func removeStale(parent, base string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -508,7 +510,7 @@ func removeStale(parent, base string) {
 	prefix := "." + base + ".tmp-"
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !e.IsDir() {
+		if !ok || !(e.IsDir() || e.Type().IsRegular()) {
 			continue
 		}
 		pidText, _, ok := strings.Cut(rest, "-")

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -264,7 +263,7 @@ func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	removeStaleFiles(dir, base)
+	removeStale(dir, base)
 	tmp, err := os.CreateTemp(dir, stagingPrefix(base, os.Getpid())+"*")
 	if err != nil {
 		return fmt.Errorf("create temporary file for %s: %w", path, err)
@@ -292,28 +291,6 @@ func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 		return fmt.Errorf("rename %s into place: %w", path, err)
 	}
 	return nil
-}
-
-// removeStaleFiles removes the temporary files of WriteFileAtomic for base
-// left in dir by processes that no longer run.
-func removeStaleFiles(dir, base string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	prefix := "." + base + ".tmp-"
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		pidText, _, ok := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
-			continue
-		}
-		os.Remove(filepath.Join(dir, e.Name()))
-	}
 }
 
 // ResolveOutput returns the file an output written to path lands in: path
