@@ -401,44 +401,74 @@ func writeNewFileWith(path string, fill func(io.Writer) error) error {
 	return nil
 }
 
-// commitDataset puts the complete staged dataset in dir's place.
-func commitDataset(staging, dir string, replace bool) error {
+// CheckDatasetDir says whether a dataset may be written at dir: it may not
+// exist, or be empty, or (with replace) hold an nsysphase dataset. Anything
+// else is refused: ErrDatasetExists without replace, ErrNotDataset for a
+// file or a directory holding something else. Commit checks it again, so a
+// command may call it before any work.
+func CheckDatasetDir(dir string, replace bool) error {
+	_, err := datasetDirState(dir, replace)
+	return err
+}
+
+// datasetState is what CheckDatasetDir found at dir.
+type datasetState int
+
+const (
+	dirAbsent datasetState = iota
+	dirEmpty
+	dirDataset // an nsysphase dataset, to be replaced
+)
+
+func datasetDirState(dir string, replace bool) (datasetState, error) {
 	st, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.Rename(staging, dir); err != nil {
-			return fmt.Errorf("rename staging directory into place: %w", err)
-		}
-		return syncDir(filepath.Dir(dir))
+		return dirAbsent, nil
 	case err != nil:
-		return err
+		return 0, err
 	case !st.IsDir():
-		return fmt.Errorf("%w: it exists and is not a directory", ErrNotDataset)
+		return 0, fmt.Errorf("%w: it exists and is not a directory", ErrNotDataset)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if len(entries) == 0 {
+		return dirEmpty, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
+		return 0, fmt.Errorf("%w: it holds files and no %s", ErrNotDataset, ManifestName)
+	}
+	if !replace {
+		return 0, ErrDatasetExists
+	}
+	return dirDataset, nil
+}
+
+// commitDataset puts the complete staged dataset in dir's place.
+func commitDataset(staging, dir string, replace bool) error {
+	state, err := datasetDirState(dir, replace)
+	if err != nil {
+		return err
+	}
+	switch state {
+	case dirEmpty:
 		// An empty directory is taken over (os.Rename refuses to replace it).
 		if err := os.Remove(dir); err != nil {
 			return err
 		}
+		fallthrough
+	case dirAbsent:
 		if err := os.Rename(staging, dir); err != nil {
 			return fmt.Errorf("rename staging directory into place: %w", err)
 		}
-		return syncDir(filepath.Dir(dir))
+	default:
+		if err := exchangeDirs(staging, dir); err != nil {
+			return fmt.Errorf("replace the old dataset: %w", err)
+		}
+		// staging now holds the old dataset; Commit removes it.
 	}
-	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
-		return fmt.Errorf("%w: it holds files and no %s", ErrNotDataset, ManifestName)
-	}
-	if !replace {
-		return ErrDatasetExists
-	}
-	if err := exchangeDirs(staging, dir); err != nil {
-		return fmt.Errorf("replace the old dataset: %w", err)
-	}
-	// staging now holds the old dataset; Commit removes it.
 	return syncDir(filepath.Dir(dir))
 }
 

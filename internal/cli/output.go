@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,23 +81,12 @@ func (o *TableOutput) validate(extra ...string) error {
 	if o.Overwrite && o.Out == "" {
 		return usageErr("--overwrite needs --out DIR")
 	}
-	if o.Out != "" && o.Overwrite {
-		// --overwrite replaces an nsysphase dataset, never anything else.
-		if entries, err := os.ReadDir(o.Out); err == nil && len(entries) > 0 {
-			if _, ok, _ := export.ReadManifest(o.Out); !ok {
-				return usageErr("--out %s holds files but no nsysphase dataset: it is left alone; choose a new or empty directory", o.Out)
-			}
-		}
-	}
-	if o.Out != "" && !o.Overwrite {
-		// A second analysis into the same --out once replaced the first
-		// without a word.
-		if entries, err := os.ReadDir(o.Out); err == nil && len(entries) > 0 {
-			return usageErr("--out %s is not empty: pass --overwrite to replace it, or choose a new directory", o.Out)
-		} else if err == nil || !errors.Is(err, fs.ErrNotExist) {
-			if fi, serr := os.Stat(o.Out); serr == nil && !fi.IsDir() {
-				return usageErr("--out %s is a file, not a directory", o.Out)
-			}
+	if o.Out != "" {
+		// Checked again at commit; here so that a refused --out costs no work
+		// (a second analysis into the same --out once replaced the first
+		// without a word).
+		if err := export.CheckDatasetDir(o.Out, o.Overwrite); err != nil {
+			return usageErr("--out %s: %v", o.Out, err)
 		}
 	}
 	return nil
