@@ -80,8 +80,12 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	if err := section(title, func() error { return writeTable(w, breakdown, f) }); err != nil {
 		return err
 	}
-	if lines := decompositionLines(doc, opt.Wide || md); len(lines) > 0 {
-		err := section(fmt.Sprintf("Where each significant wall difference comes from (arm − %s, µs per step; %% of %s wall)", doc.Baseline, doc.Baseline), func() error {
+	// A list section: one bullet a line in Markdown, wrapped lines in text.
+	list := func(title string, lines []string) error {
+		if len(lines) == 0 {
+			return nil
+		}
+		return section(title, func() error {
 			for _, l := range lines {
 				if md {
 					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
@@ -91,24 +95,13 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 			}
 			return nil
 		})
-		if err != nil {
-			return err
-		}
 	}
-	if notes := doc.GPUWaitNotes(); len(notes) > 0 {
-		err := section("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", func() error {
-			for _, l := range notes {
-				if md {
-					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
-				} else {
-					fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	if err := list(fmt.Sprintf("Where each significant wall difference comes from (arm − %s, µs per step; %% of %s wall)", doc.Baseline, doc.Baseline),
+		decompositionLines(doc, opt.Wide || md)); err != nil {
+		return err
+	}
+	if err := list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
+		return err
 	}
 	if len(doc.Warnings) > 0 {
 		title := fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(doc.Warnings))
