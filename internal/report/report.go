@@ -113,7 +113,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	}
 	p.NoArms = len(doc.Arms) == 0 || len(doc.Arms) == 1 && doc.Arms[0] == ""
 	s := doc.Settings
-	if len(doc.Results()) > 0 && firstResult(doc) {
+	if len(doc.Results()) > 0 && hasResults(doc) {
 		p.Stats = fmt.Sprintf("%g%% confidence intervals; unit = %s; B = %d resamples; seed %d; quantiles %s", 100*s.Confidence, s.Unit, s.Resamples, s.Seed, shortQuantile(s.Quantile))
 	} else {
 		p.Stats = "statistics off (--no-stats): point values only, no confidence intervals"
@@ -140,15 +140,6 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 		return fmt.Errorf("render html report: %w", err)
 	}
 	return nil
-}
-
-func firstResult(doc *analysis.Doc) bool {
-	for _, r := range doc.Results() {
-		if r != nil {
-			return true
-		}
-	}
-	return false
 }
 
 func shortQuantile(q string) string {
