@@ -113,7 +113,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	}
 	p.NoArms = len(doc.Arms) == 0 || len(doc.Arms) == 1 && doc.Arms[0] == ""
 	s := doc.Settings
-	if len(doc.Results()) > 0 && hasResults(doc) {
+	if hasResults(doc) {
 		p.Stats = fmt.Sprintf("%g%% confidence intervals; unit = %s; B = %d resamples; seed %d; quantiles %s", 100*s.Confidence, s.Unit, s.Resamples, s.Seed, shortQuantile(s.Quantile))
 	} else {
 		p.Stats = "statistics off (--no-stats): point values only, no confidence intervals"
