@@ -131,7 +131,12 @@ func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 		vals[i] = value{v: v, size: int32(size), kind: k}
 		body += size
 	}
-	if body > len(rec) {
+	if body > len(rec) || pos > h {
+		return errRecord
+	}
+	// With the whole header read, its columns must fill the payload exactly:
+	// SQLite calls any other record malformed.
+	if pos == h && body != len(rec) {
 		return errRecord
 	}
 	for ; i < len(vals); i++ {
