@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"syscall"
 
@@ -188,22 +189,35 @@ capture, and whether arm A really beats arm B, with block-bootstrap confidence i
 // addProfileFlags adds hidden --cpuprofile/--memprofile flags so that slow
 // inputs can be profiled with `go tool pprof` without a special build.
 func addProfileFlags(root *cobra.Command) {
-	var cpu, mem string
-	var cpuFile *os.File
+	var cpu, mem, exec string
+	var cpuFile, traceFile *os.File
 	root.PersistentFlags().StringVar(&cpu, "cpuprofile", "", "write a CPU profile to this file")
 	root.PersistentFlags().StringVar(&mem, "memprofile", "", "write a heap profile to this file at exit")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentFlags().StringVar(&exec, "trace", "", "write a runtime execution trace to this file (go tool trace)")
 	_ = root.PersistentFlags().MarkHidden("memprofile")
+	_ = root.PersistentFlags().MarkHidden("trace")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		// Both paths are checked before any work: a FIFO would block, a
 		// directory fail only at exit.
-		for _, p := range []struct{ flag, path string }{{"--cpuprofile", cpu}, {"--memprofile", mem}} {
+		for _, p := range []struct{ flag, path string }{{"--cpuprofile", cpu}, {"--memprofile", mem}, {"--trace", exec}} {
 			if p.path == "" {
 				continue
 			}
 			if err := export.CheckOutput(p.path, args); err != nil {
 				return usageErr("%s: %v", p.flag, err)
 			}
+		}
+		if exec != "" {
+			f, err := os.Create(exec)
+			if err != nil {
+				return usageErr("--trace: %v", err)
+			}
+			if err := trace.Start(f); err != nil {
+				f.Close()
+				return usageErr("--trace: %v", err)
+			}
+			traceFile = f
 		}
 		if cpu == "" {
 			return nil
@@ -221,6 +235,10 @@ func addProfileFlags(root *cobra.Command) {
 		return nil
 	}
 	root.PersistentPostRunE = func(cmd *cobra.Command, args []string) error {
+		if traceFile != nil {
+			trace.Stop()
+			traceFile.Close()
+		}
 		if cpuFile != nil {
 			pprof.StopCPUProfile()
 			cpuFile.Close()
