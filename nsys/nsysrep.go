@@ -1,14 +1,13 @@
 package nsys
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/nsysphase/nsysphase/internal/filehash"
 )
 
 // nsysRepExt is the extension of an Nsight Systems report, which nsysphase
@@ -93,18 +92,9 @@ func exportCacheDir() (string, error) {
 	return dir, os.MkdirAll(dir, 0o755)
 }
 
-func reportHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// reportHash is the report's SHA-256; an unchanged report opened again is
+// not read again (filehash), and its provenance hash is the same lookup.
+func reportHash(path string) (string, error) { return filehash.SHA256(path) }
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

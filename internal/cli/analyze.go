@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/nsysphase/nsysphase/internal/filehash"
 
 	"github.com/spf13/cobra"
 
@@ -270,16 +269,12 @@ func (h *inputHashes) sum(path string) string {
 	return fileSHA256(path)
 }
 
+// fileSHA256 is the hash of path, "" when it cannot be read; an unchanged
+// file analysed again is not read again (filehash).
 func fileSHA256(path string) string {
-	f, err := os.Open(path)
+	sum, err := filehash.SHA256(path)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	h := sha256.New()
-	// 1 MiB reads: a 108 MB export in ~100 system calls, not ~3,300.
-	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, make([]byte, 1<<20)); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return sum
 }
