@@ -1,6 +1,7 @@
 package nsys
 
 import (
+	"math/bits"
 	"os"
 	"strconv"
 	"strings"
@@ -119,6 +120,11 @@ type pageRow struct {
 	ints    []int64 // each selected column's integer value, when !slow
 	slow    []bool  // the value is not an integer or NULL as read: convert on demand
 	anySlow bool
+	// fast: the row was decoded by ParseInts, so rec is not this row's;
+	// every selected column is an integer or, where its bit of nulls is
+	// set, NULL.
+	fast  bool
+	nulls uint64
 }
 
 // intsOf returns the integer values of a page row's selected columns when
@@ -167,6 +173,11 @@ func (r *pageRow) kind(i int) btree.Kind {
 		return btree.Integer
 	case p < 0:
 		return btree.Null
+	case r.fast:
+		if r.nulls&(1<<uint(i)) != 0 {
+			return btree.Null
+		}
+		return btree.Integer
 	}
 	k := r.rec.Kind(p)
 	if k == btree.Integer && r.real[i] {
@@ -197,6 +208,9 @@ func (r *pageRow) ColumnText(i int) string {
 	}
 	if r.pos[i] == -2 {
 		return strconv.FormatInt(r.rowid, 10)
+	}
+	if r.fast {
+		return strconv.FormatInt(r.ints[i], 10)
 	}
 	return r.rec.Text(r.pos[i])
 }
@@ -269,6 +283,29 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn 
 		}
 		width = max(width, p+1)
 	}
+	// The fast decode (ParseInts) serves rows whose selected columns are
+	// integers or NULL, nearly every row of an export; it needs each record
+	// position selected once, at most 64 columns, and no REAL affinity.
+	slot := make([]int8, max(width, 0))
+	for i := range slot {
+		slot[i] = -1
+	}
+	fast := n <= 64
+	var requiredSel uint64 // selected columns that must not be NULL
+	var fixed []int        // selected columns not read from the record
+	for i, p := range pr.pos {
+		switch {
+		case p < 0:
+			fixed = append(fixed, i)
+		case slot[p] >= 0 || pr.real[i]:
+			fast = false
+		default:
+			slot[p] = int8(i)
+			if cols[i].notNull {
+				requiredSel |= 1 << uint(i)
+			}
+		}
+	}
 	lo, hi := bounds(r)
 	var stop func() error
 	if f.ctx != nil && f.ctx.Done() != nil {
@@ -280,6 +317,37 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn 
 	sc := f.pages.NewScanner(stop)
 	defer sc.Release()
 	err := sc.Scan(pt.root, lo, hi, func(rowid int64, rec []byte) bool {
+		if fast {
+			nulls, ok, err := pr.rec.ParseInts(rec, width, slot, pr.ints)
+			if err != nil {
+				recErr = err
+				return false
+			}
+			if ok {
+				if nulls&requiredSel != 0 {
+					skipped++
+					return true
+				}
+				pr.rowid, pr.fast, pr.nulls = rowid, true, nulls
+				for _, i := range fixed {
+					if pr.pos[i] == -2 {
+						pr.ints[i] = rowid
+					} else {
+						pr.ints[i] = pr.def[i]
+					}
+				}
+				for m := nulls; m != 0; m &= m - 1 {
+					i := bits.TrailingZeros64(m)
+					pr.ints[i] = pr.def[i]
+				}
+				if pr.anySlow { // left by a row decoded the slow way
+					clear(pr.slow)
+					pr.anySlow = false
+				}
+				return fn(pr)
+			}
+		}
+		pr.fast = false
 		if err := pr.rec.Parse(rec, width, want); err != nil {
 			recErr = err
 			return false

@@ -131,6 +131,114 @@ func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 		vals[i] = value{v: v, size: int32(size), kind: k}
 		body += size
 	}
+	if err := checkEnd(rec, body, pos, h); err != nil {
+		return err
+	}
+	for ; i < len(vals); i++ {
+		vals[i].kind = Null
+	}
+	return nil
+}
+
+// ParseInts is Parse for the common row whose selected columns are all
+// integers or NULL, decoding straight into ints: column i goes to
+// ints[slot[i]] when slot[i] >= 0 (slot covers the first cols columns),
+// and a NULL sets bit slot[i] of nulls instead (so does a column the
+// record lacks). It checks the record exactly as Parse does and returns
+// the same errors. ok is false, with no error, when a selected column
+// holds a real, text or blob: Parse the record then (it makes the checks
+// that ParseInts stopped short of). The record is not kept: Kind, Int and
+// the other accessors do not see it.
+func (r *Record) ParseInts(rec []byte, cols int, slot []int8, ints []int64) (nulls uint64, ok bool, err error) {
+	if len(rec) == 0 {
+		return 0, false, errRecord
+	}
+	var h, pos int
+	if rec[0] < 0x80 {
+		h, pos = int(rec[0]), 1
+	} else {
+		hsize, n := varint(rec)
+		if n == 0 || hsize > uint64(len(rec)) {
+			return 0, false, errRecord
+		}
+		h, pos = int(hsize), n
+	}
+	if h < pos || h > len(rec) {
+		return 0, false, errRecord
+	}
+	body := h
+	i := 0
+	for ; i < cols && pos < h; i++ {
+		t := uint64(rec[pos])
+		if t < 0x80 {
+			pos++
+		} else {
+			var m int
+			t, m = varint(rec[pos:h])
+			if m == 0 {
+				return 0, false, errRecord
+			}
+			pos += m
+		}
+		var size int
+		if t < 12 {
+			size = int(fixedSize[t])
+			if size < 0 {
+				return 0, false, errRecord
+			}
+		} else {
+			if t > 1<<31 {
+				return 0, false, errRecord
+			}
+			size = int(t-12) / 2
+		}
+		k := slot[i]
+		if k < 0 {
+			body += size
+			continue
+		}
+		if body+size > len(rec) {
+			return 0, false, errRecord
+		}
+		b := rec[body : body+size]
+		var v int64
+		switch t {
+		case 0:
+			nulls |= 1 << uint(k)
+		case 1:
+			v = int64(int8(b[0]))
+		case 2:
+			v = int64(int16(binary.BigEndian.Uint16(b)))
+		case 3:
+			v = int64(int32(uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8) >> 8)
+		case 4:
+			v = int64(int32(binary.BigEndian.Uint32(b)))
+		case 5:
+			v = int64(uint64(binary.BigEndian.Uint16(b))<<48|uint64(binary.BigEndian.Uint32(b[2:]))<<16) >> 16
+		case 6:
+			v = int64(binary.BigEndian.Uint64(b))
+		case 8, 9:
+			v = int64(t - 8)
+		default: // a real (even a NaN, which reads as NULL), text or blob
+			return 0, false, nil // Parse decides, with every check it makes
+		}
+		ints[k] = v
+		body += size
+	}
+	if err := checkEnd(rec, body, pos, h); err != nil {
+		return 0, false, err
+	}
+	for ; i < cols; i++ {
+		if k := slot[i]; k >= 0 {
+			nulls |= 1 << uint(k)
+		}
+	}
+	return nulls, true, nil
+}
+
+// checkEnd checks a record whose header was read up to pos and whose
+// columns so far end at body.
+func checkEnd(rec []byte, body, pos, h int) error {
 	if body > len(rec) || pos > h {
 		return errRecord
 	}
@@ -138,9 +246,6 @@ func (r *Record) Parse(rec []byte, cols int, want uint64) error {
 	// SQLite calls any other record malformed.
 	if pos == h && body != len(rec) {
 		return errRecord
-	}
-	for ; i < len(vals); i++ {
-		vals[i].kind = Null
 	}
 	return nil
 }
