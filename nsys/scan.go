@@ -131,6 +131,14 @@ func init() {
 			TableRuntime:    func(f any, r rowRange) any { return f.(*File).apiCallsCore(r) },
 		},
 		SQLScans: func(f any, on bool) { f.(*File).sqlScans = on },
+		IntScans: map[string]func(f any, r rowRange, fn func(*[6]int64) bool) error{
+			TableKernel: func(f any, r rowRange, fn func(*[6]int64) bool) error {
+				return f.(*File).scanSix(TableKernel, kernelOpCols, r, fn)
+			},
+			TableRuntime: func(f any, r rowRange, fn func(*[6]int64) bool) error {
+				return f.(*File).scanSix(TableRuntime, apiCoreCols, r, fn)
+			},
+		},
 	})
 }
 
@@ -312,6 +320,20 @@ func (f *File) kernelOps(r rowRange) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st row) Kernel {
 		v := six(st)
 		return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
+	})
+}
+
+// scanSix scans part r of table t, whose six columns cols are integers,
+// handing each row's values to fn (see rowparts.Ints).
+func (f *File) scanSix(t string, cols []column, r rowRange, fn func(*[6]int64) bool) error {
+	var v [6]int64
+	return f.scanRange(t, cols, hintCUDA, r, func(st row) bool {
+		if ints := intsOf(st); ints != nil {
+			v = [6]int64(ints)
+		} else {
+			v = six(st)
+		}
+		return fn(&v)
 	})
 }
 

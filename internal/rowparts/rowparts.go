@@ -28,6 +28,11 @@ type Reader struct {
 	// SQLScans makes every scan of f go through SQLite instead of the page
 	// reader (tests compare the two).
 	SQLScans func(f any, on bool)
+	// IntScans maps the API and kernel tables to a scan of one part that
+	// hands each row's six integer columns to fn as they are decoded:
+	// the columns of the table's row scan above, without building its
+	// row type (see Ints).
+	IntScans map[string]func(f any, r Range, fn func(v *[6]int64) bool) error
 }
 
 var reader Reader
@@ -54,3 +59,15 @@ func Rows[T any](f any, table string, r Range) iter.Seq2[T, error] {
 
 // SQLScans makes every scan of f go through SQLite (on) or the pages (off).
 func SQLScans(f any, on bool) { reader.SQLScans(f, on) }
+
+// Ints scans part r of table (nsys.TableRuntime or nsys.TableKernel) and
+// calls fn with each row's six integer columns, in the order of the
+// fields of its row type (nsys.APICall: Start, End, GlobalTid,
+// CorrelationID, NameID, EventClass; nsys.Kernel: Start, End, GlobalPid,
+// DeviceID, CorrelationID, GraphNodeID) with the same NULL defaults and
+// skipped rows as Rows; fn returns false to stop. v is only valid during
+// the call. It is Rows without a row value and an iterator step per row:
+// the engine's decoders read a million rows this way.
+func Ints(f any, table string, r Range, fn func(v *[6]int64) bool) error {
+	return reader.IntScans[table](f, r, fn)
+}
