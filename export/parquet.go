@@ -2,19 +2,26 @@ package export
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -61,44 +68,218 @@ func writeParquetChunks(w io.Writer, first *Table, rest iter.Seq[*Table], opt Op
 	if len(first.cols) == 0 {
 		return fmt.Errorf("parquet needs at least one column")
 	}
-	rec, err := arrowRecord(first, opt)
+	schema, err := arrowSchema(first, opt)
 	if err != nil {
 		return err
 	}
-	// ARROW:schema lets pyarrow, pandas and polars restore the dictionary
-	// types and our field metadata (units, docs).
-	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), writeOnly{w}, parquetProperties(first, opt), arrProps)
+	pw, err := newParquetWriter(writeOnly{w}, schema, parquetProperties(first, opt))
 	if err != nil {
-		rec.Release()
 		return fmt.Errorf("create parquet writer: %w", err)
 	}
-	err = fw.Write(rec)
-	rec.Release()
-	if err != nil {
-		fw.Close()
-		return fmt.Errorf("write parquet rows: %w", err)
+	write := func(t *Table) error {
+		if t != first {
+			s, err := arrowSchema(t, opt)
+			if err != nil {
+				return err
+			}
+			if !s.Equal(schema) {
+				return fmt.Errorf("table %s: chunk schema %s differs from the file's %s", t.Name, s, schema)
+			}
+		}
+		cols, err := arrowColumns(t)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, c := range cols {
+				c.Release()
+			}
+		}()
+		if err := pw.write(cols, int64(t.rows)); err != nil {
+			return fmt.Errorf("write parquet rows: %w", err)
+		}
+		return nil
+	}
+	if err := write(first); err != nil {
+		pw.close()
+		return err
 	}
 	if rest != nil {
 		for t := range rest {
-			rec, err := arrowRecord(t, opt)
-			if err != nil {
-				fw.Close()
+			if err := write(t); err != nil {
+				pw.close()
 				return err
-			}
-			err = fw.Write(rec)
-			rec.Release()
-			if err != nil {
-				fw.Close()
-				return fmt.Errorf("write parquet rows: %w", err)
 			}
 		}
 	}
-	if err := fw.Close(); err != nil {
+	if err := pw.close(); err != nil {
 		return fmt.Errorf("finish parquet file: %w", err)
 	}
 	return nil
 }
+
+// parquetWriter writes flat Arrow columns as a Parquet file, the columns of
+// each row group encoded and compressed concurrently (at most GOMAXPROCS at
+// once): pqarrow.FileWriter encodes them one after the other, which left
+// the biggest table on one core at the end of a run. The file holds the
+// same bytes as pqarrow.FileWriter with WithStoreSchema writes (the writer
+// tests compare the two).
+//
+// Each column of a buffered row group has its own column writer, page
+// writer and in-memory sink; a goroutine writes one column at a time
+// through its own Arrow write context (pqarrow's must not be shared by
+// concurrent columns) and encodes and compresses the column's last page.
+// Closing the row group then copies the columns to the file in order.
+type parquetWriter struct {
+	fw       *file.Writer
+	nullable []bool
+	arrProps pqarrow.ArrowWriterProperties
+	maxRows  int64
+}
+
+func newParquetWriter(w io.Writer, schema *arrow.Schema, props *parquet.WriterProperties) (*parquetWriter, error) {
+	// ARROW:schema lets pyarrow, pandas and polars restore the dictionary
+	// types and our field metadata (units, docs).
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	pqSchema, err := pqarrow.ToParquet(schema, props, arrProps)
+	if err != nil {
+		return nil, err
+	}
+	// As pqarrow.NewFileWriter: the schema's metadata, then ARROW:schema
+	// (the flat schema needs none of its list renaming). Append refuses
+	// invalid UTF-8, which pqarrow ignores too.
+	md := schema.Metadata()
+	kv := make(metadata.KeyValueMetadata, 0, md.Len()+1)
+	for i, k := range md.Keys() {
+		_ = kv.Append(k, md.Values()[i])
+	}
+	_ = kv.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, props.Allocator())))
+	fw, err := file.NewParquetWriterWithError(w, pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(kv))
+	if err != nil {
+		return nil, err
+	}
+	nullable := make([]bool, schema.NumFields())
+	for i, f := range schema.Fields() {
+		nullable[i] = f.Nullable
+	}
+	return &parquetWriter{fw: fw, nullable: nullable, arrProps: arrProps, maxRows: props.MaxRowGroupLength()}, nil
+}
+
+// write adds n rows: one row group, or row groups of maxRows rows (as
+// pqarrow.FileWriter.Write splits a record batch).
+func (p *parquetWriter) write(cols []arrow.Array, n int64) error {
+	if n <= p.maxRows {
+		return p.writeRowGroup(cols)
+	}
+	part := make([]arrow.Array, len(cols))
+	for lo := int64(0); lo < n; lo += p.maxRows {
+		hi := min(n, lo+p.maxRows)
+		for i, c := range cols {
+			part[i] = array.NewSlice(c, lo, hi)
+		}
+		err := p.writeRowGroup(part)
+		for _, c := range part {
+			c.Release()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRowGroup encodes one row group, its columns concurrently.
+func (p *parquetWriter) writeRowGroup(cols []arrow.Array) error {
+	rgw, err := p.fw.AppendBufferedRowGroupChecked()
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(cols))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(cols), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			ctx := pqarrow.NewArrowWriteContext(context.Background(), &p.arrProps)
+			var levels []int16
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(cols) {
+					return
+				}
+				levels, errs[i] = p.writeColumn(ctx, rgw, i, cols[i], levels)
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("column %s: %w", p.fw.Schema.Column(i).Name(), err)
+		}
+	}
+	return rgw.Close() // copies the encoded columns to the file, in order
+}
+
+// writeColumn writes column i of a row group; levels is scratch space for
+// the definition levels, returned for the next column.
+func (p *parquetWriter) writeColumn(ctx context.Context, rgw file.BufferedRowGroupWriter, i int, arr arrow.Array, levels []int16) ([]int16, error) {
+	cw, err := rgw.Column(i)
+	if err != nil {
+		return levels, err
+	}
+	if arr.Len() == 0 {
+		return levels, nil // pqarrow writes nothing either
+	}
+	def, leafNullable, levels := flatDefLevels(arr, p.nullable[i], levels)
+	if err := pqarrow.WriteArrowToColumn(ctx, cw, arr, def, nil, leafNullable); err != nil {
+		return levels, err
+	}
+	// Encode and compress the last page now, in parallel, rather than in
+	// rgw.Close. Not while dictionary-encoding: those pages wait for Close
+	// to write the dictionary page ahead of them.
+	if enc := cw.CurrentEncoder().Encoding(); enc != parquet.Encodings.PlainDict && enc != parquet.Encodings.RLEDict {
+		if f, ok := cw.(interface{ FlushBufferedDataPages() error }); ok {
+			return levels, f.FlushBufferedDataPages()
+		}
+	}
+	return levels, nil
+}
+
+// flatDefLevels returns the definition levels and leaf nullability that
+// pqarrow's path builder gives WriteArrowToColumn for a top-level column:
+// none for a required field; for an optional one, 1 per present value and 0
+// per null, with the leaf nullable only when there are nulls. scratch is
+// reused for the levels; the third result is it, grown.
+func flatDefLevels(arr arrow.Array, nullable bool, scratch []int16) ([]int16, bool, []int16) {
+	if !nullable {
+		return nil, false, scratch
+	}
+	n := arr.Len()
+	if cap(scratch) < n {
+		scratch = make([]int16, n)
+	}
+	def := scratch[:n]
+	nulls := arr.NullN()
+	switch {
+	case nulls == 0:
+		for i := range def {
+			def[i] = 1
+		}
+		return def, false, scratch
+	case nulls == n:
+		clear(def)
+	default:
+		for i := range def {
+			def[i] = 0
+			if arr.IsValid(i) {
+				def[i] = 1
+			}
+		}
+	}
+	return def, true, scratch
+}
+
+// close finishes the file (footer) and reports the first error.
+func (p *parquetWriter) close() error { return p.fw.Close() }
 
 func writeArrowIPC(w io.Writer, t *Table, opt Options) error {
 	rec, err := arrowRecord(t, opt)
