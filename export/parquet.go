@@ -190,6 +190,20 @@ func (p *parquetWriter) write(cols []arrow.Array, n int64) error {
 
 // writeRowGroup encodes one row group, its columns concurrently.
 func (p *parquetWriter) writeRowGroup(cols []arrow.Array) error {
+	if cols[0].Len() == 0 {
+		// As pqarrow writes an empty table: serial column chunks, whose
+		// offsets stay 0 (buffered ones would record their position).
+		rgw, err := p.fw.AppendRowGroupChecked()
+		if err != nil {
+			return err
+		}
+		for range cols {
+			if _, err := rgw.NextColumn(); err != nil {
+				return err
+			}
+		}
+		return rgw.Close()
+	}
 	rgw, err := p.fw.AppendBufferedRowGroupChecked()
 	if err != nil {
 		return err
