@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/phases"
@@ -134,14 +136,35 @@ func setUnit(x *phases.Instance, label string) {
 // every instance read each instance's cache lines from memory ~70 times.
 const fillBlock = 256
 
+// fillRowsPerWorker is the fewest rows worth a goroutine of its own in
+// fillInstanceColumns.
+const fillRowsPerWorker = 8192
+
 // fillInstanceColumns writes xs into the rows of a, column by column
 // (export.RowsAppender) within each block of rows: this is the biggest
 // table by far, and a boxed Value per cell cost a third of its encoding.
+// Large tables are filled by several goroutines, each owning a share of the
+// columns (the cells of different columns are independent; each string
+// column is still interned in row order, so its dictionary is the same).
 func fillInstanceColumns(a *export.RowsAppender, xs []phases.Instance) {
+	workers := min(runtime.GOMAXPROCS(0), len(instanceColumns), 1+len(xs)/fillRowsPerWorker)
+	if workers <= 1 {
+		fillColumns(a, xs, 0, 1)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { fillColumns(a, xs, w, workers) })
+	}
+	wg.Wait()
+}
+
+// fillColumns fills the columns col ≡ first (mod step).
+func fillColumns(a *export.RowsAppender, xs []phases.Instance, first, step int) {
 	ints := make([][]int64, len(instanceColumns))
 	floats := make([][]float64, len(instanceColumns))
-	for col, c := range instanceColumns {
-		switch {
+	for col := first; col < len(instanceColumns); col += step {
+		switch c := &instanceColumns[col]; {
 		case c.i64 != nil:
 			ints[col] = a.Int64s(col)
 		case c.f64 != nil:
@@ -155,8 +178,8 @@ func fillInstanceColumns(a *export.RowsAppender, xs []phases.Instance) {
 	}
 	for lo := 0; lo < len(xs); lo += fillBlock {
 		hi := min(len(xs), lo+fillBlock)
-		for col, c := range instanceColumns {
-			switch {
+		for col := first; col < len(instanceColumns); col += step {
+			switch c := &instanceColumns[col]; {
 			case c.isMetric:
 				v, m := ints[col], c.metric
 				for i := lo; i < hi; i++ {
@@ -191,7 +214,7 @@ func fillInstanceColumns(a *export.RowsAppender, xs []phases.Instance) {
 }
 
 // fillNullable fills rows [lo, hi) of a column whose cells may be null.
-func fillNullable(a *export.RowsAppender, col int, c instanceColumn, xs []phases.Instance, lo, hi int, ints []int64, floats []float64) {
+func fillNullable(a *export.RowsAppender, col int, c *instanceColumn, xs []phases.Instance, lo, hi int, ints []int64, floats []float64) {
 	for i := lo; i < hi; i++ {
 		x := &xs[i]
 		switch {
