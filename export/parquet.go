@@ -34,7 +34,11 @@ type writeOnly struct{ io.Writer }
 // parquetProperties: zstd everywhere; dictionary encoding only on string
 // columns, because dictionary-encoding int64 timestamps and durations
 // costs time and rarely saves space (measured: 0.90 s → 0.59 s for
-// 1M rows).
+// 1M rows). zstd level 1 stays although it is most of the encoding CPU:
+// phase_instances of large_interleaved (48,000 × 70) encodes in ~100 ms
+// CPU to 2.6 MB with it, ~65 ms to 4.4 MB with snappy, ~63 ms to 3.8 MB
+// with lz4_raw and ~50 ms to 21 MB uncompressed, and its columns are
+// encoded concurrently.
 func parquetProperties(t *Table, opt Options) *parquet.WriterProperties {
 	rg := int64(opt.RowGroupRows)
 	if rg <= 0 {
