@@ -39,6 +39,16 @@ type writeOnly struct{ io.Writer }
 // CPU to 2.6 MB with it, ~65 ms to 4.4 MB with snappy, ~63 ms to 3.8 MB
 // with lz4_raw and ~50 ms to 21 MB uncompressed, and its columns are
 // encoded concurrently.
+// dataPageSize is the size at which a column's page is cut (1 MiB by
+// default). The columns of a row group are encoded concurrently into one
+// buffered row group, whose column writers all live until it is closed,
+// each keeping page-sized scratch buffers: with 1 MiB pages phase_instances
+// of large_interleaved (70 int64 columns of 375 KiB) held ~55 MB more at
+// once and analyze's peak RSS went from 150 to 205 MB; 64 KiB pages keep it
+// at 150 MB, cost 14% less CPU (less to allocate and clear) and make the
+// file 3.6% larger (more page headers and statistics).
+const dataPageSize = 64 << 10
+
 func parquetProperties(t *Table, opt Options) *parquet.WriterProperties {
 	rg := int64(opt.RowGroupRows)
 	if rg <= 0 {
@@ -50,6 +60,7 @@ func parquetProperties(t *Table, opt Options) *parquet.WriterProperties {
 		parquet.WithDictionaryDefault(false),
 		parquet.WithMaxRowGroupLength(rg),
 		parquet.WithStats(true),
+		parquet.WithDataPageSize(dataPageSize),
 		parquet.WithAllocator(memory.DefaultAllocator),
 	}
 	for _, c := range t.cols {
