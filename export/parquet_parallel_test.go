@@ -109,6 +109,7 @@ func TestParquetSameBytesAsPqarrow(t *testing.T) {
 		{"sample", []*Table{sampleTable(t)}, Options{}},
 		{"random", []*Table{randomTable(10_000, 1)}, md},
 		{"random-row-groups", []*Table{randomTable(10_000, 2)}, Options{RowGroupRows: 3000}},
+		{"random-tiny-row-groups", []*Table{randomTable(300, 6)}, Options{RowGroupRows: 3}}, // slices with and without nulls
 		{"shapes", []*Table{nullShapes(1000)}, md},
 		{"shapes-row-groups", []*Table{nullShapes(1000)}, Options{RowGroupRows: 64}},
 		{"chunks", []*Table{randomTable(5000, 3), randomTable(5000, 4), randomTable(17, 5)}, Options{RowGroupRows: 5000}},
