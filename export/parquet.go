@@ -224,6 +224,10 @@ func (p *parquetWriter) writeRowGroup(cols []arrow.Array) error {
 		return err
 	}
 	errs := make([]error, len(cols))
+	encoded := make([]chan struct{}, len(cols)) // closed when column i is encoded
+	for i := range encoded {
+		encoded[i] = make(chan struct{})
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(len(cols), runtime.GOMAXPROCS(0)) {
@@ -236,16 +240,33 @@ func (p *parquetWriter) writeRowGroup(cols []arrow.Array) error {
 					return
 				}
 				levels, errs[i] = p.writeColumn(ctx, rgw, i, cols[i], levels)
+				close(encoded[i])
 			}
 		})
 	}
-	wg.Wait()
-	for i, err := range errs {
+	// Meanwhile close the encoded columns here, in order: a column's Close
+	// copies it to the file (and for a dictionary column writes its
+	// dictionary and pages), so copying overlaps encoding and each
+	// column's page buffers are freed early; rgw.Close then finds them
+	// closed and only finishes the row group's metadata.
+	for i := range cols {
+		<-encoded[i]
+		if err = errs[i]; err == nil {
+			var cw file.ColumnChunkWriter
+			if cw, err = rgw.Column(i); err == nil {
+				err = cw.Close()
+			}
+		}
 		if err != nil {
-			return fmt.Errorf("column %s: %w", p.fw.Schema.Column(i).Name(), err)
+			err = fmt.Errorf("column %s: %w", p.fw.Schema.Column(i).Name(), err)
+			break
 		}
 	}
-	return rgw.Close() // copies the encoded columns to the file, in order
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return rgw.Close()
 }
 
 // writeColumn writes column i of a row group; levels is scratch space for
