@@ -12,7 +12,9 @@
 //   - json: an array of objects, null is JSON null, int64 stays an integer
 //   - markdown: a GitHub table (for CI comments)
 //   - parquet: zstd, dictionary-encoded string columns, ARROW:schema,
-//     provenance key-value metadata ([Options.Metadata])
+//     provenance key-value metadata ([Options.Metadata]); the columns of
+//     each row group are encoded concurrently (the bytes are those
+//     pqarrow.FileWriter writes, in 64 KiB pages)
 //   - arrow: the Arrow IPC file format (Feather v2)
 //
 // [WriteDataset] writes one Parquet (or other) file per table into a

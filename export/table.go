@@ -325,7 +325,8 @@ func (d *columnData) intern(s string) int32 {
 // without a [Value] per cell: the path for tables of millions of rows.
 // Every string cell must be set; a nullable cell may be set to null.
 // Misuse (a wrong type, a row outside the block) panics, as a slice index
-// would.
+// would. Different columns may be filled by different goroutines at once;
+// one column by one goroutine at a time.
 type RowsAppender struct {
 	t         *Table
 	base, end int

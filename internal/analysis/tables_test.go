@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"bytes"
+	"runtime"
 	"testing"
 
+	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
@@ -61,5 +64,46 @@ func TestInstancesTableCells(t *testing.T) {
 				t.Fatalf("rows [10,20) row %d column %d: %v, want %v", r, c, part.Value(r, c), tab.Value(10+r, c))
 			}
 		}
+	}
+}
+
+// TestInstancesFillConcurrentSameAsSerial: a table big enough to be filled
+// by several goroutines has the cells, and the Parquet bytes (so the string
+// dictionaries too), of the same table filled by one. Run it with -race.
+func TestInstancesFillConcurrentSameAsSerial(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 4 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	}
+	base := analyseFixture(t, "sharing_mps_1", 2, StatsConfig{Off: true})
+	d := &Doc{}
+	for rep := 0; len(d.instances) < 3*fillRowsPerWorker; rep++ {
+		for _, x := range base.instances {
+			x.Block += rep // new units, so block_label changes along the rows
+			x.M[phases.Wall] += int64(rep)
+			d.instances = append(d.instances, x)
+		}
+	}
+	got := d.InstancesTable()
+	want := d.InstancesRows(0, 0)
+	fillColumns(want.AppendRows(len(d.instances)), d.instances, 0, 1)
+	if got.Len() != want.Len() {
+		t.Fatalf("%d rows, want %d", got.Len(), want.Len())
+	}
+	for r := range want.Len() {
+		for c := range want.NumColumns() {
+			if g, w := got.Value(r, c), want.Value(r, c); g != w {
+				t.Fatalf("row %d column %s: %v, want %v", r, want.Column(c).Name, g, w)
+			}
+		}
+	}
+	var gotPq, wantPq bytes.Buffer
+	if err := export.Write(&gotPq, got, export.FormatParquet, export.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := export.Write(&wantPq, want, export.FormatParquet, export.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(gotPq.Bytes(), wantPq.Bytes()) {
+		t.Error("the Parquet files of the two tables differ")
 	}
 }
