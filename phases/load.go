@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -74,7 +76,7 @@ func (ix *corrIndex) lookup(ops []gpuOp, pid, corr int32) []gpuOp {
 type trace struct {
 	file        *nsys.File
 	strs        *nsys.Strings
-	nvtx        []nsys.NVTXEvent
+	nvtx        *nvtxRows // until the range trees are built
 	threads     map[int64]*threadCalls   // globalTid → calls
 	procThreads map[int32][]*threadCalls // pid → its threads that made API calls
 	ops         []gpuOp
@@ -124,14 +126,9 @@ func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 		return nil
 	})
 	g.Go(func() error {
-		tr.nvtx = make([]nsys.NVTXEvent, 0, rowparts.RowHint(f, nsys.TableNVTX))
-		for e, err := range f.NVTXEvents() {
-			if err != nil {
-				return err
-			}
-			tr.nvtx = append(tr.nvtx, e)
-		}
-		return nil
+		var err error
+		tr.nvtx, err = readNVTX(f)
+		return err
 	})
 	g.Go(func() error {
 		capture, err := f.Capture()
@@ -142,6 +139,79 @@ func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 		return nil, err
 	}
 	return tr, nil
+}
+
+// nvtxRows is the NVTX table reduced to what segmentation reads: the closed
+// ranges of each part of the table and the domain creations, in table order.
+type nvtxRows struct {
+	parts       [][]rawRange
+	domains     []nsys.NVTXEvent
+	unclosed    int // ranges never closed (NULL end)
+	crossThread int // start/end ranges that ended on another thread
+}
+
+// rawRange is one closed NVTX range as read, its name unresolved.
+type rawRange struct {
+	start, end, gtid int64
+	domain           int64
+	textID           int64  // StringIds id of a registered string, when hasTextID
+	text             string // the inline text otherwise
+	hasTextID        bool
+}
+
+// readNVTX reads the NVTX table in parts along its B-tree, concurrently:
+// it is on the critical path, and the activity decoders have not yet filled
+// the cores.
+func readNVTX(f *nsys.File) (*nvtxRows, error) {
+	ranges := rowparts.Split(f, nsys.TableNVTX, runtime.GOMAXPROCS(0), 1<<13)
+	hint := int(rowparts.RowHint(f, nsys.TableNVTX))/len(ranges) + 64
+	parts := make([]nvtxRows, len(ranges))
+	errs := make([]error, len(ranges))
+	var wg sync.WaitGroup
+	for i, r := range ranges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = readNVTXPart(f, r, hint, &parts[i])
+		}()
+	}
+	wg.Wait()
+	out := &nvtxRows{}
+	for i := range parts {
+		// The first error in table order, as one scan would meet it.
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		p := &parts[i]
+		out.parts = append(out.parts, p.parts...)
+		out.domains = append(out.domains, p.domains...)
+		out.unclosed += p.unclosed
+		out.crossThread += p.crossThread
+	}
+	return out, nil
+}
+
+func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error {
+	rs := make([]rawRange, 0, hint)
+	for e, err := range rowparts.Rows[nsys.NVTXEvent](f, nsys.TableNVTX, r) {
+		if err != nil {
+			return err
+		}
+		switch {
+		case e.EventType == nsys.NVTXDomainCreate:
+			out.domains = append(out.domains, e)
+		case !nsys.IsRange(e.EventType):
+		case !e.HasEnd:
+			out.unclosed++
+		default:
+			if e.HasEndTid && e.EndGlobalTid != e.GlobalTid {
+				out.crossThread++
+			}
+			rs = append(rs, rawRange{start: e.Start, end: e.End, gtid: e.GlobalTid, domain: e.DomainID, textID: e.TextID, text: e.Text, hasTextID: e.HasTextID})
+		}
+	}
+	out.parts = [][]rawRange{rs}
+	return nil
 }
 
 // classOf returns the class index of an API name id, classifying each

@@ -37,11 +37,64 @@ type Options struct {
 type rng struct {
 	start, end int64
 	gtid       int64
-	name       string // "<domain>:<text>" for a named domain, else the text; PyTorch ids stripped
-	family     string // name with standalone numbers as N (FamilyOf); == name when it has none
-	text       string // the text alone: arm patterns match it, whatever the domain
-	parent     int32  // index into the thread's ranges, -1 = top level
+	nm         *rangeName
+	parent     int32 // index into the thread's ranges, -1 = top level
 	depth      int32
+}
+
+// rangeName is what segmentation derives from one distinct range name. A
+// trace repeats a few dozen names over tens of thousands of ranges: each is
+// resolved, stripped, renamed and matched once, not once per range. Names
+// belong to one analysis; the memos below are filled by one goroutine.
+type rangeName struct {
+	name   string // "<domain>:<text>" for a named domain, else the text; PyTorch ids stripped
+	family string // name with standalone numbers as N (FamilyOf); == name when it has none
+	text   string // the text alone: arm patterns match it, whatever the domain
+	warmup bool   // the text names a warm-up range (isWarmupName)
+
+	armPat *regexp.Regexp // the pattern arm was matched with; nil: not yet
+	arm    armMatch
+
+	round *int   // the pickStep round tally belongs to
+	tally *tally // the family's tally in that round
+}
+
+// armMatch is an arm pattern's match of a range name.
+type armMatch struct {
+	ok    bool
+	arm   string
+	block int // from block=<i>; -1 when absent
+}
+
+// armOf matches the arm pattern against the name, then the text (an arm
+// range inside a named domain).
+func (n *rangeName) armOf(pat *regexp.Regexp) *armMatch {
+	if n.armPat == pat {
+		return &n.arm
+	}
+	n.armPat, n.arm = pat, armMatch{}
+	m := pat.FindStringSubmatch(n.name)
+	if m == nil {
+		m = pat.FindStringSubmatch(n.text)
+	}
+	if m == nil {
+		return &n.arm
+	}
+	n.arm = armMatch{ok: true, arm: m[0], block: -1}
+	if len(m) > 1 && m[1] != "" {
+		n.arm.arm = m[1]
+	}
+	if len(m) > 2 && m[2] != "" {
+		if b, err := strconv.Atoi(m[2]); err == nil {
+			n.arm.block = b
+		}
+	}
+	return &n.arm
+}
+
+// syntheticName names the ranges segmentation makes up (WholeProcess).
+func syntheticName(name string) *rangeName {
+	return &rangeName{name: name, family: name, text: name, warmup: isWarmupName(name)}
 }
 
 // threadRanges are one thread's ranges sorted by (start, −end).
@@ -184,71 +237,122 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 // buildRanges turns NVTX rows into per-thread range trees. Ranges that never
 // closed are counted, not used.
 func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
+	nv := tr.nvtx
+	tr.nvtx = nil // no longer needed; free before attribution
+	if nv == nil {
+		return nil
+	}
+	ex.UnclosedRanges += nv.unclosed
+	ex.CrossThreadEnded += nv.crossThread
 	type dkey struct{ pid, domain int64 }
 	domains := map[dkey]string{}
-	for _, e := range tr.nvtx {
-		if e.EventType == nsys.NVTXDomainCreate {
-			name := e.Text
-			if e.HasTextID {
-				name = tr.strs.Name(e.TextID)
-			}
-			domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}] = name
-		}
-	}
-	byTid := map[int64]*threadRanges{}
-	for _, e := range tr.nvtx {
-		if !nsys.IsRange(e.EventType) {
-			continue
-		}
-		if !e.HasEnd {
-			ex.UnclosedRanges++
-			continue
-		}
-		if e.HasEndTid && e.EndGlobalTid != e.GlobalTid {
-			ex.CrossThreadEnded++
-		}
-		text := e.Text
+	for _, e := range nv.domains {
+		name := e.Text
 		if e.HasTextID {
-			text = tr.strs.Name(e.TextID)
+			name = tr.strs.Name(e.TextID)
+		}
+		domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}] = name
+	}
+	// Each distinct (domain name, text) is resolved once; nil: dropped by
+	// the rules.
+	type nameKey struct {
+		domain, text string
+		textID       int64
+		hasTextID    bool
+	}
+	names := map[nameKey]*rangeName{}
+	resolve := func(k nameKey) *rangeName {
+		text := k.text
+		if k.hasTextID {
+			text = tr.strs.Name(k.textID)
 		}
 		text = StripTorchIDs(text)
 		name := text
-		if e.DomainID != 0 {
-			if d := domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}]; d != "" {
-				name = d + ":" + text
-			}
+		if k.domain != "" {
+			name = k.domain + ":" + text
 		}
 		if opt.Rules != nil {
 			var keep bool
-			name, keep = opt.Rules.rename(name)
-			if !keep {
-				continue
-			}
-			if !opt.Rules.selectThread(nsys.Pid(e.GlobalTid), tr.threadNm[e.GlobalTid], tr.processName(nsys.Pid(e.GlobalTid))) {
-				continue
+			if name, keep = opt.Rules.rename(name); !keep {
+				return nil
 			}
 		}
-		end := e.End
-		if end < e.Start {
-			end = e.Start // a negative range is clamped to zero length (counted in warnings by robustness tests)
-		}
-		t := byTid[e.GlobalTid]
-		if t == nil {
-			t = &threadRanges{gtid: e.GlobalTid}
-			byTid[e.GlobalTid] = t
-		}
-		t.ranges = append(t.ranges, rng{start: e.Start, end: end, gtid: e.GlobalTid, name: name, family: FamilyOf(name), text: text, parent: -1})
+		return &rangeName{name: name, family: FamilyOf(name), text: text, warmup: isWarmupName(text)}
 	}
-	tr.nvtx = nil // no longer needed; free before attribution
+	// Threads: counted first, so each range list is allocated once at its
+	// size; nil: left out by the rules.
+	byTid := map[int64]*threadRanges{}
+	counts := map[int64]int{}
+	for _, part := range nv.parts {
+		for i := 0; i < len(part); {
+			j := i + 1
+			for j < len(part) && part[j].gtid == part[i].gtid {
+				j++
+			}
+			counts[part[i].gtid] += j - i
+			i = j
+		}
+	}
+	for g, n := range counts {
+		if opt.Rules != nil && !opt.Rules.selectThread(nsys.Pid(g), tr.threadNm[g], tr.processName(nsys.Pid(g))) {
+			byTid[g] = nil
+			continue
+		}
+		byTid[g] = &threadRanges{gtid: g, ranges: make([]rng, 0, n)}
+	}
+	var t *threadRanges
+	lastTid := int64(0)
+	for _, part := range nv.parts {
+		for i := range part {
+			e := &part[i]
+			if t == nil || e.gtid != lastTid {
+				t, lastTid = byTid[e.gtid], e.gtid
+			}
+			if t == nil {
+				continue
+			}
+			k := nameKey{text: e.text, textID: e.textID, hasTextID: e.hasTextID}
+			if k.hasTextID {
+				k.text = ""
+			} else {
+				k.textID = 0
+			}
+			if e.domain != 0 {
+				k.domain = domains[dkey{nsys.Pid(e.gtid), e.domain}]
+			}
+			nm, ok := names[k]
+			if !ok {
+				nm = resolve(k)
+				names[k] = nm
+			}
+			if nm == nil {
+				continue
+			}
+			// A negative range is clamped to zero length (counted in
+			// warnings by robustness tests).
+			t.ranges = append(t.ranges, rng{start: e.start, end: max(e.end, e.start), gtid: e.gtid, nm: nm, parent: -1})
+		}
+	}
 	out := make([]*threadRanges, 0, len(byTid))
 	for _, t := range byTid {
-		slices.SortFunc(t.ranges, func(a, b rng) int {
-			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
-		})
-		linkParents(t)
-		out = append(out, t)
+		if t != nil && len(t.ranges) > 0 {
+			out = append(out, t)
+		}
 	}
 	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
+	// Threads' trees are independent: sorted and linked concurrently.
+	var wg sync.WaitGroup
+	for _, t := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slices.SortFunc(t.ranges, func(a, b rng) int {
+				return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+			})
+			linkParents(t)
+		}()
+	}
+	wg.Wait()
 	return out
 }
 
@@ -297,9 +401,10 @@ func wholeProcessRanges(ext []nsys.ThreadExtent) []*threadRanges {
 		}
 	}
 	out := make([]*threadRanges, 0, len(procs))
+	nm := syntheticName(WholeProcess)
 	for _, p := range procs {
 		g := p.best.GlobalTid
-		out = append(out, &threadRanges{gtid: g, ranges: []rng{{start: p.lo, end: max(p.lo, p.hi), gtid: g, name: WholeProcess, family: WholeProcess, text: WholeProcess, parent: -1}}})
+		out = append(out, &threadRanges{gtid: g, ranges: []rng{{start: p.lo, end: max(p.lo, p.hi), gtid: g, nm: nm, parent: -1}}})
 	}
 	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
 	return out
@@ -314,6 +419,7 @@ func wrapSingleShot(threads []*threadRanges, ext []nsys.ThreadExtent) int {
 		byTid[e.GlobalTid] = e
 	}
 	depth := 1
+	nm := syntheticName(WholeProcess)
 	for _, t := range threads {
 		lo, hi := t.ranges[0].start, t.ranges[0].end
 		for _, r := range t.ranges {
@@ -322,7 +428,7 @@ func wrapSingleShot(threads []*threadRanges, ext []nsys.ThreadExtent) int {
 		if e, ok := byTid[t.gtid]; ok && e.Calls > 0 {
 			lo, hi = min(lo, e.Start), max(hi, e.End)
 		}
-		t.ranges = append([]rng{{start: lo, end: hi, gtid: t.gtid, name: WholeProcess, family: WholeProcess, text: WholeProcess, parent: -1}}, t.ranges...)
+		t.ranges = append([]rng{{start: lo, end: hi, gtid: t.gtid, nm: nm, parent: -1}}, t.ranges...)
 		linkParents(t)
 		for _, r := range t.ranges {
 			depth = max(depth, int(r.depth))
@@ -338,28 +444,24 @@ func (tr *trace) processName(pid int64) string {
 func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 	var out []armBlock
 	for _, t := range threads {
-		for _, r := range t.ranges {
-			m := pat.FindStringSubmatch(r.name)
-			if m == nil {
-				m = pat.FindStringSubmatch(r.text) // an arm range inside a named domain
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if m := r.nm.armOf(pat); m.ok {
+				out = append(out, armBlock{arm: m.arm, block: m.block, start: r.start, end: r.end, pid: nsys.Pid(r.gtid)})
 			}
-			if m == nil {
-				continue
-			}
-			b := armBlock{arm: m[1], block: -1, start: r.start, end: r.end, pid: nsys.Pid(r.gtid)}
-			if len(m) > 2 && m[2] != "" {
-				if n, err := strconv.Atoi(m[2]); err == nil {
-					b.block = n
-				}
-			}
-			if len(m) < 2 || m[1] == "" {
-				b.arm = m[0]
-			}
-			out = append(out, b)
 		}
 	}
 	slices.SortFunc(out, func(a, b armBlock) int { return cmp.Compare(a.start, b.start) })
 	return out
+}
+
+// tally counts one step candidate (a name or numbered family) in pickStep.
+type tally struct {
+	n, perThread, maxPerThread int
+	first                      int64
+	lastTid                    int64
+	numbered                   bool
+	ns                         int64 // summed duration
 }
 
 // pickStep returns the step: the numbered family or name that repeats most
@@ -369,31 +471,31 @@ func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 // ("ProfilerStep#N") whose members have their own names. "" when nothing
 // repeats.
 func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (step string, n int, family bool) {
-	isArm := func(r rng) bool { return pat.MatchString(r.name) || pat.MatchString(r.text) }
-	type tally struct {
-		n, perThread, maxPerThread int
-		first                      int64
-		lastTid                    int64
-		numbered                   bool
-		ns                         int64 // summed duration
-	}
+	isArm := func(r *rng) bool { return r.nm.armOf(pat).ok }
 	// needPerThread: without arms, a step repeats on one thread, and a
 	// numbered family must also hold most of its level's range time — so
 	// "Identity_0" … "Identity_15" among the layers of one inference pass
 	// is not a step, but "ProfilerStep#1" … "#40" is.
-	pick := func(keep func(t *threadRanges, r rng) bool, needPerThread bool) (string, int, bool) {
+	pick := func(keep func(t *threadRanges, r *rng) bool, needPerThread bool) (string, int, bool) {
 		counts := map[string]*tally{}
+		// Each name finds its family's tally once per round.
+		round := new(int)
 		var levelNs int64
 		for _, t := range threads {
-			for _, r := range t.ranges {
-				if !keep(t, r) || isArm(r) || isWarmupName(r.text) {
+			for i := range t.ranges {
+				r := &t.ranges[i]
+				if !keep(t, r) || isArm(r) || r.nm.warmup {
 					continue
 				}
 				levelNs += r.end - r.start
-				c := counts[r.family]
-				if c == nil {
-					c = &tally{first: r.start, lastTid: -1}
-					counts[r.family] = c
+				c := r.nm.tally
+				if r.nm.round != round {
+					c = counts[r.nm.family]
+					if c == nil {
+						c = &tally{first: r.start, lastTid: -1}
+						counts[r.nm.family] = c
+					}
+					r.nm.round, r.nm.tally = round, c
 				}
 				c.n++
 				if c.lastTid != t.gtid {
@@ -402,7 +504,7 @@ func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (s
 				c.perThread++
 				c.maxPerThread = max(c.maxPerThread, c.perThread)
 				c.first = min(c.first, r.start)
-				c.numbered = c.numbered || r.name != r.family
+				c.numbered = c.numbered || r.nm.name != r.nm.family
 				c.ns += r.end - r.start
 			}
 		}
@@ -433,21 +535,21 @@ func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (s
 		// A child of an arm block: its parent is the block on this thread,
 		// or it is top level on its thread and inside a block of the same
 		// process (arm ranges on another thread).
-		return pick(func(t *threadRanges, r rng) bool {
+		return pick(func(t *threadRanges, r *rng) bool {
 			if r.parent >= 0 {
-				return isArm(t.ranges[r.parent])
+				return isArm(&t.ranges[r.parent])
 			}
 			return inArmBlock(blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0
 		}, false)
 	}
 	maxDepth := int32(0)
 	for _, t := range threads {
-		for _, r := range t.ranges {
-			maxDepth = max(maxDepth, r.depth)
+		for i := range t.ranges {
+			maxDepth = max(maxDepth, t.ranges[i].depth)
 		}
 	}
 	for d := int32(0); d <= maxDepth; d++ {
-		if name, n, fam := pick(func(_ *threadRanges, r rng) bool { return r.depth == d }, true); name != "" {
+		if name, n, fam := pick(func(_ *threadRanges, r *rng) bool { return r.depth == d }, true); name != "" {
 			return name, n, fam
 		}
 	}
@@ -498,7 +600,8 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		// ranges lie under a step or a warm-up range: linear even on a
 		// thread nested a million levels deep.
 		underStep, underWarmup := ancestorFlags(t, stepName)
-		for i, r := range t.ranges {
+		for i := range t.ranges {
+			r := &t.ranges[i]
 			if !r.isStep(stepName) {
 				continue
 			}
@@ -594,8 +697,8 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		}
 		step := base
 		step.Phase, step.IsStep, step.Start, step.End = stepName, true, r.start, r.end
-		if r.name != stepName {
-			step.StepLabel = r.name // the instance's own name in a numbered family
+		if r.nm.name != stepName {
+			step.StepLabel = r.nm.name // the instance's own name in a numbered family
 		}
 		span := stepSpan{step: len(res.Instances)}
 		res.Instances = append(res.Instances, step)
@@ -606,8 +709,8 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		var walk func(i int32, depth int, prefix string)
 		walk = func(i int32, depth int, prefix string) {
 			for _, c := range childrenOf(s.t)[i] {
-				cr := s.t.ranges[c]
-				name := cr.name
+				cr := &s.t.ranges[c]
+				name := cr.nm.name
 				if prefix != "" {
 					name = prefix + "/" + name
 				}
@@ -660,11 +763,11 @@ type stepSpan struct{ step, first, end int }
 func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool) {
 	underStep = make([]bool, len(t.ranges))
 	underWarmup = make([]bool, len(t.ranges))
-	for i, r := range t.ranges {
-		if p := r.parent; p >= 0 {
+	for i := range t.ranges {
+		if p := t.ranges[i].parent; p >= 0 {
 			pr := &t.ranges[p]
 			underStep[i] = underStep[p] || pr.isStep(step)
-			underWarmup[i] = underWarmup[p] || isWarmupName(pr.text)
+			underWarmup[i] = underWarmup[p] || pr.nm.warmup
 		}
 	}
 	return underStep, underWarmup
@@ -672,7 +775,7 @@ func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool)
 
 // isStep reports whether r is an instance of the step: its name, or its
 // numbered family ("ProfilerStep#N" matches "ProfilerStep#12").
-func (r *rng) isStep(step string) bool { return r.name == step || r.family == step }
+func (r *rng) isStep(step string) bool { return r.nm.name == step || r.nm.family == step }
 
 // joinArm labels an arm from its file-level and NVTX parts.
 func joinArm(fileArm, nvtxArm string) string {
