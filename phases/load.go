@@ -76,7 +76,7 @@ func (ix *corrIndex) lookup(ops []gpuOp, pid, corr int32) []gpuOp {
 type trace struct {
 	file        *nsys.File
 	strs        *nsys.Strings
-	nvtx        *nvtxRows // until the range trees are built
+	nvtx        *nvtxRows                // until the range trees are built
 	threads     map[int64]*threadCalls   // globalTid → calls
 	procThreads map[int32][]*threadCalls // pid → its threads that made API calls
 	ops         []gpuOp

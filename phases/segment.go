@@ -574,6 +574,35 @@ func inArmBlock(blocks []armBlock, pid, start, end int64) int {
 
 // segment finds the step instances and their phases and attributes activity.
 func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) error {
+	gtids, spans := tr.layout(threads, blocks, stepName, opt, res)
+	rec, err := tr.measureAll(sw, res.Instances, gtids, spans, opt.Calls)
+	if err != nil {
+		return err
+	}
+	for _, sp := range spans {
+		st := &res.Instances[sp.step]
+		var phaseIv []interval
+		var phaseKernel int64
+		for i := sp.first; i < sp.end; i++ {
+			if ph := &res.Instances[i]; ph.Depth == 1 {
+				phaseIv = append(phaseIv, interval{ph.Start, ph.End})
+				phaseKernel += ph.M[KernelSum]
+			}
+		}
+		st.HasStepOnly = true
+		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
+		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
+	}
+	if rec != nil {
+		rec.finish(tr, res)
+	}
+	return nil
+}
+
+// layout finds the step instances and their phases and writes them to
+// res.Instances, measurements empty; it returns each instance's thread and
+// each step's span of instances.
+func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) ([]int64, []stepSpan) {
 	hasArms := map[int64]bool{}
 	for _, b := range blocks {
 		hasArms[b.pid] = true
@@ -632,50 +661,17 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q ranges lie outside every arm block of their process and were left out", res.Excluded.OutsideArmSteps, stepName))
 	}
 
-	// Children index per thread: the ranges whose parent is i.
-	children := map[*threadRanges][][]int32{}
-	childrenOf := func(t *threadRanges) [][]int32 {
-		if c, ok := children[t]; ok {
-			return c
-		}
-		c := make([][]int32, len(t.ranges))
-		for j, r := range t.ranges {
-			if r.parent >= 0 {
-				c[r.parent] = append(c[r.parent], int32(j))
-			}
-		}
-		children[t] = c
-		return c
-	}
 
-	// Size the instance list exactly: it is the largest result and would
-	// otherwise grow by copying.
-	total := len(res.Instances) + len(steps)
-	var countKids func(t *threadRanges, i int32, depth int) int
-	countKids = func(t *threadRanges, i int32, depth int) int {
-		n := 0
-		for _, c := range childrenOf(t)[i] {
-			n++
-			if depth < opt.Depth {
-				n += countKids(t, c, depth+1)
-			}
-		}
-		return n
-	}
-	for _, s := range steps {
-		total += countKids(s.t, int32(s.i), 1)
-	}
-	res.Instances = slices.Grow(res.Instances, total-len(res.Instances))
-
+	// Number the steps (serial: numbering follows time order) and size each
+	// one's phases, so every step's instances have a known place.
 	stepInBlock := map[UnitID]int{}
 	firstStart := map[UnitID]int64{}
-	// First lay out every instance (cheap, serial: step numbering depends on
-	// order), then measure them — in parallel unless calls are recorded.
-	var spans []stepSpan
-	gtids := make([]int64, 0, total)
-	for _, s := range steps {
-		r := s.t.ranges[s.i]
-		pid, tid := nsys.Pid(r.gtid), nsys.Tid(r.gtid)
+	kids := map[*threadRanges]*childIndex{}
+	plans := make([]stepPlan, len(steps))
+	at := len(res.Instances)
+	spans := make([]stepSpan, len(steps))
+	for k, s := range steps {
+		r := &s.t.ranges[s.i]
 		nvtxArm, block, blockStart := "", 0, int64(0)
 		if s.block >= 0 {
 			nvtxArm, block, blockStart = blocks[s.block].arm, blockIdx[s.block], blocks[s.block].start
@@ -683,7 +679,7 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		arm := joinArm(opt.FileArm, nvtxArm)
 		unit := UnitID{File: tr.file.Path, Arm: arm, Block: block}
 		if s.block < 0 {
-			unit = UnitID{File: tr.file.Path, Arm: arm, Pid: pid}
+			unit = UnitID{File: tr.file.Path, Arm: arm, Pid: nsys.Pid(r.gtid)}
 			if _, ok := firstStart[unit]; !ok {
 				firstStart[unit] = r.start
 			}
@@ -691,68 +687,157 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		}
 		idx := stepInBlock[unit]
 		stepInBlock[unit]++
-		base := Instance{File: tr.file.Path, Pid: pid, Tid: tid, Thread: tr.threadNm[r.gtid], Arm: arm, Block: block, BlockStart: blockStart, Unit: unit, Step: idx, Warmup: idx < opt.SkipSteps}
-		if base.Warmup {
+		if idx < opt.SkipSteps {
 			res.Excluded.SkippedSteps++
 		}
-		step := base
-		step.Phase, step.IsStep, step.Start, step.End = stepName, true, r.start, r.end
-		if r.nm.name != stepName {
-			step.StepLabel = r.nm.name // the instance's own name in a numbered family
+		ci := kids[s.t]
+		if ci == nil {
+			ci = newChildIndex(s.t)
+			kids[s.t] = ci
 		}
-		span := stepSpan{step: len(res.Instances)}
-		res.Instances = append(res.Instances, step)
-		gtids = append(gtids, r.gtid)
-		span.first = len(res.Instances)
-
-		// Phases: descendants up to opt.Depth, named by their path below the step.
-		var walk func(i int32, depth int, prefix string)
-		walk = func(i int32, depth int, prefix string) {
-			for _, c := range childrenOf(s.t)[i] {
-				cr := &s.t.ranges[c]
-				name := cr.nm.name
-				if prefix != "" {
-					name = prefix + "/" + name
-				}
-				if opt.Rules != nil && !opt.Rules.isPhase(name) {
-					continue
-				}
-				ph := base
-				ph.Phase, ph.Depth, ph.Start, ph.End = name, depth, cr.start, cr.end
-				res.Instances = append(res.Instances, ph)
-				gtids = append(gtids, cr.gtid)
-				if depth < opt.Depth {
-					walk(c, depth+1, name)
-				}
+		p := stepPlan{t: s.t, kids: ci, i: int32(s.i), at: at, arm: arm, block: block, blockStart: blockStart, unit: unit, step: idx}
+		n := p.count(p.i, 1, opt.Depth)
+		if opt.Rules != nil && len(opt.Rules.Phases) > 0 {
+			n = 0 // the rules select phases by name
+			p.phases(opt, func(int32, int, string) { n++ })
+		}
+		spans[k] = stepSpan{step: at, first: at + 1, end: at + 1 + n}
+		at += 1 + n
+		plans[k] = p
+	}
+	// Then write the instances, concurrently: the list is the largest
+	// result (hundreds of bytes an instance), and writing it is most of
+	// this stretch.
+	// Instances are written field by field over zeroed memory: most of an
+	// instance is its measurements, zero until measured.
+	if n := len(res.Instances); n == 0 {
+		res.Instances = make([]Instance, at)
+	} else {
+		res.Instances = slices.Grow(res.Instances, at-n)[:at]
+		clear(res.Instances[n:])
+	}
+	gtids := make([]int64, at)
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(plans)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(plans)/workers, (w+1)*len(plans)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := lo; k < hi; k++ {
+				plans[k].write(tr, stepName, opt, res.Instances, gtids)
 			}
-		}
-		walk(int32(s.i), 1, "")
-		span.end = len(res.Instances)
-		spans = append(spans, span)
+		}()
 	}
-	rec, err := tr.measureAll(sw, res.Instances, gtids, spans, opt.Calls)
-	if err != nil {
-		return err
-	}
-	for _, sp := range spans {
-		st := &res.Instances[sp.step]
-		var phaseIv []interval
-		var phaseKernel int64
-		for i := sp.first; i < sp.end; i++ {
-			if ph := &res.Instances[i]; ph.Depth == 1 {
-				phaseIv = append(phaseIv, interval{ph.Start, ph.End})
-				phaseKernel += ph.M[KernelSum]
-			}
-		}
-		st.HasStepOnly = true
-		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
-		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
-	}
-	if rec != nil {
-		rec.finish(tr, res)
-	}
-	return nil
+	wg.Wait()
+	return gtids, spans
 }
+
+// stepPlan is one step instance laid out: where its instances go and what
+// they share.
+type stepPlan struct {
+	t          *threadRanges
+	kids       *childIndex
+	i          int32 // the step's range
+	at         int   // index of the step's instance; its phases follow
+	arm        string
+	block      int
+	blockStart int64
+	unit       UnitID
+	step       int
+}
+
+// phases visits the step's phases in order: its descendants up to
+// opt.Depth, named by their path below the step, selected by the rules.
+func (p *stepPlan) phases(opt Options, visit func(c int32, depth int, name string)) {
+	var walk func(i int32, depth int, prefix string)
+	walk = func(i int32, depth int, prefix string) {
+		for _, c := range p.kids.of(i) {
+			name := p.t.ranges[c].nm.name
+			if prefix != "" {
+				name = prefix + "/" + name
+			}
+			if opt.Rules != nil && !opt.Rules.isPhase(name) {
+				continue
+			}
+			visit(c, depth, name)
+			if depth < opt.Depth {
+				walk(c, depth+1, name)
+			}
+		}
+	}
+	walk(p.i, 1, "")
+}
+
+// count is the number of descendants of range i up to depth maxDepth, i at
+// depth-1: the step's phases when no rule selects them by name.
+func (p *stepPlan) count(i int32, depth, maxDepth int) int {
+	n := 0
+	for _, c := range p.kids.of(i) {
+		n++
+		if depth < maxDepth {
+			n += p.count(c, depth+1, maxDepth)
+		}
+	}
+	return n
+}
+
+// write writes the step's instances to xs and their threads to gtids.
+func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance, gtids []int64) {
+	r := &p.t.ranges[p.i]
+	pid, tid, thread := nsys.Pid(r.gtid), nsys.Tid(r.gtid), tr.threadNm[r.gtid]
+	warmup := p.step < opt.SkipSteps
+	// x is zero: only what is not zero is written.
+	fill := func(x *Instance, phase string, depth int, start, end int64) {
+		x.File, x.Pid, x.Tid, x.Thread = tr.file.Path, pid, tid, thread
+		x.Arm, x.Block, x.BlockStart, x.Unit, x.Step, x.Warmup = p.arm, p.block, p.blockStart, p.unit, p.step, warmup
+		x.Phase, x.Depth, x.Start, x.End = phase, depth, start, end
+	}
+	st := &xs[p.at]
+	fill(st, stepName, 0, r.start, r.end)
+	st.IsStep = true
+	if r.nm.name != stepName {
+		st.StepLabel = r.nm.name // the instance's own name in a numbered family
+	}
+	gtids[p.at] = r.gtid
+	j := p.at + 1
+	p.phases(opt, func(c int32, depth int, name string) {
+		cr := &p.t.ranges[c]
+		fill(&xs[j], name, depth, cr.start, cr.end)
+		gtids[j] = cr.gtid
+		j++
+	})
+}
+
+// childIndex lists each range's children (the ranges whose parent it is),
+// in order, in one array.
+type childIndex struct {
+	off  []int32 // children of i: kids[off[i]:off[i+1]]
+	kids []int32
+}
+
+func newChildIndex(t *threadRanges) *childIndex {
+	ci := &childIndex{off: make([]int32, len(t.ranges)+1)}
+	for i := range t.ranges {
+		if p := t.ranges[i].parent; p >= 0 {
+			ci.off[p+1]++
+		}
+	}
+	for i := 1; i < len(ci.off); i++ {
+		ci.off[i] += ci.off[i-1]
+	}
+	ci.kids = make([]int32, ci.off[len(ci.off)-1])
+	fill := slices.Clone(ci.off[:len(t.ranges)])
+	for i := range t.ranges {
+		if p := t.ranges[i].parent; p >= 0 {
+			ci.kids[fill[p]] = int32(i)
+			fill[p]++
+		}
+	}
+	return ci
+}
+
+func (ci *childIndex) of(i int32) []int32 { return ci.kids[ci.off[i]:ci.off[i+1]] }
 
 // stepSpan is one step instance and its phases: instance indices, the step
 // at step and its phases at [first, end).
