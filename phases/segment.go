@@ -661,7 +661,6 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q ranges lie outside every arm block of their process and were left out", res.Excluded.OutsideArmSteps, stepName))
 	}
 
-
 	// Number the steps (serial: numbering follows time order) and size each
 	// one's phases, so every step's instances have a known place.
 	stepInBlock := map[UnitID]int{}
