@@ -144,19 +144,32 @@ func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 // nvtxRows is the NVTX table reduced to what segmentation reads: the closed
 // ranges of each part of the table and the domain creations, in table order.
 type nvtxRows struct {
-	parts       [][]rawRange
+	parts       []nvtxPart
 	domains     []nsys.NVTXEvent
 	unclosed    int // ranges never closed (NULL end)
 	crossThread int // start/end ranges that ended on another thread
 }
 
-// rawRange is one closed NVTX range as read, its name unresolved.
+// nvtxPart is the closed ranges of one part of the table, in table order,
+// and the distinct names they use.
+type nvtxPart struct {
+	ranges []rawRange
+	names  []rawName // by rawRange.name
+}
+
+// rawRange is one closed NVTX range as read, its name not yet resolved.
 type rawRange struct {
 	start, end, gtid int64
-	domain           int64
-	textID           int64  // StringIds id of a registered string, when hasTextID
-	text             string // the inline text otherwise
-	hasTextID        bool
+	name             int32 // index into its part's names
+}
+
+// rawName is what a range's name is made of, as read: its text, inline or
+// registered, and its domain with the process that created it (0, 0: none).
+type rawName struct {
+	pid, domain int64
+	textID      int64  // StringIds id of a registered string, when hasTextID
+	text        string // the inline text otherwise
+	hasTextID   bool
 }
 
 // readNVTX reads the NVTX table in parts along its B-tree, concurrently:
@@ -192,7 +205,44 @@ func readNVTX(f *nsys.File) (*nvtxRows, error) {
 }
 
 func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error {
-	rs := make([]rawRange, 0, hint)
+	part := nvtxPart{ranges: make([]rawRange, 0, hint)}
+	// Name indices: ranges outside domains by text or registered id (the
+	// usual case, a cheap lookup), others by their whole rawName.
+	byText := map[string]int32{}
+	byTextID := map[int64]int32{}
+	byName := map[rawName]int32{}
+	nameOf := func(e *nsys.NVTXEvent) int32 {
+		k := rawName{textID: e.TextID, text: e.Text, hasTextID: e.HasTextID}
+		if k.hasTextID {
+			k.text = ""
+		} else {
+			k.textID = 0
+		}
+		var i int32
+		var ok bool
+		switch {
+		case e.DomainID != 0:
+			k.pid, k.domain = nsys.Pid(e.GlobalTid), e.DomainID
+			if i, ok = byName[k]; !ok {
+				i = int32(len(part.names))
+				byName[k] = i
+			}
+		case k.hasTextID:
+			if i, ok = byTextID[k.textID]; !ok {
+				i = int32(len(part.names))
+				byTextID[k.textID] = i
+			}
+		default:
+			if i, ok = byText[k.text]; !ok {
+				i = int32(len(part.names))
+				byText[k.text] = i
+			}
+		}
+		if !ok {
+			part.names = append(part.names, k)
+		}
+		return i
+	}
 	for e, err := range rowparts.Rows[nsys.NVTXEvent](f, nsys.TableNVTX, r) {
 		if err != nil {
 			return err
@@ -207,10 +257,10 @@ func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error
 			if e.HasEndTid && e.EndGlobalTid != e.GlobalTid {
 				out.crossThread++
 			}
-			rs = append(rs, rawRange{start: e.Start, end: e.End, gtid: e.GlobalTid, domain: e.DomainID, textID: e.TextID, text: e.Text, hasTextID: e.HasTextID})
+			part.ranges = append(part.ranges, rawRange{start: e.Start, end: e.End, gtid: e.GlobalTid, name: nameOf(&e)})
 		}
 	}
-	out.parts = [][]rawRange{rs}
+	out.parts = []nvtxPart{part}
 	return nil
 }
 

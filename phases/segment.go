@@ -284,12 +284,13 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	byTid := map[int64]*threadRanges{}
 	counts := map[int64]int{}
 	for _, part := range nv.parts {
-		for i := 0; i < len(part); {
+		rs := part.ranges
+		for i := 0; i < len(rs); {
 			j := i + 1
-			for j < len(part) && part[j].gtid == part[i].gtid {
+			for j < len(rs) && rs[j].gtid == rs[i].gtid {
 				j++
 			}
-			counts[part[i].gtid] += j - i
+			counts[rs[i].gtid] += j - i
 			i = j
 		}
 	}
@@ -300,32 +301,29 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 		}
 		byTid[g] = &threadRanges{gtid: g, ranges: make([]rng, 0, n)}
 	}
-	var t *threadRanges
-	lastTid := int64(0)
 	for _, part := range nv.parts {
-		for i := range part {
-			e := &part[i]
-			if t == nil || e.gtid != lastTid {
-				t, lastTid = byTid[e.gtid], e.gtid
-			}
-			if t == nil {
-				continue
-			}
-			k := nameKey{text: e.text, textID: e.textID, hasTextID: e.hasTextID}
-			if k.hasTextID {
-				k.text = ""
-			} else {
-				k.textID = 0
-			}
-			if e.domain != 0 {
-				k.domain = domains[dkey{nsys.Pid(e.gtid), e.domain}]
+		partNames := make([]*rangeName, len(part.names))
+		for i, rn := range part.names {
+			k := nameKey{text: rn.text, textID: rn.textID, hasTextID: rn.hasTextID}
+			if rn.domain != 0 {
+				k.domain = domains[dkey{rn.pid, rn.domain}]
 			}
 			nm, ok := names[k]
 			if !ok {
 				nm = resolve(k)
 				names[k] = nm
 			}
-			if nm == nil {
+			partNames[i] = nm
+		}
+		var t *threadRanges
+		lastTid := int64(0)
+		for i := range part.ranges {
+			e := &part.ranges[i]
+			if t == nil || e.gtid != lastTid {
+				t, lastTid = byTid[e.gtid], e.gtid
+			}
+			nm := partNames[e.name]
+			if t == nil || nm == nil {
 				continue
 			}
 			// A negative range is clamped to zero length (counted in
