@@ -559,14 +559,14 @@ var nvtxCoreCols = []column{req("start"), reqN("end"), req("eventType"), reqN("t
 // Category and Color left zero.
 func (f *File) nvtxCore(r rowRange) iter.Seq2[NVTXEvent, error] {
 	return func(yield func(NVTXEvent, error) bool) {
-		texts := map[string]string{} // this scan's texts, one string each
+		var texts interner
 		seqRange(f, TableNVTX, nvtxCoreCols, hintNVTX, r, func(st row) NVTXEvent {
 			e := NVTXEvent{Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), GlobalTid: nullInt(st, 4, 0), DomainID: nullInt(st, 7, 0)}
 			if st.ColumnType(1) != sqlite.TypeNull {
 				e.End, e.HasEnd = st.ColumnInt64(1), true
 			}
 			if st.ColumnType(3) != sqlite.TypeNull {
-				e.Text = internText(st, 3, texts)
+				e.Text = texts.text(st, 3)
 			}
 			if st.ColumnType(5) != sqlite.TypeNull {
 				e.EndGlobalTid, e.HasEndTid = st.ColumnInt64(5), true
@@ -579,33 +579,48 @@ func (f *File) nvtxCore(r rowRange) iter.Seq2[NVTXEvent, error] {
 	}
 }
 
-// maxInterned bounds internText's table: names with per-call ids (PyTorch's
-// "seq = 12") never repeat.
+// maxInterned bounds an interner's table: names with per-call ids
+// (PyTorch's "seq = 12") never repeat.
 const maxInterned = 1 << 12
 
-// internText reads text column i as ColumnText does, returning one string
-// per distinct value seen: NVTX texts repeat (a few dozen names over tens of
-// thousands of rows), and a page row's bytes are looked up without a copy.
-func internText(st row, i int, seen map[string]string) string {
-	var v string
+// interner returns one string per distinct text of a scan: NVTX texts
+// repeat (a few dozen names over tens of thousands of rows). A small table
+// by length and first byte answers most rows without hashing; a page row's
+// bytes are looked up without a copy.
+type interner struct {
+	recent [64]string
+	seen   map[string]string
+}
+
+// text reads text column i as ColumnText does.
+func (in *interner) text(st row, i int) string {
 	if pr, ok := st.(*pageRow); ok && pr.pos[i] >= 0 {
 		if k := pr.kind(i); k == btree.Text || k == btree.Blob {
-			b := pr.rec.Bytes(pr.pos[i])
-			if s, ok := seen[string(b)]; ok {
-				return s
-			}
-			v = string(b)
+			return in.bytes(pr.rec.Bytes(pr.pos[i]))
 		}
 	}
-	if v == "" {
-		v = st.ColumnText(i)
-		if s, ok := seen[v]; ok {
-			return s
+	return in.bytes([]byte(st.ColumnText(i)))
+}
+
+func (in *interner) bytes(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	slot := &in.recent[(len(b)*7+int(b[0]))&63]
+	if string(b) == *slot {
+		return *slot
+	}
+	v, ok := in.seen[string(b)]
+	if !ok {
+		v = string(b)
+		if in.seen == nil {
+			in.seen = map[string]string{}
+		}
+		if len(in.seen) < maxInterned {
+			in.seen[v] = v
 		}
 	}
-	if len(seen) < maxInterned {
-		seen[v] = v
-	}
+	*slot = v
 	return v
 }
 

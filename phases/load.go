@@ -211,6 +211,14 @@ func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error
 	byText := map[string]int32{}
 	byTextID := map[int64]int32{}
 	byName := map[rawName]int32{}
+	// The scan interns texts: a text seen lately is the same string, and
+	// comparing it with itself is a pointer comparison.
+	type lately struct {
+		text string
+		name int32
+		set  bool
+	}
+	var recent [64]lately
 	nameOf := func(e *nsys.NVTXEvent) int32 {
 		k := rawName{textID: e.TextID, text: e.Text, hasTextID: e.HasTextID}
 		if k.hasTextID {
@@ -233,10 +241,18 @@ func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error
 				byTextID[k.textID] = i
 			}
 		default:
+			slot := &recent[0]
+			if len(k.text) > 0 {
+				slot = &recent[(len(k.text)*7+int(k.text[0]))&63]
+			}
+			if slot.set && slot.text == k.text {
+				return slot.name
+			}
 			if i, ok = byText[k.text]; !ok {
 				i = int32(len(part.names))
 				byText[k.text] = i
 			}
+			*slot = lately{k.text, i, true}
 		}
 		if !ok {
 			part.names = append(part.names, k)
