@@ -109,9 +109,26 @@ type procGPU struct {
 // names, the graph trace mode and the physical GPU map — concurrently. The
 // big activity tables are read by the engine's source (sweep.go).
 func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
-	tr := &trace{file: f, threads: map[int64]*threadCalls{}, gpuOf: gpuOf}
-	var g errgroup.Group
-	g.Go(func() error {
+	return startHead(f).wait(gpuOf)
+}
+
+// headLoad is a head being read.
+type headLoad struct {
+	tr *trace
+	g  errgroup.Group
+}
+
+// startHead starts reading the head: the NVTX side is the critical path,
+// so it starts before anything else is read.
+func startHead(f *nsys.File) *headLoad {
+	h := &headLoad{tr: &trace{file: f, threads: map[int64]*threadCalls{}}}
+	tr := h.tr
+	h.g.Go(func() error {
+		var err error
+		tr.nvtx, err = readNVTX(f)
+		return err
+	})
+	h.g.Go(func() error {
 		var err error
 		if tr.strs, err = f.Strings(); err != nil {
 			return err
@@ -125,20 +142,21 @@ func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 		}
 		return nil
 	})
-	g.Go(func() error {
-		var err error
-		tr.nvtx, err = readNVTX(f)
-		return err
-	})
-	g.Go(func() error {
+	h.g.Go(func() error {
 		capture, err := f.Capture()
 		tr.graphMode = nsys.GraphTraceMode(capture)
 		return err
 	})
-	if err := g.Wait(); err != nil {
+	return h
+}
+
+// wait returns the head once read, with the physical GPU map.
+func (h *headLoad) wait(gpuOf map[[2]int64]int32) (*trace, error) {
+	if err := h.g.Wait(); err != nil {
 		return nil, err
 	}
-	return tr, nil
+	h.tr.gpuOf = gpuOf
+	return h.tr, nil
 }
 
 // nvtxRows is the NVTX table reduced to what segmentation reads: the closed

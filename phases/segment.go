@@ -123,16 +123,20 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if opt.Rules != nil {
 		opt = opt.Rules.apply(opt)
 	}
-	// Physical GPUs first (a tiny table): the sweep's decoders map each op
-	// as they read it. They start now and read ahead (a few parts per
-	// table) while the NVTX side is loaded and laid out.
+	// The NVTX side first: it is the critical path until the engine
+	// measures.
+	head := startHead(f)
+	// Physical GPUs (a tiny table): the sweep's decoders map each op as
+	// they read it. They start now and read ahead (a few parts per table)
+	// while the NVTX side is loaded and laid out.
 	gpuOf, err := cudaDeviceMap(f)
 	if err != nil {
+		_, _ = head.wait(nil) // nothing reads the file once Segment returns
 		return nil, err
 	}
 	sw := startSweep(f, gpuOf, opt.engine)
 	defer sw.close()
-	tr, err := loadHead(f, gpuOf)
+	tr, err := head.wait(gpuOf)
 	if err != nil {
 		return nil, err
 	}
