@@ -9,6 +9,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/nsysphase/nsysphase/internal/rowparts"
+	"github.com/nsysphase/nsysphase/nsys/internal/btree"
 )
 
 // Table names of the export that the reader knows.
@@ -129,6 +130,7 @@ func init() {
 			TableMemset:     func(f any, r rowRange) any { return f.(*File).memsetsIn(r) },
 			TableGraphTrace: func(f any, r rowRange) any { return f.(*File).graphTracesIn(r) },
 			TableRuntime:    func(f any, r rowRange) any { return f.(*File).apiCallsCore(r) },
+			TableNVTX:       func(f any, r rowRange) any { return f.(*File).nvtxCore(r) },
 		},
 		SQLScans: func(f any, on bool) { f.(*File).sqlScans = on },
 		IntScans: map[string]func(f any, r rowRange, fn func(*[6]int64) bool) error{
@@ -568,26 +570,101 @@ const hintNVTX = "annotate the program with NVTX ranges and record with `nsys pr
 
 // NVTXEvents streams NVTX events of every type.
 func (f *File) NVTXEvents() iter.Seq2[NVTXEvent, error] {
-	return seq(f, TableNVTX, nvtxCols, hintNVTX, func(st row) NVTXEvent {
-		e := NVTXEvent{
-			Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), RangeID: nullInt(st, 3, 0),
-			Category: nullInt(st, 4, 0), Color: nullInt(st, 5, 0), GlobalTid: nullInt(st, 7, 0),
-			DomainID: nullInt(st, 10, 0),
+	return seq(f, TableNVTX, nvtxCols, hintNVTX, decodeNVTX)
+}
+
+// nvtxCoreCols are nvtxCols without rangeId, category and color: optional
+// columns that segmentation does not read.
+var nvtxCoreCols = []column{req("start"), reqN("end"), req("eventType"), reqN("text"), reqN("globalTid"), opt("endGlobalTid"), opt("textId"), opt("domainId")}
+
+// nvtxCore streams the NVTX events of part r (see split) with RangeID,
+// Category and Color left zero.
+func (f *File) nvtxCore(r rowRange) iter.Seq2[NVTXEvent, error] {
+	return func(yield func(NVTXEvent, error) bool) {
+		var texts interner
+		seqRange(f, TableNVTX, nvtxCoreCols, hintNVTX, r, func(st row) NVTXEvent {
+			e := NVTXEvent{Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), GlobalTid: nullInt(st, 4, 0), DomainID: nullInt(st, 7, 0)}
+			if st.ColumnType(1) != sqlite.TypeNull {
+				e.End, e.HasEnd = st.ColumnInt64(1), true
+			}
+			if st.ColumnType(3) != sqlite.TypeNull {
+				e.Text = texts.text(st, 3)
+			}
+			if st.ColumnType(5) != sqlite.TypeNull {
+				e.EndGlobalTid, e.HasEndTid = st.ColumnInt64(5), true
+			}
+			if st.ColumnType(6) != sqlite.TypeNull {
+				e.TextID, e.HasTextID = st.ColumnInt64(6), true
+			}
+			return e
+		})(yield)
+	}
+}
+
+// maxInterned bounds an interner's table: names with per-call ids
+// (PyTorch's "seq = 12") never repeat.
+const maxInterned = 1 << 12
+
+// interner returns one string per distinct text of a scan: NVTX texts
+// repeat (a few dozen names over tens of thousands of rows). A small table
+// by length and first byte answers most rows without hashing; a page row's
+// bytes are looked up without a copy.
+type interner struct {
+	recent [64]string
+	seen   map[string]string
+}
+
+// text reads text column i as ColumnText does.
+func (in *interner) text(st row, i int) string {
+	if pr, ok := st.(*pageRow); ok && pr.pos[i] >= 0 {
+		if k := pr.kind(i); k == btree.Text || k == btree.Blob {
+			return in.bytes(pr.rec.Bytes(pr.pos[i]))
 		}
-		if st.ColumnType(1) != sqlite.TypeNull {
-			e.End, e.HasEnd = st.ColumnInt64(1), true
+	}
+	return in.bytes([]byte(st.ColumnText(i)))
+}
+
+func (in *interner) bytes(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	slot := &in.recent[(len(b)*7+int(b[0]))&63]
+	if string(b) == *slot {
+		return *slot
+	}
+	v, ok := in.seen[string(b)]
+	if !ok {
+		v = string(b)
+		if in.seen == nil {
+			in.seen = map[string]string{}
 		}
-		if st.ColumnType(6) != sqlite.TypeNull {
-			e.Text = st.ColumnText(6)
+		if len(in.seen) < maxInterned {
+			in.seen[v] = v
 		}
-		if st.ColumnType(8) != sqlite.TypeNull {
-			e.EndGlobalTid, e.HasEndTid = st.ColumnInt64(8), true
-		}
-		if st.ColumnType(9) != sqlite.TypeNull {
-			e.TextID, e.HasTextID = st.ColumnInt64(9), true
-		}
-		return e
-	})
+	}
+	*slot = v
+	return v
+}
+
+func decodeNVTX(st row) NVTXEvent {
+	e := NVTXEvent{
+		Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), RangeID: nullInt(st, 3, 0),
+		Category: nullInt(st, 4, 0), Color: nullInt(st, 5, 0), GlobalTid: nullInt(st, 7, 0),
+		DomainID: nullInt(st, 10, 0),
+	}
+	if st.ColumnType(1) != sqlite.TypeNull {
+		e.End, e.HasEnd = st.ColumnInt64(1), true
+	}
+	if st.ColumnType(6) != sqlite.TypeNull {
+		e.Text = st.ColumnText(6)
+	}
+	if st.ColumnType(8) != sqlite.TypeNull {
+		e.EndGlobalTid, e.HasEndTid = st.ColumnInt64(8), true
+	}
+	if st.ColumnType(9) != sqlite.TypeNull {
+		e.TextID, e.HasTextID = st.ColumnInt64(9), true
+	}
+	return e
 }
 
 // OSRuntimeCall is one row of OSRT_API (present when recorded with -t osrt).

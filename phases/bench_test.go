@@ -97,3 +97,32 @@ func BenchmarkAttribute(b *testing.B) {
 		sw.close()
 	}
 }
+
+// BenchmarkNVTXSide: everything before the engine measures — the head
+// (strings, NVTX events, thread names), range trees, arm blocks, the step
+// choice and the instance layout — the serial stretch of an analysis.
+func BenchmarkNVTXSide(b *testing.B) {
+	benchNVTXSide(b, benchFile(b))
+}
+
+func benchNVTXSide(b *testing.B, f *nsys.File) {
+	gpuOf, err := cudaDeviceMap(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		tr, err := loadHead(f, gpuOf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res := &Result{}
+		opt := Options{Depth: 1, ArmPattern: defaultArmPattern()}
+		threads := tr.buildRanges(opt, &res.Excluded)
+		blocks := findArmBlocks(threads, opt.ArmPattern)
+		step, _, _ := pickStep(threads, blocks, opt.ArmPattern)
+		if step == "" {
+			b.Fatal("no step")
+		}
+		tr.layout(threads, blocks, step, opt, res)
+	}
+}

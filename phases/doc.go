@@ -25,6 +25,14 @@
 // VendorProjection reproduces `nsys stats -r nvtx_gpu_proj_sum` exactly, blind
 // spots included, for reconciling with existing workflows.
 //
+// Before the engine, the NVTX side (load.go, segment.go) — the serial part
+// of an analysis: the head (NVTX events in parts along the table's B-tree,
+// strings, thread names) is read concurrently, before anything else; each
+// distinct range name is resolved once (rangeName: display name, family,
+// arm match, warm-up), not once per range; then every instance is laid out
+// (layout), its place known, and written concurrently before any is
+// measured.
+//
 // Structure, reader → source → engine:
 //   - the reader (activity.go) decodes each activity table's rows once:
 //     opRows for the GPU-op tables, isCallRow and decodeAPIPart for the API

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -74,7 +76,7 @@ func (ix *corrIndex) lookup(ops []gpuOp, pid, corr int32) []gpuOp {
 type trace struct {
 	file        *nsys.File
 	strs        *nsys.Strings
-	nvtx        []nsys.NVTXEvent
+	nvtx        *nvtxRows                // until the range trees are built
 	threads     map[int64]*threadCalls   // globalTid → calls
 	procThreads map[int32][]*threadCalls // pid → its threads that made API calls
 	ops         []gpuOp
@@ -107,9 +109,26 @@ type procGPU struct {
 // names, the graph trace mode and the physical GPU map — concurrently. The
 // big activity tables are read by the engine's source (sweep.go).
 func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
-	tr := &trace{file: f, threads: map[int64]*threadCalls{}, gpuOf: gpuOf}
-	var g errgroup.Group
-	g.Go(func() error {
+	return startHead(f).wait(gpuOf)
+}
+
+// headLoad is a head being read.
+type headLoad struct {
+	tr *trace
+	g  errgroup.Group
+}
+
+// startHead starts reading the head: the NVTX side is the critical path,
+// so it starts before anything else is read.
+func startHead(f *nsys.File) *headLoad {
+	h := &headLoad{tr: &trace{file: f, threads: map[int64]*threadCalls{}}}
+	tr := h.tr
+	h.g.Go(func() error {
+		var err error
+		tr.nvtx, err = readNVTX(f)
+		return err
+	})
+	h.g.Go(func() error {
 		var err error
 		if tr.strs, err = f.Strings(); err != nil {
 			return err
@@ -123,25 +142,160 @@ func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
 		}
 		return nil
 	})
-	g.Go(func() error {
-		tr.nvtx = make([]nsys.NVTXEvent, 0, rowparts.RowHint(f, nsys.TableNVTX))
-		for e, err := range f.NVTXEvents() {
-			if err != nil {
-				return err
-			}
-			tr.nvtx = append(tr.nvtx, e)
-		}
-		return nil
-	})
-	g.Go(func() error {
+	h.g.Go(func() error {
 		capture, err := f.Capture()
 		tr.graphMode = nsys.GraphTraceMode(capture)
 		return err
 	})
-	if err := g.Wait(); err != nil {
+	return h
+}
+
+// wait returns the head once read, with the physical GPU map.
+func (h *headLoad) wait(gpuOf map[[2]int64]int32) (*trace, error) {
+	if err := h.g.Wait(); err != nil {
 		return nil, err
 	}
-	return tr, nil
+	h.tr.gpuOf = gpuOf
+	return h.tr, nil
+}
+
+// nvtxRows is the NVTX table reduced to what segmentation reads: the closed
+// ranges of each part of the table and the domain creations, in table order.
+type nvtxRows struct {
+	parts       []nvtxPart
+	domains     []nsys.NVTXEvent
+	unclosed    int // ranges never closed (NULL end)
+	crossThread int // start/end ranges that ended on another thread
+}
+
+// nvtxPart is the closed ranges of one part of the table, in table order,
+// and the distinct names they use.
+type nvtxPart struct {
+	ranges []rawRange
+	names  []rawName // by rawRange.name
+}
+
+// rawRange is one closed NVTX range as read, its name not yet resolved.
+type rawRange struct {
+	start, end, gtid int64
+	name             int32 // index into its part's names
+}
+
+// rawName is what a range's name is made of, as read: its text, inline or
+// registered, and its domain with the process that created it (0, 0: none).
+type rawName struct {
+	pid, domain int64
+	textID      int64  // StringIds id of a registered string, when hasTextID
+	text        string // the inline text otherwise
+	hasTextID   bool
+}
+
+// readNVTX reads the NVTX table in parts along its B-tree, concurrently:
+// it is on the critical path, and the activity decoders have not yet filled
+// the cores.
+func readNVTX(f *nsys.File) (*nvtxRows, error) {
+	ranges := rowparts.Split(f, nsys.TableNVTX, runtime.GOMAXPROCS(0), 1<<13)
+	hint := int(rowparts.RowHint(f, nsys.TableNVTX))/len(ranges) + 64
+	parts := make([]nvtxRows, len(ranges))
+	errs := make([]error, len(ranges))
+	var wg sync.WaitGroup
+	for i, r := range ranges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = readNVTXPart(f, r, hint, &parts[i])
+		}()
+	}
+	wg.Wait()
+	out := &nvtxRows{}
+	for i := range parts {
+		// The first error in table order, as one scan would meet it.
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		p := &parts[i]
+		out.parts = append(out.parts, p.parts...)
+		out.domains = append(out.domains, p.domains...)
+		out.unclosed += p.unclosed
+		out.crossThread += p.crossThread
+	}
+	return out, nil
+}
+
+func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error {
+	part := nvtxPart{ranges: make([]rawRange, 0, hint)}
+	// Name indices: ranges outside domains by text or registered id (the
+	// usual case, a cheap lookup), others by their whole rawName.
+	byText := map[string]int32{}
+	byTextID := map[int64]int32{}
+	byName := map[rawName]int32{}
+	// The scan interns texts: a text seen lately is the same string, and
+	// comparing it with itself is a pointer comparison.
+	type lately struct {
+		text string
+		name int32
+		set  bool
+	}
+	var recent [64]lately
+	nameOf := func(e *nsys.NVTXEvent) int32 {
+		k := rawName{textID: e.TextID, text: e.Text, hasTextID: e.HasTextID}
+		if k.hasTextID {
+			k.text = ""
+		} else {
+			k.textID = 0
+		}
+		var i int32
+		var ok bool
+		switch {
+		case e.DomainID != 0:
+			k.pid, k.domain = nsys.Pid(e.GlobalTid), e.DomainID
+			if i, ok = byName[k]; !ok {
+				i = int32(len(part.names))
+				byName[k] = i
+			}
+		case k.hasTextID:
+			if i, ok = byTextID[k.textID]; !ok {
+				i = int32(len(part.names))
+				byTextID[k.textID] = i
+			}
+		default:
+			slot := &recent[0]
+			if len(k.text) > 0 {
+				slot = &recent[(len(k.text)*7+int(k.text[0]))&63]
+			}
+			if slot.set && slot.text == k.text {
+				return slot.name
+			}
+			if i, ok = byText[k.text]; !ok {
+				i = int32(len(part.names))
+				byText[k.text] = i
+			}
+			*slot = lately{k.text, i, true}
+		}
+		if !ok {
+			part.names = append(part.names, k)
+		}
+		return i
+	}
+	for e, err := range rowparts.Rows[nsys.NVTXEvent](f, nsys.TableNVTX, r) {
+		if err != nil {
+			return err
+		}
+		switch {
+		case e.EventType == nsys.NVTXDomainCreate:
+			out.domains = append(out.domains, e)
+		case !nsys.IsRange(e.EventType):
+		case !e.HasEnd:
+			out.unclosed++
+		default:
+			if e.HasEndTid && e.EndGlobalTid != e.GlobalTid {
+				out.crossThread++
+			}
+			part.ranges = append(part.ranges, rawRange{start: e.Start, end: e.End, gtid: e.GlobalTid, name: nameOf(&e)})
+		}
+	}
+	out.parts = []nvtxPart{part}
+	return nil
 }
 
 // classOf returns the class index of an API name id, classifying each

@@ -37,11 +37,64 @@ type Options struct {
 type rng struct {
 	start, end int64
 	gtid       int64
-	name       string // "<domain>:<text>" for a named domain, else the text; PyTorch ids stripped
-	family     string // name with standalone numbers as N (FamilyOf); == name when it has none
-	text       string // the text alone: arm patterns match it, whatever the domain
-	parent     int32  // index into the thread's ranges, -1 = top level
+	nm         *rangeName
+	parent     int32 // index into the thread's ranges, -1 = top level
 	depth      int32
+}
+
+// rangeName is what segmentation derives from one distinct range name. A
+// trace repeats a few dozen names over tens of thousands of ranges: each is
+// resolved, stripped, renamed and matched once, not once per range. Names
+// belong to one analysis; the memos below are filled by one goroutine.
+type rangeName struct {
+	name   string // "<domain>:<text>" for a named domain, else the text; PyTorch ids stripped
+	family string // name with standalone numbers as N (FamilyOf); == name when it has none
+	text   string // the text alone: arm patterns match it, whatever the domain
+	warmup bool   // the text names a warm-up range (isWarmupName)
+
+	armPat *regexp.Regexp // the pattern arm was matched with; nil: not yet
+	arm    armMatch
+
+	round *int   // the pickStep round tally belongs to
+	tally *tally // the family's tally in that round
+}
+
+// armMatch is an arm pattern's match of a range name.
+type armMatch struct {
+	ok    bool
+	arm   string
+	block int // from block=<i>; -1 when absent
+}
+
+// armOf matches the arm pattern against the name, then the text (an arm
+// range inside a named domain).
+func (n *rangeName) armOf(pat *regexp.Regexp) *armMatch {
+	if n.armPat == pat {
+		return &n.arm
+	}
+	n.armPat, n.arm = pat, armMatch{}
+	m := pat.FindStringSubmatch(n.name)
+	if m == nil {
+		m = pat.FindStringSubmatch(n.text)
+	}
+	if m == nil {
+		return &n.arm
+	}
+	n.arm = armMatch{ok: true, arm: m[0], block: -1}
+	if len(m) > 1 && m[1] != "" {
+		n.arm.arm = m[1]
+	}
+	if len(m) > 2 && m[2] != "" {
+		if b, err := strconv.Atoi(m[2]); err == nil {
+			n.arm.block = b
+		}
+	}
+	return &n.arm
+}
+
+// syntheticName names the ranges segmentation makes up (WholeProcess).
+func syntheticName(name string) *rangeName {
+	return &rangeName{name: name, family: name, text: name, warmup: isWarmupName(name)}
 }
 
 // threadRanges are one thread's ranges sorted by (start, −end).
@@ -70,16 +123,20 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if opt.Rules != nil {
 		opt = opt.Rules.apply(opt)
 	}
-	// Physical GPUs first (a tiny table): the sweep's decoders map each op
-	// as they read it. They start now and read ahead (a few parts per
-	// table) while the NVTX side is loaded and laid out.
+	// The NVTX side first: it is the critical path until the engine
+	// measures.
+	head := startHead(f)
+	// Physical GPUs (a tiny table): the sweep's decoders map each op as
+	// they read it. They start now and read ahead (a few parts per table)
+	// while the NVTX side is loaded and laid out.
 	gpuOf, err := cudaDeviceMap(f)
 	if err != nil {
+		_, _ = head.wait(nil) // nothing reads the file once Segment returns
 		return nil, err
 	}
 	sw := startSweep(f, gpuOf, opt.engine)
 	defer sw.close()
-	tr, err := loadHead(f, gpuOf)
+	tr, err := head.wait(gpuOf)
 	if err != nil {
 		return nil, err
 	}
@@ -184,71 +241,120 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 // buildRanges turns NVTX rows into per-thread range trees. Ranges that never
 // closed are counted, not used.
 func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
+	nv := tr.nvtx
+	tr.nvtx = nil // no longer needed; free before attribution
+	if nv == nil {
+		return nil
+	}
+	ex.UnclosedRanges += nv.unclosed
+	ex.CrossThreadEnded += nv.crossThread
 	type dkey struct{ pid, domain int64 }
 	domains := map[dkey]string{}
-	for _, e := range tr.nvtx {
-		if e.EventType == nsys.NVTXDomainCreate {
-			name := e.Text
-			if e.HasTextID {
-				name = tr.strs.Name(e.TextID)
-			}
-			domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}] = name
-		}
-	}
-	byTid := map[int64]*threadRanges{}
-	for _, e := range tr.nvtx {
-		if !nsys.IsRange(e.EventType) {
-			continue
-		}
-		if !e.HasEnd {
-			ex.UnclosedRanges++
-			continue
-		}
-		if e.HasEndTid && e.EndGlobalTid != e.GlobalTid {
-			ex.CrossThreadEnded++
-		}
-		text := e.Text
+	for _, e := range nv.domains {
+		name := e.Text
 		if e.HasTextID {
-			text = tr.strs.Name(e.TextID)
+			name = tr.strs.Name(e.TextID)
+		}
+		domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}] = name
+	}
+	// Each distinct (domain name, text) is resolved once; nil: dropped by
+	// the rules.
+	type nameKey struct {
+		domain, text string
+		textID       int64
+		hasTextID    bool
+	}
+	names := map[nameKey]*rangeName{}
+	resolve := func(k nameKey) *rangeName {
+		text := k.text
+		if k.hasTextID {
+			text = tr.strs.Name(k.textID)
 		}
 		text = StripTorchIDs(text)
 		name := text
-		if e.DomainID != 0 {
-			if d := domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}]; d != "" {
-				name = d + ":" + text
-			}
+		if k.domain != "" {
+			name = k.domain + ":" + text
 		}
 		if opt.Rules != nil {
 			var keep bool
-			name, keep = opt.Rules.rename(name)
-			if !keep {
-				continue
-			}
-			if !opt.Rules.selectThread(nsys.Pid(e.GlobalTid), tr.threadNm[e.GlobalTid], tr.processName(nsys.Pid(e.GlobalTid))) {
-				continue
+			if name, keep = opt.Rules.rename(name); !keep {
+				return nil
 			}
 		}
-		end := e.End
-		if end < e.Start {
-			end = e.Start // a negative range is clamped to zero length (counted in warnings by robustness tests)
-		}
-		t := byTid[e.GlobalTid]
-		if t == nil {
-			t = &threadRanges{gtid: e.GlobalTid}
-			byTid[e.GlobalTid] = t
-		}
-		t.ranges = append(t.ranges, rng{start: e.Start, end: end, gtid: e.GlobalTid, name: name, family: FamilyOf(name), text: text, parent: -1})
+		return &rangeName{name: name, family: FamilyOf(name), text: text, warmup: isWarmupName(text)}
 	}
-	tr.nvtx = nil // no longer needed; free before attribution
+	// Threads: counted first, so each range list is allocated once at its
+	// size; nil: left out by the rules.
+	byTid := map[int64]*threadRanges{}
+	counts := map[int64]int{}
+	for _, part := range nv.parts {
+		rs := part.ranges
+		for i := 0; i < len(rs); {
+			j := i + 1
+			for j < len(rs) && rs[j].gtid == rs[i].gtid {
+				j++
+			}
+			counts[rs[i].gtid] += j - i
+			i = j
+		}
+	}
+	for g, n := range counts {
+		if opt.Rules != nil && !opt.Rules.selectThread(nsys.Pid(g), tr.threadNm[g], tr.processName(nsys.Pid(g))) {
+			byTid[g] = nil
+			continue
+		}
+		byTid[g] = &threadRanges{gtid: g, ranges: make([]rng, 0, n)}
+	}
+	for _, part := range nv.parts {
+		partNames := make([]*rangeName, len(part.names))
+		for i, rn := range part.names {
+			k := nameKey{text: rn.text, textID: rn.textID, hasTextID: rn.hasTextID}
+			if rn.domain != 0 {
+				k.domain = domains[dkey{rn.pid, rn.domain}]
+			}
+			nm, ok := names[k]
+			if !ok {
+				nm = resolve(k)
+				names[k] = nm
+			}
+			partNames[i] = nm
+		}
+		var t *threadRanges
+		lastTid := int64(0)
+		for i := range part.ranges {
+			e := &part.ranges[i]
+			if t == nil || e.gtid != lastTid {
+				t, lastTid = byTid[e.gtid], e.gtid
+			}
+			nm := partNames[e.name]
+			if t == nil || nm == nil {
+				continue
+			}
+			// A negative range is clamped to zero length (counted in
+			// warnings by robustness tests).
+			t.ranges = append(t.ranges, rng{start: e.start, end: max(e.end, e.start), gtid: e.gtid, nm: nm, parent: -1})
+		}
+	}
 	out := make([]*threadRanges, 0, len(byTid))
 	for _, t := range byTid {
-		slices.SortFunc(t.ranges, func(a, b rng) int {
-			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
-		})
-		linkParents(t)
-		out = append(out, t)
+		if t != nil && len(t.ranges) > 0 {
+			out = append(out, t)
+		}
 	}
 	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
+	// Threads' trees are independent: sorted and linked concurrently.
+	var wg sync.WaitGroup
+	for _, t := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slices.SortFunc(t.ranges, func(a, b rng) int {
+				return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+			})
+			linkParents(t)
+		}()
+	}
+	wg.Wait()
 	return out
 }
 
@@ -297,9 +403,10 @@ func wholeProcessRanges(ext []nsys.ThreadExtent) []*threadRanges {
 		}
 	}
 	out := make([]*threadRanges, 0, len(procs))
+	nm := syntheticName(WholeProcess)
 	for _, p := range procs {
 		g := p.best.GlobalTid
-		out = append(out, &threadRanges{gtid: g, ranges: []rng{{start: p.lo, end: max(p.lo, p.hi), gtid: g, name: WholeProcess, family: WholeProcess, text: WholeProcess, parent: -1}}})
+		out = append(out, &threadRanges{gtid: g, ranges: []rng{{start: p.lo, end: max(p.lo, p.hi), gtid: g, nm: nm, parent: -1}}})
 	}
 	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
 	return out
@@ -314,6 +421,7 @@ func wrapSingleShot(threads []*threadRanges, ext []nsys.ThreadExtent) int {
 		byTid[e.GlobalTid] = e
 	}
 	depth := 1
+	nm := syntheticName(WholeProcess)
 	for _, t := range threads {
 		lo, hi := t.ranges[0].start, t.ranges[0].end
 		for _, r := range t.ranges {
@@ -322,7 +430,7 @@ func wrapSingleShot(threads []*threadRanges, ext []nsys.ThreadExtent) int {
 		if e, ok := byTid[t.gtid]; ok && e.Calls > 0 {
 			lo, hi = min(lo, e.Start), max(hi, e.End)
 		}
-		t.ranges = append([]rng{{start: lo, end: hi, gtid: t.gtid, name: WholeProcess, family: WholeProcess, text: WholeProcess, parent: -1}}, t.ranges...)
+		t.ranges = append([]rng{{start: lo, end: hi, gtid: t.gtid, nm: nm, parent: -1}}, t.ranges...)
 		linkParents(t)
 		for _, r := range t.ranges {
 			depth = max(depth, int(r.depth))
@@ -338,28 +446,24 @@ func (tr *trace) processName(pid int64) string {
 func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 	var out []armBlock
 	for _, t := range threads {
-		for _, r := range t.ranges {
-			m := pat.FindStringSubmatch(r.name)
-			if m == nil {
-				m = pat.FindStringSubmatch(r.text) // an arm range inside a named domain
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if m := r.nm.armOf(pat); m.ok {
+				out = append(out, armBlock{arm: m.arm, block: m.block, start: r.start, end: r.end, pid: nsys.Pid(r.gtid)})
 			}
-			if m == nil {
-				continue
-			}
-			b := armBlock{arm: m[1], block: -1, start: r.start, end: r.end, pid: nsys.Pid(r.gtid)}
-			if len(m) > 2 && m[2] != "" {
-				if n, err := strconv.Atoi(m[2]); err == nil {
-					b.block = n
-				}
-			}
-			if len(m) < 2 || m[1] == "" {
-				b.arm = m[0]
-			}
-			out = append(out, b)
 		}
 	}
 	slices.SortFunc(out, func(a, b armBlock) int { return cmp.Compare(a.start, b.start) })
 	return out
+}
+
+// tally counts one step candidate (a name or numbered family) in pickStep.
+type tally struct {
+	n, perThread, maxPerThread int
+	first                      int64
+	lastTid                    int64
+	numbered                   bool
+	ns                         int64 // summed duration
 }
 
 // pickStep returns the step: the numbered family or name that repeats most
@@ -369,31 +473,31 @@ func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 // ("ProfilerStep#N") whose members have their own names. "" when nothing
 // repeats.
 func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (step string, n int, family bool) {
-	isArm := func(r rng) bool { return pat.MatchString(r.name) || pat.MatchString(r.text) }
-	type tally struct {
-		n, perThread, maxPerThread int
-		first                      int64
-		lastTid                    int64
-		numbered                   bool
-		ns                         int64 // summed duration
-	}
+	isArm := func(r *rng) bool { return r.nm.armOf(pat).ok }
 	// needPerThread: without arms, a step repeats on one thread, and a
 	// numbered family must also hold most of its level's range time — so
 	// "Identity_0" … "Identity_15" among the layers of one inference pass
 	// is not a step, but "ProfilerStep#1" … "#40" is.
-	pick := func(keep func(t *threadRanges, r rng) bool, needPerThread bool) (string, int, bool) {
+	pick := func(keep func(t *threadRanges, r *rng) bool, needPerThread bool) (string, int, bool) {
 		counts := map[string]*tally{}
+		// Each name finds its family's tally once per round.
+		round := new(int)
 		var levelNs int64
 		for _, t := range threads {
-			for _, r := range t.ranges {
-				if !keep(t, r) || isArm(r) || isWarmupName(r.text) {
+			for i := range t.ranges {
+				r := &t.ranges[i]
+				if !keep(t, r) || isArm(r) || r.nm.warmup {
 					continue
 				}
 				levelNs += r.end - r.start
-				c := counts[r.family]
-				if c == nil {
-					c = &tally{first: r.start, lastTid: -1}
-					counts[r.family] = c
+				c := r.nm.tally
+				if r.nm.round != round {
+					c = counts[r.nm.family]
+					if c == nil {
+						c = &tally{first: r.start, lastTid: -1}
+						counts[r.nm.family] = c
+					}
+					r.nm.round, r.nm.tally = round, c
 				}
 				c.n++
 				if c.lastTid != t.gtid {
@@ -402,7 +506,7 @@ func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (s
 				c.perThread++
 				c.maxPerThread = max(c.maxPerThread, c.perThread)
 				c.first = min(c.first, r.start)
-				c.numbered = c.numbered || r.name != r.family
+				c.numbered = c.numbered || r.nm.name != r.nm.family
 				c.ns += r.end - r.start
 			}
 		}
@@ -433,21 +537,21 @@ func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (s
 		// A child of an arm block: its parent is the block on this thread,
 		// or it is top level on its thread and inside a block of the same
 		// process (arm ranges on another thread).
-		return pick(func(t *threadRanges, r rng) bool {
+		return pick(func(t *threadRanges, r *rng) bool {
 			if r.parent >= 0 {
-				return isArm(t.ranges[r.parent])
+				return isArm(&t.ranges[r.parent])
 			}
 			return inArmBlock(blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0
 		}, false)
 	}
 	maxDepth := int32(0)
 	for _, t := range threads {
-		for _, r := range t.ranges {
-			maxDepth = max(maxDepth, r.depth)
+		for i := range t.ranges {
+			maxDepth = max(maxDepth, t.ranges[i].depth)
 		}
 	}
 	for d := int32(0); d <= maxDepth; d++ {
-		if name, n, fam := pick(func(_ *threadRanges, r rng) bool { return r.depth == d }, true); name != "" {
+		if name, n, fam := pick(func(_ *threadRanges, r *rng) bool { return r.depth == d }, true); name != "" {
 			return name, n, fam
 		}
 	}
@@ -472,6 +576,35 @@ func inArmBlock(blocks []armBlock, pid, start, end int64) int {
 
 // segment finds the step instances and their phases and attributes activity.
 func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) error {
+	gtids, spans := tr.layout(threads, blocks, stepName, opt, res)
+	rec, err := tr.measureAll(sw, res.Instances, gtids, spans, opt.Calls)
+	if err != nil {
+		return err
+	}
+	for _, sp := range spans {
+		st := &res.Instances[sp.step]
+		var phaseIv []interval
+		var phaseKernel int64
+		for i := sp.first; i < sp.end; i++ {
+			if ph := &res.Instances[i]; ph.Depth == 1 {
+				phaseIv = append(phaseIv, interval{ph.Start, ph.End})
+				phaseKernel += ph.M[KernelSum]
+			}
+		}
+		st.HasStepOnly = true
+		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
+		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
+	}
+	if rec != nil {
+		rec.finish(tr, res)
+	}
+	return nil
+}
+
+// layout finds the step instances and their phases and writes them to
+// res.Instances, measurements empty; it returns each instance's thread and
+// each step's span of instances.
+func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) ([]int64, []stepSpan) {
 	hasArms := map[int64]bool{}
 	for _, b := range blocks {
 		hasArms[b.pid] = true
@@ -498,7 +631,8 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		// ranges lie under a step or a warm-up range: linear even on a
 		// thread nested a million levels deep.
 		underStep, underWarmup := ancestorFlags(t, stepName)
-		for i, r := range t.ranges {
+		for i := range t.ranges {
+			r := &t.ranges[i]
 			if !r.isStep(stepName) {
 				continue
 			}
@@ -529,50 +663,16 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q ranges lie outside every arm block of their process and were left out", res.Excluded.OutsideArmSteps, stepName))
 	}
 
-	// Children index per thread: the ranges whose parent is i.
-	children := map[*threadRanges][][]int32{}
-	childrenOf := func(t *threadRanges) [][]int32 {
-		if c, ok := children[t]; ok {
-			return c
-		}
-		c := make([][]int32, len(t.ranges))
-		for j, r := range t.ranges {
-			if r.parent >= 0 {
-				c[r.parent] = append(c[r.parent], int32(j))
-			}
-		}
-		children[t] = c
-		return c
-	}
-
-	// Size the instance list exactly: it is the largest result and would
-	// otherwise grow by copying.
-	total := len(res.Instances) + len(steps)
-	var countKids func(t *threadRanges, i int32, depth int) int
-	countKids = func(t *threadRanges, i int32, depth int) int {
-		n := 0
-		for _, c := range childrenOf(t)[i] {
-			n++
-			if depth < opt.Depth {
-				n += countKids(t, c, depth+1)
-			}
-		}
-		return n
-	}
-	for _, s := range steps {
-		total += countKids(s.t, int32(s.i), 1)
-	}
-	res.Instances = slices.Grow(res.Instances, total-len(res.Instances))
-
+	// Number the steps (serial: numbering follows time order) and size each
+	// one's phases, so every step's instances have a known place.
 	stepInBlock := map[UnitID]int{}
 	firstStart := map[UnitID]int64{}
-	// First lay out every instance (cheap, serial: step numbering depends on
-	// order), then measure them — in parallel unless calls are recorded.
-	var spans []stepSpan
-	gtids := make([]int64, 0, total)
-	for _, s := range steps {
-		r := s.t.ranges[s.i]
-		pid, tid := nsys.Pid(r.gtid), nsys.Tid(r.gtid)
+	kids := map[*threadRanges]*childIndex{}
+	plans := make([]stepPlan, len(steps))
+	at := len(res.Instances)
+	spans := make([]stepSpan, len(steps))
+	for k, s := range steps {
+		r := &s.t.ranges[s.i]
 		nvtxArm, block, blockStart := "", 0, int64(0)
 		if s.block >= 0 {
 			nvtxArm, block, blockStart = blocks[s.block].arm, blockIdx[s.block], blocks[s.block].start
@@ -580,7 +680,7 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		arm := joinArm(opt.FileArm, nvtxArm)
 		unit := UnitID{File: tr.file.Path, Arm: arm, Block: block}
 		if s.block < 0 {
-			unit = UnitID{File: tr.file.Path, Arm: arm, Pid: pid}
+			unit = UnitID{File: tr.file.Path, Arm: arm, Pid: nsys.Pid(r.gtid)}
 			if _, ok := firstStart[unit]; !ok {
 				firstStart[unit] = r.start
 			}
@@ -588,68 +688,157 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		}
 		idx := stepInBlock[unit]
 		stepInBlock[unit]++
-		base := Instance{File: tr.file.Path, Pid: pid, Tid: tid, Thread: tr.threadNm[r.gtid], Arm: arm, Block: block, BlockStart: blockStart, Unit: unit, Step: idx, Warmup: idx < opt.SkipSteps}
-		if base.Warmup {
+		if idx < opt.SkipSteps {
 			res.Excluded.SkippedSteps++
 		}
-		step := base
-		step.Phase, step.IsStep, step.Start, step.End = stepName, true, r.start, r.end
-		if r.name != stepName {
-			step.StepLabel = r.name // the instance's own name in a numbered family
+		ci := kids[s.t]
+		if ci == nil {
+			ci = newChildIndex(s.t)
+			kids[s.t] = ci
 		}
-		span := stepSpan{step: len(res.Instances)}
-		res.Instances = append(res.Instances, step)
-		gtids = append(gtids, r.gtid)
-		span.first = len(res.Instances)
-
-		// Phases: descendants up to opt.Depth, named by their path below the step.
-		var walk func(i int32, depth int, prefix string)
-		walk = func(i int32, depth int, prefix string) {
-			for _, c := range childrenOf(s.t)[i] {
-				cr := s.t.ranges[c]
-				name := cr.name
-				if prefix != "" {
-					name = prefix + "/" + name
-				}
-				if opt.Rules != nil && !opt.Rules.isPhase(name) {
-					continue
-				}
-				ph := base
-				ph.Phase, ph.Depth, ph.Start, ph.End = name, depth, cr.start, cr.end
-				res.Instances = append(res.Instances, ph)
-				gtids = append(gtids, cr.gtid)
-				if depth < opt.Depth {
-					walk(c, depth+1, name)
-				}
+		p := stepPlan{t: s.t, kids: ci, i: int32(s.i), at: at, arm: arm, block: block, blockStart: blockStart, unit: unit, step: idx}
+		n := p.count(p.i, 1, opt.Depth)
+		if opt.Rules != nil && len(opt.Rules.Phases) > 0 {
+			n = 0 // the rules select phases by name
+			p.phases(opt, func(int32, int, string) { n++ })
+		}
+		spans[k] = stepSpan{step: at, first: at + 1, end: at + 1 + n}
+		at += 1 + n
+		plans[k] = p
+	}
+	// Then write the instances, concurrently: the list is the largest
+	// result (hundreds of bytes an instance), and writing it is most of
+	// this stretch.
+	// Instances are written field by field over zeroed memory: most of an
+	// instance is its measurements, zero until measured.
+	if n := len(res.Instances); n == 0 {
+		res.Instances = make([]Instance, at)
+	} else {
+		res.Instances = slices.Grow(res.Instances, at-n)[:at]
+		clear(res.Instances[n:])
+	}
+	gtids := make([]int64, at)
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(plans)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(plans)/workers, (w+1)*len(plans)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := lo; k < hi; k++ {
+				plans[k].write(tr, stepName, opt, res.Instances, gtids)
 			}
-		}
-		walk(int32(s.i), 1, "")
-		span.end = len(res.Instances)
-		spans = append(spans, span)
+		}()
 	}
-	rec, err := tr.measureAll(sw, res.Instances, gtids, spans, opt.Calls)
-	if err != nil {
-		return err
-	}
-	for _, sp := range spans {
-		st := &res.Instances[sp.step]
-		var phaseIv []interval
-		var phaseKernel int64
-		for i := sp.first; i < sp.end; i++ {
-			if ph := &res.Instances[i]; ph.Depth == 1 {
-				phaseIv = append(phaseIv, interval{ph.Start, ph.End})
-				phaseKernel += ph.M[KernelSum]
-			}
-		}
-		st.HasStepOnly = true
-		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
-		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
-	}
-	if rec != nil {
-		rec.finish(tr, res)
-	}
-	return nil
+	wg.Wait()
+	return gtids, spans
 }
+
+// stepPlan is one step instance laid out: where its instances go and what
+// they share.
+type stepPlan struct {
+	t          *threadRanges
+	kids       *childIndex
+	i          int32 // the step's range
+	at         int   // index of the step's instance; its phases follow
+	arm        string
+	block      int
+	blockStart int64
+	unit       UnitID
+	step       int
+}
+
+// phases visits the step's phases in order: its descendants up to
+// opt.Depth, named by their path below the step, selected by the rules.
+func (p *stepPlan) phases(opt Options, visit func(c int32, depth int, name string)) {
+	var walk func(i int32, depth int, prefix string)
+	walk = func(i int32, depth int, prefix string) {
+		for _, c := range p.kids.of(i) {
+			name := p.t.ranges[c].nm.name
+			if prefix != "" {
+				name = prefix + "/" + name
+			}
+			if opt.Rules != nil && !opt.Rules.isPhase(name) {
+				continue
+			}
+			visit(c, depth, name)
+			if depth < opt.Depth {
+				walk(c, depth+1, name)
+			}
+		}
+	}
+	walk(p.i, 1, "")
+}
+
+// count is the number of descendants of range i up to depth maxDepth, i at
+// depth-1: the step's phases when no rule selects them by name.
+func (p *stepPlan) count(i int32, depth, maxDepth int) int {
+	n := 0
+	for _, c := range p.kids.of(i) {
+		n++
+		if depth < maxDepth {
+			n += p.count(c, depth+1, maxDepth)
+		}
+	}
+	return n
+}
+
+// write writes the step's instances to xs and their threads to gtids.
+func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance, gtids []int64) {
+	r := &p.t.ranges[p.i]
+	pid, tid, thread := nsys.Pid(r.gtid), nsys.Tid(r.gtid), tr.threadNm[r.gtid]
+	warmup := p.step < opt.SkipSteps
+	// x is zero: only what is not zero is written.
+	fill := func(x *Instance, phase string, depth int, start, end int64) {
+		x.File, x.Pid, x.Tid, x.Thread = tr.file.Path, pid, tid, thread
+		x.Arm, x.Block, x.BlockStart, x.Unit, x.Step, x.Warmup = p.arm, p.block, p.blockStart, p.unit, p.step, warmup
+		x.Phase, x.Depth, x.Start, x.End = phase, depth, start, end
+	}
+	st := &xs[p.at]
+	fill(st, stepName, 0, r.start, r.end)
+	st.IsStep = true
+	if r.nm.name != stepName {
+		st.StepLabel = r.nm.name // the instance's own name in a numbered family
+	}
+	gtids[p.at] = r.gtid
+	j := p.at + 1
+	p.phases(opt, func(c int32, depth int, name string) {
+		cr := &p.t.ranges[c]
+		fill(&xs[j], name, depth, cr.start, cr.end)
+		gtids[j] = cr.gtid
+		j++
+	})
+}
+
+// childIndex lists each range's children (the ranges whose parent it is),
+// in order, in one array.
+type childIndex struct {
+	off  []int32 // children of i: kids[off[i]:off[i+1]]
+	kids []int32
+}
+
+func newChildIndex(t *threadRanges) *childIndex {
+	ci := &childIndex{off: make([]int32, len(t.ranges)+1)}
+	for i := range t.ranges {
+		if p := t.ranges[i].parent; p >= 0 {
+			ci.off[p+1]++
+		}
+	}
+	for i := 1; i < len(ci.off); i++ {
+		ci.off[i] += ci.off[i-1]
+	}
+	ci.kids = make([]int32, ci.off[len(ci.off)-1])
+	fill := slices.Clone(ci.off[:len(t.ranges)])
+	for i := range t.ranges {
+		if p := t.ranges[i].parent; p >= 0 {
+			ci.kids[fill[p]] = int32(i)
+			fill[p]++
+		}
+	}
+	return ci
+}
+
+func (ci *childIndex) of(i int32) []int32 { return ci.kids[ci.off[i]:ci.off[i+1]] }
 
 // stepSpan is one step instance and its phases: instance indices, the step
 // at step and its phases at [first, end).
@@ -660,11 +849,11 @@ type stepSpan struct{ step, first, end int }
 func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool) {
 	underStep = make([]bool, len(t.ranges))
 	underWarmup = make([]bool, len(t.ranges))
-	for i, r := range t.ranges {
-		if p := r.parent; p >= 0 {
+	for i := range t.ranges {
+		if p := t.ranges[i].parent; p >= 0 {
 			pr := &t.ranges[p]
 			underStep[i] = underStep[p] || pr.isStep(step)
-			underWarmup[i] = underWarmup[p] || isWarmupName(pr.text)
+			underWarmup[i] = underWarmup[p] || pr.nm.warmup
 		}
 	}
 	return underStep, underWarmup
@@ -672,7 +861,7 @@ func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool)
 
 // isStep reports whether r is an instance of the step: its name, or its
 // numbered family ("ProfilerStep#N" matches "ProfilerStep#12").
-func (r *rng) isStep(step string) bool { return r.name == step || r.family == step }
+func (r *rng) isStep(step string) bool { return r.nm.name == step || r.nm.family == step }
 
 // joinArm labels an arm from its file-level and NVTX parts.
 func joinArm(fileArm, nvtxArm string) string {
