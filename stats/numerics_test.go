@@ -69,9 +69,20 @@ func TestSelectionMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 300 {
 		n := 1 + rng.IntN(500)
+		if trial%5 == 1 {
+			n = 1 + rng.IntN(5000) // bucket selection
+		}
 		xs := make([]float64, n)
 		for i := range xs {
-			xs[i] = float64(rng.IntN(1 + n/3)) // many ties
+			switch trial % 5 {
+			case 1, 2: // skewed ns durations with spikes: most values in few buckets
+				xs[i] = math.Round(1e6 * math.Exp(0.3*rng.NormFloat64()))
+				if rng.IntN(200) == 0 {
+					xs[i] *= 1000
+				}
+			default:
+				xs[i] = float64(rng.IntN(1 + n/3)) // many ties
+			}
 		}
 		if trial%3 == 0 {
 			slices.Sort(xs) // sorted and V-shaped inputs broke naive pivots
