@@ -172,15 +172,6 @@ func bucketSelect(xs []float64, lo, hi float64, ranks []int, out []float64, scra
 	}
 }
 
-// signBits reports whether some value of xs has the sign bit (a −0, or a
-// negative value).
-func signBits(xs []float64) bool {
-	var or uint64
-	for _, v := range xs {
-		or |= math.Float64bits(v)
-	}
-	return or>>63 != 0
-}
 
 // empiricalRank is the 0-based rank that stat.Quantile(p, stat.Empirical,
 // sorted, nil) returns for n values: the first i with i+1 ≥ p·n, computed

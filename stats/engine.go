@@ -40,40 +40,72 @@ func newQIndex(vals []float64, grp []int32, groups int) *qIndex {
 	return q
 }
 
-func (q *qIndex) prefix(j int, c []int32) float64 {
+func (q *qIndex) prefix(j int, c []int32) int64 {
 	row := q.ckpt[j*q.cols : (j+1)*q.cols]
 	c = c[:len(row)] // one bounds check instead of one per group
 	var s int64
 	for g, k := range row {
 		s += int64(k) * int64(c[g])
 	}
-	return float64(s)
+	return s
 }
 
 // quantile returns the p-quantile (0 < p ≤ 1) under counts c (len cols, the
 // last 0) whose total weight is w > 0.
+//
+// The cumulative weights are integers, exact in float64 as gonum adds them,
+// so "cumulative weight ≥ p·w" is "cumulative weight ≥ ⌈p·w⌉" and the search
+// runs on integers: a branch-free binary search over the checkpoints, then
+// a walk that adds counts in an integer chain.
 func (q *qIndex) quantile(p float64, c []int32, w float64) float64 {
 	fidx := p * w // the same float expression as gonum's empiricalQuantile
+	if !(fidx > 0 && fidx < 1<<52) {
+		return q.quantileFloat(fidx, c)
+	}
+	t := int64(math.Ceil(fidx))
+	// The last checkpoint whose prefix is below t (prefix(0) = 0 is).
+	lo, size := 0, len(q.ckpt)/q.cols
+	for size > 1 {
+		half := size / 2
+		if q.prefix(lo+half, c) < t {
+			lo += half
+		}
+		size -= half
+	}
+	var cum int64 // prefix(0) is always 0: skip its dot product (all of it when groups ≥ stride)
+	if lo > 0 {
+		cum = q.prefix(lo, c)
+	}
+	grp := q.grp[lo*q.stride:]
+	for i, g := range grp {
+		cum += int64(c[g])
+		if cum >= t {
+			return q.vals[lo*q.stride+i]
+		}
+	}
+	return q.vals[len(q.vals)-1] // unreachable while w matches c
+}
+
+// quantileFloat is quantile by float comparisons, for a p·w outside the
+// range where integer counts stand in for it.
+func (q *qIndex) quantileFloat(fidx float64, c []int32) float64 {
 	lo, hi := 0, len(q.ckpt)/q.cols-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if q.prefix(mid, c) < fidx {
+		if float64(q.prefix(mid, c)) < fidx {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	cum := 0.0 // prefix(0) is always 0: skip its dot product (all of it when groups ≥ stride)
-	if lo > 0 {
-		cum = q.prefix(lo, c)
-	}
+	cum := float64(q.prefix(lo, c))
 	for i := lo * q.stride; i < len(q.vals); i++ {
 		cum += float64(c[q.grp[i]])
 		if cum >= fidx {
 			return q.vals[i]
 		}
 	}
-	return q.vals[len(q.vals)-1] // unreachable while w matches c
+	return q.vals[len(q.vals)-1]
 }
 
 // side is one arm inside one plan: its steps grouped into the plan's
