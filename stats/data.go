@@ -198,7 +198,10 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 	a.unitCnt = make([][]float64, nMetrics)
 	var present, dev []float64 // buffers of the selection path, shared by the metrics
 	for m := range nMetrics {
-		flat := make([]float64, 0, n)
+		flat, inPlace := adjacentSteps(units, m, n)
+		if !inPlace {
+			flat = make([]float64, 0, n)
+		}
 		sums := make([]float64, len(units))
 		cnts := make([]float64, len(units))
 		for i, u := range units {
@@ -212,7 +215,9 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 				}
 			}
 			sums[i], cnts[i] = sum, cnt
-			flat = append(flat, u.Steps[m]...)
+			if !inPlace {
+				flat = append(flat, u.Steps[m]...)
+			}
 		}
 		a.vals[m], a.unitSum[m], a.unitCnt[m] = flat, sums, cnts
 		if primary[m] {
@@ -244,6 +249,27 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 		}
 	}
 	return a
+}
+
+// adjacentSteps returns the n steps of metric m of units as one slice
+// when the units' series lie end to end in one array (as the phases
+// adapter lays them out), so that they need no copy. The arm only reads
+// them.
+func adjacentSteps(units []*Unit, m, n int) ([]float64, bool) {
+	first := units[0].Steps[m]
+	if cap(first) < n {
+		return nil, false
+	}
+	all := first[:n]
+	at := 0
+	for _, u := range units {
+		s := u.Steps[m]
+		if len(s) > 0 && &all[at] != &s[0] {
+			return nil, false
+		}
+		at += len(s)
+	}
+	return all[:n:n], true
 }
 
 func (a *armData) steps() int { return a.offset[len(a.offset)-1] }
