@@ -3,8 +3,6 @@ package stats
 import (
 	"hash/fnv"
 	"math"
-	"math/bits"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -16,13 +14,6 @@ func streamSeed2(key string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	return h.Sum64()
-}
-
-// drawIndex maps one PCG output onto [0, n) as the high word of the 128-bit
-// product: a specified mapping that does not depend on rand.IntN's algorithm.
-func drawIndex(src *rand.PCG, n int) int {
-	hi, _ := bits.Mul64(src.Uint64(), uint64(n))
-	return int(hi)
 }
 
 // expandedAlpha is α′ of the expanded percentile interval (Hesterberg 2015):
