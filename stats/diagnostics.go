@@ -113,6 +113,14 @@ const selectBuckets = 512
 // its time on unpredictable branches. scratch (len ≥ len(xs), or nil) holds
 // the gathered values; xs is left as it is.
 func bucketSelect(xs []float64, lo, hi float64, ranks []int, out []float64, scratch []float64) {
+	bucketSelectDepth(xs, lo, hi, ranks, out, scratch, 0)
+}
+
+// bucketSelectDepth is bucketSelect at recursion depth depth: a bucket
+// that gathers many values (skewed data: a few outliers stretch the grid,
+// and the bulk falls into few buckets) is selected from by another grid
+// over its own range.
+func bucketSelectDepth(xs []float64, lo, hi float64, ranks []int, out []float64, scratch []float64, depth int) {
 	n := len(xs)
 	scale := selectBuckets / (hi - lo)
 	if n < 4*selectBuckets/8 || !(hi > lo) || math.IsInf(scale, 0) || math.IsInf(hi-lo, 0) {
@@ -168,7 +176,23 @@ func bucketSelect(xs []float64, lo, hi float64, ranks []int, out []float64, scra
 	}
 	for i, r := range ranks {
 		k := slot[bucket[i]] - 1
-		out[i] = selectKth(scratch[start[k]:fill[k]], r-below[i])
+		region := scratch[start[k]:fill[k]]
+		if len(region) <= selectBuckets/2 || depth >= 2 {
+			out[i] = selectKth(region, r-below[i])
+			continue
+		}
+		rlo, rhi := region[0], region[0]
+		for _, v := range region {
+			if v < rlo {
+				rlo = v
+			}
+			if v > rhi {
+				rhi = v
+			}
+		}
+		buf := getBuf(len(region))
+		bucketSelectDepth(region, rlo, rhi, []int{r - below[i]}, out[i:i+1], buf, depth+1)
+		putBuf(buf)
 	}
 }
 
