@@ -173,6 +173,18 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 	} else {
 		res.Method, res.N = res.Arms[0].Method, res.Arms[0].N
 	}
+	for _, t := range armTasks {
+		t.ci.release()
+		if t.base != t.ci {
+			t.base.release()
+		}
+	}
+	for _, t := range cmpTasks {
+		t.ci.release()
+		if t.d.base != t.ci {
+			t.d.base.release()
+		}
+	}
 	return res, nil
 }
 

@@ -316,7 +316,8 @@ func (pl *plan) draw(seed uint64, key string, b int, confidence float64) {
 	pl.b = minResamplesFor(b, pl.alphaP)
 	rng := pcg{hi: seed, lo: pl.stream}
 	drawSide := func(g int) []int32 {
-		c := make([]int32, pl.b*(g+1))
+		c := getIndexBuf(pl.b * (g + 1)) // back to the pool in release
+		clear(c)
 		rng.fill(c, pl.b, g)
 		return c
 	}
@@ -413,6 +414,31 @@ func (pl *plan) prepare() {
 	}
 }
 
+// release hands a drawn plan's count rows, memos and denominators back to
+// the pools once its task is done; nothing of them is in a Result.
+func (pl *plan) release() {
+	if pl == nil || pl.counts == nil {
+		return
+	}
+	putIndexBuf(pl.counts[0])
+	if len(pl.counts) > 1 && !pl.paired {
+		putIndexBuf(pl.counts[1])
+	}
+	pl.counts = nil
+	for i, m := range pl.memos {
+		if m != nil {
+			m.release()
+			pl.memos[i] = nil
+		}
+	}
+	for i, d := range pl.den {
+		if d != nil {
+			putBuf(d)
+			pl.den[i] = nil
+		}
+	}
+}
+
 // row returns side i's counts of resample r.
 func (pl *plan) row(i, r int) []int32 {
 	cols := pl.sides[i].groups + 1
@@ -435,7 +461,7 @@ func quantileStat(sides []*side, m int, p float64) statFunc {
 func (pl *plan) denominators(i int) []float64 {
 	pl.denOnce[i].Do(func() {
 		s := pl.sides[i]
-		den := make([]float64, pl.b)
+		den := getBuf(pl.b) // back to the pool in release
 		pl.memo(i).paritySums(den, pl.counts[i], s.groups+1, s.steps)
 		pl.den[i] = den
 	})
