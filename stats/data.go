@@ -177,6 +177,10 @@ type armData struct {
 	tail     []int        // [metric] tail steps (modified z > 10)
 	unitSum  [][]float64  // [metric][unit]
 	unitCnt  [][]float64
+	// same[m]: every present step of metric m has one value, its bits
+	// sameBits[m] (see side.constantMean).
+	same     []bool
+	sameBits []uint64
 }
 
 func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armData {
@@ -196,6 +200,8 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 	a.tail = make([]int, nMetrics)
 	a.unitSum = make([][]float64, nMetrics)
 	a.unitCnt = make([][]float64, nMetrics)
+	a.same = make([]bool, nMetrics)
+	a.sameBits = make([]uint64, nMetrics)
 	var present, dev []float64 // buffers of the selection path, shared by the metrics
 	for m := range nMetrics {
 		flat, inPlace := adjacentSteps(units, m, n)
@@ -204,6 +210,20 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 		}
 		sums := make([]float64, len(units))
 		cnts := make([]float64, len(units))
+		first := math.NaN() // the first present value
+		for _, u := range units {
+			for _, v := range u.Steps[m] {
+				if !math.IsNaN(v) {
+					first = v
+					break
+				}
+			}
+			if !math.IsNaN(first) {
+				break
+			}
+		}
+		fb := math.Float64bits(first)
+		var differ uint64 // bits in which some present value differs from first
 		for i, u := range units {
 			// Local accumulators keep the sum in a register; the order of
 			// additions is that of the steps, as always.
@@ -212,6 +232,7 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 				if !math.IsNaN(v) {
 					sum += v
 					cnt++
+					differ |= math.Float64bits(v) ^ fb
 				}
 			}
 			sums[i], cnts[i] = sum, cnt
@@ -220,6 +241,7 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 			}
 		}
 		a.vals[m], a.unitSum[m], a.unitCnt[m] = flat, sums, cnts
+		a.same[m], a.sameBits[m] = !math.IsNaN(first) && differ == 0, fb
 		if primary[m] {
 			idx := make([]int32, 0, n)
 			for i, v := range flat {

@@ -40,13 +40,21 @@ func newQIndex(vals []float64, grp []int32, groups int) *qIndex {
 }
 
 func (q *qIndex) prefix(j int, c []int32) int64 {
-	row := q.ckpt[j*q.cols : (j+1)*q.cols]
+	// The last column is the never-drawn group, whose count is 0. Two
+	// accumulators halve the dependency chain (integer sums: any order
+	// gives the same value).
+	row := q.ckpt[j*q.cols : (j+1)*q.cols-1]
 	c = c[:len(row)] // one bounds check instead of one per group
-	var s int64
-	for g, k := range row {
-		s += int64(k) * int64(c[g])
+	var s0, s1 int64
+	g := 0
+	for ; g+1 < len(row); g += 2 {
+		s0 += int64(row[g]) * int64(c[g])
+		s1 += int64(row[g+1]) * int64(c[g+1])
 	}
-	return s
+	if g < len(row) {
+		s0 += int64(row[g]) * int64(c[g])
+	}
+	return s0 + s1
 }
 
 // quantile returns the p-quantile (0 < p ≤ 1) under counts c (len cols, the
@@ -191,6 +199,38 @@ func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary [
 		s.ones[g] = 1
 	}
 	return s
+}
+
+// constantMean reports whether every resampled mean of metric m is exactly
+// one value v, whatever the counts and the order of the additions: the
+// metric is present in every step of the groups and always v, a
+// non-negative integer (ns) so small that every Σ c_g·S_g (at most
+// groups × steps × v) is an integer below 2⁵³. Each sum of such terms is
+// then exact, the numerator is exactly v times the denominator, and the
+// quotient is v. The replicates then need no sums at all.
+func (s *side) constantMean(m int) (float64, bool) {
+	a := s.arm
+	if !constantShortcut || !a.same[m] || !s.full[m] || a.sameBits[m]>>63 != 0 {
+		return 0, false
+	}
+	v := math.Float64frombits(a.sameBits[m])
+	if v != math.Trunc(v) || v*float64(s.groups+1)*float64(a.steps()) >= 1<<53 {
+		return 0, false
+	}
+	return v, true
+}
+
+// constantShortcut lets tests compare constantMean's shortcut with the
+// sums it skips.
+var constantShortcut = true
+
+// constantValues returns n copies of v in a pooled buffer.
+func constantValues(n int, v float64) []float64 {
+	out := getBuf(n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 // unitGroups maps each unit of a to a group (or groups for "none") and
@@ -474,6 +514,9 @@ func (pl *plan) denominators(i int) []float64 {
 // side's sum memo.
 func (pl *plan) meanReplicates(i, m int) []float64 {
 	s := pl.sides[i]
+	if v, ok := s.constantMean(m); ok {
+		return constantValues(pl.b, v)
+	}
 	var den []float64
 	if s.full[m] {
 		den = pl.denominators(i)
@@ -601,6 +644,9 @@ func (pl *plan) meanValues(i, m int) []float64 {
 		return pl.meanReplicates(i, m)
 	}
 	s := pl.sides[i]
+	if v, ok := s.constantMean(m); ok {
+		return constantValues(len(cl.reps), v)
+	}
 	var den []float64
 	if s.full[m] {
 		den = pl.classDenominators(i)
@@ -620,6 +666,13 @@ func (pl *plan) quantileValues(i, m int, p float64) []float64 {
 func (pl *plan) sideMeanValues(i, m int) []float64 {
 	s := pl.sides[i]
 	cl := pl.classes()
+	if v, ok := s.constantMean(m); ok {
+		n := pl.b
+		if cl != nil {
+			n = len(cl.reps)
+		}
+		return constantValues(n, v)
+	}
 	if cl == nil {
 		return pl.values(func(r int) float64 { return s.mean(m, pl.row(i, r)) })
 	}
