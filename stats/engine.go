@@ -65,65 +65,6 @@ func (q *qIndex) prefix(j int, c []int32) int64 {
 // runs on integers: a branch-free binary search over the checkpoints, then
 // a walk that adds counts in an integer chain.
 func (q *qIndex) quantile(p float64, c []int32, w float64) float64 {
-	return q.quantileIn(p, c, w, nil)
-}
-
-// qBounds narrows the search for one p: lo[g] and hi[g] are sorted
-// positions such that, for every count vector, the quantile's position lies
-// in [min lo[g], max hi[g]] over the drawn groups g (see newQBounds).
-type qBounds struct {
-	p      float64
-	lo, hi []int32
-}
-
-// bounds returns the search bounds of p.
-//
-// With n_g the present values of group g and a_g(k) the position of its
-// k-th smallest (1-based), the cumulative weight at position i is
-// F(i) = Σ c_g·cnt_g(i), with cnt_g(i) ≥ k exactly when i ≥ a_g(k). Let
-// k = ⌈p·n_g⌉ (in floating point, within 1 of the real p·n_g). Below
-// lo[g] = a_g(k−2) the group has at most k−3 < p·n_g − 1 values, so below
-// the least lo[g] of the drawn groups F < p·W − 1 < ⌈p·W⌉; from
-// hi[g] = a_g(k+2) on it has at least k+2 > p·n_g + 1, so from the largest
-// hi[g] on F > p·W + 1 > p·W: the quantile lies between. Where k−2 < 1 or
-// k+2 > n_g the bound is the array's end. Groups without present values
-// add nothing to F or W and get an empty range.
-func (q *qIndex) bounds(p float64) *qBounds {
-	groups := q.cols - 1
-	n := make([]int32, groups+1)
-	for _, g := range q.grp {
-		n[g]++
-	}
-	b := &qBounds{p: p, lo: make([]int32, groups), hi: make([]int32, groups)}
-	klo, khi := make([]int32, groups), make([]int32, groups)
-	last := int32(len(q.vals) - 1)
-	for g := range groups {
-		k := int32(math.Ceil(p * float64(n[g])))
-		klo[g], khi[g] = k-2, k+2
-		b.lo[g], b.hi[g] = 0, last
-		if n[g] == 0 {
-			b.lo[g], b.hi[g] = last, 0
-		}
-	}
-	seen := make([]int32, groups+1)
-	for i, g := range q.grp {
-		if int(g) >= groups {
-			continue
-		}
-		seen[g]++
-		if seen[g] == klo[g] {
-			b.lo[g] = int32(i)
-		}
-		if seen[g] == khi[g] {
-			b.hi[g] = int32(i)
-		}
-	}
-	return b
-}
-
-// quantileIn is quantile, searching only between the bounds b of p when b
-// is not nil.
-func (q *qIndex) quantileIn(p float64, c []int32, w float64, b *qBounds) float64 {
 	fidx := p * w // the same float expression as gonum's empiricalQuantile
 	if !(fidx > 0 && fidx < 1<<52) {
 		return q.quantileFloat(fidx, c)
@@ -131,21 +72,6 @@ func (q *qIndex) quantileIn(p float64, c []int32, w float64, b *qBounds) float64
 	t := int64(math.Ceil(fidx))
 	// The last checkpoint whose prefix is below t (prefix(0) = 0 is).
 	lo, size := 0, len(q.ckpt)/q.cols
-	if b != nil {
-		// The least lo and the largest hi of the drawn groups, without
-		// a branch per group.
-		first, last := int32(len(q.vals)), int32(0)
-		cs := c[:len(b.lo)]
-		for g, k := range cs {
-			drawn := (-k) >> 31 // -1 when k > 0, else 0
-			first = min(first, b.lo[g]|^drawn&math.MaxInt32)
-			last = max(last, b.hi[g]&drawn)
-		}
-		if first <= last {
-			jlo, jhi := int(first)/q.stride, int(last)/q.stride
-			lo, size = jlo, min(jhi, size-1)-jlo+1
-		}
-	}
 	for size > 1 {
 		half := size / 2
 		if q.prefix(lo+half, c) < t {
@@ -613,26 +539,23 @@ func (pl *plan) meanReplicates(i, m int) []float64 {
 // quantileAt is the p-quantile of side i's metric m under resample r, with
 // the total weight taken from the shared denominators when metric m is
 // present in every step.
-func (pl *plan) quantileAt(i, m int, p float64, r int, b *qBounds) float64 {
+func (pl *plan) quantileAt(i, m int, p float64, r int) float64 {
 	s := pl.sides[i]
 	c := pl.row(i, r)
-	w := 0.0
-	if s.full[m] {
-		w = pl.denominators(i)[r]
-	} else {
-		w = s.weight(m, c)
+	if !s.full[m] {
+		return s.quantile(m, p, c)
 	}
-	if w == 0 {
+	den := pl.denominators(i)
+	if den[r] == 0 {
 		return math.NaN()
 	}
-	return s.q[m].quantileIn(p, c, w, b)
+	return s.q[m].quantile(p, c, den[r])
 }
 
 // quantileReplicates is side i's p-quantile of metric m under every
 // resample, computed once per distinct count row when the memo knows them.
 func (pl *plan) quantileReplicates(i, m int, p float64) []float64 {
-	b := pl.sides[i].q[m].bounds(p)
-	return pl.perRow(i, func(r int) float64 { return pl.quantileAt(i, m, p, r, b) })
+	return pl.perRow(i, func(r int) float64 { return pl.quantileAt(i, m, p, r) })
 }
 
 // perRow returns f(r) for every resample r of side i into a pooled buffer,
@@ -735,8 +658,7 @@ func (pl *plan) meanValues(i, m int) []float64 {
 
 // quantileValues is quantileReplicates as values.
 func (pl *plan) quantileValues(i, m int, p float64) []float64 {
-	b := pl.sides[i].q[m].bounds(p)
-	return pl.values(func(r int) float64 { return pl.quantileAt(i, m, p, r, b) })
+	return pl.values(func(r int) float64 { return pl.quantileAt(i, m, p, r) })
 }
 
 // sideMeanValues is side i's mean of metric m (side.mean, one chain) as
