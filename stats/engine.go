@@ -71,12 +71,24 @@ func (q *qIndex) quantile(p float64, c []int32, w float64) float64 {
 	}
 	t := int64(math.Ceil(fidx))
 	// The last checkpoint whose prefix is below t (prefix(0) = 0 is).
-	lo, size := 0, len(q.ckpt)/q.cols
+	cols := q.cols
+	cg := c[:cols-1] // the last column, the never-drawn group, counts 0
+	lo, size := 0, len(q.ckpt)/cols
 	for size > 1 {
 		half := size / 2
-		if q.prefix(lo+half, c) < t {
-			lo += half
+		// prefix(lo+half), inlined; the step taken by a mask, not a
+		// branch (which would mispredict half the time).
+		row := q.ckpt[(lo+half)*cols : (lo+half)*cols+len(cg)]
+		var s0, s1 int64
+		g := 0
+		for ; g+1 < len(row); g += 2 {
+			s0 += int64(row[g]) * int64(cg[g])
+			s1 += int64(row[g+1]) * int64(cg[g+1])
 		}
+		if g < len(row) {
+			s0 += int64(row[g]) * int64(cg[g])
+		}
+		lo += half & int((s0+s1-t)>>63)
 		size -= half
 	}
 	var cum int64 // prefix(0) is always 0: skip its dot product (all of it when groups ≥ stride)
