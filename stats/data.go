@@ -264,6 +264,17 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 		}
 		// Other metrics need only three order statistics and the MAD:
 		// selection is linear where sorting every metric would dominate.
+		if constantShortcut && a.same[m] && a.sameBits[m]>>63 == 0 {
+			// One value in every present step (as selectSummaryInto finds):
+			// every quantile, MAD 0, no step above the median.
+			var n float64
+			for _, c := range cnts {
+				n += c
+			}
+			v := math.Float64frombits(a.sameBits[m])
+			a.present[m], a.quant[m], a.tail[m] = int(n), [3]float64{v, v, v}, 0
+			continue
+		}
 		present = appendPresent(present[:0], flat)
 		a.present[m] = len(present)
 		if len(present) > 0 {

@@ -232,8 +232,9 @@ func (s *side) constantMean(m int) (float64, bool) {
 	return v, true
 }
 
-// constantShortcut lets tests compare constantMean's shortcut with the
-// sums it skips.
+// constantShortcut lets tests compare the shortcuts for metrics with one
+// value (constantMean, and newArmData's point summary) with the sums and
+// selections they skip.
 var constantShortcut = true
 
 // constantValues returns n copies of v in a pooled buffer.
