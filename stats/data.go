@@ -114,10 +114,8 @@ func validateUnits(metrics []string, units []Unit, cfg *config) ([]*Unit, error)
 			if len(s) != n {
 				return nil, fmt.Errorf("unit %q: metric %q has %d steps, metric %q has %d", u.ID, metrics[m], len(s), metrics[0], n)
 			}
-			for t, v := range s {
-				if v < 0 || math.IsInf(v, 0) {
-					return nil, fmt.Errorf("unit %q: metric %q step %d: invalid duration %v", u.ID, metrics[m], t, v)
-				}
+			if t := invalidDuration(s); t >= 0 {
+				return nil, fmt.Errorf("unit %q: metric %q step %d: invalid duration %v", u.ID, metrics[m], t, s[t])
 			}
 		}
 		if d := cfg.decompose; d != nil {
@@ -135,6 +133,34 @@ func validateUnits(metrics []string, units []Unit, cfg *config) ([]*Unit, error)
 		}
 	}
 	return sorted, nil
+}
+
+// invalidDuration returns the first step of s that is negative or
+// infinite (NaN is absent, not invalid), or −1. The scan ORs the sign bits
+// and tests the exponent of four values at a time, without a branch per
+// value; only a hit is located exactly.
+func invalidDuration(s []float64) int {
+	const expMask = 0x7ff << 52
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		a, b := math.Float64bits(s[i]), math.Float64bits(s[i+1])
+		c, d := math.Float64bits(s[i+2]), math.Float64bits(s[i+3])
+		// A sign bit (a negative value, −0 or a NaN with the sign), or an
+		// all-ones exponent (±Inf or NaN): look closer.
+		if (a|b|c|d)>>63 != 0 || a&expMask == expMask || b&expMask == expMask || c&expMask == expMask || d&expMask == expMask {
+			for k := i; k < i+4; k++ {
+				if v := s[k]; v < 0 || math.IsInf(v, 0) {
+					return k
+				}
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if v := s[i]; v < 0 || math.IsInf(v, 0) {
+			return i
+		}
+	}
+	return -1
 }
 
 // checkDecomposition makes sure the parts are present exactly where the total

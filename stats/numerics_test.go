@@ -182,3 +182,30 @@ func TestTauAndBatches(t *testing.T) {
 		t.Fatalf("ρ̂₁ = %v", r)
 	}
 }
+
+// invalidDuration finds the first negative or infinite step wherever it
+// lies, and passes NaN (absent) and −0.
+func TestInvalidDuration(t *testing.T) {
+	for n := range 11 {
+		for at := range n {
+			for _, bad := range []float64{-1, math.Inf(1), math.Inf(-1)} {
+				s := make([]float64, n)
+				for k := range s {
+					s[k] = float64(k)
+					if k%3 == 1 {
+						s[k] = math.NaN()
+					}
+				}
+				s[0] = math.Copysign(0, -1)
+				s[at] = bad
+				if got := invalidDuration(s); got != at {
+					t.Fatalf("n=%d bad %v at %d: got %d", n, bad, at, got)
+				}
+				s[at] = 1
+				if got := invalidDuration(s); got != -1 {
+					t.Fatalf("n=%d valid: got %d", n, got)
+				}
+			}
+		}
+	}
+}
