@@ -135,9 +135,22 @@ func bucketSelectDepth(xs []float64, lo, hi float64, ranks []int, out []float64,
 		}
 		return
 	}
-	var count [selectBuckets]int32
-	for _, v := range xs {
-		count[min(int((v-lo)*scale), selectBuckets-1)]++
+	// Four histograms, merged after: runs of values in one bucket would
+	// otherwise wait on each other's increments.
+	var counts [4][selectBuckets]int32
+	i := 0
+	for ; i+4 <= len(xs); i += 4 {
+		counts[0][min(int((xs[i]-lo)*scale), selectBuckets-1)]++
+		counts[1][min(int((xs[i+1]-lo)*scale), selectBuckets-1)]++
+		counts[2][min(int((xs[i+2]-lo)*scale), selectBuckets-1)]++
+		counts[3][min(int((xs[i+3]-lo)*scale), selectBuckets-1)]++
+	}
+	for ; i < len(xs); i++ {
+		counts[0][min(int((xs[i]-lo)*scale), selectBuckets-1)]++
+	}
+	count := &counts[0]
+	for b := range count {
+		count[b] += counts[1][b] + counts[2][b] + counts[3][b]
 	}
 	// Each rank's bucket, and the values below it.
 	var bucket [8]int

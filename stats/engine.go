@@ -369,8 +369,7 @@ func (pl *plan) draw(seed uint64, key string, b int, confidence float64) {
 	pl.b = minResamplesFor(b, pl.alphaP)
 	rng := pcg{hi: seed, lo: pl.stream}
 	drawSide := func(g int) []int32 {
-		c := getIndexBuf(pl.b * (g + 1)) // back to the pool in release
-		clear(c)
+		c := getIndexBuf(pl.b * (g + 1)) // back to the pool in release; fill sets every count
 		rng.fill(c, pl.b, g)
 		return c
 	}
@@ -403,8 +402,9 @@ type pcg struct{ hi, lo uint64 }
 
 // fill draws rows count rows of g unit indices each into counts (a unit
 // index is the high word of the 128-bit product output × g: a specified
-// mapping that does not depend on rand.IntN's algorithm), g+1 columns per row (the last, the
-// never-drawn group, stays 0).
+// mapping that does not depend on rand.IntN's algorithm), g+1 columns per
+// row, the last (the never-drawn group) 0. counts need not be zero
+// beforehand.
 func (p *pcg) fill(counts []int32, rows, g int) {
 	const (
 		mulHi    = 2549297995355413924
@@ -438,14 +438,16 @@ func (p *pcg) fill(counts []int32, rows, g int) {
 			for range g {
 				acc += 1 << (4 * next())
 			}
-			row := counts[r*cols : r*cols+g]
-			for k := range row {
+			row := counts[r*cols : r*cols+cols]
+			for k := range row[:g] {
 				row[k] = int32(acc >> (4 * k) & 15)
 			}
+			row[g] = 0
 		}
 	} else {
 		for r := range rows {
 			row := counts[r*cols : (r+1)*cols]
+			clear(row)
 			for range g {
 				row[next()]++
 			}

@@ -127,6 +127,9 @@ func TestPCGFillMatchesRand(t *testing.T) {
 					}
 				}
 				got := make([]int32, rows*(g+1))
+				for k := range got {
+					got[k] = -7 // fill must set every count
+				}
 				fast.fill(got, rows, g)
 				if !slices.Equal(got, want) {
 					t.Fatalf("g=%d seed=%d: counts differ from rand.PCG's draws", g, seed)
