@@ -484,3 +484,38 @@ func TestConstantMetricsMatchSums(t *testing.T) {
 		t.Fatal("constant metrics in every step: the shortcut changes the result")
 	}
 }
+
+// The primary metrics' order from the radix sort (ties in step order)
+// gives the result of the comparison sort (ties in any order), with many
+// ties in the steps.
+func TestRadixOrderMatchesSort(t *testing.T) {
+	metrics, units := goldenInput()
+	for _, u := range units {
+		for _, s := range u.Steps[2:3] {
+			for k, v := range s {
+				s[k] = math.Round(v/2e5) * 2e5 // few distinct values
+			}
+		}
+	}
+	opt := Options{Quantiles: true, QuantileMetrics: []int{0, 2}}
+	run := func(radix bool) []byte {
+		prev := radixSort
+		radixSort = radix
+		defer func() { radixSort = prev }()
+		r, err := Analyze("radix", metrics, units, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustJSON(t, r)
+	}
+	if a, b := run(true), run(false); !bytes.Equal(a, b) {
+		t.Fatal("radix and comparison order give different results")
+	}
+	flat := slices.Concat(units[0].Steps[0], units[1].Steps[2], units[2].Steps[0])
+	idx := ascendingOrder(flat)
+	for k := 1; k < len(idx); k++ {
+		if !(flat[idx[k-1]] <= flat[idx[k]]) {
+			t.Fatalf("ascendingOrder: step %d (%v) before step %d (%v)", idx[k-1], flat[idx[k-1]], idx[k], flat[idx[k]])
+		}
+	}
+}

@@ -269,13 +269,7 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 		a.vals[m], a.unitSum[m], a.unitCnt[m] = flat, sums, cnts
 		a.same[m], a.sameBits[m] = !math.IsNaN(first) && differ == 0, fb
 		if primary[m] {
-			idx := make([]int32, 0, n)
-			for i, v := range flat {
-				if !math.IsNaN(v) {
-					idx = append(idx, int32(i))
-				}
-			}
-			slices.SortFunc(idx, func(x, y int32) int { return cmp.Compare(flat[x], flat[y]) })
+			idx := ascendingOrder(flat)
 			s := make([]float64, len(idx))
 			for i, j := range idx {
 				s[i] = flat[j]
@@ -330,6 +324,61 @@ func adjacentSteps(units []*Unit, m, n int) ([]float64, bool) {
 	}
 	return all[:n:n], true
 }
+
+// ascendingOrder returns the flat steps of flat's present values in
+// ascending order of value. Validated values are non-negative, and
+// without a −0 among them they order as their bits: an LSD radix sort on
+// the bits (skipping bytes that all keys share; ties in step order) instead
+// of comparison sorting. Which step of a tie comes first changes nothing
+// computed from the order: a tie is one value, and the cumulative weight
+// at either end of a tie does not depend on the order inside. With a −0
+// (equal to +0 but not the same bits) it sorts by comparison.
+func ascendingOrder(flat []float64) []int32 {
+	idx := make([]int32, 0, len(flat))
+	var or uint64
+	for i, v := range flat {
+		if !math.IsNaN(v) {
+			idx = append(idx, int32(i))
+			or |= math.Float64bits(v)
+		}
+	}
+	n := len(idx)
+	if or>>63 != 0 || n < 64 || !radixSort {
+		slices.SortFunc(idx, func(x, y int32) int { return cmp.Compare(flat[x], flat[y]) })
+		return idx
+	}
+	keys := make([]uint64, n)
+	for k, i := range idx {
+		keys[k] = math.Float64bits(flat[i])
+	}
+	tmpK, tmpI := make([]uint64, n), make([]int32, n)
+	for shift := 0; shift < 64; shift += 8 {
+		var count [256]int
+		for _, k := range keys {
+			count[k>>shift&255]++
+		}
+		if count[keys[0]>>shift&255] == n {
+			continue // every key has this byte
+		}
+		sum := 0
+		for b, c := range count {
+			count[b] = sum
+			sum += c
+		}
+		for j, k := range keys {
+			b := k >> shift & 255
+			tmpK[count[b]], tmpI[count[b]] = k, idx[j]
+			count[b]++
+		}
+		keys, tmpK = tmpK, keys
+		idx, tmpI = tmpI, idx
+	}
+	return idx
+}
+
+// radixSort lets tests compare ascendingOrder's radix sort with sorting
+// by comparison.
+var radixSort = true
 
 func (a *armData) steps() int { return a.offset[len(a.offset)-1] }
 
