@@ -519,3 +519,23 @@ func TestRadixOrderMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// With integer steps every resampled sum is exact, and the decomposition's
+// one-chain side means come from the two-chain mean replicates: the result
+// equals the one computed by one chain, bit for bit.
+func TestExactSumsMatchChain(t *testing.T) {
+	metrics, units := goldenInput() // integer ns
+	run := func(shortcut bool) []byte {
+		prev := exactSumsShortcut
+		exactSumsShortcut = shortcut
+		defer func() { exactSumsShortcut = prev }()
+		r, err := Analyze("exact", metrics, units, decompOpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustJSON(t, r)
+	}
+	if a, b := run(true), run(false); !bytes.Equal(a, b) {
+		t.Fatal("exact sums: two chains and one chain give different results")
+	}
+}

@@ -237,6 +237,27 @@ func (s *side) constantMean(m int) (float64, bool) {
 // selections they skip.
 var constantShortcut = true
 
+// exactSums reports whether every resampled sum Σ c_g·S_g of metric m
+// (and, counts being integers below it, Σ c_g·n_g) is exact in float64,
+// whatever the order of the additions: every group sum S_g is an integer
+// and groups·Σ|S_g| (a row's counts add up to groups) is below 2⁵³. The
+// one-chain side means (side.mean) then equal the two-chain ones
+// (meanValues) bit for bit.
+func (s *side) exactSums(m int) bool {
+	var bound float64
+	for _, v := range s.sum[m][:s.groups] {
+		if v != math.Trunc(v) {
+			return false // a fraction, or NaN
+		}
+		bound += math.Abs(v)
+	}
+	return bound*float64(s.groups) < 1<<53
+}
+
+// exactSumsShortcut lets tests compare the two-chain replicates that exact sums
+// allow with side.mean's one chain.
+var exactSumsShortcut = true
+
 // constantValues returns n copies of v in a pooled buffer.
 func constantValues(n int, v float64) []float64 {
 	out := getBuf(n)
@@ -687,6 +708,10 @@ func (pl *plan) sideMeanValues(i, m int) []float64 {
 			n = len(cl.reps)
 		}
 		return constantValues(n, v)
+	}
+	if exactSumsShortcut && s.exactSums(m) {
+		// One chain or two, every sum is the same exact integer.
+		return pl.meanValues(i, m)
 	}
 	if cl == nil {
 		return pl.values(func(r int) float64 { return s.mean(m, pl.row(i, r)) })
