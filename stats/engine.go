@@ -172,11 +172,32 @@ func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary [
 			runs = append(runs, run{i, i + 1, g})
 		}
 	}
+	// A group that is one run of exactly one unit's steps has that unit's
+	// sum: the same additions, from 0, in the same order (newArmData).
+	whole := make([]int, len(runs)) // the unit a run is, or −1
+	runsOf := make([]int, groups+1)
+	for _, r := range runs {
+		runsOf[r.g]++
+	}
+	u := 0
+	for k, r := range runs {
+		whole[k] = -1
+		for u < len(a.units) && a.offset[u] < r.from {
+			u++
+		}
+		if u < len(a.units) && a.offset[u] == r.from && a.offset[u+1] == r.to && runsOf[r.g] == 1 {
+			whole[k] = u
+		}
+	}
 	for m := range nm {
 		sums := make([]float64, groups+1)
 		cnts := make([]float64, groups+1)
 		vals := a.vals[m]
-		for _, r := range runs {
+		for k, r := range runs {
+			if i := whole[k]; i >= 0 {
+				sums[r.g], cnts[r.g] = a.unitSum[m][i], a.unitCnt[m][i]
+				continue
+			}
 			sum, cnt := sums[r.g], cnts[r.g]
 			for _, v := range vals[r.from:r.to] {
 				if !math.IsNaN(v) {
