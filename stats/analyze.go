@@ -173,6 +173,18 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 	} else {
 		res.Method, res.N = res.Arms[0].Method, res.Arms[0].N
 	}
+	for _, t := range armTasks {
+		t.ci.release()
+		if t.base != t.ci {
+			t.base.release()
+		}
+	}
+	for _, t := range cmpTasks {
+		t.ci.release()
+		if t.d.base != t.ci {
+			t.d.base.release()
+		}
+	}
 	return res, nil
 }
 
@@ -394,8 +406,15 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 			break
 		}
 		var und int
-		am.MeanCI, und = pl.releasedInterval(pl.meanValues(0, m))
-		note(und)
+		if v, ok := s.constantMean(m); ok {
+			// Every replicate is v: the interval of B equal values.
+			if pl.b >= 2 {
+				am.MeanCI = &[2]float64{v, v}
+			}
+		} else {
+			am.MeanCI, und = pl.releasedInterval(pl.meanValues(0, m))
+			note(und)
+		}
 		if pl.method == MethodBootstrap && am.MeanCI != nil && am.Mean > 0 {
 			if j := logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, cfg.confidence); j != nil && skewed(*am.MeanCI, *j) {
 				flag(WarnSkewedOrTailLimited, "the jackknife-t and bootstrap mean CIs disagree by more than 25% of the width",
@@ -561,7 +580,13 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 				if st == StatMean {
 					vals = func(i int) []float64 { return pl.meanValues(i, m) }
 				}
-				c.RatioCI, c.DiffCI, und, unbounded = bootCompareValues(pl, vals, pl.classes(), withRatio)
+				va, okA := pl.sides[0].constantMean(m)
+				vb, okB := pl.sides[1].constantMean(m)
+				if st == StatMean && okA && okB {
+					c.RatioCI, c.DiffCI, und, unbounded = constantCompare(va, vb, pl.b, withRatio)
+				} else {
+					c.RatioCI, c.DiffCI, und, unbounded = bootCompareValues(pl, vals, pl.classes(), withRatio)
+				}
 				if und > 0 {
 					flag(WarnUndefinedResamples, fmt.Sprintf("%d of %d resamples drew no present step in some arm; CIs use the rest", und, pl.b),
 						map[string]float64{"undefined": float64(und), "b": float64(pl.b)})
@@ -680,6 +705,33 @@ func bootCompareValues(pl *plan, values func(i int) []float64, cl *rowClasses, w
 		if lr != nil {
 			ci := [2]float64{math.Exp(lr[0]), math.Exp(lr[1])}
 			if finiteCI(ci) && !math.IsInf(lr[0], 0) && !math.IsInf(lr[1], 0) {
+				ratioCI = &ci
+			} else {
+				unbounded = true
+			}
+		}
+	}
+	return ratioCI, diffCI, undefined, unbounded
+}
+
+// constantCompare is bootCompareValues when every one of the n replicates
+// is va in the baseline and vb in the arm (side.constantMean): the CIs of
+// n equal differences and log ratios, without the replicate arrays.
+func constantCompare(va, vb float64, n int, withRatio bool) (ratioCI, diffCI *[2]float64, undefined int, unbounded bool) {
+	switch d := vb - va; {
+	case math.IsNaN(d):
+		undefined = n
+	case n >= 2:
+		diffCI = &[2]float64{d, d}
+	}
+	if withRatio {
+		lr := math.Log(vb) - math.Log(va)
+		switch {
+		case math.IsNaN(lr):
+			undefined = n
+		case n >= 2:
+			ci := [2]float64{math.Exp(lr), math.Exp(lr)}
+			if finiteCI(ci) && !math.IsInf(lr, 0) {
 				ratioCI = &ci
 			} else {
 				unbounded = true

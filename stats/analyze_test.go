@@ -433,3 +433,109 @@ func TestEdgeCases(t *testing.T) {
 		t.Fatalf("unmatched unit: %+v", r.Designs[0])
 	}
 }
+
+// Metrics that are one value in every step (always 0, a constant count, a
+// large constant) skip the resampled sums (side.constantMean); the result
+// must equal the one computed with the sums, bit for bit, in the arm
+// summaries, the comparisons and the decomposition.
+func TestConstantMetricsMatchSums(t *testing.T) {
+	metrics, units := goldenInput()
+	metrics = append(metrics, "zero", "three", "large", "sparse_zero")
+	for i := range units {
+		n := len(units[i].Steps[0])
+		for _, v := range []float64{0, 3, 1 << 40, -1} {
+			s := make([]float64, n)
+			for k := range s {
+				s[k] = max(v, 0)
+				if v < 0 && math.IsNaN(units[i].Steps[0][k]) {
+					s[k] = math.NaN() // absent where the phase is: not in every step
+				}
+			}
+			units[i].Steps = append(units[i].Steps, s)
+		}
+	}
+	opt := decompOpt
+	opt.Decompose = &Decomposition{Total: 0, Parts: []int{1, 2, 3, 4, 5}, Inner: []InnerPart{{Metric: 9, Of: 4}}}
+	run := func(shortcut bool) []byte {
+		prev := constantShortcut
+		constantShortcut = shortcut
+		defer func() { constantShortcut = prev }()
+		r, err := Analyze("constant", metrics, units, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustJSON(t, r)
+	}
+	if fast, plain := run(true), run(false); !bytes.Equal(fast, plain) {
+		t.Fatal("constant metrics: the shortcut changes the result")
+	}
+	// Without absent steps every constant metric is in every step,
+	// sparse_zero (an inner part of the decomposition) too.
+	for _, u := range units {
+		for _, s := range u.Steps {
+			for k, v := range s {
+				if math.IsNaN(v) {
+					s[k] = 0
+				}
+			}
+		}
+	}
+	if fast, plain := run(true), run(false); !bytes.Equal(fast, plain) {
+		t.Fatal("constant metrics in every step: the shortcut changes the result")
+	}
+}
+
+// The primary metrics' order from the radix sort (ties in step order)
+// gives the result of the comparison sort (ties in any order), with many
+// ties in the steps.
+func TestRadixOrderMatchesSort(t *testing.T) {
+	metrics, units := goldenInput()
+	for _, u := range units {
+		for _, s := range u.Steps[2:3] {
+			for k, v := range s {
+				s[k] = math.Round(v/2e5) * 2e5 // few distinct values
+			}
+		}
+	}
+	opt := Options{Quantiles: true, QuantileMetrics: []int{0, 2}}
+	run := func(radix bool) []byte {
+		prev := radixSort
+		radixSort = radix
+		defer func() { radixSort = prev }()
+		r, err := Analyze("radix", metrics, units, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustJSON(t, r)
+	}
+	if a, b := run(true), run(false); !bytes.Equal(a, b) {
+		t.Fatal("radix and comparison order give different results")
+	}
+	flat := slices.Concat(units[0].Steps[0], units[1].Steps[2], units[2].Steps[0])
+	idx := ascendingOrder(flat)
+	for k := 1; k < len(idx); k++ {
+		if !(flat[idx[k-1]] <= flat[idx[k]]) {
+			t.Fatalf("ascendingOrder: step %d (%v) before step %d (%v)", idx[k-1], flat[idx[k-1]], idx[k], flat[idx[k]])
+		}
+	}
+}
+
+// With integer steps every resampled sum is exact, and the decomposition's
+// one-chain side means come from the two-chain mean replicates: the result
+// equals the one computed by one chain, bit for bit.
+func TestExactSumsMatchChain(t *testing.T) {
+	metrics, units := goldenInput() // integer ns
+	run := func(shortcut bool) []byte {
+		prev := exactSumsShortcut
+		exactSumsShortcut = shortcut
+		defer func() { exactSumsShortcut = prev }()
+		r, err := Analyze("exact", metrics, units, decompOpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustJSON(t, r)
+	}
+	if a, b := run(true), run(false); !bytes.Equal(a, b) {
+		t.Fatal("exact sums: two chains and one chain give different results")
+	}
+}

@@ -96,3 +96,62 @@ func BenchmarkPercentileInterval(b *testing.B) {
 		percentileInterval(work, alpha)
 	}
 }
+
+// phaseUnits builds one phase as nsysphase analyze hands it over: 8 rounds
+// of interleaved blocks (A, B) × 250 steps × 47 metrics, metric 0 the wall
+// and metrics 1–6 its exclusive parts (integer ns that sum to it), 7–9
+// inner parts of part 3, and of the rest a third constant 0, a third a
+// constant count and a third integer durations.
+func phaseUnits() ([]string, []Unit, Options) {
+	const nUnits, steps, metrics = 16, 250, 47
+	rng := rand.New(rand.NewPCG(9, 9))
+	names := make([]string, metrics)
+	for m := range names {
+		names[m] = fmt.Sprintf("m%02d", m)
+	}
+	units := make([]Unit, nUnits)
+	for i := range units {
+		s := make([][]float64, metrics)
+		for m := range s {
+			s[m] = make([]float64, steps)
+		}
+		for t := range steps {
+			var wall float64
+			for m := 1; m <= 6; m++ {
+				v := math.Round(2e5 * float64(m) * math.Exp(0.3*rng.NormFloat64()))
+				s[m][t] = v
+				wall += v
+			}
+			s[0][t] = wall
+			s[7][t] = math.Round(s[3][t] / 2)
+			s[8][t] = math.Round(s[3][t] / 3)
+			s[9][t] = s[3][t] - s[7][t] - s[8][t]
+			for m := 10; m < metrics; m++ {
+				switch m % 3 {
+				case 0:
+					s[m][t] = 0
+				case 1:
+					s[m][t] = float64(m)
+				default:
+					s[m][t] = math.Round(1e4 * math.Exp(rng.NormFloat64()))
+				}
+			}
+		}
+		units[i] = Unit{ID: fmt.Sprintf("u%02d", i), Arm: armNames[i%2], Profile: "p", Start: int64(i) * 1e9, Steps: s}
+	}
+	opt := Options{QuantileMetrics: []int{0}, Decompose: &Decomposition{Total: 0, Parts: []int{1, 2, 3, 4, 5, 6},
+		Inner: []InnerPart{{Metric: 7, Of: 3}, {Metric: 8, Of: 3}, {Metric: 9, Of: 3}}}}
+	return names, units, opt
+}
+
+// One phase of large_interleaved's shape, B = 9999 (the analyze hot path:
+// arm summaries, paired comparison and decomposition of 47 metrics).
+func BenchmarkAnalyzeRealisticPhase(b *testing.B) {
+	names, units, opt := phaseUnits()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Analyze("phase", names, units, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

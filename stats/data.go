@@ -114,10 +114,8 @@ func validateUnits(metrics []string, units []Unit, cfg *config) ([]*Unit, error)
 			if len(s) != n {
 				return nil, fmt.Errorf("unit %q: metric %q has %d steps, metric %q has %d", u.ID, metrics[m], len(s), metrics[0], n)
 			}
-			for t, v := range s {
-				if v < 0 || math.IsInf(v, 0) {
-					return nil, fmt.Errorf("unit %q: metric %q step %d: invalid duration %v", u.ID, metrics[m], t, v)
-				}
+			if t := invalidDuration(s); t >= 0 {
+				return nil, fmt.Errorf("unit %q: metric %q step %d: invalid duration %v", u.ID, metrics[m], t, s[t])
 			}
 		}
 		if d := cfg.decompose; d != nil {
@@ -135,6 +133,34 @@ func validateUnits(metrics []string, units []Unit, cfg *config) ([]*Unit, error)
 		}
 	}
 	return sorted, nil
+}
+
+// invalidDuration returns the first step of s that is negative or
+// infinite (NaN is absent, not invalid), or −1. The scan ORs the sign bits
+// and tests the exponent of four values at a time, without a branch per
+// value; only a hit is located exactly.
+func invalidDuration(s []float64) int {
+	const expMask = 0x7ff << 52
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		a, b := math.Float64bits(s[i]), math.Float64bits(s[i+1])
+		c, d := math.Float64bits(s[i+2]), math.Float64bits(s[i+3])
+		// A sign bit (a negative value, −0 or a NaN with the sign), or an
+		// all-ones exponent (±Inf or NaN): look closer.
+		if (a|b|c|d)>>63 != 0 || a&expMask == expMask || b&expMask == expMask || c&expMask == expMask || d&expMask == expMask {
+			for k := i; k < i+4; k++ {
+				if v := s[k]; v < 0 || math.IsInf(v, 0) {
+					return k
+				}
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if v := s[i]; v < 0 || math.IsInf(v, 0) {
+			return i
+		}
+	}
+	return -1
 }
 
 // checkDecomposition makes sure the parts are present exactly where the total
@@ -177,6 +203,10 @@ type armData struct {
 	tail     []int        // [metric] tail steps (modified z > 10)
 	unitSum  [][]float64  // [metric][unit]
 	unitCnt  [][]float64
+	// same[m]: every present step of metric m has one value, its bits
+	// sameBits[m] (see side.constantMean).
+	same     []bool
+	sameBits []uint64
 }
 
 func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armData {
@@ -196,11 +226,30 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 	a.tail = make([]int, nMetrics)
 	a.unitSum = make([][]float64, nMetrics)
 	a.unitCnt = make([][]float64, nMetrics)
+	a.same = make([]bool, nMetrics)
+	a.sameBits = make([]uint64, nMetrics)
 	var present, dev []float64 // buffers of the selection path, shared by the metrics
 	for m := range nMetrics {
-		flat := make([]float64, 0, n)
+		flat, inPlace := adjacentSteps(units, m, n)
+		if !inPlace {
+			flat = make([]float64, 0, n)
+		}
 		sums := make([]float64, len(units))
 		cnts := make([]float64, len(units))
+		first := math.NaN() // the first present value
+		for _, u := range units {
+			for _, v := range u.Steps[m] {
+				if !math.IsNaN(v) {
+					first = v
+					break
+				}
+			}
+			if !math.IsNaN(first) {
+				break
+			}
+		}
+		fb := math.Float64bits(first)
+		var differ uint64 // bits in which some present value differs from first
 		for i, u := range units {
 			// Local accumulators keep the sum in a register; the order of
 			// additions is that of the steps, as always.
@@ -209,20 +258,18 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 				if !math.IsNaN(v) {
 					sum += v
 					cnt++
+					differ |= math.Float64bits(v) ^ fb
 				}
 			}
 			sums[i], cnts[i] = sum, cnt
-			flat = append(flat, u.Steps[m]...)
+			if !inPlace {
+				flat = append(flat, u.Steps[m]...)
+			}
 		}
 		a.vals[m], a.unitSum[m], a.unitCnt[m] = flat, sums, cnts
+		a.same[m], a.sameBits[m] = !math.IsNaN(first) && differ == 0, fb
 		if primary[m] {
-			idx := make([]int32, 0, n)
-			for i, v := range flat {
-				if !math.IsNaN(v) {
-					idx = append(idx, int32(i))
-				}
-			}
-			slices.SortFunc(idx, func(x, y int32) int { return cmp.Compare(flat[x], flat[y]) })
+			idx := ascendingOrder(flat)
 			s := make([]float64, len(idx))
 			for i, j := range idx {
 				s[i] = flat[j]
@@ -237,6 +284,17 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 		}
 		// Other metrics need only three order statistics and the MAD:
 		// selection is linear where sorting every metric would dominate.
+		if constantShortcut && a.same[m] && a.sameBits[m]>>63 == 0 {
+			// One value in every present step (as selectSummaryInto finds):
+			// every quantile, MAD 0, no step above the median.
+			var n float64
+			for _, c := range cnts {
+				n += c
+			}
+			v := math.Float64frombits(a.sameBits[m])
+			a.present[m], a.quant[m], a.tail[m] = int(n), [3]float64{v, v, v}, 0
+			continue
+		}
 		present = appendPresent(present[:0], flat)
 		a.present[m] = len(present)
 		if len(present) > 0 {
@@ -245,6 +303,82 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 	}
 	return a
 }
+
+// adjacentSteps returns the n steps of metric m of units as one slice
+// when the units' series lie end to end in one array (as the phases
+// adapter lays them out), so that they need no copy. The arm only reads
+// them.
+func adjacentSteps(units []*Unit, m, n int) ([]float64, bool) {
+	first := units[0].Steps[m]
+	if cap(first) < n {
+		return nil, false
+	}
+	all := first[:n]
+	at := 0
+	for _, u := range units {
+		s := u.Steps[m]
+		if len(s) > 0 && &all[at] != &s[0] {
+			return nil, false
+		}
+		at += len(s)
+	}
+	return all[:n:n], true
+}
+
+// ascendingOrder returns the flat steps of flat's present values in
+// ascending order of value. Validated values are non-negative, and
+// without a −0 among them they order as their bits: an LSD radix sort on
+// the bits (skipping bytes that all keys share; ties in step order) instead
+// of comparison sorting. Which step of a tie comes first changes nothing
+// computed from the order: a tie is one value, and the cumulative weight
+// at either end of a tie does not depend on the order inside. With a −0
+// (equal to +0 but not the same bits) it sorts by comparison.
+func ascendingOrder(flat []float64) []int32 {
+	idx := make([]int32, 0, len(flat))
+	var or uint64
+	for i, v := range flat {
+		if !math.IsNaN(v) {
+			idx = append(idx, int32(i))
+			or |= math.Float64bits(v)
+		}
+	}
+	n := len(idx)
+	if or>>63 != 0 || n < 64 || !radixSort {
+		slices.SortFunc(idx, func(x, y int32) int { return cmp.Compare(flat[x], flat[y]) })
+		return idx
+	}
+	keys := make([]uint64, n)
+	for k, i := range idx {
+		keys[k] = math.Float64bits(flat[i])
+	}
+	tmpK, tmpI := make([]uint64, n), make([]int32, n)
+	for shift := 0; shift < 64; shift += 8 {
+		var count [256]int
+		for _, k := range keys {
+			count[k>>shift&255]++
+		}
+		if count[keys[0]>>shift&255] == n {
+			continue // every key has this byte
+		}
+		sum := 0
+		for b, c := range count {
+			count[b] = sum
+			sum += c
+		}
+		for j, k := range keys {
+			b := k >> shift & 255
+			tmpK[count[b]], tmpI[count[b]] = k, idx[j]
+			count[b]++
+		}
+		keys, tmpK = tmpK, keys
+		idx, tmpI = tmpI, idx
+	}
+	return idx
+}
+
+// radixSort lets tests compare ascendingOrder's radix sort with sorting
+// by comparison.
+var radixSort = true
 
 func (a *armData) steps() int { return a.offset[len(a.offset)-1] }
 

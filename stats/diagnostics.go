@@ -46,47 +46,169 @@ func selectSummary(xs []float64) (q [3]float64, tail int) {
 func selectSummaryInto(xs []float64, dev *[]float64) (q [3]float64, tail int) {
 	n := len(xs)
 	r99, r90, r50 := empiricalRank(0.99, n), empiricalRank(0.9, n), empiricalRank(0.5, n)
-	if signBits(xs) {
+	if cap(*dev) < 2*n {
+		*dev = make([]float64, 2*n)
+	}
+	d, scratch := (*dev)[:n], (*dev)[n:2*n]
+	lo, hi := xs[0], xs[0]
+	var or uint64 // the sign bit of any value (a −0, or a negative value)
+	for _, v := range xs {
+		or |= math.Float64bits(v)
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	if or>>63 == 0 && lo == hi {
+		// One value (a metric that is always 0, say): it is every
+		// quantile, the MAD is 0 and no step lies above the median.
+		return [3]float64{lo, lo, lo}, 0
+	}
+	if or>>63 != 0 {
 		// Each selection leaves everything left of its rank no larger, so
 		// the next (lower) rank is searched in the left part only.
 		q[2] = selectKth(xs, r99)
 		q[1] = selectKth(xs[:r99+1], r90)
 		q[0] = selectKth(xs[:r90+1], r50)
 	} else {
-		// Without a −0 equal values have equal bits, so any order of
-		// selections returns the same order statistics: the median first,
-		// then p90 right of it and p99 right of that (about 1.6n values
-		// partitioned instead of 2.9n).
-		q[0] = selectKth(xs, r50)
-		q[1] = selectKth(xs[r50:], r90-r50)
-		q[2] = selectKth(xs[r90:], r99-r90)
+		// Without a −0 equal values have equal bits, so any method returns
+		// the same order statistics: bucket selection.
+		r := [3]int{r50, r90, r99}
+		bucketSelect(xs, lo, hi, r[:], q[:], scratch)
 	}
 	med := q[0]
-	if cap(*dev) < n {
-		*dev = make([]float64, n)
-	}
-	d := (*dev)[:n]
+	dmax := 0.0
 	for i, v := range xs {
-		d[i] = math.Abs(v - med)
+		x := math.Abs(v - med)
+		d[i] = x
+		if x > dmax {
+			dmax = x
+		}
 	}
-	mad := selectKth(d, lowerMedianRank(n))
+	// The deviations carry no sign bit (Abs): bucket selection again.
+	var mad [1]float64
+	bucketSelect(d, 0, dmax, []int{lowerMedianRank(n)}, mad[:], scratch)
 	for _, v := range xs {
-		if isTail(v, med, mad) {
+		if isTail(v, med, mad[0]) {
 			tail++
 		}
 	}
 	return q, tail
 }
 
-// signBits reports whether some value of xs has the sign bit (a −0, or a
-// negative value).
-func signBits(xs []float64) bool {
-	var or uint64
-	for _, v := range xs {
-		or |= math.Float64bits(v)
-	}
-	return or>>63 != 0
+// selectBuckets is the grid of bucketSelect: about 8 values per bucket for
+// the usual arm of 2,000–4,000 steps.
+const selectBuckets = 512
+
+// bucketSelect sets out[i] to the ranks[i]-th smallest (0-based) of xs,
+// whose values lie in [lo, hi] and carry no sign bit and no NaN (equal
+// values then have equal bits, so the result is the order statistic any
+// method finds). One pass counts the values per bucket of an even grid
+// over [lo, hi]; (v−lo)·scale is monotone in v, so each bucket holds
+// consecutive ranks. A second pass gathers the values of the buckets that
+// hold the ranks (a few dozen), and a selection among them finds each rank.
+// Both passes are branch-light, where a quickselect over all values spends
+// its time on unpredictable branches. scratch (len ≥ len(xs), or nil) holds
+// the gathered values; xs is left as it is.
+func bucketSelect(xs []float64, lo, hi float64, ranks []int, out []float64, scratch []float64) {
+	bucketSelectDepth(xs, lo, hi, ranks, out, scratch, 0)
 }
+
+// bucketSelectDepth is bucketSelect at recursion depth depth: a bucket
+// that gathers many values (skewed data: a few outliers stretch the grid,
+// and the bulk falls into few buckets) is selected from by another grid
+// over its own range.
+func bucketSelectDepth(xs []float64, lo, hi float64, ranks []int, out []float64, scratch []float64, depth int) {
+	n := len(xs)
+	scale := selectBuckets / (hi - lo)
+	if n < 4*selectBuckets/8 || !(hi > lo) || math.IsInf(scale, 0) || math.IsInf(hi-lo, 0) {
+		if !(hi > lo) && n > 0 { // every value is lo
+			for i := range ranks {
+				out[i] = xs[0]
+			}
+			return
+		}
+		for i, r := range ranks {
+			out[i] = selectKth(xs, r) // selectKth keeps xs a permutation
+		}
+		return
+	}
+	// Four histograms, merged after: runs of values in one bucket would
+	// otherwise wait on each other's increments.
+	var counts [4][selectBuckets]int32
+	i := 0
+	for ; i+4 <= len(xs); i += 4 {
+		counts[0][min(int((xs[i]-lo)*scale), selectBuckets-1)]++
+		counts[1][min(int((xs[i+1]-lo)*scale), selectBuckets-1)]++
+		counts[2][min(int((xs[i+2]-lo)*scale), selectBuckets-1)]++
+		counts[3][min(int((xs[i+3]-lo)*scale), selectBuckets-1)]++
+	}
+	for ; i < len(xs); i++ {
+		counts[0][min(int((xs[i]-lo)*scale), selectBuckets-1)]++
+	}
+	count := &counts[0]
+	for b := range count {
+		count[b] += counts[1][b] + counts[2][b] + counts[3][b]
+	}
+	// Each rank's bucket, and the values below it.
+	var bucket [8]int
+	var below [8]int
+	for i, r := range ranks {
+		cum := 0
+		b := 0
+		for cum+int(count[b]) <= r {
+			cum += int(count[b])
+			b++
+		}
+		bucket[i], below[i] = b, cum
+	}
+	// Gather the target buckets into consecutive regions of scratch.
+	var slot [selectBuckets]int32 // bucket → its region + 1; 0: not a target
+	var start, fill [8]int
+	regions := 0
+	total := 0
+	for i := range ranks {
+		b := bucket[i]
+		if slot[b] == 0 {
+			start[regions], fill[regions] = total, total
+			total += int(count[b])
+			regions++
+			slot[b] = int32(regions)
+		}
+	}
+	if scratch == nil || len(scratch) < total {
+		scratch = make([]float64, total)
+	}
+	for _, v := range xs {
+		if s := slot[min(int((v-lo)*scale), selectBuckets-1)]; s != 0 {
+			scratch[fill[s-1]] = v
+			fill[s-1]++
+		}
+	}
+	for i, r := range ranks {
+		k := slot[bucket[i]] - 1
+		region := scratch[start[k]:fill[k]]
+		if len(region) <= selectBuckets/2 || depth >= 2 {
+			out[i] = selectKth(region, r-below[i])
+			continue
+		}
+		rlo, rhi := region[0], region[0]
+		for _, v := range region {
+			if v < rlo {
+				rlo = v
+			}
+			if v > rhi {
+				rhi = v
+			}
+		}
+		buf := getBuf(len(region))
+		bucketSelectDepth(region, rlo, rhi, []int{r - below[i]}, out[i:i+1], buf, depth+1)
+		putBuf(buf)
+	}
+}
+
 
 // empiricalRank is the 0-based rank that stat.Quantile(p, stat.Empirical,
 // sorted, nil) returns for n values: the first i with i+1 ≥ p·n, computed

@@ -78,6 +78,12 @@
 // running sums over groups are memoized per distinct prefix with the same
 // operations in the same order (memo.go); CI endpoints come from an exact
 // selection among the replicates beyond sampled bounds, and log-ratio CIs
-// take logarithms only near the endpoints (interval.go). Where equal values
-// could differ in bits (−0 and +0) the plain computation runs instead.
+// take logarithms only near the endpoints (interval.go). Weighted
+// quantiles compare integer cumulative counts (exact in float64). A metric
+// that is one small non-negative integer in every step has every resampled
+// mean exactly equal to it (every sum of such terms is exact), so its
+// replicates are not summed. Point summaries select by bucket counts and
+// order the quantile metrics by a radix sort on the value bits. Where
+// equal values could differ in bits (−0 and +0) the plain computation runs
+// instead.
 package stats

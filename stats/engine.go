@@ -3,8 +3,7 @@ package stats
 import (
 	"math"
 	"math/bits"
-	"math/rand/v2"
-	"slices"
+		"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/stat"
@@ -40,40 +39,92 @@ func newQIndex(vals []float64, grp []int32, groups int) *qIndex {
 	return q
 }
 
-func (q *qIndex) prefix(j int, c []int32) float64 {
-	row := q.ckpt[j*q.cols : (j+1)*q.cols]
+func (q *qIndex) prefix(j int, c []int32) int64 {
+	// The last column is the never-drawn group, whose count is 0. Two
+	// accumulators halve the dependency chain (integer sums: any order
+	// gives the same value).
+	row := q.ckpt[j*q.cols : (j+1)*q.cols-1]
 	c = c[:len(row)] // one bounds check instead of one per group
-	var s int64
-	for g, k := range row {
-		s += int64(k) * int64(c[g])
+	var s0, s1 int64
+	g := 0
+	for ; g+1 < len(row); g += 2 {
+		s0 += int64(row[g]) * int64(c[g])
+		s1 += int64(row[g+1]) * int64(c[g+1])
 	}
-	return float64(s)
+	if g < len(row) {
+		s0 += int64(row[g]) * int64(c[g])
+	}
+	return s0 + s1
 }
 
 // quantile returns the p-quantile (0 < p ≤ 1) under counts c (len cols, the
 // last 0) whose total weight is w > 0.
+//
+// The cumulative weights are integers, exact in float64 as gonum adds them,
+// so "cumulative weight ≥ p·w" is "cumulative weight ≥ ⌈p·w⌉" and the search
+// runs on integers: a branch-free binary search over the checkpoints, then
+// a walk that adds counts in an integer chain.
 func (q *qIndex) quantile(p float64, c []int32, w float64) float64 {
 	fidx := p * w // the same float expression as gonum's empiricalQuantile
+	if !(fidx > 0 && fidx < 1<<52) {
+		return q.quantileFloat(fidx, c)
+	}
+	t := int64(math.Ceil(fidx))
+	// The last checkpoint whose prefix is below t (prefix(0) = 0 is).
+	cols := q.cols
+	cg := c[:cols-1] // the last column, the never-drawn group, counts 0
+	lo, size := 0, len(q.ckpt)/cols
+	for size > 1 {
+		half := size / 2
+		// prefix(lo+half), inlined; the step taken by a mask, not a
+		// branch (which would mispredict half the time).
+		row := q.ckpt[(lo+half)*cols : (lo+half)*cols+len(cg)]
+		var s0, s1 int64
+		g := 0
+		for ; g+1 < len(row); g += 2 {
+			s0 += int64(row[g]) * int64(cg[g])
+			s1 += int64(row[g+1]) * int64(cg[g+1])
+		}
+		if g < len(row) {
+			s0 += int64(row[g]) * int64(cg[g])
+		}
+		lo += half & int((s0+s1-t)>>63)
+		size -= half
+	}
+	var cum int64 // prefix(0) is always 0: skip its dot product (all of it when groups ≥ stride)
+	if lo > 0 {
+		cum = q.prefix(lo, c)
+	}
+	grp := q.grp[lo*q.stride:]
+	for i, g := range grp {
+		cum += int64(c[g])
+		if cum >= t {
+			return q.vals[lo*q.stride+i]
+		}
+	}
+	return q.vals[len(q.vals)-1] // unreachable while w matches c
+}
+
+// quantileFloat is quantile by float comparisons, for a p·w outside the
+// range where integer counts stand in for it.
+func (q *qIndex) quantileFloat(fidx float64, c []int32) float64 {
 	lo, hi := 0, len(q.ckpt)/q.cols-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if q.prefix(mid, c) < fidx {
+		if float64(q.prefix(mid, c)) < fidx {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	cum := 0.0 // prefix(0) is always 0: skip its dot product (all of it when groups ≥ stride)
-	if lo > 0 {
-		cum = q.prefix(lo, c)
-	}
+	cum := float64(q.prefix(lo, c))
 	for i := lo * q.stride; i < len(q.vals); i++ {
 		cum += float64(c[q.grp[i]])
 		if cum >= fidx {
 			return q.vals[i]
 		}
 	}
-	return q.vals[len(q.vals)-1] // unreachable while w matches c
+	return q.vals[len(q.vals)-1]
 }
 
 // side is one arm inside one plan: its steps grouped into the plan's
@@ -121,11 +172,32 @@ func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary [
 			runs = append(runs, run{i, i + 1, g})
 		}
 	}
+	// A group that is one run of exactly one unit's steps has that unit's
+	// sum: the same additions, from 0, in the same order (newArmData).
+	whole := make([]int, len(runs)) // the unit a run is, or −1
+	runsOf := make([]int, groups+1)
+	for _, r := range runs {
+		runsOf[r.g]++
+	}
+	u := 0
+	for k, r := range runs {
+		whole[k] = -1
+		for u < len(a.units) && a.offset[u] < r.from {
+			u++
+		}
+		if u < len(a.units) && a.offset[u] == r.from && a.offset[u+1] == r.to && runsOf[r.g] == 1 {
+			whole[k] = u
+		}
+	}
 	for m := range nm {
 		sums := make([]float64, groups+1)
 		cnts := make([]float64, groups+1)
 		vals := a.vals[m]
-		for _, r := range runs {
+		for k, r := range runs {
+			if i := whole[k]; i >= 0 {
+				sums[r.g], cnts[r.g] = a.unitSum[m][i], a.unitCnt[m][i]
+				continue
+			}
 			sum, cnt := sums[r.g], cnts[r.g]
 			for _, v := range vals[r.from:r.to] {
 				if !math.IsNaN(v) {
@@ -160,6 +232,60 @@ func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary [
 		s.ones[g] = 1
 	}
 	return s
+}
+
+// constantMean reports whether every resampled mean of metric m is exactly
+// one value v, whatever the counts and the order of the additions: the
+// metric is present in every step of the groups and always v, a
+// non-negative integer (ns) so small that every Σ c_g·S_g (at most
+// groups × steps × v) is an integer below 2⁵³. Each sum of such terms is
+// then exact, the numerator is exactly v times the denominator, and the
+// quotient is v. The replicates then need no sums at all.
+func (s *side) constantMean(m int) (float64, bool) {
+	a := s.arm
+	if !constantShortcut || !a.same[m] || !s.full[m] || a.sameBits[m]>>63 != 0 {
+		return 0, false
+	}
+	v := math.Float64frombits(a.sameBits[m])
+	if v != math.Trunc(v) || v*float64(s.groups+1)*float64(a.steps()) >= 1<<53 {
+		return 0, false
+	}
+	return v, true
+}
+
+// constantShortcut lets tests compare the shortcuts for metrics with one
+// value (constantMean, and newArmData's point summary) with the sums and
+// selections they skip.
+var constantShortcut = true
+
+// exactSums reports whether every resampled sum Σ c_g·S_g of metric m
+// (and, counts being integers below it, Σ c_g·n_g) is exact in float64,
+// whatever the order of the additions: every group sum S_g is an integer
+// and groups·Σ|S_g| (a row's counts add up to groups) is below 2⁵³. The
+// one-chain side means (side.mean) then equal the two-chain ones
+// (meanValues) bit for bit.
+func (s *side) exactSums(m int) bool {
+	var bound float64
+	for _, v := range s.sum[m][:s.groups] {
+		if v != math.Trunc(v) {
+			return false // a fraction, or NaN
+		}
+		bound += math.Abs(v)
+	}
+	return bound*float64(s.groups) < 1<<53
+}
+
+// exactSumsShortcut lets tests compare the two-chain replicates that exact sums
+// allow with side.mean's one chain.
+var exactSumsShortcut = true
+
+// constantValues returns n copies of v in a pooled buffer.
+func constantValues(n int, v float64) []float64 {
+	out := getBuf(n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 // unitGroups maps each unit of a to a group (or groups for "none") and
@@ -283,16 +409,10 @@ func (pl *plan) draw(seed uint64, key string, b int, confidence float64) {
 	pl.stream = streamSeed2(key)
 	pl.alphaP = expandedAlpha(pl.n, confidence)
 	pl.b = minResamplesFor(b, pl.alphaP)
-	src := rand.NewPCG(seed, pl.stream)
+	rng := pcg{hi: seed, lo: pl.stream}
 	drawSide := func(g int) []int32 {
-		cols := g + 1
-		c := make([]int32, pl.b*cols)
-		for r := range pl.b {
-			row := c[r*cols : (r+1)*cols]
-			for range g {
-				row[drawIndex(src, g)]++
-			}
-		}
+		c := getIndexBuf(pl.b * (g + 1)) // back to the pool in release; fill sets every count
+		rng.fill(c, pl.b, g)
 		return c
 	}
 	pl.counts = make([][]int32, len(pl.sides))
@@ -315,6 +435,69 @@ func (pl *plan) draw(seed uint64, key string, b int, confidence float64) {
 	}
 }
 
+// pcg is rand.NewPCG(hi, lo) (math/rand/v2's 128-bit LCG with the DXSM
+// output) with its state held in locals while it fills count rows: drawing
+// is most of a plan's setup, and the library's generator keeps its state
+// in memory, on the LCG's dependency chain. TestPCGFillMatchesRand checks
+// it draw for draw.
+type pcg struct{ hi, lo uint64 }
+
+// fill draws rows count rows of g unit indices each into counts (a unit
+// index is the high word of the 128-bit product output × g: a specified
+// mapping that does not depend on rand.IntN's algorithm), g+1 columns per
+// row, the last (the never-drawn group) 0. counts need not be zero
+// beforehand.
+func (p *pcg) fill(counts []int32, rows, g int) {
+	const (
+		mulHi    = 2549297995355413924
+		mulLo    = 4865540595714422341
+		incHi    = 6364136223846793005
+		incLo    = 1442695040888963407
+		cheapMul = 0xda942042e4dd58b5
+	)
+	hi, lo := p.hi, p.lo
+	n := uint64(g)
+	cols := g + 1
+	next := func() uint64 {
+		// state = state·mul + inc, then DXSM, as rand.PCG.Uint64.
+		h, l := bits.Mul64(lo, mulLo)
+		h += hi*mulLo + lo*mulHi
+		l, c := bits.Add64(l, incLo, 0)
+		h, _ = bits.Add64(h, incHi, c)
+		hi, lo = h, l
+		h ^= h >> 32
+		h *= cheapMul
+		h ^= h >> 48
+		h *= l | 1
+		idx, _ := bits.Mul64(h, n)
+		return idx
+	}
+	if g <= 15 {
+		// A row's counts are at most g ≤ 15: count them in 4-bit fields
+		// of one register instead of incrementing memory.
+		for r := range rows {
+			var acc uint64
+			for range g {
+				acc += 1 << (4 * next())
+			}
+			row := counts[r*cols : r*cols+cols]
+			for k := range row[:g] {
+				row[k] = int32(acc >> (4 * k) & 15)
+			}
+			row[g] = 0
+		}
+	} else {
+		for r := range rows {
+			row := counts[r*cols : (r+1)*cols]
+			clear(row)
+			for range g {
+				row[next()]++
+			}
+		}
+	}
+	p.hi, p.lo = hi, lo
+}
+
 // prepare builds the sum memos and shared denominators of a drawn plan
 // while the tasks are set up in parallel; built lazily instead, the first
 // metrics of every plan would queue behind one worker building them.
@@ -324,6 +507,31 @@ func (pl *plan) prepare() {
 		pl.denominators(i)
 		if pl.memo(i).classes != nil {
 			pl.classDenominators(i)
+		}
+	}
+}
+
+// release hands a drawn plan's count rows, memos and denominators back to
+// the pools once its task is done; nothing of them is in a Result.
+func (pl *plan) release() {
+	if pl == nil || pl.counts == nil {
+		return
+	}
+	putIndexBuf(pl.counts[0])
+	if len(pl.counts) > 1 && !pl.paired {
+		putIndexBuf(pl.counts[1])
+	}
+	pl.counts = nil
+	for i, m := range pl.memos {
+		if m != nil {
+			m.release()
+			pl.memos[i] = nil
+		}
+	}
+	for i, d := range pl.den {
+		if d != nil {
+			putBuf(d)
+			pl.den[i] = nil
 		}
 	}
 }
@@ -350,7 +558,7 @@ func quantileStat(sides []*side, m int, p float64) statFunc {
 func (pl *plan) denominators(i int) []float64 {
 	pl.denOnce[i].Do(func() {
 		s := pl.sides[i]
-		den := make([]float64, pl.b)
+		den := getBuf(pl.b) // back to the pool in release
 		pl.memo(i).paritySums(den, pl.counts[i], s.groups+1, s.steps)
 		pl.den[i] = den
 	})
@@ -363,6 +571,9 @@ func (pl *plan) denominators(i int) []float64 {
 // side's sum memo.
 func (pl *plan) meanReplicates(i, m int) []float64 {
 	s := pl.sides[i]
+	if v, ok := s.constantMean(m); ok {
+		return constantValues(pl.b, v)
+	}
 	var den []float64
 	if s.full[m] {
 		den = pl.denominators(i)
@@ -490,6 +701,9 @@ func (pl *plan) meanValues(i, m int) []float64 {
 		return pl.meanReplicates(i, m)
 	}
 	s := pl.sides[i]
+	if v, ok := s.constantMean(m); ok {
+		return constantValues(len(cl.reps), v)
+	}
 	var den []float64
 	if s.full[m] {
 		den = pl.classDenominators(i)
@@ -509,6 +723,17 @@ func (pl *plan) quantileValues(i, m int, p float64) []float64 {
 func (pl *plan) sideMeanValues(i, m int) []float64 {
 	s := pl.sides[i]
 	cl := pl.classes()
+	if v, ok := s.constantMean(m); ok {
+		n := pl.b
+		if cl != nil {
+			n = len(cl.reps)
+		}
+		return constantValues(n, v)
+	}
+	if exactSumsShortcut && s.exactSums(m) {
+		// One chain or two, every sum is the same exact integer.
+		return pl.meanValues(i, m)
+	}
 	if cl == nil {
 		return pl.values(func(r int) float64 { return s.mean(m, pl.row(i, r)) })
 	}

@@ -3,8 +3,6 @@ package stats
 import (
 	"hash/fnv"
 	"math"
-	"math/bits"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -16,13 +14,6 @@ func streamSeed2(key string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	return h.Sum64()
-}
-
-// drawIndex maps one PCG output onto [0, n) as the high word of the 128-bit
-// product: a specified mapping that does not depend on rand.IntN's algorithm.
-func drawIndex(src *rand.PCG, n int) int {
-	hi, _ := bits.Mul64(src.Uint64(), uint64(n))
-	return int(hi)
 }
 
 // expandedAlpha is α′ of the expanded percentile interval (Hesterberg 2015):
@@ -69,6 +60,18 @@ func percentileInterval(reps []float64, alphaPrime float64) (lo, hi float64, und
 // classInterval is percentileInterval of the replicates vals[cl.class[r]]
 // of every row r, from the class values (cl nil: vals are the replicates).
 func classInterval(vals []float64, cl *rowClasses, alphaPrime float64) (lo, hi float64, undefined int, ok bool) {
+	n := len(vals)
+	if cl != nil {
+		n = len(cl.class)
+	}
+	if v, same := sameBits(vals); same {
+		// Every replicate is v (a metric constant in every unit): the
+		// endpoints are v, with nothing to select.
+		if n < 2 {
+			return 0, 0, 0, false
+		}
+		return v, v, 0, true
+	}
 	if cl == nil {
 		return percentileInterval(vals, alphaPrime)
 	}
@@ -320,6 +323,20 @@ func classLogRatioInterval(ra, rb []float64, cl *rowClasses, alphaPrime float64)
 	if cl != nil {
 		weight, n = cl.weight, len(cl.class)
 	}
+	if a, sameA := sameBits(ra); sameA {
+		if b, sameB := sameBits(rb); sameB {
+			// Every log ratio is d: the endpoints are d, or none when d is
+			// NaN (every replicate undefined).
+			d := math.Log(b) - math.Log(a)
+			if math.IsNaN(d) {
+				return 0, 0, n, false
+			}
+			if n < 2 {
+				return 0, 0, 0, false
+			}
+			return d, d, 0, true
+		}
+	}
 	if lo, hi, undefined, ok, done := sampledLogRatioInterval(ra, rb, weight, n, alphaPrime); done {
 		return lo, hi, undefined, ok
 	}
@@ -403,6 +420,21 @@ func sampledLogRatioInterval(ra, rb []float64, weight []int32, n int, alphaPrime
 		return 0, 0, 0, false, false
 	}
 	return lo, hi, undefined, true, true
+}
+
+// sameBits reports whether every value of xs has the bits of xs[0], and
+// that value is not NaN, returning it.
+func sameBits(xs []float64) (float64, bool) {
+	if len(xs) == 0 || math.IsNaN(xs[0]) {
+		return 0, false
+	}
+	b := math.Float64bits(xs[0])
+	for _, v := range xs[1:] {
+		if math.Float64bits(v) != b {
+			return 0, false
+		}
+	}
+	return xs[0], true
 }
 
 // unitWeights returns n weights of 1 (shared, read-only).

@@ -1,6 +1,6 @@
 package stats
 
-import "slices"
+import "sync"
 
 // A plan's B count rows hold few distinct values per group (each row is n
 // draws over n groups), so the running sums Σ_g c_g·x_g that every
@@ -31,9 +31,13 @@ type chainTrie struct {
 // has at most maxLevel nodes: past that, distinct prefixes are nearly as
 // many as rows and summing per row costs no more than evaluating nodes.
 func newChainTrie(counts []int32, cols, rows int, maxCount int32, chain []int, maxLevel int) *chainTrie {
-	t := &chainTrie{chain: chain, parent: []int32{0}, coef: []float64{0}, group: []int32{0}, leaf: make([]int32, rows)}
-	next := make([]int32, rows)
-	var table []int32
+	t := &chainTrie{chain: chain, parent: []int32{0}, coef: []float64{0}, group: []int32{0}, leaf: getIndexBuf(rows)}
+	clear(t.leaf)
+	next := getIndexBuf(rows)
+	defer func() { putIndexBuf(next) }() // the leaf array that is not t.leaf
+	tableBuf := getIndexBuf(4*rows + 64)
+	defer putIndexBuf(tableBuf)
+	table := tableBuf[:0]
 	levelStart, levelNodes := 0, 1 // the nodes of the current deepest level
 	width := int(maxCount) + 1     // children per node in the level's lookup table
 	for _, g := range chain {
@@ -41,7 +45,7 @@ func newChainTrie(counts []int32, cols, rows int, maxCount int32, chain []int, m
 		if size > 4*rows+64 {
 			break // a sparse level: its lookup table would outgrow the rows
 		}
-		table = slices.Grow(table[:0], size)[:size]
+		table = tableBuf[:size]
 		clear(table)
 		start := len(t.parent)
 		leaf, dst := t.leaf[:rows], next[:rows]
@@ -69,6 +73,15 @@ func newChainTrie(counts []int32, cols, rows int, maxCount int32, chain []int, m
 		t.depth++
 	}
 	return t
+}
+
+// release hands the memo's row-sized arrays back to the pools.
+func (m *sumMemo) release() {
+	putIndexBuf(m.even.leaf)
+	putIndexBuf(m.odd.leaf)
+	if m.classes != nil {
+		putIndexBuf(m.classes.class)
+	}
 }
 
 // complete reports whether the trie covers the whole chain, so that a row's
@@ -151,15 +164,28 @@ func newSumMemo(counts []int32, groups, rows int) *sumMemo {
 	return m
 }
 
+// pairSlot is one entry of distinctPairs' hash table: k = class + 1, 0 =
+// empty.
+type pairSlot struct{ a, b, k int32 }
+
+// slotPool recycles distinctPairs' tables (one per plan side).
+var slotPool sync.Pool // *[]pairSlot
+
 // distinctPairs classes the rows by their pair (a[r], b[r]).
 func distinctPairs(a, b []int32) *rowClasses {
 	size := 1 // a power of two at least 1.5 × the rows: at most 2/3 full
 	for size < len(a)+len(a)/2 {
 		size *= 2
 	}
-	type slot struct{ a, b, k int32 } // k = class + 1; 0 = empty
-	table := make([]slot, size)
-	c := &rowClasses{class: make([]int32, len(a))}
+	tablePtr, _ := slotPool.Get().(*[]pairSlot)
+	if tablePtr == nil || cap(*tablePtr) < size {
+		t := make([]pairSlot, size)
+		tablePtr = &t
+	}
+	table := (*tablePtr)[:size]
+	clear(table)
+	defer slotPool.Put(tablePtr)
+	c := &rowClasses{class: getIndexBuf(len(a))}
 	for r := range a {
 		x, y := a[r], b[r]
 		h := (uint64(uint32(x))<<32 | uint64(uint32(y))) * 0x9e3779b97f4a7c15
@@ -170,7 +196,7 @@ func distinctPairs(a, b []int32) *rowClasses {
 		if table[i].k == 0 {
 			c.reps = append(c.reps, int32(r))
 			c.weight = append(c.weight, 0)
-			table[i] = slot{x, y, int32(len(c.reps))}
+			table[i] = pairSlot{x, y, int32(len(c.reps))}
 		}
 		k := table[i].k - 1
 		c.class[r] = k

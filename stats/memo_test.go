@@ -3,7 +3,9 @@ package stats
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -104,5 +106,35 @@ func TestSumMemoMatchesRowLoops(t *testing.T) {
 				putBuf(sides)
 			}
 		})
+	}
+}
+
+// The plan's inlined generator draws exactly what rand.PCG draws, mapped
+// to unit indices as the high word of output × g, with and without the
+// packed 4-bit counters (g ≤ 15), across calls that continue one stream.
+func TestPCGFillMatchesRand(t *testing.T) {
+	for _, g := range []int{1, 2, 7, 8, 15, 16, 41} {
+		for _, seed := range []uint64{1, 7, 1 << 63} {
+			ref := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
+			fast := pcg{hi: seed, lo: 0x9e3779b97f4a7c15}
+			for range 2 { // the second call continues the stream
+				const rows = 300
+				want := make([]int32, rows*(g+1))
+				for r := range rows {
+					for range g {
+						hi, _ := bits.Mul64(ref.Uint64(), uint64(g))
+						want[r*(g+1)+int(hi)]++
+					}
+				}
+				got := make([]int32, rows*(g+1))
+				for k := range got {
+					got[k] = -7 // fill must set every count
+				}
+				fast.fill(got, rows, g)
+				if !slices.Equal(got, want) {
+					t.Fatalf("g=%d seed=%d: counts differ from rand.PCG's draws", g, seed)
+				}
+			}
+		}
 	}
 }

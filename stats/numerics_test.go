@@ -69,9 +69,20 @@ func TestSelectionMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 300 {
 		n := 1 + rng.IntN(500)
+		if trial%5 == 1 {
+			n = 1 + rng.IntN(5000) // bucket selection
+		}
 		xs := make([]float64, n)
 		for i := range xs {
-			xs[i] = float64(rng.IntN(1 + n/3)) // many ties
+			switch trial % 5 {
+			case 1, 2: // skewed ns durations with spikes: most values in few buckets
+				xs[i] = math.Round(1e6 * math.Exp(0.3*rng.NormFloat64()))
+				if rng.IntN(200) == 0 {
+					xs[i] *= 1000
+				}
+			default:
+				xs[i] = float64(rng.IntN(1 + n/3)) // many ties
+			}
 		}
 		if trial%3 == 0 {
 			slices.Sort(xs) // sorted and V-shaped inputs broke naive pivots
@@ -169,5 +180,32 @@ func TestTauAndBatches(t *testing.T) {
 	}
 	if r := rho1([][]float64{x}); math.Abs(r-0.8) > 0.01 {
 		t.Fatalf("ρ̂₁ = %v", r)
+	}
+}
+
+// invalidDuration finds the first negative or infinite step wherever it
+// lies, and passes NaN (absent) and −0.
+func TestInvalidDuration(t *testing.T) {
+	for n := range 11 {
+		for at := range n {
+			for _, bad := range []float64{-1, math.Inf(1), math.Inf(-1)} {
+				s := make([]float64, n)
+				for k := range s {
+					s[k] = float64(k)
+					if k%3 == 1 {
+						s[k] = math.NaN()
+					}
+				}
+				s[0] = math.Copysign(0, -1)
+				s[at] = bad
+				if got := invalidDuration(s); got != at {
+					t.Fatalf("n=%d bad %v at %d: got %d", n, bad, at, got)
+				}
+				s[at] = 1
+				if got := invalidDuration(s); got != -1 {
+					t.Fatalf("n=%d valid: got %d", n, got)
+				}
+			}
+		}
 	}
 }

@@ -81,6 +81,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 				QuantileMetrics: []int{int(phases.Wall)},
 				Decompose:       wallDecomposition()}
 			r, err := stats.Analyze(ph, names, units, opt)
+			ReleaseUnits(units) // the result holds nothing of them
 			if err != nil {
 				return fmt.Errorf("statistics of phase %q: %w", ph, err)
 			}

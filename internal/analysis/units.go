@@ -1,7 +1,11 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -36,6 +40,7 @@ type UnitPlan struct {
 	arms, profiles    []string                // per unit
 	kept              []int                   // per unit: kept steps
 	unit, step, phase []int32                 // per instance: unit (-1: not kept), kept step, phase index (-1: none)
+	byPhase           [][]int32               // per phase index: its kept instances, in order
 }
 
 // Units places the instances xs (steps followed by their phases, in file
@@ -78,6 +83,12 @@ func Units(xs []phases.Instance, phaseNames []string, starts map[phases.UnitID]i
 		}
 		p.unit[i], p.step[i], p.phase[i] = cur, int32(p.kept[cur]-1), lastIdx
 	}
+	p.byPhase = make([][]int32, len(phaseNames))
+	for i, ph := range p.phase {
+		if ph >= 0 {
+			p.byPhase[ph] = append(p.byPhase[ph], int32(i))
+		}
+	}
 	return p
 }
 
@@ -113,27 +124,113 @@ func (p *UnitPlan) statsUnit(u int, series [][]float64) stats.Unit {
 // unit, per metric, per kept step; a step without the phase gives NaN
 // (absent), a step with several instances of it gives their sum. Units
 // without the phase are left out.
+//
+// The units come ordered by arm, then as the statistics order them (start,
+// then ID), and each metric's series of all units lie end to end in one
+// array: the statistics read an arm's steps of a metric in place instead of
+// copying them (stats.Unit).
 func (p *UnitPlan) Units(ph int) []stats.Unit {
-	steps := make([][][]float64, len(p.ids)) // per unit, per metric, per kept step; nil: phase absent
-	for i := range p.xs {
-		if p.phase[i] != int32(ph) {
-			continue
-		}
-		u, t := p.unit[i], p.step[i]
-		if steps[u] == nil {
-			steps[u] = nanSeries(int(phases.NumMetrics), p.kept[u])
-		}
-		for m, vals := range steps[u] {
-			addTo(vals, t, float64(p.xs[i].M[m]))
+	idx := p.byPhase[ph]
+	pos := make([]int, len(p.ids)) // unit → its first step in a metric's row, +1; 0: phase absent
+	var us []int
+	for _, i := range idx {
+		if u := p.unit[i]; pos[u] == 0 {
+			pos[u] = 1
+			us = append(us, int(u))
 		}
 	}
-	var out []stats.Unit
-	for u, st := range steps {
-		if st != nil {
-			out = append(out, p.statsUnit(u, st))
+	if len(us) == 0 {
+		return nil
+	}
+	out := make([]stats.Unit, len(us))
+	for k, u := range us {
+		out[k] = p.statsUnit(u, nil)
+	}
+	order := make([]int, len(us)) // positions in out, sorted
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		x, y := &out[a], &out[b]
+		return cmp.Or(strings.Compare(x.Arm, y.Arm), cmp.Compare(x.Start, y.Start), strings.Compare(x.ID, y.ID))
+	})
+	sorted := make([]stats.Unit, len(us))
+	total := 0
+	for k, j := range order {
+		sorted[k] = out[j]
+		pos[us[j]] = total + 1
+		total += p.kept[us[j]]
+	}
+	out = sorted
+	unitOf := make([]int, len(us)) // position in out → unit
+	for k, j := range order {
+		unitOf[k] = us[j]
+	}
+	nm := int(phases.NumMetrics)
+	rows := getRows(nm * total)
+	if len(rows) > 0 {
+		rows[0] = math.NaN()
+		for n := 1; n < len(rows); n *= 2 {
+			copy(rows[n:], rows[:n])
+		}
+	}
+	slab := make([][]float64, nm*len(out))
+	for k := range out {
+		u := unitOf[k]
+		o := pos[u] - 1
+		series := slab[k*nm : (k+1)*nm : (k+1)*nm]
+		for m := range series {
+			series[m] = rows[m*total+o : m*total+o+p.kept[u]]
+		}
+		out[k].Steps = series
+	}
+	// A blocked transpose: a chunk of instances (tens of KB, cache
+	// resident) is read once per metric, so each metric's row is written
+	// in runs of consecutive steps rather than 40 rows a step apart.
+	const chunk = 64
+	var at [chunk]int
+	for c0 := 0; c0 < len(idx); c0 += chunk {
+		part := idx[c0:min(c0+chunk, len(idx))]
+		for k, i := range part {
+			at[k] = pos[p.unit[i]] - 1 + int(p.step[i])
+		}
+		for m := range nm {
+			row := rows[m*total : (m+1)*total]
+			for k, i := range part {
+				// addTo: the first instance of a step sets it, later ones add.
+				v := float64(p.xs[i].M[m])
+				if w := row[at[k]]; math.IsNaN(w) {
+					row[at[k]] = v
+				} else {
+					row[at[k]] = w + v
+				}
+			}
 		}
 	}
 	return out
+}
+
+// rowPool recycles the arrays behind Units' series (a few MB per phase)
+// between phases: ReleaseUnits hands them back.
+var rowPool sync.Pool // *[]float64
+
+func getRows(n int) []float64 {
+	if b, ok := rowPool.Get().(*[]float64); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]float64, n)
+}
+
+// ReleaseUnits hands the series of units returned by Units back for reuse
+// by a later call; neither units nor anything read from their series may be
+// used afterwards.
+func ReleaseUnits(units []stats.Unit) {
+	if len(units) == 0 || len(units[0].Steps) == 0 {
+		return
+	}
+	first := units[0].Steps[0] // the first unit's first metric starts the array
+	rows := first[:cap(first)]
+	rowPool.Put(&rows)
 }
 
 // RegionUnits returns, per arm that keep accepts, the units of a region's
