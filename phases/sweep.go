@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -203,6 +205,7 @@ type sweep struct {
 	selSources [][]gpuOp
 	selKeeps   [][]bool
 	selMask    []bool
+	selMaxEnd  []int64
 	// account's slab: the busy lists' parts in it, and their ends before clipping.
 	slabLists [][]interval
 	slabClips []slabClip
@@ -470,8 +473,10 @@ func (q *opQueue) advance() {
 
 // mark puts the calls that can no longer gain an earlier-starting
 // neighbour in final order and flags the top-level ones.
+// Threads are independent: they are marked in parallel.
 func (s *sweep) mark() {
-	for _, b := range s.bufs {
+	parallelFor(len(s.bufs), func(i int) {
+		b := s.bufs[i]
 		lim := len(b.buf)
 		if !s.apiDone {
 			lim = b.marked + sort.Search(lim-b.marked, func(i int) bool { return b.buf[b.marked+i].start >= s.apiFront })
@@ -483,7 +488,35 @@ func (s *sweep) mark() {
 		b.curEnd = markTopLevelFrom(tail, b.curEnd)
 		b.marked = lim
 		b.tc.calls = b.buf[:b.marked]
+	})
+}
+
+// parallelFor calls f(0) … f(n-1), on up to GOMAXPROCS goroutines (the
+// caller's among them), and returns when all have returned.
+func parallelFor(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
 	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= n {
+				return
+			}
+			f(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
 
 // gather indexes the retained ops of the calls that start before hi (and of
@@ -527,13 +560,34 @@ func (s *sweep) gather(hi int64) (int64, error) {
 	// anchors' ops): groupOpsInto copies the selected ops once, into the
 	// window's index.
 	sources, keeps := s.selSources[:0], s.selKeeps[:0]
-	mask := s.selMask[:0]
-	maxEnd := int64(math.MinInt64)
-	keep := func(ops []gpuOp) {
-		if len(ops) == 0 {
-			return
+	n := 0
+	add := func(ops []gpuOp) {
+		if len(ops) > 0 {
+			sources, n = append(sources, ops), n+len(ops)
 		}
-		from := len(mask)
+	}
+	for src := range s.opBuf {
+		for _, c := range s.opBuf[src].chunks {
+			add(c.ops)
+		}
+	}
+	for _, b := range s.bufs {
+		add(b.anchorOps)
+	}
+	full := slices.Grow(s.selMask[:0], n)[:n]
+	mask := full
+	for _, ops := range sources {
+		keeps = append(keeps, mask[:len(ops):len(ops)])
+		mask = mask[len(ops):]
+	}
+	// The sources (decoded parts, mostly) are masked in parallel.
+	maxEnds := s.selMaxEnd[:0]
+	for range sources {
+		maxEnds = append(maxEnds, math.MinInt64)
+	}
+	parallelFor(len(sources), func(si int) {
+		ops, in := sources[si], keeps[si]
+		maxEnd := int64(math.MinInt64)
 		for i := range ops {
 			o := &ops[i]
 			ok, bd := false, band{}
@@ -543,27 +597,22 @@ func (s *sweep) gather(hi int64) (int64, error) {
 					break
 				}
 			}
-			in := ok && o.corr >= bd.lo && o.corr <= bd.hi ||
+			in[i] = ok && o.corr >= bd.lo && o.corr <= bd.hi ||
 				len(anchors) > 0 && anchors[[2]int32{o.pid, o.corr}] != nil
-			if in {
+			if in[i] {
 				maxEnd = max(maxEnd, o.end)
 			}
-			mask = append(mask, in)
 		}
-		sources = append(sources, ops)
-		keeps = append(keeps, mask[from:len(mask):len(mask)])
+		maxEnds[si] = maxEnd
+	})
+	maxEnd := int64(math.MinInt64)
+	for _, e := range maxEnds {
+		maxEnd = max(maxEnd, e)
 	}
-	for src := range s.opBuf {
-		for _, c := range s.opBuf[src].chunks {
-			keep(c.ops)
-		}
-	}
-	for _, b := range s.bufs {
-		keep(b.anchorOps)
-	}
+	s.selMaxEnd = maxEnds[:0]
 	tr.ops, tr.index = groupOpsInto(tr.ops, sources, keeps) // the last window's ops are done with
 	clear(sources)                                          // hold no op buffer past the window
-	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], mask[:0]
+	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], full[:0]
 	return maxEnd, nil
 }
 
