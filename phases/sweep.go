@@ -206,6 +206,12 @@ type sweep struct {
 	selKeeps   [][]bool
 	selMask    []bool
 	selMaxEnd  []int64
+	// The op index of a window and the arenas of its view (calls, busy
+	// intervals): two of each, for the window measured and the one prepared.
+	ops       [2][]gpuOp
+	index     [2]corrIndex
+	callArena [2][]apiCall
+	busyArena [2][]interval
 	// account's slab: the busy lists' parts in it, and their ends before clipping.
 	slabLists [][]interval
 	slabClips []slabClip
@@ -251,7 +257,10 @@ func newSweep(src activitySource, cfg engineConfig, whole bool) *sweep {
 // close stops the source; it may be called more than once.
 func (s *sweep) close() { s.src.close() }
 
-// measure measures xs window by window as the tables stream.
+// measure measures xs window by window as the tables stream. A window is
+// measured on a frozen view of what it can see (windowView) while the
+// next one is read, marked and indexed: at most two windows are in
+// flight, one being measured and one being prepared.
 func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (rec *callRecorder, err error) {
 	tr := s.tr
 	tr.threads = map[int64]*threadCalls{}
@@ -269,13 +278,35 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 	for i := len(wins) - 1; i >= 0; i-- {
 		keepFrom[i] = min(keepFrom[i+1], wins[i].lo)
 	}
+	var measuring sync.WaitGroup // the window in flight; nothing writes xs once measure returns
+	defer measuring.Wait()
 	for wi, w := range wins {
-		if err := s.measureWindow(w, xs, gtids, rec); err != nil {
+		if err := s.prepareWindow(w, wi&1); err != nil {
 			return nil, err
+		}
+		// The last window is measured on the engine's own buffers (no copy:
+		// nothing is read after it that it could see), the others on
+		// copies, which the engine's eviction and reading cannot change.
+		last := wi == len(wins)-1
+		v := s.view(w, wi&1, !last)
+		s.settle(w)
+		measuring.Wait() // the window before: its view's buffers are reused next
+		r := rec // not the result, which a return overwrites while r is in use
+		if r != nil {
+			r.tr = v
+		}
+		if last {
+			v.measureRange(xs, gtids, w.first, w.end, r)
+		} else {
+			measuring.Go(func() { v.measureRange(xs, gtids, w.first, w.end, r) })
 		}
 		if err := s.evict(keepFrom[wi+1]); err != nil {
 			return nil, err
 		}
+	}
+	measuring.Wait()
+	if rec != nil {
+		rec.tr = tr
 	}
 	if err := s.drain(); err != nil {
 		return nil, err
@@ -285,9 +316,9 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 	return rec, nil
 }
 
-// measureWindow reads the tables far enough for w and measures its instances.
-func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *callRecorder) error {
-	tr := s.tr
+// prepareWindow reads the tables far enough for w, marks its calls,
+// indexes its ops into buffer k and merges the busy intervals.
+func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 	for !s.apiDone && s.apiFront < w.hi {
 		if err := s.pullAPI(); err != nil {
 			return err
@@ -304,7 +335,7 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 		// incremental — ops pulled after it are committed by the next.
 		var busy sync.WaitGroup
 		busy.Go(s.commit)
-		maxEnd, err := s.gather(w.hi)
+		maxEnd, err := s.gather(w.hi, k)
 		busy.Wait()
 		if err != nil {
 			return err
@@ -319,10 +350,13 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 			return err
 		}
 	}
-	s.windowBusy()
-	tr.measureRange(xs, gtids, w.first, w.end, rec)
-	// Calls a window could see are settled: an op of theirs arriving now
-	// came too late.
+	s.commit()
+	return nil
+}
+
+// settle records the correlation ids of the calls w could see: an op of
+// theirs arriving later came too late.
+func (s *sweep) settle(w sweepWindow) {
 	for _, b := range s.bufs {
 		for _, c := range b.buf[:b.marked] {
 			if c.start >= w.hi {
@@ -331,7 +365,83 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 			corrSetOf(s.used, b.pid).add(c.corr)
 		}
 	}
-	return nil
+}
+
+// view is what attribution of w reads: a copy of the trace whose calls,
+// op index (buffer k) and busy intervals are w's. With copies, the calls
+// (those before w.hi) and busy intervals are copied into buffer k's
+// arenas, so that the engine may read on, mark and evict while w is
+// measured; without, they are the engine's own.
+func (s *sweep) view(w sweepWindow, k int, copies bool) *trace {
+	tr := s.tr
+	v := *tr
+	v.ops, v.index = s.ops[k], s.index[k]
+	// Calls: each thread's up to the first that starts at w.hi or later
+	// (no instance of w reads further).
+	cut := make([]int, len(s.bufs))
+	total := 0
+	for i, b := range s.bufs {
+		calls := b.buf[:b.marked]
+		cut[i] = sort.Search(len(calls), func(j int) bool { return calls[j].start >= w.hi })
+		total += cut[i]
+	}
+	arena := s.callArena[k][:0]
+	if copies {
+		arena = slices.Grow(arena, total)[:total]
+	}
+	tcs := make([]threadCalls, len(s.bufs))
+	v.threads = make(map[int64]*threadCalls, len(s.bufs))
+	off := 0
+	for i, b := range s.bufs {
+		tc := &tcs[i]
+		tc.globalTid = b.tc.globalTid
+		if copies {
+			tc.calls = arena[off : off+cut[i] : off+cut[i]]
+		} else {
+			tc.calls = b.buf[:cut[i]:cut[i]]
+		}
+		off += cut[i]
+		v.threads[tc.globalTid] = tc
+	}
+	if copies {
+		parallelFor(len(s.bufs), func(i int) { copy(tcs[i].calls, s.bufs[i].buf) })
+	}
+	s.callArena[k] = arena[:0]
+	v.procThreads = make(map[int32][]*threadCalls, len(tr.procThreads))
+	for pid, ts := range tr.procThreads {
+		vts := make([]*threadCalls, len(ts))
+		for j, tc := range ts {
+			vts[j] = v.threads[tc.globalTid]
+		}
+		v.procThreads[pid] = vts
+	}
+	// Busy intervals, and those of the other processes.
+	ivs := s.busyArena[k][:0]
+	if copies {
+		n := 0
+		for _, bl := range s.busy {
+			n += len(bl.iv)
+		}
+		ivs = slices.Grow(ivs, n)
+	}
+	v.busy = map[int32]map[int32][]interval{}
+	v.gpusOf = map[int32][]procGPU{}
+	for _, bl := range s.busy {
+		if v.busy[bl.gpu] == nil {
+			v.busy[bl.gpu] = map[int32][]interval{}
+		}
+		iv := bl.iv
+		if copies {
+			from := len(ivs)
+			ivs = append(ivs, bl.iv...)
+			iv = ivs[from:len(ivs):len(ivs)]
+		}
+		v.busy[bl.gpu][bl.pid] = iv
+		v.gpusOf[bl.pid] = append(v.gpusOf[bl.pid], procGPU{bl.gpu, bl.first})
+	}
+	s.busyArena[k] = ivs[:0]
+	v.buildOthers()
+	return &v
 }
 
 // unreadFrom is the earliest start any op still unread can have.
@@ -520,9 +630,8 @@ func parallelFor(n int, f func(i int)) {
 }
 
 // gather indexes the retained ops of the calls that start before hi (and of
-// the anchors) by correlation id; it returns their latest end.
-func (s *sweep) gather(hi int64) (int64, error) {
-	tr := s.tr
+// the anchors) by correlation id into buffer k; it returns their latest end.
+func (s *sweep) gather(hi int64, k int) (int64, error) {
 	// Per process, the band of correlation ids of those calls (ids grow
 	// with time); an anchor can be old, so its ops are picked by id.
 	type band struct{ lo, hi int32 }
@@ -610,7 +719,7 @@ func (s *sweep) gather(hi int64) (int64, error) {
 		maxEnd = max(maxEnd, e)
 	}
 	s.selMaxEnd = maxEnds[:0]
-	tr.ops, tr.index = groupOpsInto(tr.ops, sources, keeps) // the last window's ops are done with
+	s.ops[k], s.index[k] = groupOpsInto(s.ops[k], sources, keeps) // the window before the last is measured
 	clear(sources)                                          // hold no op buffer past the window
 	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], full[:0]
 	return maxEnd, nil
@@ -680,22 +789,6 @@ func (s *sweep) byGPU(f func(lists []*busyList)) {
 		f(s.busy[lo:hi])
 		lo = hi
 	}
-}
-
-// windowBusy hands the busy intervals to attribution.
-func (s *sweep) windowBusy() {
-	s.commit()
-	tr := s.tr
-	tr.busy = map[int32]map[int32][]interval{}
-	tr.gpusOf = map[int32][]procGPU{}
-	for _, bl := range s.busy {
-		if tr.busy[bl.gpu] == nil {
-			tr.busy[bl.gpu] = map[int32][]interval{}
-		}
-		tr.busy[bl.gpu][bl.pid] = bl.iv
-		tr.gpusOf[bl.pid] = append(tr.gpusOf[bl.pid], procGPU{bl.gpu, bl.first})
-	}
-	tr.buildOthers()
 }
 
 // evict lets go of what no later window needs: calls and ops that start
