@@ -138,12 +138,15 @@ func planWindows(xs []Instance, spans []stepSpan, span int64) []sweepWindow {
 
 // threadBuf is the retained API calls of one thread: buf[:marked] are in
 // final order with their top-level flags set; buf[0] is the anchor when
-// hasAnchor: the last top-level call before the retained time.
+// hasAnchor: the last top-level call before the retained time, followed
+// by the calls nested in it up to buf[head] (none is top-level, and none
+// starts in the retained time: no window looks at them).
 type threadBuf struct {
 	tc        *threadCalls
 	pid       int32
 	buf       []apiCall
 	marked    int
+	head      int // the first retained call after the anchor and its nested calls; 0 without an anchor
 	hasAnchor bool
 	curEnd    int64   // end of the last top-level call marked
 	anchorOps []gpuOp // the anchor's GPU ops that were let go (a copy's pageable check needs them)
@@ -152,10 +155,11 @@ type threadBuf struct {
 // letGo drops the marked calls that start before keep, keeping as the
 // anchor the last top-level one of them (or the anchor before). evicted
 // holds the correlation ids whose ops were let go: a new anchor must not
-// be one of them.
+// be one of them. The calls are not moved — buf is resliced to start at the
+// anchor — so that a window's view (sweep.view) may still read them.
 func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 	k := sort.Search(b.marked, func(i int) bool { return b.buf[i].start >= keep })
-	if k == 0 || (k == 1 && b.hasAnchor) {
+	if k <= b.head {
 		return nil
 	}
 	a := k - 1
@@ -164,8 +168,7 @@ func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 	}
 	switch {
 	case a < 0: // no top-level call before keep: no anchor
-		n := copy(b.buf, b.buf[k:])
-		b.buf, b.marked, b.hasAnchor = b.buf[:n], b.marked-k, false
+		b.buf, b.marked, b.head, b.hasAnchor = b.buf[k:], b.marked-k, 0, false
 		b.anchorOps = b.anchorOps[:0]
 	default:
 		if a > 0 || !b.hasAnchor { // a new anchor
@@ -174,13 +177,14 @@ func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 			}
 			b.anchorOps = b.anchorOps[:0]
 		}
-		b.buf[0] = b.buf[a]
-		n := copy(b.buf[1:], b.buf[k:])
-		b.buf, b.marked, b.hasAnchor = b.buf[:1+n], b.marked-k+1, true
+		b.buf, b.marked, b.head, b.hasAnchor = b.buf[a:], b.marked-a, k-a, true
 	}
 	b.tc.calls = b.buf[:b.marked]
 	return nil
 }
+
+// retained are the marked calls after the anchor and its nested calls.
+func (b *threadBuf) retained() []apiCall { return b.buf[b.head:b.marked] }
 
 // sweep is the engine: the activity its source has handed over and not yet
 // let go, and the GPU busy time accounted so far.
@@ -206,11 +210,10 @@ type sweep struct {
 	selKeeps   [][]bool
 	selMask    []bool
 	selMaxEnd  []int64
-	// The op index of a window and the arenas of its view (calls, busy
-	// intervals): two of each, for the window measured and the one prepared.
+	// The op index of a window and its view's busy intervals: two of
+	// each, for the window measured and the one prepared.
 	ops       [2][]gpuOp
 	index     [2]corrIndex
-	callArena [2][]apiCall
 	busyArena [2][]interval
 	// account's slab: the busy lists' parts in it, and their ends before clipping.
 	slabLists [][]interval
@@ -284,9 +287,9 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 		if err := s.prepareWindow(w, wi&1); err != nil {
 			return nil, err
 		}
-		// The last window is measured on the engine's own buffers (no copy:
-		// nothing is read after it that it could see), the others on
-		// copies, which the engine's eviction and reading cannot change.
+		// The last window is measured on the engine's own busy lists (no
+		// copy: nothing is merged or accounted until it is measured), the
+		// others on copies.
 		last := wi == len(wins)-1
 		v := s.view(w, wi&1, !last)
 		s.settle(w)
@@ -358,7 +361,10 @@ func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 // theirs arriving later came too late.
 func (s *sweep) settle(w sweepWindow) {
 	for _, b := range s.bufs {
-		for _, c := range b.buf[:b.marked] {
+		if b.hasAnchor && b.buf[0].start < w.hi {
+			corrSetOf(s.used, b.pid).add(b.buf[0].corr)
+		}
+		for _, c := range b.retained() {
 			if c.start >= w.hi {
 				break
 			}
@@ -368,45 +374,27 @@ func (s *sweep) settle(w sweepWindow) {
 }
 
 // view is what attribution of w reads: a copy of the trace whose calls,
-// op index (buffer k) and busy intervals are w's. With copies, the calls
-// (those before w.hi) and busy intervals are copied into buffer k's
-// arenas, so that the engine may read on, mark and evict while w is
-// measured; without, they are the engine's own.
+// op index (buffer k) and busy intervals are w's. With copies, the busy
+// intervals are copied into buffer k's arena, so that the engine may
+// merge and account them while w is measured; without, they are the
+// engine's own.
 func (s *sweep) view(w sweepWindow, k int, copies bool) *trace {
 	tr := s.tr
 	v := *tr
 	v.ops, v.index = s.ops[k], s.index[k]
 	// Calls: each thread's up to the first that starts at w.hi or later
-	// (no instance of w reads further).
-	cut := make([]int, len(s.bufs))
-	total := 0
-	for i, b := range s.bufs {
-		calls := b.buf[:b.marked]
-		cut[i] = sort.Search(len(calls), func(j int) bool { return calls[j].start >= w.hi })
-		total += cut[i]
-	}
-	arena := s.callArena[k][:0]
-	if copies {
-		arena = slices.Grow(arena, total)[:total]
-	}
+	// (no instance of w reads further). The engine does not change them
+	// while w is measured: it appends after them, marks after them and
+	// lets go by reslicing.
 	tcs := make([]threadCalls, len(s.bufs))
 	v.threads = make(map[int64]*threadCalls, len(s.bufs))
-	off := 0
 	for i, b := range s.bufs {
+		calls := b.buf[:b.marked]
+		cut := sort.Search(len(calls), func(j int) bool { return calls[j].start >= w.hi })
 		tc := &tcs[i]
-		tc.globalTid = b.tc.globalTid
-		if copies {
-			tc.calls = arena[off : off+cut[i] : off+cut[i]]
-		} else {
-			tc.calls = b.buf[:cut[i]:cut[i]]
-		}
-		off += cut[i]
+		tc.globalTid, tc.calls = b.tc.globalTid, calls[:cut:cut]
 		v.threads[tc.globalTid] = tc
 	}
-	if copies {
-		parallelFor(len(s.bufs), func(i int) { copy(tcs[i].calls, s.bufs[i].buf) })
-	}
-	s.callArena[k] = arena[:0]
 	v.procThreads = make(map[int32][]*threadCalls, len(tr.procThreads))
 	for pid, ts := range tr.procThreads {
 		vts := make([]*threadCalls, len(ts))
@@ -638,10 +626,7 @@ func (s *sweep) gather(hi int64, k int) (int64, error) {
 	bands := map[int32]band{}
 	anchors := s.anchorsNeedingOps()
 	for _, b := range s.bufs {
-		calls := b.buf[:b.marked]
-		if b.hasAnchor {
-			calls = calls[1:]
-		}
+		calls := b.retained()
 		if len(calls) == 0 || calls[0].start >= hi {
 			continue
 		}
