@@ -294,7 +294,7 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 		v := s.view(w, wi&1, !last)
 		s.settle(w)
 		measuring.Wait() // the window before: its view's buffers are reused next
-		r := rec // not the result, which a return overwrites while r is in use
+		r := rec         // not the result, which a return overwrites while r is in use
 		if r != nil {
 			r.tr = v
 		}
@@ -705,7 +705,7 @@ func (s *sweep) gather(hi int64, k int) (int64, error) {
 	}
 	s.selMaxEnd = maxEnds[:0]
 	s.ops[k], s.index[k] = groupOpsInto(s.ops[k], sources, keeps) // the window before the last is measured
-	clear(sources)                                          // hold no op buffer past the window
+	clear(sources)                                                // hold no op buffer past the window
 	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], full[:0]
 	return maxEnd, nil
 }
