@@ -150,6 +150,9 @@ type threadBuf struct {
 	hasAnchor bool
 	curEnd    int64   // end of the last top-level call marked
 	anchorOps []gpuOp // the anchor's GPU ops that were let go (a copy's pageable check needs them)
+	// The process's sets of correlation ids (sweep.used and sweep.evicted),
+	// looked up once: they are read for every call.
+	used, evicted *corrSet
 }
 
 // letGo drops the marked calls that start before keep, keeping as the
@@ -361,14 +364,15 @@ func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 // theirs arriving later came too late.
 func (s *sweep) settle(w sweepWindow) {
 	for _, b := range s.bufs {
+		used := b.used
 		if b.hasAnchor && b.buf[0].start < w.hi {
-			corrSetOf(s.used, b.pid).add(b.buf[0].corr)
+			used.add(b.buf[0].corr)
 		}
 		for _, c := range b.retained() {
 			if c.start >= w.hi {
 				break
 			}
-			corrSetOf(s.used, b.pid).add(c.corr)
+			used.add(c.corr)
 		}
 	}
 }
@@ -474,7 +478,7 @@ func (s *sweep) pullAPI() error {
 			}
 			s.last = b
 		}
-		if s.evicted[b.pid].has(c.corr) {
+		if b.evicted.has(c.corr) {
 			return &unorderedError{"a GPU operation starts before its launch call"}
 		}
 		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.tr.classOf(int32(c.name)))})
@@ -487,6 +491,7 @@ func (s *sweep) newThread(gtid int64) *threadBuf {
 	tr := s.tr
 	tc := &threadCalls{globalTid: gtid}
 	b := &threadBuf{tc: tc, pid: int32(nsys.Pid(gtid)), curEnd: -1 << 62}
+	b.used, b.evicted = corrSetOf(s.used, b.pid), corrSetOf(s.evicted, b.pid)
 	s.bufOf[gtid] = b
 	s.bufs = append(s.bufs, b)
 	tr.threads[gtid] = tc
@@ -516,6 +521,7 @@ func (s *sweep) pullOpPart(src int) error {
 	}
 	s.negOps += p.neg
 	kept := p.ops[:0] // filtered in place: the part is kept, not copied
+	used := corrCache{m: s.used}
 	for _, o := range p.ops {
 		if o.start < s.opFront[src] {
 			return &unorderedError{"GPU operation rows are not in start order"}
@@ -524,7 +530,7 @@ func (s *sweep) pullOpPart(src int) error {
 		if o.corr < 0 { // no correlation: attributable to no call
 			continue
 		}
-		if s.used[o.pid].has(o.corr) {
+		if used.of(o.pid).has(o.corr) {
 			return &unorderedError{"a GPU operation starts more than the sweep margin after its launch"}
 		}
 		kept = append(kept, o)
@@ -638,7 +644,7 @@ func (s *sweep) gather(hi int64, k int) (int64, error) {
 			if c.start >= hi {
 				break
 			}
-			if s.evicted[b.pid].has(c.corr) {
+			if b.evicted.has(c.corr) {
 				return 0, &unorderedError{"a GPU operation starts before its launch call"}
 			}
 			bd.lo, bd.hi = min(bd.lo, c.corr), max(bd.hi, c.corr)
@@ -781,7 +787,7 @@ func (s *sweep) byGPU(f func(lists []*busyList)) {
 // that has become final.
 func (s *sweep) evict(keep int64) error {
 	for _, b := range s.bufs {
-		if err := b.letGo(keep, s.evicted[b.pid]); err != nil {
+		if err := b.letGo(keep, b.evicted); err != nil {
 			return err
 		}
 	}
@@ -801,6 +807,7 @@ func (s *sweep) evict(keep int64) error {
 	var busy sync.WaitGroup
 	busy.Go(func() { s.account(opKeep) })
 	defer busy.Wait()
+	evicted := corrCache{m: s.evicted, create: true}
 	for src := range s.opBuf {
 		q := &s.opBuf[src]
 		drop := 0 // chunks let go whole
@@ -814,7 +821,7 @@ func (s *sweep) evict(keep int64) error {
 			}
 			k := sort.Search(committed, func(i int) bool { return ops[i].start >= opKeep })
 			for _, o := range ops[:k] {
-				corrSetOf(s.evicted, o.pid).add(o.corr)
+				evicted.of(o.pid).add(o.corr)
 				if len(anchorCorr) > 0 {
 					if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
 						b.anchorOps = append(b.anchorOps, o)
@@ -957,6 +964,28 @@ func satAdd(a, b int64) int64 {
 type corrSet struct {
 	base int32
 	bits []uint64
+}
+
+// corrCache looks up one process's corrSet in m, remembering the last: ops
+// come in runs of one process. With create, a missing set is made.
+type corrCache struct {
+	m      map[int32]*corrSet
+	create bool
+	pid    int32
+	set    *corrSet
+	ok     bool
+}
+
+func (c *corrCache) of(pid int32) *corrSet {
+	if !c.ok || pid != c.pid {
+		if c.create {
+			c.set = corrSetOf(c.m, pid)
+		} else {
+			c.set = c.m[pid]
+		}
+		c.pid, c.ok = pid, true
+	}
+	return c.set
 }
 
 func corrSetOf(m map[int32]*corrSet, pid int32) *corrSet {
