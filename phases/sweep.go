@@ -366,19 +366,31 @@ func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 
 // settle records the correlation ids of the calls w could see: an op of
 // theirs arriving later came too late.
+// Processes are settled in parallel (their threads share a set).
 func (s *sweep) settle(w sweepWindow) {
+	var pids []int32
 	for _, b := range s.bufs {
-		used := b.used
-		if b.hasAnchor && b.buf[0].start < w.hi {
-			used.add(b.buf[0].corr)
-		}
-		for _, c := range b.retained() {
-			if c.start >= w.hi {
-				break
-			}
-			used.add(c.corr)
+		if !slices.Contains(pids, b.pid) {
+			pids = append(pids, b.pid)
 		}
 	}
+	parallelFor(len(pids), func(i int) {
+		for _, b := range s.bufs {
+			if b.pid != pids[i] {
+				continue
+			}
+			used := b.used
+			if b.hasAnchor && b.buf[0].start < w.hi {
+				used.add(b.buf[0].corr)
+			}
+			for _, c := range b.retained() {
+				if c.start >= w.hi {
+					break
+				}
+				used.add(c.corr)
+			}
+		}
+	})
 }
 
 // view is what attribution of w reads: a copy of the trace whose calls,
@@ -635,25 +647,40 @@ func (s *sweep) gather(hi int64, k int) (int64, error) {
 	type band struct{ lo, hi int32 }
 	bands := map[int32]band{}
 	anchors := s.anchorsNeedingOps()
-	for _, b := range s.bufs {
-		calls := b.retained()
-		if len(calls) == 0 || calls[0].start >= hi {
-			continue
-		}
-		bd, ok := bands[b.pid]
-		if !ok {
-			bd = band{math.MaxInt32, math.MinInt32}
-		}
-		for _, c := range calls {
+	// Each thread's band, in parallel, then each process's.
+	type threadBand struct {
+		band
+		any, early bool // early: a call whose ops were let go
+	}
+	tbs := make([]threadBand, len(s.bufs))
+	parallelFor(len(s.bufs), func(i int) {
+		b, tb := s.bufs[i], &tbs[i]
+		tb.band = band{math.MaxInt32, math.MinInt32}
+		for _, c := range b.retained() {
 			if c.start >= hi {
 				break
 			}
 			if b.evicted.has(c.corr) {
-				return 0, &unorderedError{"a GPU operation starts before its launch call"}
+				tb.early = true
+				return
 			}
-			bd.lo, bd.hi = min(bd.lo, c.corr), max(bd.hi, c.corr)
+			tb.any = true
+			tb.lo, tb.hi = min(tb.lo, c.corr), max(tb.hi, c.corr)
 		}
-		bands[b.pid] = bd
+	})
+	for i, tb := range tbs {
+		if tb.early {
+			return 0, &unorderedError{"a GPU operation starts before its launch call"}
+		}
+		if !tb.any {
+			continue
+		}
+		pid := s.bufs[i].pid
+		bd, ok := bands[pid]
+		if !ok {
+			bd = band{math.MaxInt32, math.MinInt32}
+		}
+		bands[pid] = band{min(bd.lo, tb.lo), max(bd.hi, tb.hi)}
 	}
 	pids := make([]int32, 0, len(bands))
 	bandOf := make([]band, 0, len(bands))
