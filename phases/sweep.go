@@ -149,6 +149,7 @@ type threadBuf struct {
 	tc        *threadCalls
 	pid       int32
 	buf       []apiCall
+	spare     []apiCall // the other buffer: letGo copies the kept calls into it
 	marked    int
 	head      int // the first retained call after the anchor and its nested calls; 0 without an anchor
 	hasAnchor bool
@@ -162,8 +163,10 @@ type threadBuf struct {
 // letGo drops the marked calls that start before keep, keeping as the
 // anchor the last top-level one of them (or the anchor before). evicted
 // holds the correlation ids whose ops were let go: a new anchor must not
-// be one of them. The calls are not moved — buf is resliced to start at the
-// anchor — so that a window's view (sweep.view) may still read them.
+// be one of them. The kept calls are copied into the spare buffer and the
+// buffers swapped: the window being measured still reads the other
+// (sweep.view), which becomes the spare, written only once that window is
+// measured.
 func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 	k := sort.Search(b.marked, func(i int) bool { return b.buf[i].start >= keep })
 	if k <= b.head {
@@ -173,9 +176,10 @@ func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 	for a >= 0 && !b.buf[a].topLevel() {
 		a--
 	}
+	from := k // the first call kept
 	switch {
 	case a < 0: // no top-level call before keep: no anchor
-		b.buf, b.marked, b.head, b.hasAnchor = b.buf[k:], b.marked-k, 0, false
+		b.head, b.hasAnchor = 0, false
 		b.anchorOps = b.anchorOps[:0]
 	default:
 		if a > 0 || !b.hasAnchor { // a new anchor
@@ -184,8 +188,10 @@ func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 			}
 			b.anchorOps = b.anchorOps[:0]
 		}
-		b.buf, b.marked, b.head, b.hasAnchor = b.buf[a:], b.marked-a, k-a, true
+		from, b.head, b.hasAnchor = a, k-a, true
 	}
+	kept := append(b.spare[:0], b.buf[from:]...)
+	b.spare, b.buf, b.marked = b.buf[:0], kept, b.marked-from
 	b.tc.calls = b.buf[:b.marked]
 	return nil
 }
