@@ -147,6 +147,7 @@ func planWindows(xs []Instance, spans []stepSpan, span int64) []sweepWindow {
 // starts in the retained time: no window looks at them).
 type threadBuf struct {
 	tc        *threadCalls
+	gtid      int64
 	pid       int32
 	buf       []apiCall
 	spare     []apiCall // the other buffer: letGo copies the kept calls into it
@@ -493,8 +494,18 @@ func (s *sweep) pullAPI() error {
 		}
 		s.apiFront = c.start
 		b := s.last
-		if b == nil || b.tc.globalTid != c.gtid {
-			b = s.bufOf[c.gtid]
+		if b == nil || b.gtid != c.gtid {
+			b = nil
+			if len(s.bufs) <= 8 { // a few threads whose calls alternate: no map lookup
+				for _, t := range s.bufs {
+					if t.gtid == c.gtid {
+						b = t
+						break
+					}
+				}
+			} else {
+				b = s.bufOf[c.gtid]
+			}
 			if b == nil {
 				b = s.newThread(c.gtid)
 			}
@@ -512,7 +523,7 @@ func (s *sweep) pullAPI() error {
 func (s *sweep) newThread(gtid int64) *threadBuf {
 	tr := s.tr
 	tc := &threadCalls{globalTid: gtid}
-	b := &threadBuf{tc: tc, pid: int32(nsys.Pid(gtid)), curEnd: -1 << 62}
+	b := &threadBuf{tc: tc, gtid: gtid, pid: int32(nsys.Pid(gtid)), curEnd: -1 << 62}
 	b.used, b.evicted = corrSetOf(s.used, b.pid), corrSetOf(s.evicted, b.pid)
 	s.bufOf[gtid] = b
 	s.bufs = append(s.bufs, b)
