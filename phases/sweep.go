@@ -412,7 +412,7 @@ func (s *sweep) view(w sweepWindow, k int, copies bool) *trace {
 	// Calls: each thread's up to the first that starts at w.hi or later
 	// (no instance of w reads further). The engine does not change them
 	// while w is measured: it appends after them, marks after them and
-	// lets go by reslicing.
+	// lets go by copying the kept calls into the thread's other buffer.
 	tcs := make([]threadCalls, len(s.bufs))
 	v.threads = make(map[int64]*threadCalls, len(s.bufs))
 	for i, b := range s.bufs {
