@@ -287,16 +287,51 @@ type gpuScratch struct {
 // clip fills g with the window [s, e) of the GPUs pid had used by gpusBy.
 func (g *gpuScratch) clip(tr *trace, pid int32, s, e, gpusBy int64) {
 	own, other := g.own[:0], g.other[:0]
+	ownLists, otherLists := 0, 0
 	for _, pg := range tr.gpusOf[pid] {
 		if pg.first >= gpusBy {
 			continue
 		}
+		n, m := len(own), len(other)
 		own = appendClipped(own, tr.busy[pg.gpu][pid], s, e)
 		other = appendClipped(other, tr.others[pg.gpu][pid], s, e)
+		ownLists += min(1, len(own)-n)
+		otherLists += min(1, len(other)-m)
 	}
-	own, other = mergeIntervals(own), mergeIntervals(other)
+	// Busy lists are merged and sorted, and so is the clip of one of them:
+	// only a process on several GPUs needs a sort.
+	if ownLists > 1 {
+		own = mergeIntervals(own)
+	}
+	if otherLists > 1 {
+		other = mergeIntervals(other)
+	}
 	g.own, g.other = own, other
-	g.all = mergeIntervals(append(append(g.all[:0], own...), other...))
+	g.all = unionMerged(g.all[:0], own, other)
+}
+
+// unionMerged appends to dst the union of a and b, both merged and sorted,
+// merged and sorted: what mergeIntervals gives for both together, in one
+// pass instead of a sort.
+func unionMerged(dst, a, b []interval) []interval {
+	add := func(x interval) {
+		if n := len(dst); n > 0 && x.start <= dst[n-1].end {
+			dst[n-1].end = max(dst[n-1].end, x.end)
+			return
+		}
+		dst = append(dst, x)
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if j == len(b) || i < len(a) && a[i].start <= b[j].start {
+			add(a[i])
+			i++
+		} else {
+			add(b[j])
+			j++
+		}
+	}
+	return dst
 }
 
 // splitOf splits iv (inside the clipped window) into time with own work,

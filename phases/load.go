@@ -370,41 +370,34 @@ func markTopLevelFrom(calls []apiCall, curEnd int64) int64 {
 // Within one id, ops keep the order of sources, then of each source. Each
 // source is dropped (set to nil) once scattered. When keep is not nil, only
 // the ops o = sources[s][i] with keep[s][i] are grouped: the engine selects
-// a window's ops where they lie instead of copying them first.
+// a window's ops where they lie instead of copying them first. Processes
+// are grouped in parallel: each has its own bitmap, counts and part of the
+// output, and each reads the sources in order.
 func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrIndex) {
 	type pidAcc struct {
 		n, minCorr, maxCorr int
 		p                   *pidIndex
-		fill                []int32 // next free slot per rank
 	}
 	accs := map[int32]*pidAcc{}
 	var pids []int32
-	// A trace has a few processes whose ops alternate: a short list beats
-	// a map lookup per op in every pass.
-	var accKeys []int32
-	var accVals []*pidAcc
-	accOf := func(pid int32) *pidAcc {
-		for i, k := range accKeys {
-			if k == pid {
-				return accVals[i]
-			}
-		}
-		a := accs[pid]
-		if a != nil && len(accKeys) < 16 {
-			accKeys, accVals = append(accKeys, pid), append(accVals, a)
-		}
-		return a
-	}
+	// A trace has a few processes whose ops alternate: the last one
+	// beats a map lookup per op.
+	var lastPid int32
+	var last *pidAcc
 	for si, ops := range sources {
 		for i, o := range ops {
 			if keep != nil && !keep[si][i] {
 				continue
 			}
-			a := accOf(o.pid)
-			if a == nil {
-				a = &pidAcc{minCorr: int(o.corr)}
-				accs[o.pid] = a
-				pids = append(pids, o.pid)
+			a := last
+			if a == nil || o.pid != lastPid {
+				a = accs[o.pid]
+				if a == nil {
+					a = &pidAcc{minCorr: int(o.corr)}
+					accs[o.pid] = a
+					pids = append(pids, o.pid)
+				}
+				lastPid, last = o.pid, a
 			}
 			a.n++
 			a.minCorr = min(a.minCorr, int(o.corr))
@@ -413,30 +406,41 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 	}
 	slices.Sort(pids)
 	ix := corrIndex{byPid: map[int32]*pidIndex{}}
-	for _, pid := range pids {
+	accOf := make([]*pidAcc, len(pids))
+	for i, pid := range pids {
 		a := accs[pid]
 		// A window of the sweep holds a narrow band of large ids: the
 		// bitmap starts at the band.
 		base := max(0, a.minCorr) &^ 63
 		a.p = &pidIndex{base: int32(base), bits: make([]uint64, (a.maxCorr-base)>>6+1)}
 		ix.byPid[pid] = a.p
+		accOf[i] = a
 	}
-	for si, ops := range sources {
-		for i, o := range ops {
-			if keep != nil && !keep[si][i] {
-				continue
-			}
-			if o.corr >= 0 {
-				p := accOf(o.pid).p
-				c := o.corr - p.base
-				p.bits[c>>6] |= 1 << (uint(c) & 63)
+	// each calls f with the selected ops of pid, in order.
+	each := func(pid int32, f func(o *gpuOp)) {
+		for si, ops := range sources {
+			for i := range ops {
+				if o := &ops[i]; o.pid == pid && (keep == nil || keep[si][i]) {
+					f(o)
+				}
 			}
 		}
 	}
-	// Ranks, then per-rank counts → starts (absolute positions in out).
-	for _, pid := range pids {
-		a := accs[pid]
+	rankOf := func(p *pidIndex, corr int32) int32 {
+		corr -= p.base
+		w := corr >> 6
+		return p.rank[w] + int32(bits.OnesCount64(p.bits[w]&(1<<(uint(corr)&63)-1)))
+	}
+	// Per process: the bitmap, its ranks, and per-rank counts.
+	parallelFor(len(pids), func(i int) {
+		pid, a := pids[i], accOf[i]
 		p := a.p
+		each(pid, func(o *gpuOp) {
+			if o.corr >= 0 {
+				c := o.corr - p.base
+				p.bits[c>>6] |= 1 << (uint(c) & 63)
+			}
+		})
 		p.rank = make([]int32, len(p.bits))
 		var r int32
 		for w, b := range p.bits {
@@ -444,28 +448,16 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 			r += int32(bits.OnesCount64(b))
 		}
 		p.starts = make([]int32, r+1)
-		a.fill = make([]int32, r)
-	}
-	rankOf := func(p *pidIndex, corr int32) int32 {
-		corr -= p.base
-		w := corr >> 6
-		return p.rank[w] + int32(bits.OnesCount64(p.bits[w]&(1<<(uint(corr)&63)-1)))
-	}
-	for si, ops := range sources {
-		for i, o := range ops {
-			if keep != nil && !keep[si][i] {
-				continue
+		each(pid, func(o *gpuOp) {
+			if o.corr >= 0 { // no correlation: attributable to no call
+				p.starts[rankOf(p, o.corr)+1]++
 			}
-			if o.corr < 0 { // no correlation: attributable to no call
-				continue
-			}
-			p := accOf(o.pid).p
-			p.starts[rankOf(p, o.corr)+1]++
-		}
-	}
+		})
+	})
+	// Counts → starts (absolute positions in out), processes in order.
 	off := int32(0)
-	for _, pid := range pids {
-		p := accs[pid].p
+	for _, a := range accOf {
+		p := a.p
 		p.starts[0] = off
 		for r := 1; r < len(p.starts); r++ {
 			p.starts[r] += p.starts[r-1]
@@ -478,21 +470,18 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 	} else {
 		out = make([]gpuOp, off)
 	}
-	for si, ops := range sources {
-		for i, o := range ops {
-			if keep != nil && !keep[si][i] {
-				continue
+	parallelFor(len(pids), func(i int) {
+		p := accOf[i].p
+		fill := make([]int32, len(p.starts)-1) // next free slot per rank
+		each(pids[i], func(o *gpuOp) {
+			if o.corr >= 0 {
+				r := rankOf(p, o.corr)
+				out[p.starts[r]+fill[r]] = *o
+				fill[r]++
 			}
-			if o.corr < 0 {
-				continue
-			}
-			a := accOf(o.pid)
-			r := rankOf(a.p, o.corr)
-			out[a.p.starts[r]+a.fill[r]] = o
-			a.fill[r]++
-		}
-		sources[si] = nil
-	}
+		})
+	})
+	clear(sources)
 	return out, ix
 }
 

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -36,7 +38,11 @@ type engineConfig struct {
 	// inMemory starts on the memory source (one unlimited window).
 	inMemory bool
 	// span is the time a window's steps span at least before it is
-	// measured (fewer, larger windows re-read less of the margin); 0: 4 s.
+	// measured. Fewer, larger windows re-read less of the margin; smaller
+	// ones hold less in memory — two windows are in flight, one measured
+	// while the next is prepared (large_interleaved, 2 cores: peak RSS
+	// 145–148 MB at 1 s, 149–155 MB at 2 s, 165–171 MB at 4 s, same CPU);
+	// 0: 1 s.
 	span int64
 	// margin is how far past a window's last range end GPU ops are read
 	// before it is measured: the longest launch-to-start delay the stream
@@ -51,7 +57,7 @@ type engineConfig struct {
 
 func (c engineConfig) withDefaults() engineConfig {
 	if c.span <= 0 {
-		c.span = 4_000_000_000
+		c.span = 1_000_000_000
 	}
 	if c.margin <= 0 {
 		c.margin = 1_000_000_000
@@ -136,34 +142,45 @@ func planWindows(xs []Instance, spans []stepSpan, span int64) []sweepWindow {
 
 // threadBuf is the retained API calls of one thread: buf[:marked] are in
 // final order with their top-level flags set; buf[0] is the anchor when
-// hasAnchor: the last top-level call before the retained time.
+// hasAnchor: the last top-level call before the retained time, followed
+// by the calls nested in it up to buf[head] (none is top-level, and none
+// starts in the retained time: no window looks at them).
 type threadBuf struct {
 	tc        *threadCalls
+	gtid      int64
 	pid       int32
 	buf       []apiCall
+	spare     []apiCall // the other buffer: letGo copies the kept calls into it
 	marked    int
+	head      int // the first retained call after the anchor and its nested calls; 0 without an anchor
 	hasAnchor bool
 	curEnd    int64   // end of the last top-level call marked
 	anchorOps []gpuOp // the anchor's GPU ops that were let go (a copy's pageable check needs them)
+	// The process's sets of correlation ids (sweep.used and sweep.evicted),
+	// looked up once: they are read for every call.
+	used, evicted *corrSet
 }
 
 // letGo drops the marked calls that start before keep, keeping as the
 // anchor the last top-level one of them (or the anchor before). evicted
 // holds the correlation ids whose ops were let go: a new anchor must not
-// be one of them.
+// be one of them. The kept calls are copied into the spare buffer and the
+// buffers swapped: the window being measured still reads the other
+// (sweep.view), which becomes the spare, written only once that window is
+// measured.
 func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 	k := sort.Search(b.marked, func(i int) bool { return b.buf[i].start >= keep })
-	if k == 0 || (k == 1 && b.hasAnchor) {
+	if k <= b.head {
 		return nil
 	}
 	a := k - 1
 	for a >= 0 && !b.buf[a].topLevel() {
 		a--
 	}
+	from := k // the first call kept
 	switch {
 	case a < 0: // no top-level call before keep: no anchor
-		n := copy(b.buf, b.buf[k:])
-		b.buf, b.marked, b.hasAnchor = b.buf[:n], b.marked-k, false
+		b.head, b.hasAnchor = 0, false
 		b.anchorOps = b.anchorOps[:0]
 	default:
 		if a > 0 || !b.hasAnchor { // a new anchor
@@ -172,13 +189,16 @@ func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 			}
 			b.anchorOps = b.anchorOps[:0]
 		}
-		b.buf[0] = b.buf[a]
-		n := copy(b.buf[1:], b.buf[k:])
-		b.buf, b.marked, b.hasAnchor = b.buf[:1+n], b.marked-k+1, true
+		from, b.head, b.hasAnchor = a, k-a, true
 	}
+	kept := append(b.spare[:0], b.buf[from:]...)
+	b.spare, b.buf, b.marked = b.buf[:0], kept, b.marked-from
 	b.tc.calls = b.buf[:b.marked]
 	return nil
 }
+
+// retained are the marked calls after the anchor and its nested calls.
+func (b *threadBuf) retained() []apiCall { return b.buf[b.head:b.marked] }
 
 // sweep is the engine: the activity its source has handed over and not yet
 // let go, and the GPU busy time accounted so far.
@@ -203,6 +223,12 @@ type sweep struct {
 	selSources [][]gpuOp
 	selKeeps   [][]bool
 	selMask    []bool
+	selMaxEnd  []int64
+	// The op index of a window and its view's busy intervals: two of
+	// each, for the window measured and the one prepared.
+	ops       [2][]gpuOp
+	index     [2]corrIndex
+	busyArena [2][]interval
 	// account's slab: the busy lists' parts in it, and their ends before clipping.
 	slabLists [][]interval
 	slabClips []slabClip
@@ -248,7 +274,10 @@ func newSweep(src activitySource, cfg engineConfig, whole bool) *sweep {
 // close stops the source; it may be called more than once.
 func (s *sweep) close() { s.src.close() }
 
-// measure measures xs window by window as the tables stream.
+// measure measures xs window by window as the tables stream. A window is
+// measured on a frozen view of what it can see (windowView) while the
+// next one is read, marked and indexed: at most two windows are in
+// flight, one being measured and one being prepared.
 func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (rec *callRecorder, err error) {
 	tr := s.tr
 	tr.threads = map[int64]*threadCalls{}
@@ -266,13 +295,35 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 	for i := len(wins) - 1; i >= 0; i-- {
 		keepFrom[i] = min(keepFrom[i+1], wins[i].lo)
 	}
+	var measuring sync.WaitGroup // the window in flight; nothing writes xs once measure returns
+	defer measuring.Wait()
 	for wi, w := range wins {
-		if err := s.measureWindow(w, xs, gtids, rec); err != nil {
+		if err := s.prepareWindow(w, wi&1); err != nil {
 			return nil, err
+		}
+		// The last window is measured on the engine's own busy lists (no
+		// copy: nothing is merged or accounted until it is measured), the
+		// others on copies.
+		last := wi == len(wins)-1
+		v := s.view(w, wi&1, !last)
+		s.settle(w)
+		measuring.Wait() // the window before: its view's buffers are reused next
+		r := rec         // not the result, which a return overwrites while r is in use
+		if r != nil {
+			r.tr = v
+		}
+		if last {
+			v.measureRange(xs, gtids, w.first, w.end, r)
+		} else {
+			measuring.Go(func() { v.measureRange(xs, gtids, w.first, w.end, r) })
 		}
 		if err := s.evict(keepFrom[wi+1]); err != nil {
 			return nil, err
 		}
+	}
+	measuring.Wait()
+	if rec != nil {
+		rec.tr = tr
 	}
 	if err := s.drain(); err != nil {
 		return nil, err
@@ -282,9 +333,9 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 	return rec, nil
 }
 
-// measureWindow reads the tables far enough for w and measures its instances.
-func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *callRecorder) error {
-	tr := s.tr
+// prepareWindow reads the tables far enough for w, marks its calls,
+// indexes its ops into buffer k and merges the busy intervals.
+func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 	for !s.apiDone && s.apiFront < w.hi {
 		if err := s.pullAPI(); err != nil {
 			return err
@@ -301,7 +352,7 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 		// incremental — ops pulled after it are committed by the next.
 		var busy sync.WaitGroup
 		busy.Go(s.commit)
-		maxEnd, err := s.gather(w.hi)
+		maxEnd, err := s.gather(w.hi, k)
 		busy.Wait()
 		if err != nil {
 			return err
@@ -316,19 +367,96 @@ func (s *sweep) measureWindow(w sweepWindow, xs []Instance, gtids []int64, rec *
 			return err
 		}
 	}
-	s.windowBusy()
-	tr.measureRange(xs, gtids, w.first, w.end, rec)
-	// Calls a window could see are settled: an op of theirs arriving now
-	// came too late.
+	s.commit()
+	return nil
+}
+
+// settle records the correlation ids of the calls w could see: an op of
+// theirs arriving later came too late.
+// Processes are settled in parallel (their threads share a set).
+func (s *sweep) settle(w sweepWindow) {
+	var pids []int32
 	for _, b := range s.bufs {
-		for _, c := range b.buf[:b.marked] {
-			if c.start >= w.hi {
-				break
-			}
-			corrSetOf(s.used, b.pid).add(c.corr)
+		if !slices.Contains(pids, b.pid) {
+			pids = append(pids, b.pid)
 		}
 	}
-	return nil
+	parallelFor(len(pids), func(i int) {
+		for _, b := range s.bufs {
+			if b.pid != pids[i] {
+				continue
+			}
+			used := b.used
+			if b.hasAnchor && b.buf[0].start < w.hi {
+				used.add(b.buf[0].corr)
+			}
+			for _, c := range b.retained() {
+				if c.start >= w.hi {
+					break
+				}
+				used.add(c.corr)
+			}
+		}
+	})
+}
+
+// view is what attribution of w reads: a copy of the trace whose calls,
+// op index (buffer k) and busy intervals are w's. With copies, the busy
+// intervals are copied into buffer k's arena, so that the engine may
+// merge and account them while w is measured; without, they are the
+// engine's own.
+func (s *sweep) view(w sweepWindow, k int, copies bool) *trace {
+	tr := s.tr
+	v := *tr
+	v.ops, v.index = s.ops[k], s.index[k]
+	// Calls: each thread's up to the first that starts at w.hi or later
+	// (no instance of w reads further). The engine does not change them
+	// while w is measured: it appends after them, marks after them and
+	// lets go by copying the kept calls into the thread's other buffer.
+	tcs := make([]threadCalls, len(s.bufs))
+	v.threads = make(map[int64]*threadCalls, len(s.bufs))
+	for i, b := range s.bufs {
+		calls := b.buf[:b.marked]
+		cut := sort.Search(len(calls), func(j int) bool { return calls[j].start >= w.hi })
+		tc := &tcs[i]
+		tc.globalTid, tc.calls = b.tc.globalTid, calls[:cut:cut]
+		v.threads[tc.globalTid] = tc
+	}
+	v.procThreads = make(map[int32][]*threadCalls, len(tr.procThreads))
+	for pid, ts := range tr.procThreads {
+		vts := make([]*threadCalls, len(ts))
+		for j, tc := range ts {
+			vts[j] = v.threads[tc.globalTid]
+		}
+		v.procThreads[pid] = vts
+	}
+	// Busy intervals, and those of the other processes.
+	ivs := s.busyArena[k][:0]
+	if copies {
+		n := 0
+		for _, bl := range s.busy {
+			n += len(bl.iv)
+		}
+		ivs = slices.Grow(ivs, n)
+	}
+	v.busy = map[int32]map[int32][]interval{}
+	v.gpusOf = map[int32][]procGPU{}
+	for _, bl := range s.busy {
+		if v.busy[bl.gpu] == nil {
+			v.busy[bl.gpu] = map[int32][]interval{}
+		}
+		iv := bl.iv
+		if copies {
+			from := len(ivs)
+			ivs = append(ivs, bl.iv...)
+			iv = ivs[from:len(ivs):len(ivs)]
+		}
+		v.busy[bl.gpu][bl.pid] = iv
+		v.gpusOf[bl.pid] = append(v.gpusOf[bl.pid], procGPU{bl.gpu, bl.first})
+	}
+	s.busyArena[k] = ivs[:0]
+	v.buildOthers()
+	return &v
 }
 
 // unreadFrom is the earliest start any op still unread can have.
@@ -366,14 +494,24 @@ func (s *sweep) pullAPI() error {
 		}
 		s.apiFront = c.start
 		b := s.last
-		if b == nil || b.tc.globalTid != c.gtid {
-			b = s.bufOf[c.gtid]
+		if b == nil || b.gtid != c.gtid {
+			b = nil
+			if len(s.bufs) <= 8 { // a few threads whose calls alternate: no map lookup
+				for _, t := range s.bufs {
+					if t.gtid == c.gtid {
+						b = t
+						break
+					}
+				}
+			} else {
+				b = s.bufOf[c.gtid]
+			}
 			if b == nil {
 				b = s.newThread(c.gtid)
 			}
 			s.last = b
 		}
-		if s.evicted[b.pid].has(c.corr) {
+		if b.evicted.has(c.corr) {
 			return &unorderedError{"a GPU operation starts before its launch call"}
 		}
 		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.tr.classOf(int32(c.name)))})
@@ -385,7 +523,8 @@ func (s *sweep) pullAPI() error {
 func (s *sweep) newThread(gtid int64) *threadBuf {
 	tr := s.tr
 	tc := &threadCalls{globalTid: gtid}
-	b := &threadBuf{tc: tc, pid: int32(nsys.Pid(gtid)), curEnd: -1 << 62}
+	b := &threadBuf{tc: tc, gtid: gtid, pid: int32(nsys.Pid(gtid)), curEnd: -1 << 62}
+	b.used, b.evicted = corrSetOf(s.used, b.pid), corrSetOf(s.evicted, b.pid)
 	s.bufOf[gtid] = b
 	s.bufs = append(s.bufs, b)
 	tr.threads[gtid] = tc
@@ -415,6 +554,7 @@ func (s *sweep) pullOpPart(src int) error {
 	}
 	s.negOps += p.neg
 	kept := p.ops[:0] // filtered in place: the part is kept, not copied
+	used := corrCache{m: s.used}
 	for _, o := range p.ops {
 		if o.start < s.opFront[src] {
 			return &unorderedError{"GPU operation rows are not in start order"}
@@ -423,7 +563,7 @@ func (s *sweep) pullOpPart(src int) error {
 		if o.corr < 0 { // no correlation: attributable to no call
 			continue
 		}
-		if s.used[o.pid].has(o.corr) {
+		if used.of(o.pid).has(o.corr) {
 			return &unorderedError{"a GPU operation starts more than the sweep margin after its launch"}
 		}
 		kept = append(kept, o)
@@ -470,8 +610,10 @@ func (q *opQueue) advance() {
 
 // mark puts the calls that can no longer gain an earlier-starting
 // neighbour in final order and flags the top-level ones.
+// Threads are independent: they are marked in parallel.
 func (s *sweep) mark() {
-	for _, b := range s.bufs {
+	parallelFor(len(s.bufs), func(i int) {
+		b := s.bufs[i]
 		lim := len(b.buf)
 		if !s.apiDone {
 			lim = b.marked + sort.Search(lim-b.marked, func(i int) bool { return b.buf[b.marked+i].start >= s.apiFront })
@@ -483,40 +625,79 @@ func (s *sweep) mark() {
 		b.curEnd = markTopLevelFrom(tail, b.curEnd)
 		b.marked = lim
 		b.tc.calls = b.buf[:b.marked]
+	})
+}
+
+// parallelFor calls f(0) … f(n-1), on up to GOMAXPROCS goroutines (the
+// caller's among them), and returns when all have returned.
+func parallelFor(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
 	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= n {
+				return
+			}
+			f(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
 
 // gather indexes the retained ops of the calls that start before hi (and of
-// the anchors) by correlation id; it returns their latest end.
-func (s *sweep) gather(hi int64) (int64, error) {
-	tr := s.tr
+// the anchors) by correlation id into buffer k; it returns their latest end.
+func (s *sweep) gather(hi int64, k int) (int64, error) {
 	// Per process, the band of correlation ids of those calls (ids grow
 	// with time); an anchor can be old, so its ops are picked by id.
 	type band struct{ lo, hi int32 }
 	bands := map[int32]band{}
 	anchors := s.anchorsNeedingOps()
-	for _, b := range s.bufs {
-		calls := b.buf[:b.marked]
-		if b.hasAnchor {
-			calls = calls[1:]
-		}
-		if len(calls) == 0 || calls[0].start >= hi {
-			continue
-		}
-		bd, ok := bands[b.pid]
-		if !ok {
-			bd = band{math.MaxInt32, math.MinInt32}
-		}
-		for _, c := range calls {
+	// Each thread's band, in parallel, then each process's.
+	type threadBand struct {
+		band
+		any, early bool // early: a call whose ops were let go
+	}
+	tbs := make([]threadBand, len(s.bufs))
+	parallelFor(len(s.bufs), func(i int) {
+		b, tb := s.bufs[i], &tbs[i]
+		tb.band = band{math.MaxInt32, math.MinInt32}
+		for _, c := range b.retained() {
 			if c.start >= hi {
 				break
 			}
-			if s.evicted[b.pid].has(c.corr) {
-				return 0, &unorderedError{"a GPU operation starts before its launch call"}
+			if b.evicted.has(c.corr) {
+				tb.early = true
+				return
 			}
-			bd.lo, bd.hi = min(bd.lo, c.corr), max(bd.hi, c.corr)
+			tb.any = true
+			tb.lo, tb.hi = min(tb.lo, c.corr), max(tb.hi, c.corr)
 		}
-		bands[b.pid] = bd
+	})
+	for i, tb := range tbs {
+		if tb.early {
+			return 0, &unorderedError{"a GPU operation starts before its launch call"}
+		}
+		if !tb.any {
+			continue
+		}
+		pid := s.bufs[i].pid
+		bd, ok := bands[pid]
+		if !ok {
+			bd = band{math.MaxInt32, math.MinInt32}
+		}
+		bands[pid] = band{min(bd.lo, tb.lo), max(bd.hi, tb.hi)}
 	}
 	pids := make([]int32, 0, len(bands))
 	bandOf := make([]band, 0, len(bands))
@@ -527,13 +708,34 @@ func (s *sweep) gather(hi int64) (int64, error) {
 	// anchors' ops): groupOpsInto copies the selected ops once, into the
 	// window's index.
 	sources, keeps := s.selSources[:0], s.selKeeps[:0]
-	mask := s.selMask[:0]
-	maxEnd := int64(math.MinInt64)
-	keep := func(ops []gpuOp) {
-		if len(ops) == 0 {
-			return
+	n := 0
+	add := func(ops []gpuOp) {
+		if len(ops) > 0 {
+			sources, n = append(sources, ops), n+len(ops)
 		}
-		from := len(mask)
+	}
+	for src := range s.opBuf {
+		for _, c := range s.opBuf[src].chunks {
+			add(c.ops)
+		}
+	}
+	for _, b := range s.bufs {
+		add(b.anchorOps)
+	}
+	full := slices.Grow(s.selMask[:0], n)[:n]
+	mask := full
+	for _, ops := range sources {
+		keeps = append(keeps, mask[:len(ops):len(ops)])
+		mask = mask[len(ops):]
+	}
+	// The sources (decoded parts, mostly) are masked in parallel.
+	maxEnds := s.selMaxEnd[:0]
+	for range sources {
+		maxEnds = append(maxEnds, math.MinInt64)
+	}
+	parallelFor(len(sources), func(si int) {
+		ops, in := sources[si], keeps[si]
+		maxEnd := int64(math.MinInt64)
 		for i := range ops {
 			o := &ops[i]
 			ok, bd := false, band{}
@@ -543,27 +745,22 @@ func (s *sweep) gather(hi int64) (int64, error) {
 					break
 				}
 			}
-			in := ok && o.corr >= bd.lo && o.corr <= bd.hi ||
+			in[i] = ok && o.corr >= bd.lo && o.corr <= bd.hi ||
 				len(anchors) > 0 && anchors[[2]int32{o.pid, o.corr}] != nil
-			if in {
+			if in[i] {
 				maxEnd = max(maxEnd, o.end)
 			}
-			mask = append(mask, in)
 		}
-		sources = append(sources, ops)
-		keeps = append(keeps, mask[from:len(mask):len(mask)])
+		maxEnds[si] = maxEnd
+	})
+	maxEnd := int64(math.MinInt64)
+	for _, e := range maxEnds {
+		maxEnd = max(maxEnd, e)
 	}
-	for src := range s.opBuf {
-		for _, c := range s.opBuf[src].chunks {
-			keep(c.ops)
-		}
-	}
-	for _, b := range s.bufs {
-		keep(b.anchorOps)
-	}
-	tr.ops, tr.index = groupOpsInto(tr.ops, sources, keeps) // the last window's ops are done with
-	clear(sources)                                          // hold no op buffer past the window
-	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], mask[:0]
+	s.selMaxEnd = maxEnds[:0]
+	s.ops[k], s.index[k] = groupOpsInto(s.ops[k], sources, keeps) // the window before the last is measured
+	clear(sources)                                                // hold no op buffer past the window
+	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], full[:0]
 	return maxEnd, nil
 }
 
@@ -633,28 +830,12 @@ func (s *sweep) byGPU(f func(lists []*busyList)) {
 	}
 }
 
-// windowBusy hands the busy intervals to attribution.
-func (s *sweep) windowBusy() {
-	s.commit()
-	tr := s.tr
-	tr.busy = map[int32]map[int32][]interval{}
-	tr.gpusOf = map[int32][]procGPU{}
-	for _, bl := range s.busy {
-		if tr.busy[bl.gpu] == nil {
-			tr.busy[bl.gpu] = map[int32][]interval{}
-		}
-		tr.busy[bl.gpu][bl.pid] = bl.iv
-		tr.gpusOf[bl.pid] = append(tr.gpusOf[bl.pid], procGPU{bl.gpu, bl.first})
-	}
-	tr.buildOthers()
-}
-
 // evict lets go of what no later window needs: calls and ops that start
 // before keep (keeping each thread's anchor), accounting the GPU busy time
 // that has become final.
 func (s *sweep) evict(keep int64) error {
 	for _, b := range s.bufs {
-		if err := b.letGo(keep, s.evicted[b.pid]); err != nil {
+		if err := b.letGo(keep, b.evicted); err != nil {
 			return err
 		}
 	}
@@ -674,6 +855,7 @@ func (s *sweep) evict(keep int64) error {
 	var busy sync.WaitGroup
 	busy.Go(func() { s.account(opKeep) })
 	defer busy.Wait()
+	evicted := corrCache{m: s.evicted, create: true}
 	for src := range s.opBuf {
 		q := &s.opBuf[src]
 		drop := 0 // chunks let go whole
@@ -687,7 +869,7 @@ func (s *sweep) evict(keep int64) error {
 			}
 			k := sort.Search(committed, func(i int) bool { return ops[i].start >= opKeep })
 			for _, o := range ops[:k] {
-				corrSetOf(s.evicted, o.pid).add(o.corr)
+				evicted.of(o.pid).add(o.corr)
 				if len(anchorCorr) > 0 {
 					if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
 						b.anchorOps = append(b.anchorOps, o)
@@ -830,6 +1012,28 @@ func satAdd(a, b int64) int64 {
 type corrSet struct {
 	base int32
 	bits []uint64
+}
+
+// corrCache looks up one process's corrSet in m, remembering the last: ops
+// come in runs of one process. With create, a missing set is made.
+type corrCache struct {
+	m      map[int32]*corrSet
+	create bool
+	pid    int32
+	set    *corrSet
+	ok     bool
+}
+
+func (c *corrCache) of(pid int32) *corrSet {
+	if !c.ok || pid != c.pid {
+		if c.create {
+			c.set = corrSetOf(c.m, pid)
+		} else {
+			c.set = c.m[pid]
+		}
+		c.pid, c.ok = pid, true
+	}
+	return c.set
 }
 
 func corrSetOf(m map[int32]*corrSet, pid int32) *corrSet {
