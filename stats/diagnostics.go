@@ -209,7 +209,6 @@ func bucketSelectDepth(xs []float64, lo, hi float64, ranks []int, out []float64,
 	}
 }
 
-
 // empiricalRank is the 0-based rank that stat.Quantile(p, stat.Empirical,
 // sorted, nil) returns for n values: the first i with i+1 ≥ p·n, computed
 // with the same float expression.

@@ -3,7 +3,7 @@ package stats
 import (
 	"math"
 	"math/bits"
-		"slices"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/stat"
