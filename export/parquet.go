@@ -116,13 +116,13 @@ func writeParquetChunks(w io.Writer, first *Table, rest iter.Seq[*Table], opt Op
 		return nil
 	}
 	if err := write(first); err != nil {
-		pw.close()
+		_ = pw.close() // the write's error is the one to report
 		return err
 	}
 	if rest != nil {
 		for t := range rest {
 			if err := write(t); err != nil {
-				pw.close()
+				_ = pw.close()
 				return err
 			}
 		}

@@ -37,7 +37,6 @@ func newChainTrie(counts []int32, cols, rows int, maxCount int32, chain []int, m
 	defer func() { putIndexBuf(next) }() // the leaf array that is not t.leaf
 	tableBuf := getIndexBuf(4*rows + 64)
 	defer putIndexBuf(tableBuf)
-	table := tableBuf[:0]
 	levelStart, levelNodes := 0, 1 // the nodes of the current deepest level
 	width := int(maxCount) + 1     // children per node in the level's lookup table
 	for _, g := range chain {
@@ -45,7 +44,7 @@ func newChainTrie(counts []int32, cols, rows int, maxCount int32, chain []int, m
 		if size > 4*rows+64 {
 			break // a sparse level: its lookup table would outgrow the rows
 		}
-		table = tableBuf[:size]
+		table := tableBuf[:size]
 		clear(table)
 		start := len(t.parent)
 		leaf, dst := t.leaf[:rows], next[:rows]

@@ -21,7 +21,7 @@ func identity(path string, fi os.FileInfo) (string, bool) {
 	}
 	ctime, _ := changeTime(fi)
 	return fmt.Sprintf("v1 dev=%d ino=%d size=%d mtime=%d ctime=%d path=%s",
-		uint64(st.Dev), uint64(st.Ino), fi.Size(), fi.ModTime().UnixNano(), ctime.UnixNano(), abs), true
+		st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano(), ctime.UnixNano(), abs), true
 }
 
 // changeTime is the file's change time (st_ctim).
@@ -30,5 +30,5 @@ func changeTime(fi os.FileInfo) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)), true
+	return time.Unix(st.Ctim.Unix()), true
 }
