@@ -84,7 +84,7 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 
 	arms := make([]*armData, len(order))
 	parallelFor(len(order), func(i int) {
-		arms[i] = newArmData(order[i], byArm[order[i]], nm, cfg.primary)
+		arms[i] = newArmData(order[i], byArm[order[i]], nm, cfg.primary, cfg.tune)
 	})
 
 	armTasks := make([]*armTask, len(arms))

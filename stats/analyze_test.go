@@ -457,10 +457,9 @@ func TestConstantMetricsMatchSums(t *testing.T) {
 	opt := decompOpt
 	opt.Decompose = &Decomposition{Total: 0, Parts: []int{1, 2, 3, 4, 5}, Inner: []InnerPart{{Metric: 9, Of: 4}}}
 	run := func(shortcut bool) []byte {
-		prev := constantShortcut
-		constantShortcut = shortcut
-		defer func() { constantShortcut = prev }()
-		r, err := Analyze("constant", metrics, units, opt)
+		cfg := testConfig(metrics, opt)
+		cfg.tune.noConstantShortcut = !shortcut
+		r, err := analyze("constant", metrics, units, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -499,10 +498,9 @@ func TestRadixOrderMatchesSort(t *testing.T) {
 	}
 	opt := Options{Quantiles: true, QuantileMetrics: []int{0, 2}}
 	run := func(radix bool) []byte {
-		prev := radixSort
-		radixSort = radix
-		defer func() { radixSort = prev }()
-		r, err := Analyze("radix", metrics, units, opt)
+		cfg := testConfig(metrics, opt)
+		cfg.tune.plainSort = !radix
+		r, err := analyze("radix", metrics, units, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -512,7 +510,7 @@ func TestRadixOrderMatchesSort(t *testing.T) {
 		t.Fatal("radix and comparison order give different results")
 	}
 	flat := slices.Concat(units[0].Steps[0], units[1].Steps[2], units[2].Steps[0])
-	idx := ascendingOrder(flat)
+	idx := ascendingOrder(flat, false)
 	for k := 1; k < len(idx); k++ {
 		if !(flat[idx[k-1]] <= flat[idx[k]]) {
 			t.Fatalf("ascendingOrder: step %d (%v) before step %d (%v)", idx[k-1], flat[idx[k-1]], idx[k], flat[idx[k]])
@@ -526,10 +524,9 @@ func TestRadixOrderMatchesSort(t *testing.T) {
 func TestExactSumsMatchChain(t *testing.T) {
 	metrics, units := goldenInput() // integer ns
 	run := func(shortcut bool) []byte {
-		prev := exactSumsShortcut
-		exactSumsShortcut = shortcut
-		defer func() { exactSumsShortcut = prev }()
-		r, err := Analyze("exact", metrics, units, decompOpt)
+		cfg := testConfig(metrics, decompOpt)
+		cfg.tune.noExactSums = !shortcut
+		r, err := analyze("exact", metrics, units, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

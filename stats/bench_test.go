@@ -70,7 +70,7 @@ func BenchmarkWeightedQuantile(b *testing.B) {
 	for i := range units {
 		ptrs[i] = &units[i]
 	}
-	a := newArmData("A", ptrs, 1, cfg.primary)
+	a := newArmData("A", ptrs, 1, cfg.primary, cfg.tune)
 	pl := buildArmPlan(a, cfg.primary)
 	pl.draw(1, "k", 9999, 0.95)
 	s := pl.sides[0]

@@ -178,7 +178,7 @@ func naiveExperiment(blocks []dgp.Block, seed uint64) (map[string]*[2]float64, s
 				us = append(us, &units[i])
 			}
 		}
-		a := newArmData(arm, us, 1, primary)
+		a := newArmData(arm, us, 1, primary, tuning{})
 		stepGrp := make([]int32, a.steps())
 		labels := make([]string, a.steps())
 		for i := range stepGrp {

@@ -26,6 +26,23 @@ type config struct {
 	// stratified, set only by tests, resamples each arm on its own even
 	// when the arms interleave (to compare with the paired design).
 	stratified bool
+	// tune, set only by tests, turns exact shortcuts off.
+	tune tuning
+}
+
+// tuning turns off the engine's exact shortcuts, so that tests can compare
+// each with the plain computation it replaces. The zero value (what Options
+// gives) uses every shortcut. It lives in the config, not in package
+// variables, so that such tests can run in parallel.
+type tuning struct {
+	// plainSort: ascendingOrder sorts by comparison, not by radix.
+	plainSort bool
+	// noConstantShortcut: metrics with one value take the sums and
+	// selections (side.constantMean, newArmData's point summary).
+	noConstantShortcut bool
+	// noExactSums: side means take one chain even when the sums are exact
+	// (plan.sideMeanValues).
+	noExactSums bool
 }
 
 var errNoUnits = errors.New("no units")
@@ -207,10 +224,11 @@ type armData struct {
 	// sameBits[m] (see side.constantMean).
 	same     []bool
 	sameBits []uint64
+	tune     tuning // the shortcuts the engine may take for this arm
 }
 
-func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armData {
-	a := &armData{name: name, units: units, offset: make([]int, len(units)+1)}
+func newArmData(name string, units []*Unit, nMetrics int, primary []bool, tune tuning) *armData {
+	a := &armData{name: name, units: units, offset: make([]int, len(units)+1), tune: tune}
 	for i, u := range units {
 		a.offset[i+1] = a.offset[i] + len(u.Steps[0])
 		if !slices.Contains(a.profiles, u.Profile) {
@@ -269,7 +287,7 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 		a.vals[m], a.unitSum[m], a.unitCnt[m] = flat, sums, cnts
 		a.same[m], a.sameBits[m] = !math.IsNaN(first) && differ == 0, fb
 		if primary[m] {
-			idx := ascendingOrder(flat)
+			idx := ascendingOrder(flat, tune.plainSort)
 			s := make([]float64, len(idx))
 			for i, j := range idx {
 				s[i] = flat[j]
@@ -284,7 +302,7 @@ func newArmData(name string, units []*Unit, nMetrics int, primary []bool) *armDa
 		}
 		// Other metrics need only three order statistics and the MAD:
 		// selection is linear where sorting every metric would dominate.
-		if constantShortcut && a.same[m] && a.sameBits[m]>>63 == 0 {
+		if !tune.noConstantShortcut && a.same[m] && a.sameBits[m]>>63 == 0 {
 			// One value in every present step (as selectSummaryInto finds):
 			// every quantile, MAD 0, no step above the median.
 			var n float64
@@ -332,8 +350,9 @@ func adjacentSteps(units []*Unit, m, n int) ([]float64, bool) {
 // of comparison sorting. Which step of a tie comes first changes nothing
 // computed from the order: a tie is one value, and the cumulative weight
 // at either end of a tie does not depend on the order inside. With a −0
-// (equal to +0 but not the same bits) it sorts by comparison.
-func ascendingOrder(flat []float64) []int32 {
+// (equal to +0 but not the same bits), or with plain, it sorts by
+// comparison.
+func ascendingOrder(flat []float64, plain bool) []int32 {
 	idx := make([]int32, 0, len(flat))
 	var or uint64
 	for i, v := range flat {
@@ -343,7 +362,7 @@ func ascendingOrder(flat []float64) []int32 {
 		}
 	}
 	n := len(idx)
-	if or>>63 != 0 || n < 64 || !radixSort {
+	if or>>63 != 0 || n < 64 || plain {
 		slices.SortFunc(idx, func(x, y int32) int { return cmp.Compare(flat[x], flat[y]) })
 		return idx
 	}
@@ -375,10 +394,6 @@ func ascendingOrder(flat []float64) []int32 {
 	}
 	return idx
 }
-
-// radixSort lets tests compare ascendingOrder's radix sort with sorting
-// by comparison.
-var radixSort = true
 
 func (a *armData) steps() int { return a.offset[len(a.offset)-1] }
 

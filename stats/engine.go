@@ -243,7 +243,7 @@ func newSide(a *armData, stepGrp []int32, groups int, labels []string, primary [
 // quotient is v. The replicates then need no sums at all.
 func (s *side) constantMean(m int) (float64, bool) {
 	a := s.arm
-	if !constantShortcut || !a.same[m] || !s.full[m] || a.sameBits[m]>>63 != 0 {
+	if a.tune.noConstantShortcut || !a.same[m] || !s.full[m] || a.sameBits[m]>>63 != 0 {
 		return 0, false
 	}
 	v := math.Float64frombits(a.sameBits[m])
@@ -252,11 +252,6 @@ func (s *side) constantMean(m int) (float64, bool) {
 	}
 	return v, true
 }
-
-// constantShortcut lets tests compare the shortcuts for metrics with one
-// value (constantMean, and newArmData's point summary) with the sums and
-// selections they skip.
-var constantShortcut = true
 
 // exactSums reports whether every resampled sum Σ c_g·S_g of metric m
 // (and, counts being integers below it, Σ c_g·n_g) is exact in float64,
@@ -274,10 +269,6 @@ func (s *side) exactSums(m int) bool {
 	}
 	return bound*float64(s.groups) < 1<<53
 }
-
-// exactSumsShortcut lets tests compare the two-chain replicates that exact sums
-// allow with side.mean's one chain.
-var exactSumsShortcut = true
 
 // constantValues returns n copies of v in a pooled buffer.
 func constantValues(n int, v float64) []float64 {
@@ -730,7 +721,7 @@ func (pl *plan) sideMeanValues(i, m int) []float64 {
 		}
 		return constantValues(n, v)
 	}
-	if exactSumsShortcut && s.exactSums(m) {
+	if !s.arm.tune.noExactSums && s.exactSums(m) {
 		// One chain or two, every sum is the same exact integer.
 		return pl.meanValues(i, m)
 	}

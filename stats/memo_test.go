@@ -56,7 +56,7 @@ func TestSumMemoMatchesRowLoops(t *testing.T) {
 				ptrs[i] = &units[i]
 			}
 			primary := []bool{true, false}
-			pl := buildArmPlan(newArmData("A", ptrs, 2, primary), primary)
+			pl := buildArmPlan(newArmData("A", ptrs, 2, primary, tuning{}), primary)
 			pl.draw(3, "memo", 1999, 0.95)
 			s := pl.sides[0]
 			den := make([]float64, pl.b)
