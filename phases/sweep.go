@@ -1009,8 +1009,11 @@ func satAdd(a, b int64) int64 {
 
 // corrSet is a set of one process's correlation ids: a bitmap from base,
 // the first id seen less 2^20, so ids that start high cost nothing below.
+// top, the largest id in it, answers most lookups without the bitmap: ids
+// grow with time, and the engine mostly asks about ids newer than the set's.
 type corrSet struct {
 	base int32
+	top  int32 // when base >= 0
 	bits []uint64
 }
 
@@ -1049,6 +1052,9 @@ func (c *corrSet) add(id int32) {
 	if id < 0 {
 		return
 	}
+	if c.base < 0 || id > c.top {
+		c.top = id
+	}
 	if c.base < 0 || id < c.base {
 		// First id, or one below the bitmap: start it lower.
 		nb := max(0, id-1<<20) &^ 63
@@ -1069,7 +1075,7 @@ func (c *corrSet) add(id int32) {
 }
 
 func (c *corrSet) has(id int32) bool {
-	if c == nil || id < c.base || c.base < 0 {
+	if c == nil || id < c.base || c.base < 0 || id > c.top {
 		return false
 	}
 	w := int(id-c.base) >> 6
