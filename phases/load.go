@@ -372,36 +372,51 @@ func markTopLevelFrom(calls []apiCall, curEnd int64) int64 {
 // the ops o = sources[s][i] with keep[s][i] are grouped: the engine selects
 // a window's ops where they lie instead of copying them first. Processes
 // are grouped in parallel: each has its own bitmap, counts and part of the
-// output, and each reads the sources in order.
+// output, and each reads the sources in order; the ids' range per process
+// is found in parallel over the sources.
 func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrIndex) {
 	type pidAcc struct {
-		n, minCorr, maxCorr int
-		p                   *pidIndex
+		minCorr, maxCorr int
+		p                *pidIndex
 	}
-	accs := map[int32]*pidAcc{}
-	var pids []int32
-	// A trace has a few processes whose ops alternate: the last one
-	// beats a map lookup per op.
-	var lastPid int32
-	var last *pidAcc
-	for si, ops := range sources {
-		for i, o := range ops {
+	// Per source, in parallel, then per process: the selected ops' id range.
+	perSrc := make([][]srcPid, len(sources))
+	parallelFor(len(sources), func(si int) {
+		var list []srcPid
+		var at map[int32]int // past a few processes
+		last := -1
+		for i := range sources[si] {
 			if keep != nil && !keep[si][i] {
 				continue
 			}
-			a := last
-			if a == nil || o.pid != lastPid {
-				a = accs[o.pid]
-				if a == nil {
-					a = &pidAcc{minCorr: int(o.corr)}
-					accs[o.pid] = a
-					pids = append(pids, o.pid)
+			o := &sources[si][i]
+			if last < 0 || list[last].pid != o.pid {
+				last = findSrcPid(list, at, o.pid)
+				if last < 0 {
+					last = len(list)
+					list = append(list, srcPid{pid: o.pid, minCorr: o.corr, maxCorr: o.corr})
+					if at != nil || len(list) > 8 {
+						at = indexSrcPids(list, at)
+					}
 				}
-				lastPid, last = o.pid, a
 			}
-			a.n++
-			a.minCorr = min(a.minCorr, int(o.corr))
-			a.maxCorr = max(a.maxCorr, int(o.corr))
+			e := &list[last]
+			e.minCorr, e.maxCorr = min(e.minCorr, o.corr), max(e.maxCorr, o.corr)
+		}
+		perSrc[si] = list
+	})
+	accs := map[int32]*pidAcc{}
+	var pids []int32
+	for _, list := range perSrc {
+		for _, e := range list {
+			a := accs[e.pid]
+			if a == nil {
+				a = &pidAcc{minCorr: int(e.minCorr)}
+				accs[e.pid] = a
+				pids = append(pids, e.pid)
+			}
+			a.minCorr = min(a.minCorr, int(e.minCorr))
+			a.maxCorr = max(a.maxCorr, int(e.maxCorr))
 		}
 	}
 	slices.Sort(pids)
@@ -419,6 +434,9 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 	// each calls f with the selected ops of pid, in order.
 	each := func(pid int32, f func(o *gpuOp)) {
 		for si, ops := range sources {
+			if findSrcPid(perSrc[si], nil, pid) < 0 {
+				continue // none of pid's ops
+			}
 			for i := range ops {
 				if o := &ops[i]; o.pid == pid && (keep == nil || keep[si][i]) {
 					f(o)
@@ -483,6 +501,40 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 	})
 	clear(sources)
 	return out, ix
+}
+
+// srcPid is the selected ops of one process in one source of groupOpsInto.
+type srcPid struct {
+	pid              int32
+	minCorr, maxCorr int32 // over its ops
+}
+
+// findSrcPid is the index of pid's entry in list, or -1; at, when not nil,
+// maps pids to entries.
+func findSrcPid(list []srcPid, at map[int32]int, pid int32) int {
+	if at != nil {
+		if k, ok := at[pid]; ok {
+			return k
+		}
+		return -1
+	}
+	for k := range list {
+		if list[k].pid == pid {
+			return k
+		}
+	}
+	return -1
+}
+
+// indexSrcPids maps every pid of list to its entry, in at if not nil.
+func indexSrcPids(list []srcPid, at map[int32]int) map[int32]int {
+	if at == nil {
+		at = make(map[int32]int, len(list))
+	}
+	for k := range list {
+		at[list[k].pid] = k
+	}
+	return at
 }
 
 // cudaDeviceMap maps (pid, per-process CUDA device id) to the physical GPU id:

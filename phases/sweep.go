@@ -233,8 +233,10 @@ type sweep struct {
 	slabLists [][]interval
 	slabClips []slabClip
 
-	used    map[int32]*corrSet // corr ids of calls a measured window could see
-	evicted map[int32]*corrSet // corr ids of ops let go
+	used map[int32]*corrSet // corr ids of calls a measured window could see
+	// settledHi: every call that starts before it is in used.
+	settledHi int64
+	evicted   map[int32]*corrSet // corr ids of ops let go
 
 	// Busy intervals are merged as ops are committed in start order (the
 	// four tables merged), so no window sorts; busy time is accounted in
@@ -263,7 +265,7 @@ func newSweep(src activitySource, cfg engineConfig, whole bool) *sweep {
 		src: src, cfg: cfg, span: cfg.span, margin: cfg.margin,
 		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{},
 		used: map[int32]*corrSet{}, evicted: map[int32]*corrSet{},
-		doneT: math.MinInt64,
+		doneT: math.MinInt64, settledHi: math.MinInt64,
 	}
 	if whole {
 		s.span, s.margin = math.MaxInt64, math.MaxInt64
@@ -390,7 +392,12 @@ func (s *sweep) settle(w sweepWindow) {
 			if b.hasAnchor && b.buf[0].start < w.hi {
 				used.add(b.buf[0].corr)
 			}
-			for _, c := range b.retained() {
+			// Calls before settledHi were retained and settled then (a
+			// retained call only ever becomes the anchor's nested call or
+			// is let go).
+			calls := b.retained()
+			from := sort.Search(len(calls), func(j int) bool { return calls[j].start >= s.settledHi })
+			for _, c := range calls[from:] {
 				if c.start >= w.hi {
 					break
 				}
@@ -398,6 +405,7 @@ func (s *sweep) settle(w sweepWindow) {
 			}
 		}
 	})
+	s.settledHi = max(s.settledHi, w.hi)
 }
 
 // view is what attribution of w reads: a copy of the trace whose calls,
@@ -1009,8 +1017,11 @@ func satAdd(a, b int64) int64 {
 
 // corrSet is a set of one process's correlation ids: a bitmap from base,
 // the first id seen less 2^20, so ids that start high cost nothing below.
+// top, the largest id in it, answers most lookups without the bitmap: ids
+// grow with time, and the engine mostly asks about ids newer than the set's.
 type corrSet struct {
 	base int32
+	top  int32 // when base >= 0
 	bits []uint64
 }
 
@@ -1049,6 +1060,9 @@ func (c *corrSet) add(id int32) {
 	if id < 0 {
 		return
 	}
+	if c.base < 0 || id > c.top {
+		c.top = id
+	}
 	if c.base < 0 || id < c.base {
 		// First id, or one below the bitmap: start it lower.
 		nb := max(0, id-1<<20) &^ 63
@@ -1069,7 +1083,7 @@ func (c *corrSet) add(id int32) {
 }
 
 func (c *corrSet) has(id int32) bool {
-	if c == nil || id < c.base || c.base < 0 {
+	if c == nil || id < c.base || c.base < 0 || id > c.top {
 		return false
 	}
 	w := int(id-c.base) >> 6

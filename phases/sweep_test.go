@@ -216,6 +216,9 @@ func TestCorrSet(t *testing.T) {
 	}
 	first := map[int32]*corrSet{}
 	corrSetOf(first, 1).add(2_000_000_000)
+	if !first[1].has(2_000_000_000) || first[1].has(2_000_000_001) || first[1].has(1_999_999_999) {
+		t.Error("one id: has another, or lost it")
+	}
 	if n := len(first[1].bits); n > 1<<20/64+1 {
 		t.Errorf("one high id: %d words, want the 2^20 ids below it at most", n)
 	}
