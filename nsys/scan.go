@@ -330,11 +330,7 @@ func (f *File) kernelOps(r rowRange) iter.Seq2[Kernel, error] {
 func (f *File) scanSix(t string, cols []column, r rowRange, fn func(*[6]int64) bool) error {
 	var v [6]int64
 	return f.scanRange(t, cols, hintCUDA, r, func(st row) bool {
-		if ints := intsOf(st); ints != nil {
-			v = [6]int64(ints)
-		} else {
-			v = six(st)
-		}
+		v = six(st)
 		return fn(&v)
 	})
 }

@@ -158,34 +158,43 @@ func decodeAPIPart(f *nsys.File, r rowparts.Range, stop <-chan struct{}, reuse a
 	if cap(p.calls) < capHint {
 		p.calls = make([]streamCall, 0, capHint)
 	}
-	n := 0
-	var halt error
 	// The six integers of each row, not nsys.APICall through an iterator:
 	// a million rows per export, each a few nanoseconds cheaper.
-	err := rowparts.Ints(f, nsys.TableRuntime, r, func(v *[6]int64) bool {
-		if n++; n&4095 == 0 && stopped(stop) {
-			halt = errStopped
-			return false
-		}
+	err := intRows(f, nsys.TableRuntime, r, stop, func(v *[6]int64) {
 		start, end, gtid, corr, name, class := v[0], v[1], v[2], v[3], v[4], v[5]
 		if !isCallClass(class) {
-			return true
+			return
 		}
 		if corr > 1<<31-1 || name > 1<<31-1 {
 			p.badCorr++
-			return true
+			return
 		}
 		if end < start { // a damaged row: zero length, counted
 			end = start
 			p.negAPI++
 		}
 		p.calls = append(p.calls, streamCall{start: start, end: end, gtid: gtid, corr: int32(corr), name: uint32(name)})
+	})
+	return p, err
+}
+
+// intRows hands each row of part r of table (API calls or kernels) to fn as
+// rowparts.Ints reads it, giving up with errStopped once stop is closed.
+func intRows(f *nsys.File, table string, r rowparts.Range, stop <-chan struct{}, fn func(v *[6]int64)) error {
+	n := 0
+	halted := false
+	err := rowparts.Ints(f, table, r, func(v *[6]int64) bool {
+		if n++; n&4095 == 0 && stopped(stop) {
+			halted = true
+			return false
+		}
+		fn(v)
 		return true
 	})
-	if err == nil {
-		err = halt
+	if err == nil && halted {
+		err = errStopped
 	}
-	return p, err
+	return err
 }
 
 // decodeOpPart reads the ops of table src in rowid range r, as
@@ -198,18 +207,9 @@ func decodeOpPart(f *nsys.File, src int, r rowparts.Range, gpuOf map[[2]int64]in
 	fix := opFixer{gpuOf: gpuOf}
 	n := 0
 	if src == srcKernel { // the biggest op table: its integers, as for API calls
-		var halt error
-		err := rowparts.Ints(f, nsys.TableKernel, r, func(v *[6]int64) bool {
-			if n++; n&4095 == 0 && stopped(stop) {
-				halt = errStopped
-				return false
-			}
+		err := intRows(f, nsys.TableKernel, r, stop, func(v *[6]int64) {
 			p.ops = append(p.ops, fix.op(kernelInts(v)))
-			return true
 		})
-		if err == nil {
-			err = halt
-		}
 		p.neg = fix.neg
 		return p, err
 	}
