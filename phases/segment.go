@@ -881,10 +881,7 @@ func joinArm(fileArm, nvtxArm string) string {
 // armOrder lists arms by the start of their first block.
 func armOrder(xs []Instance) []string {
 	first := map[string]int64{}
-	for i, x := range xs {
-		if i > 0 && x.Arm == xs[i-1].Arm && x.BlockStart >= xs[i-1].BlockStart {
-			continue // instances come in runs of one arm and block
-		}
+	for _, x := range xs {
 		if s, ok := first[x.Arm]; !ok || x.BlockStart < s {
 			first[x.Arm] = x.BlockStart
 		}

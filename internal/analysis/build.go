@@ -193,12 +193,8 @@ func relabelArms(files []*FileResult) {
 		if fr.FileArm != "" {
 			anyFileArm = true
 		}
-		last := "\x00" // instances come in runs of one arm: look each run up once
 		for _, x := range fr.Result.Instances {
-			if x.Arm != last {
-				last = x.Arm
-				nvtx[strings.TrimPrefix(strings.TrimPrefix(x.Arm, fr.FileArm), "/")] = true
-			}
+			nvtx[strings.TrimPrefix(strings.TrimPrefix(x.Arm, fr.FileArm), "/")] = true
 		}
 	}
 	if !anyFileArm || len(nvtx) != 1 {
@@ -217,13 +213,7 @@ func relabelArms(files []*FileResult) {
 
 func armsInOrder(xs []phases.Instance, unitStart map[phases.UnitID]int64) []string {
 	first := map[string]int64{}
-	var lastUnit phases.UnitID
-	lastArm := "\x00"
 	for _, x := range xs {
-		if x.Arm == lastArm && x.Unit == lastUnit {
-			continue // instances come in runs of one unit
-		}
-		lastArm, lastUnit = x.Arm, x.Unit
 		s := unitStart[x.Unit]
 		if v, ok := first[x.Arm]; !ok || s < v {
 			first[x.Arm] = s

@@ -17,10 +17,7 @@ import (
 func UnitStarts(files []*FileResult) map[phases.UnitID]int64 {
 	out := map[phases.UnitID]int64{}
 	for _, fr := range files {
-		for i, x := range fr.Result.Instances {
-			if i > 0 && x.Unit == fr.Result.Instances[i-1].Unit && x.BlockStart == fr.Result.Instances[i-1].BlockStart {
-				continue // instances come in runs of one unit
-			}
+		for _, x := range fr.Result.Instances {
 			start := x.BlockStart
 			if fr.StartUTC != 0 {
 				start = fr.StartUTC + (x.BlockStart - fr.MinTime)
