@@ -50,15 +50,15 @@ type opRow struct {
 	graphNode  bool  // a kernel, memcpy or memset of a graph launch traced per node
 }
 
-// kernelInts is kernelRow of a kernel's integers as rowparts.Ints hands
+// kernelInts is a kernel's op from its integers as rowparts.Ints hands
 // them over (Start, End, GlobalPid, DeviceID, CorrelationID, GraphNodeID).
 func kernelInts(v *[6]int64) opRow {
 	return opRow{start: v[0], end: v[1], globalPid: v[2], corr: v[4], device: v[3], kind: opKernel, graphNode: v[5] != 0}
 }
 
+// kernelRow is kernelInts of a kernel row (the vendor projection's scan).
 func kernelRow(k nsys.Kernel) opRow {
-	return opRow{start: k.Start, end: k.End, globalPid: k.GlobalPid, corr: k.CorrelationID, device: k.DeviceID,
-		kind: opKernel, graphNode: k.GraphNodeID != 0}
+	return kernelInts(&[6]int64{k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID})
 }
 
 func memcpyRow(m nsys.Memcpy) opRow {

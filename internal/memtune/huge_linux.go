@@ -1,6 +1,10 @@
 package memtune
 
-import "golang.org/x/sys/unix"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
 
 // hugePage is the size of a transparent huge page on x86-64 and arm64.
 const hugePage = 2 << 20
@@ -17,7 +21,7 @@ func AdviseHugePages(b []byte) {
 	if len(b) < 4*hugePage {
 		return
 	}
-	start := uintptr(unsafePointer(b))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := (start + hugePage - 1) &^ (hugePage - 1)
 	hi := (start + uintptr(len(b))) &^ (hugePage - 1)
 	if hi <= lo {

@@ -2,9 +2,6 @@ package memtune
 
 import "unsafe"
 
-// unsafePointer is the address of b's first byte.
-func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
-
 // Bytes views the memory of s as bytes, for AdviseHugePages.
 func Bytes[T any](s []T) []byte {
 	if len(s) == 0 {
