@@ -26,27 +26,12 @@ func TestIntsEqualRows(t *testing.T) {
 			for _, sql := range []bool{false, true} {
 				rowparts.SQLScans(f, sql)
 				rows := 0
-				for _, r := range rowparts.Split(f, nsys.TableRuntime, 3, 2) {
-					var want [][6]int64
-					for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, r) {
-						if err != nil {
-							t.Fatal(err)
-						}
-						want = append(want, [6]int64{c.Start, c.End, c.GlobalTid, c.CorrelationID, c.NameID, c.EventClass})
+				for _, table := range []string{nsys.TableRuntime, nsys.TableKernel} {
+					for _, r := range rowparts.Split(f, table, 3, 2) {
+						want := rowInts(t, f, table, r)
+						rows += len(want)
+						compareInts(t, f, table, r, want)
 					}
-					rows += len(want)
-					compareInts(t, f, nsys.TableRuntime, r, want)
-				}
-				for _, r := range rowparts.Split(f, nsys.TableKernel, 3, 2) {
-					var want [][6]int64
-					for k, err := range rowparts.Rows[nsys.Kernel](f, nsys.TableKernel, r) {
-						if err != nil {
-							t.Fatal(err)
-						}
-						want = append(want, [6]int64{k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID})
-					}
-					rows += len(want)
-					compareInts(t, f, nsys.TableKernel, r, want)
 				}
 				if rows == 0 {
 					t.Fatalf("sql=%v: no API calls or kernels", sql)
@@ -54,6 +39,29 @@ func TestIntsEqualRows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rowInts reads part r of table through its row scan, as the six integers
+// rowparts.Ints promises.
+func rowInts(t *testing.T, f *nsys.File, table string, r rowparts.Range) [][6]int64 {
+	t.Helper()
+	var out [][6]int64
+	if table == nsys.TableKernel {
+		for k, err := range rowparts.Rows[nsys.Kernel](f, table, r) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, [6]int64{k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID})
+		}
+		return out
+	}
+	for c, err := range rowparts.Rows[nsys.APICall](f, table, r) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, [6]int64{c.Start, c.End, c.GlobalTid, c.CorrelationID, c.NameID, c.EventClass})
+	}
+	return out
 }
 
 func compareInts(t *testing.T, f *nsys.File, table string, r rowparts.Range, want [][6]int64) {
