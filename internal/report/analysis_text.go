@@ -122,11 +122,40 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	return nil
 }
 
+// stepHow says which rule chose the step, its coverage and the runner-up
+// (from the first input; "per input" when the inputs' rules differ).
+func stepHow(doc *analysis.Doc) string {
+	if len(doc.Inputs) == 0 {
+		return "--step to choose"
+	}
+	c := doc.Inputs[0].StepChoice
+	for _, in := range doc.Inputs[1:] {
+		if in.StepChoice.Mode != c.Mode {
+			return "chosen per input, see --format json step_choice; --step to choose"
+		}
+	}
+	rule := c.Rule
+	if rule == "" {
+		rule = phases.RuleText(c.Mode)
+	}
+	switch c.Mode {
+	case phases.StepGiven:
+		return rule
+	case phases.StepWholeProcess, phases.StepSingleShot:
+		return rule + "; --step to choose"
+	}
+	how := fmt.Sprintf("%s, covers %.0f%% of traced time", rule, 100*c.Coverage)
+	if c.RunnerUp != "" {
+		how += fmt.Sprintf("; runner-up %s", shortName(c.RunnerUp, 40))
+	}
+	return how + "; --step to choose"
+}
+
 // contextLines are the run's context in two lines: what was measured and
 // how the step was chosen; the arms with their blocks and kept steps, what
 // was left out, and what a CI is computed over.
 func contextLines(doc *analysis.Doc, opt Options) []string {
-	how := "repeats most; --step to choose"
+	how := stepHow(doc)
 	if opt.StepGiven {
 		how = "named by --step or --config"
 	}
