@@ -74,7 +74,7 @@ func RuleText(mode string) string {
 	case StepGiven:
 		return "named by --step or the rules file"
 	case StepRepeated:
-		return "the program's range that repeats most"
+		return "repeats most"
 	case StepFamily:
 		return "numbered family"
 	case StepCycle:

@@ -165,6 +165,7 @@ type choice struct {
 	mode   string
 	family bool
 	cycle  *cycleStep // mode StepCycle: the cycle to wrap into implicit steps
+	inArms bool       // chosen among the children of arm blocks
 	cands  []Candidate
 }
 
@@ -203,7 +204,7 @@ func (c *chooser) choose() choice {
 		}, false)
 		if name != "" {
 			set(name, StepRepeated, weightArm)
-			ch = choice{name: name, n: n, mode: StepRepeated, family: fam}
+			ch = choice{name: name, n: n, mode: StepRepeated, family: fam, inArms: true}
 			if fam {
 				ch.mode = StepFamily
 			}
@@ -567,7 +568,11 @@ func (ch choice) why(coverage float64) string {
 	case StepNested:
 		return fmt.Sprintf("step %q: repeated many times inside each instance of an outer range, %d instances, %s%s; override with --step NAME", ch.name, ch.n, cov, runner)
 	}
-	return fmt.Sprintf("step %q: the program's range that repeats most, %d instances, %s%s; override with --step NAME", ch.name, ch.n, cov, runner)
+	where := "at the top of a thread's range tree"
+	if ch.inArms {
+		where = "inside arm blocks"
+	}
+	return fmt.Sprintf("step %q: the program's range that repeats most %s, %d instances, %s%s; override with --step NAME", ch.name, where, ch.n, cov, runner)
 }
 
 // maxCandidates is how many candidates a StepChoice lists.
@@ -581,6 +586,9 @@ func (ch choice) stepChoice() StepChoice {
 		cov = ch.cands[0].Coverage
 	}
 	sc := StepChoice{Mode: ch.mode, Step: ch.name, Count: ch.n, Rule: RuleText(ch.mode), Coverage: cov, Why: ch.why(cov)}
+	if ch.inArms {
+		sc.Rule += " in arm blocks"
+	}
 	for _, cd := range ch.cands {
 		if cd.Name != ch.name && !cd.Library {
 			sc.RunnerUp = cd.Name

@@ -144,7 +144,7 @@ func stepHow(doc *analysis.Doc) string {
 	case phases.StepWholeProcess, phases.StepSingleShot:
 		return rule + "; --step to choose"
 	}
-	how := fmt.Sprintf("%s, covers %.0f%% of traced time", rule, 100*c.Coverage)
+	how := fmt.Sprintf("%s, %.0f%% of traced time", rule, 100*c.Coverage)
 	if c.RunnerUp != "" {
 		how += fmt.Sprintf("; runner-up %s", shortName(c.RunnerUp, 40))
 	}
@@ -368,8 +368,9 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		return phaseRank[a.Phase] - phaseRank[b.Phase]
 	})
+	short := distinctNames(doc.Phases, 24)
 	for _, r := range rows {
-		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(clip(r.Phase, 24))}
+		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(short[r.Phase])}
 		for i, p := range compactParts {
 			s := r.Metrics[p.metric.Name()]
 			vals = append(vals, export.Float(round1(s.Mean/1e3)))
@@ -507,6 +508,58 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// shortName clips s to n runes keeping its head and its tail, where names
+// that share a long prefix differ ("MatrixMul…/MemcpyH2D").
+func shortName(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 5 {
+		return clip(s, n)
+	}
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
+}
+
+// distinctNames clips every name to n runes so that distinct names stay
+// distinct: head and tail first, then more of the tail for names that
+// still collide, then the full name.
+func distinctNames(names []string, n int) map[string]string {
+	out := make(map[string]string, len(names))
+	for _, s := range names {
+		out[s] = shortName(s, n)
+	}
+	for _, headRunes := range []int{n / 4, 3, 1} {
+		clash := map[string]int{}
+		for _, v := range out {
+			clash[v]++
+		}
+		done := true
+		for s, v := range out {
+			if clash[v] < 2 {
+				continue
+			}
+			done = false
+			r := []rune(s)
+			if len(r) <= n {
+				continue
+			}
+			out[s] = string(r[:headRunes]) + "…" + string(r[len(r)-(n-1-headRunes):])
+		}
+		if done {
+			break
+		}
+	}
+	clash := map[string]int{}
+	for _, v := range out {
+		clash[v]++
+	}
+	for s, v := range out {
+		if clash[v] > 1 {
+			out[s] = s // the tail is shared too: only the whole name tells them apart
+		}
+	}
+	return out
 }
 
 func orNone(s string) string {
