@@ -243,6 +243,11 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		return nil, err
 	}
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
+	if null := absentMask(in.Absent); null != 0 {
+		for i := range res.Instances {
+			res.Instances[i].Null |= null
+		}
+	}
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
 	steps := 0
 	seen := map[string]bool{}
@@ -513,8 +518,14 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		st := &res.Instances[sp.step]
 		var phaseIv []interval
 		var phaseKernel int64
+		var rest *Instance
 		for i := sp.first; i < sp.end; i++ {
-			if ph := &res.Instances[i]; ph.Depth == 1 {
+			ph := &res.Instances[i]
+			switch {
+			case ph.Depth != 1 || ph.OtherThread:
+			case ph.Phase == Unannotated && ph.Null == unannotatedNull:
+				rest = ph
+			default:
 				phaseIv = append(phaseIv, interval{ph.Start, ph.End})
 				phaseKernel += ph.M[KernelSum]
 			}
@@ -522,6 +533,9 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		st.HasStepOnly = true
 		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
 		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
+		if rest != nil {
+			fillUnannotated(rest, st, res.Instances[sp.first:sp.end])
+		}
 	}
 	if rec != nil {
 		rec.finish(tr, res)
@@ -593,6 +607,10 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 
 	// Number the steps (serial: numbering follows time order) and size each
 	// one's phases, so every step's instances have a known place.
+	byPid := map[int64][]*threadRanges{}
+	for _, t := range threads {
+		byPid[nsys.Pid(t.gtid)] = append(byPid[nsys.Pid(t.gtid)], t)
+	}
 	stepInBlock := map[UnitID]int{}
 	firstStart := map[UnitID]int64{}
 	kids := map[*threadRanges]*childIndex{}
@@ -629,6 +647,14 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		if opt.Rules != nil && len(opt.Rules.Phases) > 0 {
 			n = 0 // the rules select phases by name
 			p.phases(opt, func(int32, int, string) { n++ })
+		}
+		if n > 0 {
+			p.unannotated = true
+			n++
+		}
+		if stepName != WholeProcess {
+			p.others = tr.otherThreadRows(byPid[nsys.Pid(r.gtid)], s.t, r.start, r.end)
+			n += len(p.others)
 		}
 		spans[k] = stepSpan{step: at, first: at + 1, end: at + 1 + n}
 		at += 1 + n
@@ -676,6 +702,10 @@ type stepPlan struct {
 	blockStart int64
 	unit       UnitID
 	step       int
+	// unannotated: the step has phases, and a row for its time outside
+	// them follows them; others: rows of other threads' work during it.
+	unannotated bool
+	others      []otherRow
 }
 
 // phases visits the step's phases in order: its descendants up to
@@ -753,6 +783,20 @@ func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance,
 		gtids[j] = cr.gtid
 		j++
 	})
+	if p.unannotated {
+		// Filled from the step and its phases once they are measured; no
+		// thread (gtid 0): the engine measures nothing for it.
+		fill(&xs[j], Unannotated, 1, r.start, r.end)
+		xs[j].Null = unannotatedNull
+		j++
+	}
+	for _, o := range p.others {
+		x := &xs[j]
+		fill(x, o.name, 1, o.start, o.end)
+		x.Tid, x.Thread, x.OtherThread = nsys.Tid(o.gtid), tr.threadNm[o.gtid], true
+		gtids[j] = o.gtid
+		j++
+	}
 }
 
 // childIndex lists each range's children (the ranges whose parent it is),
