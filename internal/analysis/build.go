@@ -238,6 +238,27 @@ func armsInOrder(xs []phases.Instance, unitStart map[phases.UnitID]int64) []stri
 // fill turns the statistics results into the document's rows.
 func (d *Doc) fill() {
 	names := MetricNames()
+	null := d.nullMetrics()
+	absent := func(arm, ph, metric string) bool {
+		m, ok := phases.MetricByName(metric)
+		return ok && null[armPhase{arm, ph}]&(1<<uint(m)) != 0
+	}
+	defer func() {
+		for i := range d.Summary {
+			r := &d.Summary[i]
+			for name := range r.Metrics {
+				if absent(r.Arm, r.Phase, name) {
+					r.Metrics[name] = MetricSummary{Absent: true}
+				}
+			}
+		}
+		d.Comparisons = slices.DeleteFunc(d.Comparisons, func(c ComparisonRow) bool {
+			return absent(c.Arm, c.Phase, c.Metric) || absent(c.Baseline, c.Phase, c.Metric)
+		})
+		d.Decomposition = slices.DeleteFunc(d.Decomposition, func(c DecompositionRow) bool {
+			return absent(c.Arm, c.Phase, c.Component) || absent(c.Baseline, c.Phase, c.Component)
+		})
+	}()
 	for i, ph := range d.Phases {
 		r := d.results[i]
 		if r == nil {
@@ -291,6 +312,25 @@ func (d *Doc) fill() {
 	if d.Warnings == nil {
 		d.Warnings = []Warning{}
 	}
+}
+
+// armPhase keys an arm × phase.
+type armPhase struct{ arm, phase string }
+
+// nullMetrics are, per arm × phase, the metrics no instance measured (the
+// AND of the instances' null masks).
+func (d *Doc) nullMetrics() map[armPhase]uint64 {
+	out := map[armPhase]uint64{}
+	for i := range d.instances {
+		x := &d.instances[i]
+		k := armPhase{x.Arm, x.Phase}
+		if v, ok := out[k]; ok {
+			out[k] = v & x.Null
+		} else {
+			out[k] = x.Null
+		}
+	}
+	return out
 }
 
 // fillPoint computes point summaries without CIs (statistics off).

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -82,6 +83,20 @@ type MetricSummary struct {
 	MedianCI *[2]float64 `json:"median_ci"`
 	P90CI    *[2]float64 `json:"p90_ci,omitempty"`
 	P99CI    *[2]float64 `json:"p99_ci,omitempty"`
+	// Absent: not measured — the metric's source table was not recorded in
+	// any input of the arm, or the metric does not split into parts (the
+	// (unannotated) row's GPU busy time). JSON writes null.
+	Absent bool `json:"-"`
+}
+
+// MarshalJSON writes an absent metric as null: a measured zero and a
+// missing value differ.
+func (m MetricSummary) MarshalJSON() ([]byte, error) {
+	if m.Absent {
+		return []byte("null"), nil
+	}
+	type plain MetricSummary
+	return json.Marshal(plain(m))
 }
 
 // ComparisonRow is one arm against the baseline for one phase, metric and statistic.

@@ -69,15 +69,28 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		return nil
 	}
 	breakdown := compactBreakdown(doc)
-	title := "Breakdown, µs per step (mean; cpu_other … other_api sum to wall; --wide: every column)"
+	title := "Breakdown per step (mean, µs unless headed ms/s; cpu_other … other_api sum to wall, phases to the step)"
 	if md {
-		title = "Breakdown, µs per step (mean; cpu_other … other_api sum to wall)"
+		title = "Breakdown per step (mean, µs unless headed ms/s; cpu_other … other_api sum to wall, phases to the step)"
 	}
 	if opt.Wide {
 		breakdown = doc.BreakdownTable()
 		title = "Breakdown, µs per step (mean; the six parts after wall sum to wall)"
 	}
-	if err := section(title, func() error { return writeTable(w, breakdown, f) }); err != nil {
+	if err := section(title, func() error {
+		if err := writeTable(w, breakdown, f); err != nil {
+			return err
+		}
+		if !opt.Wide && hasOtherThreadRows(doc) {
+			note := "rows named (… thread) are another thread's work during the step: beside its phases, outside its wall"
+			if md {
+				fmt.Fprintf(w, "\n%s\n", note)
+			} else {
+				fmt.Fprintln(w, "  "+note)
+			}
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	// A list section: one bullet a line in Markdown, wrapped lines in text.
@@ -342,18 +355,13 @@ var compactParts = []struct {
 	{phases.MemcpyAPI, "memcpy"}, {phases.Alloc, "alloc"}, {phases.OtherAPI, "other_api"}, {phases.GPUBusy, "gpu_busy"},
 }
 
-// compactBreakdown is the breakdown that fits 120 columns: µs per step,
-// the unit in the title, long names clipped.
+// compactBreakdown is the breakdown that fits 120 columns: per step, each
+// time column in µs, ms or s (whichever its largest value reads best in;
+// the header names the unit), long names shortened but kept distinct, "—"
+// for what was not measured. Rows of other threads' work come last: they
+// ran beside the step, so they are outside its sum.
 func compactBreakdown(doc *analysis.Doc) *export.Table {
 	withCI := hasResults(doc) // no CI column with --no-stats
-	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
-	for i, p := range compactParts {
-		cols = append(cols, export.Column{Name: p.label, Type: export.TypeFloat64, Unit: "µs"})
-		if i == 0 && withCI {
-			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
-		}
-	}
-	t := export.NewTable("breakdown", "µs per step", cols...)
 	armRank, phaseRank := map[string]int{}, map[string]int{}
 	for i, a := range doc.Arms {
 		armRank[a] = i
@@ -368,16 +376,46 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		return phaseRank[a.Phase] - phaseRank[b.Phase]
 	})
-	short := distinctNames(doc.Phases, 24)
+	scale := make([]timeScale, len(compactParts))
+	for i, p := range compactParts {
+		var top float64
+		for _, r := range rows {
+			if s := r.Metrics[p.metric.Name()]; !s.Absent {
+				top = max(top, abs(s.Mean))
+			}
+		}
+		scale[i] = scaleFor(top)
+	}
+	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
+	for i, p := range compactParts {
+		name := p.label
+		if scale[i].unit != "µs" {
+			name += " " + scale[i].unit
+		}
+		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: scale[i].unit, Nullable: true})
+		if i == 0 && withCI {
+			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
+		}
+	}
+	t := export.NewTable("breakdown", "per step", cols...)
+	short := distinctNames(doc.Phases, 28)
 	for _, r := range rows {
-		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(short[r.Phase])}
+		name, ok := short[r.Phase]
+		if !ok {
+			name = shortName(r.Phase, 28)
+		}
+		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(name)}
 		for i, p := range compactParts {
 			s := r.Metrics[p.metric.Name()]
-			vals = append(vals, export.Float(round1(s.Mean/1e3)))
+			v := export.Null()
+			if !s.Absent {
+				v = export.Float(round1(s.Mean / scale[i].ns))
+			}
+			vals = append(vals, v)
 			if i == 0 && withCI {
 				ci := export.Null()
 				if s.MeanCI != nil {
-					ci = export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/1e3, s.MeanCI[1]/1e3))
+					ci = export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/scale[i].ns, s.MeanCI[1]/scale[i].ns))
 				}
 				vals = append(vals, ci)
 			}
@@ -386,6 +424,31 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 	}
 	return t
 }
+
+// hasOtherThreadRows reports rows of other threads' work (named "… thread)").
+func hasOtherThreadRows(doc *analysis.Doc) bool {
+	return slices.ContainsFunc(doc.Phases, func(p string) bool { return strings.HasSuffix(p, " thread)") || strings.HasPrefix(p, "(thread ") })
+}
+
+// timeScale is a column's display unit.
+type timeScale struct {
+	unit string
+	ns   float64 // nanoseconds per unit
+}
+
+// scaleFor picks the unit a column's largest value reads best in: µs below
+// 10 ms, ms below 10 s, s above (a 430 s phase is "430.1 s", not
+// "430089563" µs).
+func scaleFor(topNs float64) timeScale {
+	switch {
+	case topNs >= 10e9:
+		return timeScale{"s", 1e9}
+	case topNs >= 10e6:
+		return timeScale{"ms", 1e6}
+	}
+	return timeScale{"µs", 1e3}
+}
+
 
 // warningLines are the warnings one line per code with a count and the
 // phases and arms they concern, in plain words; all lists each one.
