@@ -75,7 +75,7 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	}
 	if opt.Wide {
 		breakdown = doc.BreakdownTable()
-		title = "Breakdown, µs per step (mean; the six parts after wall sum to wall)"
+		title = "Breakdown per step (mean µs; the six parts after wall sum to wall; phases and (unannotated) to the step)"
 	}
 	if err := section(title, func() error {
 		if err := writeTable(w, breakdown, f); err != nil {
