@@ -168,7 +168,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		}
 		stepName = WholeProcess
 		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
-		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads),
+		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: "no NVTX ranges",
 			Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
 	case stepName != "":

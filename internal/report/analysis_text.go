@@ -390,7 +390,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 	for i, p := range compactParts {
 		name := p.label
 		if scale[i].unit != "µs" {
-			name += " " + scale[i].unit
+			name += " (" + scale[i].unit + ")"
 		}
 		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: scale[i].unit, Nullable: true})
 		if i == 0 && withCI {
