@@ -449,7 +449,6 @@ func scaleFor(topNs float64) timeScale {
 	return timeScale{"µs", 1e3}
 }
 
-
 // warningLines are the warnings one line per code with a count and the
 // phases and arms they concern, in plain words; all lists each one.
 func warningLines(ws []analysis.Warning, all bool) []string {
