@@ -33,20 +33,20 @@ type ArmGain struct {
 
 // Verdict is the result of `nsysphase verdict`.
 type Verdict struct {
-	Inputs      []string  `json:"inputs"`
-	Step        string    `json:"step"`
-	Phases      []string  `json:"phases"`
-	Arm         string    `json:"arm"` // where the overhead was measured
-	MinGain     float64   `json:"min_gain"`
-	Verdict     string    `json:"verdict"`
-	Reason      string    `json:"reason"`
+	Inputs      []string      `json:"inputs"`
+	Step        string        `json:"step"`
+	Phases      []string      `json:"phases"`
+	Arm         string        `json:"arm"` // where the overhead was measured
+	MinGain     float64       `json:"min_gain"`
+	Verdict     string        `json:"verdict"`
+	Reason      string        `json:"reason"`
 	Removable   Share         `json:"removable_share"` // Σ removable_ns / Σ step wall_ns over the kept steps
 	RemovableNs Estimate      `json:"removable_ns"`    // the bounded saving per step (Bound.RemovableNs)
 	StepWallNs  Estimate      `json:"step_wall_ns"`
 	Bound       *CaptureBound `json:"bound"` // the bound's parts, phases and replay cost
 	// HostUpperNs is launch_ns + cpu_other_ns of every region phase per
 	// step (boundary's saving_ns): the estimate before the bound.
-	HostUpperNs Estimate `json:"host_upper_ns"`
+	HostUpperNs Estimate  `json:"host_upper_ns"`
 	Definition  string    `json:"definition"`
 	Capturable  bool      `json:"capturable"` // the region has no blocker in this arm
 	Blockers    []Blocker `json:"blockers"`
@@ -98,13 +98,13 @@ func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain f
 // decide applies the rule to the share's CI and says why in one sentence.
 func decide(v *Verdict, confidence float64) (string, string) {
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
-	what := fmt.Sprintf("capturing %s removes at most %s of %s's step wall (host time of its phases that launch GPU work and hold no blocker, within step wall − GPU floor − graph replay)",
-		strings.Join(v.Phases, ","), pct(v.Removable.Value), v.Arm)
+	what := fmt.Sprintf("capturing %s removes at most %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), v.Arm)
+	const how = "the host time of its phases that launch GPU work and hold no blocker, within step wall − GPU floor − graph replay"
 	ci := v.Removable.CI
 	if ci == nil {
-		return VerdictInconclusive, fmt.Sprintf("%s, but there is no confidence interval (%s): record more blocks or steps to decide against the %s minimum gain", what, v.Removable.Method, pct(v.MinGain))
+		return VerdictInconclusive, fmt.Sprintf("%s (%s), but there is no confidence interval (%s): record more blocks or steps to decide against the %s minimum gain", what, how, v.Removable.Method, pct(v.MinGain))
 	}
-	level := fmt.Sprintf("%g%% CI %s–%s", 100*confidence, pct(ci[0]), pct(ci[1]))
+	level := fmt.Sprintf("%g%% CI %s–%s; %s", 100*confidence, pct(ci[0]), pct(ci[1]), how)
 	switch {
 	case ci[0] >= v.MinGain:
 		return VerdictGo, fmt.Sprintf("%s (%s): even the lower bound reaches the %s minimum gain", what, level, pct(v.MinGain))
