@@ -100,6 +100,28 @@ func decide(v *Verdict, confidence float64) (string, string) {
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	what := fmt.Sprintf("capturing %s removes at most %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), v.Arm)
 	const how = "the host time of its phases that launch GPU work and hold no blocker, within step wall − GPU floor − graph replay"
+	if b := v.Bound; b != nil && b.Steps > 0 && b.RemovableNs.Mean == 0 {
+		// removable_ns ≥ 0 in every step, so a zero mean is zero in each:
+		// measured, without spread, below any minimum gain.
+		var why []string
+		for _, ph := range b.Phases {
+			switch ph.Status {
+			case CaptureNoLaunch:
+				why = append(why, ph.Phase+" launches nothing")
+			case CaptureBlocked:
+				why = append(why, ph.Phase+" holds "+strings.Join(ph.Blockers, ", "))
+			}
+		}
+		if len(why) == 0 {
+			why = append(why, "the GPU floor and the replay leave no room")
+		}
+		fixed := ""
+		if b.RemovableIfFixedNs.Mean > 0 && b.StepWallNs.Mean > 0 {
+			fixed = fmt.Sprintf("; with the blockers fixed, %.1f µs per step (%s of the mean step wall) would be removable", b.RemovableIfFixedNs.Mean/1e3, pct(b.RemovableIfFixedNs.Mean/b.StepWallNs.Mean))
+		}
+		return VerdictNoGo, fmt.Sprintf("capturing %s removes nothing in %s as it stands, in any of its %d steps (%s)%s: below the %s minimum gain",
+			strings.Join(v.Phases, ","), v.Arm, b.Steps, strings.Join(why, "; "), fixed, pct(v.MinGain))
+	}
 	ci := v.Removable.CI
 	if ci == nil {
 		return VerdictInconclusive, fmt.Sprintf("%s (%s), but there is no confidence interval (%s): record more blocks or steps to decide against the %s minimum gain", what, how, v.Removable.Method, pct(v.MinGain))
