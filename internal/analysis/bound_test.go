@@ -101,8 +101,9 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs
 //     the region itself lost (eager's region wall − graph's graph_replay
 //     wall, per step: 999.3 µs predicted, 993.9 measured); the rest of the
 //     step difference (1046.7 µs) is outside the region, in phases that
-//     neither arm captures (the graph blocks ran second in each pair: drift,
-//     not capture), so the step difference is not the test there.
+//     neither arm captures but that were shorter in the graph blocks too
+//     (each ran second in its pair), so the step difference is not the test
+//     there (docs/inventory.md, "Checked against a captured arm").
 func TestCapturePredictsGraphArm(t *testing.T) {
 	for _, c := range []struct {
 		fixture        string
