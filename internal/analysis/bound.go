@@ -296,7 +296,8 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{bRemovable}}
 	for _, a := range b.ArmOrder {
 		us := byArm[a]
-		if len(us) == 0 {
+		if b.Arms[a].Bound.Steps == 0 {
+			b.Arms[a].Bound = nil // no kept step: nothing measured (the warning says why)
 			continue
 		}
 		cb := b.Arms[a].Bound

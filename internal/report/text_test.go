@@ -211,7 +211,9 @@ func TestBoundaryMarkdownGFM(t *testing.T) {
 	want := []int{len(b.ArmOrder)}
 	bound := 0 // the bounded saving's phases table
 	for _, a := range b.ArmOrder {
-		bound += len(b.Arms[a].Bound.Phases)
+		if cb := b.Arms[a].Bound; cb != nil {
+			bound += len(cb.Phases)
+		}
 	}
 	if bound > 0 {
 		want = append(want, bound)
