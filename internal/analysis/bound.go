@@ -97,7 +97,8 @@ type CaptureBound struct {
 	RemovableIfFixedNs Estimate       `json:"removable_if_fixed_ns"` // the bound with the blocked phases' host time counted, fewer graphs per step if they join runs
 	StepWallNs         Estimate       `json:"step_wall_ns"`
 	Replay             ReplayCost     `json:"replay"`
-	Steps              int            `json:"steps"`
+	Steps              int            `json:"steps"` // kept steps behind the estimates
+	Units              int            `json:"units"` // blocks or profiles they come from
 	CeilingSteps       int            `json:"ceiling_steps"` // kept steps in which the ceiling, not host_ns − replay, set removable_ns
 	Phases             []CapturePhase `json:"phases"`
 }
@@ -290,6 +291,7 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 			}
 		}
 		cb.Steps += plan.kept[u]
+		cb.Units++
 		byArm[a] = append(byArm[a], plan.statsUnit(u, series))
 	}
 

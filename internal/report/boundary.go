@@ -218,8 +218,8 @@ func writeBound(w io.Writer, f Format, arms []string, bounds map[string]*analysi
 		if name == "" {
 			name = "(one arm)"
 		}
-		fmt.Fprintf(w, "%s%s: removable %.1f µs/step%s = %s of step wall %.1f µs (%s; %d steps)\n", bullet, name,
-			cb.RemovableNs.Mean/1e3, ciText(cb.RemovableNs.MeanCI), share, cb.StepWallNs.Mean/1e3, cb.RemovableNs.Method, cb.Steps)
+		fmt.Fprintf(w, "%s%s: removable %.1f µs/step%s = %s of step wall %.1f µs (%s; %d steps in %d blocks or profiles)\n", bullet, name,
+			cb.RemovableNs.Mean/1e3, ciText(cb.RemovableNs.MeanCI), share, cb.StepWallNs.Mean/1e3, cb.RemovableNs.Method, cb.Steps, cb.Units)
 		fmt.Fprintf(w, "%shost of the removable phases %.1f%s = launch %.1f + cpu_other %.1f + memcpy_api %.1f + other_api %.1f\n", sub,
 			cb.HostNs.Mean/1e3, ciText(cb.HostNs.MeanCI), cb.LaunchNs.Mean/1e3, cb.CPUOtherNs.Mean/1e3, cb.MemcpyAPINs.Mean/1e3, cb.OtherAPINs.Mean/1e3)
 		fmt.Fprintf(w, "%sGPU floor %.1f%s; replay %d graph(s) × %.1f = %.1f; ceiling (step wall − floor − replay) %.1f%s, which set the removable time in %d of %d steps\n", sub,

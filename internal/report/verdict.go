@@ -60,6 +60,8 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), v.Arm, v.StepWallNs.N, v.Removable.Method)
 	fmt.Fprintf(w, "%sbefore the bound: launch + cpu_other of every region phase %.1f µs/step %s\n", bullet, v.HostUpperNs.Mean/1e3, ci(v.HostUpperNs.MeanCI))
 	fmt.Fprintf(w, "%sdefinition: %s\n", bullet, v.Definition)
+	fmt.Fprintf(w, "%sstatistics: unit = block or profile (never the step); %g%% CIs; B = %d resamples; seed %d; --skip-steps %d\n", bullet,
+		100*v.Settings.Confidence, v.Settings.Resamples, v.Settings.Seed, v.Settings.SkipSteps)
 	if md {
 		fmt.Fprintf(w, "\n### The bound's parts (µs per step)\n\n")
 	} else {
