@@ -97,8 +97,8 @@ type CaptureBound struct {
 	RemovableIfFixedNs Estimate       `json:"removable_if_fixed_ns"` // the bound with the blocked phases' host time counted, fewer graphs per step if they join runs
 	StepWallNs         Estimate       `json:"step_wall_ns"`
 	Replay             ReplayCost     `json:"replay"`
-	Steps              int            `json:"steps"` // kept steps behind the estimates
-	Units              int            `json:"units"` // blocks or profiles they come from
+	Steps              int            `json:"steps"`         // kept steps behind the estimates
+	Units              int            `json:"units"`         // blocks or profiles they come from
 	CeilingSteps       int            `json:"ceiling_steps"` // kept steps in which the ceiling, not host_ns − replay, set removable_ns
 	Phases             []CapturePhase `json:"phases"`
 }

@@ -121,7 +121,9 @@ func TestVerdictBoundFormats(t *testing.T) {
 			t.Errorf("%s: mean %v, CI %v", name, e.Mean, e.MeanCI)
 		}
 	}
-	same := func(a, b est) bool { return a.Mean == b.Mean && a.MeanCI != nil && b.MeanCI != nil && *a.MeanCI == *b.MeanCI }
+	same := func(a, b est) bool {
+		return a.Mean == b.Mean && a.MeanCI != nil && b.MeanCI != nil && *a.MeanCI == *b.MeanCI
+	}
 	if !same(v.RemovableNs, b.RemovableNs) || b.Replay.Source != "measured" || b.Replay.PerLaunchNs != 72784 || b.Replay.Calls != 150 || len(b.Phases) != 5 {
 		t.Errorf("verdict %+v", v)
 	}
