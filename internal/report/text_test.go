@@ -216,6 +216,15 @@ func TestBoundaryMarkdownGFM(t *testing.T) {
 	}
 	s := shapeOf(t, buf.Bytes())
 	want := []int{len(b.ArmOrder)}
+	bound := 0 // the bounded saving's phases table
+	for _, a := range b.ArmOrder {
+		if cb := b.Arms[a].Bound; cb != nil {
+			bound += len(cb.Phases)
+		}
+	}
+	if bound > 0 {
+		want = append(want, bound)
+	}
 	if len(b.Blockers) > 0 {
 		want = append(want, len(b.Blockers))
 	}
