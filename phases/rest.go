@@ -16,7 +16,12 @@ import (
 // splitMetrics do not split into the parts of a step: the union of GPU
 // intervals, the first-to-last span and the largest delay. The
 // (unannotated) row leaves them null.
-var splitMetrics = []Metric{GPUBusy, Proj, QueueMax}
+//
+// What the process's GPUs ran (other processes' work, idle, and the split of
+// sync time by it) is measured against the GPUs the process had used by the
+// range's end, which differs between a step and its phases: the
+// (unannotated) row leaves those null too.
+var splitMetrics = []Metric{GPUBusy, Proj, QueueMax, OverlapOtherProcess, OtherProcessGPU, GPUIdle, SyncOwnGPU, SyncOtherGPU, SyncNoGPU}
 
 // unannotatedNull is the (unannotated) row's null mask.
 var unannotatedNull = func() uint64 {

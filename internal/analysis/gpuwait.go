@@ -48,6 +48,9 @@ func (d *Doc) GPUWaitNotes() []string {
 			if wall <= 0 || sync < waitMatters*wall {
 				continue
 			}
+			if ph == phases.Unannotated {
+				continue // its GPU context does not split into parts (null)
+			}
 			if r.Metrics[name(phases.SyncNoGPU)].Absent {
 				// GPU activity was not recorded: what the GPU ran while the
 				// host waited is unknown, not "nothing".
