@@ -60,6 +60,7 @@ type otherRow struct {
 	gtid       int64
 	start, end int64
 	name       string
+	noRanges   bool // a thread without ranges (PyTorch's autograd thread): the row spans the step
 }
 
 // otherThreadRows lists, for a step on thread t over [s, e], the other
@@ -100,6 +101,12 @@ func (tr *trace) otherThreadRows(procThreads []*threadRanges, t *threadRanges, s
 		out = append(out, otherRow{gtid: o.gtid, start: lo, end: hi, name: tr.otherThreadName(o.gtid, names, lib)})
 	}
 	return out
+}
+
+// IsOtherThreadRow reports whether a phase name is one otherThreadName
+// gives.
+func IsOtherThreadRow(phase string) bool {
+	return strings.HasPrefix(phase, "(thread ") || strings.HasSuffix(phase, " (autograd thread)") || strings.Contains(phase, " (thread ")
 }
 
 // otherThreadName names another thread's row: PyTorch's autograd thread

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/nsysphase/nsysphase/internal/memtune"
@@ -611,6 +612,21 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 	for _, t := range threads {
 		byPid[nsys.Pid(t.gtid)] = append(byPid[nsys.Pid(t.gtid)], t)
 	}
+	// PyTorch's autograd threads without ranges of their own still get a
+	// row: the backward pass runs there.
+	withRanges := map[int64]bool{}
+	for _, t := range threads {
+		withRanges[t.gtid] = true
+	}
+	autograd := map[int64][]int64{}
+	for g, name := range tr.threadNm {
+		if strings.HasPrefix(name, "pt_autograd") && !withRanges[g] {
+			autograd[nsys.Pid(g)] = append(autograd[nsys.Pid(g)], g)
+		}
+	}
+	for _, gs := range autograd {
+		slices.Sort(gs)
+	}
 	stepInBlock := map[UnitID]int{}
 	firstStart := map[UnitID]int64{}
 	kids := map[*threadRanges]*childIndex{}
@@ -654,6 +670,9 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		}
 		if stepName != WholeProcess {
 			p.others = tr.otherThreadRows(byPid[nsys.Pid(r.gtid)], s.t, r.start, r.end)
+			for _, g := range autograd[nsys.Pid(r.gtid)] {
+				p.others = append(p.others, otherRow{gtid: g, start: r.start, end: r.end, name: tr.otherThreadName(g, nil, true), noRanges: true})
+			}
 			n += len(p.others)
 		}
 		spans[k] = stepSpan{step: at, first: at + 1, end: at + 1 + n}
@@ -794,6 +813,11 @@ func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance,
 		x := &xs[j]
 		fill(x, o.name, 1, o.start, o.end)
 		x.Tid, x.Thread, x.OtherThread = nsys.Tid(o.gtid), tr.threadNm[o.gtid], true
+		if o.noRanges {
+			// The thread marks no range: how long it worked for the step is
+			// unknown; its calls, GPU work and syncs during the step are not.
+			x.Null |= 1<<uint(Wall) | 1<<uint(CPUOther)
+		}
 		gtids[j] = o.gtid
 		j++
 	}

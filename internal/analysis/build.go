@@ -44,6 +44,24 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		d.Warnings = append(d.Warnings, r.Warnings...)
 		d.Provenance = append(d.Provenance, buildEvidence(fr))
 	}
+	// The rows that complete the step come after its phases: the
+	// (unannotated) remainder, then other threads' work.
+	tail := func(p string) int {
+		switch {
+		case p == phases.Unannotated:
+			return 1
+		case phases.IsOtherThreadRow(p):
+			return 2
+		}
+		return 0
+	}
+	if len(d.Phases) > 1 {
+		slices.SortStableFunc(d.Phases[1:], func(a, b string) int { return tail(a) - tail(b) })
+	}
+	if len(d.Inputs) > 0 {
+		sc := d.Inputs[0].StepChoice
+		d.StepChoice = &sc
+	}
 	d.instances = allInstances(files)
 	d.unitStart = unitStart
 	d.Arms = armsInOrder(d.instances, unitStart)

@@ -27,7 +27,10 @@ type Doc struct {
 	Tool          ToolInfo           `json:"tool"`
 	Inputs        []phases.Input     `json:"inputs"`
 	Step          string             `json:"step"`
-	Phases        []string           `json:"phases"` // step first, then phases in step order
+	Phases        []string           `json:"phases"` // step first, then phases in step order, then (unannotated) and other threads' rows
+	// StepChoice says how the step was chosen (the first input's; each
+	// input's is in Inputs): rule, coverage, runner-up, scored candidates.
+	StepChoice *phases.StepChoice `json:"step_choice,omitempty"`
 	Arms          []string           `json:"arms"`
 	Baseline      string             `json:"baseline"`
 	Settings      Settings           `json:"settings"`
