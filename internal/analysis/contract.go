@@ -23,14 +23,14 @@ type StatsConfig struct {
 
 // Doc is the JSON contract of `nsysphase analyze --format json`.
 type Doc struct {
-	SchemaVersion string             `json:"schema_version"`
-	Tool          ToolInfo           `json:"tool"`
-	Inputs        []phases.Input     `json:"inputs"`
-	Step          string             `json:"step"`
-	Phases        []string           `json:"phases"` // step first, then phases in step order, then (unannotated) and other threads' rows
+	SchemaVersion string         `json:"schema_version"`
+	Tool          ToolInfo       `json:"tool"`
+	Inputs        []phases.Input `json:"inputs"`
+	Step          string         `json:"step"`
+	Phases        []string       `json:"phases"` // step first, then phases in step order, then (unannotated) and other threads' rows
 	// StepChoice says how the step was chosen (the first input's; each
 	// input's is in Inputs): rule, coverage, runner-up, scored candidates.
-	StepChoice *phases.StepChoice `json:"step_choice,omitempty"`
+	StepChoice    *phases.StepChoice `json:"step_choice,omitempty"`
 	Arms          []string           `json:"arms"`
 	Baseline      string             `json:"baseline"`
 	Settings      Settings           `json:"settings"`
