@@ -154,7 +154,10 @@ func absentMask(absent []string) uint64 {
 		has[nsys.TableKernel], has[nsys.TableMemcpy], has[nsys.TableMemset], has[nsys.TableGraphTrace] = true, true, true, true
 	}
 	if has[nsys.TableKernel] {
+		// Kernels are most of a GPU's work: without them a busy time,
+		// span or op count of the copies alone would pass for the GPU's.
 		set(KernelCount, KernelSum, OtherThreadKernelNs)
+		set(gpu...)
 	}
 	if has[nsys.TableMemcpy] {
 		set(H2DCount, H2DBytes, H2DNs, D2HCount, D2HBytes, D2HNs, D2DCount, D2DBytes, D2DNs, P2PCount, P2PBytes, P2PNs, PageableCopies, PinnedCopies)
@@ -164,9 +167,6 @@ func absentMask(absent []string) uint64 {
 	}
 	if has[nsys.TableGraphTrace] {
 		set(GraphTraceNs)
-	}
-	if has[nsys.TableKernel] && has[nsys.TableMemcpy] && has[nsys.TableMemset] && has[nsys.TableGraphTrace] {
-		set(gpu...)
 	}
 	return m
 }
