@@ -255,20 +255,29 @@ func headline(doc *analysis.Doc) *export.Table {
 	if len(cs) == 0 {
 		return nil
 	}
+	var top float64
+	for _, c := range cs {
+		top = max(top, abs(c.BaseValue), abs(c.ArmValue))
+	}
+	sc := scaleFor(top)
 	t := export.NewTable("headline", fmt.Sprintf("Mean wall per step against %s (ratio = arm / %s; ~ = no significant change)", doc.Baseline, doc.Baseline),
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "arm", Type: export.TypeString},
-		export.Column{Name: doc.Baseline + " µs", Type: export.TypeFloat64},
-		export.Column{Name: "arm µs", Type: export.TypeFloat64},
+		export.Column{Name: doc.Baseline + " " + sc.unit, Type: export.TypeFloat64},
+		export.Column{Name: "arm " + sc.unit, Type: export.TypeFloat64},
 		export.Column{Name: "ratio", Type: export.TypeString},
 		export.Column{Name: fmt.Sprintf("%g%% CI", 100*doc.Settings.Confidence), Type: export.TypeString},
 		export.Column{Name: "change", Type: export.TypeString},
 	)
+	short := distinctNames(doc.Phases, 28)
 	for _, c := range cs {
 		if c.Phase != doc.Step && c.Verdict != "changed" {
 			continue
 		}
-		_ = t.AppendRow(export.Str(clip(c.Phase, 28)), export.Str(clip(c.Arm, 16)), export.Float(round1(c.BaseValue/1e3)), export.Float(round1(c.ArmValue/1e3)),
+		if _, ok := short[c.Phase]; !ok {
+			short[c.Phase] = shortName(c.Phase, 28)
+		}
+		_ = t.AppendRow(export.Str(short[c.Phase]), export.Str(clip(c.Arm, 16)), export.Float(round1(c.BaseValue/sc.ns)), export.Float(round1(c.ArmValue/sc.ns)),
 			export.Str(fmtRatio(c.Ratio)), export.Str(strings.TrimPrefix(fmtCI(c.RatioCI), "(no CI)")), export.Str(changeText(c)))
 	}
 	return t
