@@ -1,26 +1,10 @@
 package nsys
 
-import "fmt"
+import "github.com/nsysphase/nsysphase/diag"
 
-// Warning is one diagnostic that does not stop an analysis: an oddity of an
-// input (nsys), of its segmentation (phases) or of the statistics (stats),
-// with its scope. Every stage reports this one type, so a JSON consumer
-// filters by Code and scope whatever stage spoke.
-//
-// Message is the whole sentence a person reads, naming the file when there
-// is one; the other fields repeat its scope for programs.
-type Warning struct {
-	Code    string             `json:"code"` // one of the Warn* codes
-	File    string             `json:"file,omitempty"`
-	Phase   string             `json:"phase,omitempty"`
-	Arm     string             `json:"arm,omitempty"`
-	Metric  string             `json:"metric,omitempty"`
-	Message string             `json:"message"`
-	Values  map[string]float64 `json:"values,omitempty"` // the numbers behind the message, when useful
-}
-
-func (w Warning) Error() string  { return w.Message }
-func (w Warning) String() string { return w.Message }
+// Warning is the pipeline's one diagnostic type (package diag, a leaf every
+// stage imports).
+type Warning = diag.Warning
 
 // Warning codes of the inputs and their segmentation: a closed set (the
 // statistics add theirs, package stats; the analysis a few more, all listed
@@ -50,16 +34,10 @@ const (
 )
 
 // WarningMessages returns the messages of ws, in order.
-func WarningMessages(ws []Warning) []string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		out[i] = w.Message
-	}
-	return out
-}
+func WarningMessages(ws []Warning) []string { return diag.Messages(ws) }
 
 // FileWarning is a warning about file: its message starts with the file's
 // name, as every input diagnostic does.
 func FileWarning(code, file, format string, args ...any) Warning {
-	return Warning{Code: code, File: file, Message: file + ": " + fmt.Sprintf(format, args...)}
+	return diag.FileWarning(code, file, format, args...)
 }

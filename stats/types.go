@@ -1,6 +1,6 @@
 package stats
 
-import "github.com/nsysphase/nsysphase/nsys"
+import "github.com/nsysphase/nsysphase/diag"
 
 // Unit is one replicate (an NVTX arm block or one profile) of one arm: its
 // kept steps, in time order.
@@ -116,7 +116,7 @@ type Result struct {
 // Warning is one diagnostic, as data: the pipeline's one warning type
 // (Code, Arm, Metric, Message and Values are set here; the caller adds the
 // phase).
-type Warning = nsys.Warning
+type Warning = diag.Warning
 
 // ArmSummary describes one arm: every metric's point values and CIs.
 type ArmSummary struct {
