@@ -62,6 +62,10 @@ type StepChoice struct {
 	// last NVTX range, or CUDA call where the step is the whole process)
 	// inside its instances.
 	Coverage float64 `json:"coverage"`
+	// GPUCoverage is the share of the step's processes' GPU busy time
+	// (union of their ops per GPU) that the step instances' own GPU work and
+	// their other-thread rows' fill; null when GPU activity was not recorded.
+	GPUCoverage *float64 `json:"gpu_coverage"`
 	// RunnerUp is the best user candidate not chosen ("" when none).
 	RunnerUp string `json:"runner_up"`
 	// Candidates are the top candidates, best first, with their scores.

@@ -250,6 +250,9 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		}
 	}
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
+	if g := gpuCoverage(res.Instances, tr.use); g != nil {
+		res.StepChoice.GPUCoverage, in.StepChoice.GPUCoverage = g, g
+	}
 	steps := 0
 	seen := map[string]bool{}
 	for _, x := range res.Instances {

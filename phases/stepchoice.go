@@ -668,3 +668,30 @@ func singleRange(threads []*threadRanges, ext []nsys.ThreadExtent) (string, int,
 	}
 	return best.nm.name, n, min(1, cov)
 }
+
+// gpuCoverage is the share of the steps' processes' GPU busy time that the
+// step instances and their other-thread rows hold; nil without GPU work.
+func gpuCoverage(xs []Instance, use []GPUUse) *float64 {
+	var inSteps int64
+	pids := map[int64]bool{}
+	for i := range xs {
+		x := &xs[i]
+		if (x.IsStep || x.OtherThread) && !x.IsNull(GPUBusy) {
+			inSteps += x.M[GPUBusy]
+			pids[x.Pid] = true
+		}
+	}
+	var total int64
+	for _, u := range use {
+		for i, p := range u.Pids {
+			if pids[p] && i < len(u.BusyNs) {
+				total += u.BusyNs[i]
+			}
+		}
+	}
+	if total <= 0 {
+		return nil
+	}
+	v := round3(min(1, float64(inSteps)/float64(total)))
+	return &v
+}
