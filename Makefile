@@ -3,7 +3,7 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -s -w -X github.com/nsysphase/nsysphase/internal/cli.version=$(VERSION)
 
-.PHONY: build static test test-short bench lint fuzz interop clean
+.PHONY: build static test test-long test-short bench lint fuzz interop clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/nsysphase ./cmd/nsysphase
@@ -22,6 +22,12 @@ static:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+
+# The large export's slowest cross-checks (page reader against SQLite, the
+# streamed engine against the whole trace), a minute or two on 2 cores; CI
+# runs them after make test. Skipped where ../shared lacks the large export.
+test-long:
+	NSYSPHASE_LONG=1 $(GO) test -count=1 -run 'TestPageScansEqualSQLite|TestSweepEqualsWholeTrace' ./nsys ./phases
 
 test-short:
 	$(GO) test -short ./...
