@@ -36,8 +36,11 @@ type Doc struct {
 	Provenance    []ProvenanceRow    `json:"provenance"`
 	Excluded      phases.Exclusions  `json:"excluded"`
 	Warnings      []Warning          `json:"warnings"`
+	// Ranks is present when the inputs hold two or more ranks of one job.
+	Ranks *RanksSection `json:"ranks,omitempty"`
 
 	instances []phases.Instance
+	rankOf    map[rankRef]int // (file, pid) → rank; nil without ranks
 	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
 	statsOff  bool                    // statistics were not requested (--no-stats)
 	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go

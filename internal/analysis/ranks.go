@@ -1,0 +1,511 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// Warning codes of the ranks section.
+const (
+	WarnRanksUnaligned   = "ranks_unaligned"   // per-rank exports without session start times: no stragglers
+	WarnRanksMultiHost   = "ranks_multi_host"  // ranks from different hosts: session clocks not corrected
+	WarnCollectiveCounts = "collective_counts" // ranks ran different numbers of collectives in a step
+)
+
+// RanksSection is the document's `ranks` section: present when the inputs
+// hold two or more ranks of one job (docs/guide.md, "Ranks").
+type RanksSection struct {
+	// Source says where the rank ids came from; Collectives what a rank's
+	// arrival at a collective is; Clock how ranks share a timeline.
+	Source      string   `json:"rank_source"`
+	Collectives string   `json:"collectives"`
+	Clock       string   `json:"clock"`
+	Hosts       []string `json:"hosts"`
+	MultiHost   bool     `json:"multi_host"`
+	// Matching says how steps (or collectives) of different ranks are paired.
+	Matching string            `json:"matching"`
+	Ranks    []RankRow         `json:"ranks"`
+	Phases   []RankPhaseRow    `json:"phases"`
+	Steps    []StragglerStep   `json:"straggler_steps"`
+	Settings StragglerSettings `json:"straggler_settings"`
+}
+
+// StragglerSettings records how the straggler CIs were computed.
+type StragglerSettings struct {
+	Unit       string  `json:"unit"`  // what one straggler sample is (a step, or a collective)
+	Steps      int     `json:"steps"` // samples matched across every rank
+	Confidence float64 `json:"confidence"`
+	Resamples  int     `json:"resamples"`
+	Seed       uint64  `json:"seed"`
+}
+
+// RankRow is one rank: its communication over the whole export and how
+// often it arrives last.
+type RankRow struct {
+	Rank       int     `json:"rank"`
+	File       string  `json:"file"`
+	Pid        int64   `json:"pid"`
+	Process    string  `json:"process"`
+	Host       string  `json:"host"`
+	RankSource string  `json:"rank_source"`
+	Devices    []int64 `json:"cuda_devices"`
+	Kernels    int64   `json:"kernels"`
+	KernelNs   int64   `json:"kernel_ns"`
+	// NCCL kernel time: Σ durations of the kernels whose name starts with
+	// "nccl"; exposed: the part of it not overlapped by the rank's own
+	// compute (non-NCCL) kernels on the same device.
+	NCCLKernels   int64 `json:"nccl_kernels"`
+	NCCLNs        int64 `json:"nccl_ns"`
+	NCCLExposedNs int64 `json:"nccl_exposed_ns"`
+	// OverlapShare = (nccl_ns − nccl_exposed_ns) / nccl_ns; null without
+	// NCCL kernels.
+	OverlapShare *float64 `json:"nccl_overlap_share_of_nccl_ns"`
+	Collectives  int      `json:"collectives"`
+	// Straggler statistics over the matched steps (or collectives):
+	// StragglerShare = steps in which the rank arrived last / matched
+	// steps; LatenessMeanNs = mean per step of Σ over the step's
+	// collectives of (the rank's arrival − the earliest rank's arrival).
+	StragglerSteps   int                `json:"straggler_steps"`
+	StragglerShare   *float64           `json:"straggler_share_of_steps"`
+	StragglerShareCI *[2]float64        `json:"straggler_share_ci"`
+	LatenessMeanNs   *float64           `json:"lateness_mean_ns"`
+	LatenessCI       *[2]float64        `json:"lateness_mean_ci"`
+	Method           string             `json:"method"`
+	Diagnostics      *stats.Diagnostics `json:"lateness_diagnostics,omitempty"`
+}
+
+// RankPhaseRow is one phase on one rank (kept instances only).
+type RankPhaseRow struct {
+	Phase      string  `json:"phase"`
+	Rank       int     `json:"rank"`
+	N          int     `json:"n"`
+	WallMeanNs float64 `json:"wall_mean_ns"`
+	// Imbalance = the largest rank's mean wall / the mean over ranks of
+	// their mean walls (the same on every row of the phase).
+	Imbalance float64 `json:"imbalance_max_over_mean"`
+	// NCCL kernels launched from inside the phase's instances (their host
+	// call on the instance's thread inside it), per instance.
+	NCCLNsMean        float64  `json:"nccl_ns_mean"`
+	NCCLExposedNsMean float64  `json:"nccl_exposed_ns_mean"`
+	OverlapShare      *float64 `json:"nccl_overlap_share_of_nccl_ns"`
+}
+
+// StragglerStep is one matched step (or collective) on one rank.
+type StragglerStep struct {
+	Step        int    `json:"step"`  // index among matched steps, from 0
+	Label       string `json:"label"` // the step's key: ProfilerStep#N, or arm/block/step
+	Rank        int    `json:"rank"`
+	Collectives int    `json:"collectives"` // collectives matched in the step
+	ArrivalNs   int64  `json:"first_arrival_ns"`
+	LatenessNs  int64  `json:"lateness_ns"`
+	Straggler   bool   `json:"straggler"`
+	SkewNs      int64  `json:"step_skew_ns"` // Σ over the step's collectives of (last − first arrival)
+}
+
+type rankRef struct {
+	file string
+	pid  int64
+}
+
+// buildRanks computes the ranks section, or returns nil when the inputs
+// hold fewer than two ranks.
+func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
+	var ps []phases.RankProcess
+	for _, fr := range files {
+		ps = append(ps, fr.Ranks...)
+	}
+	if len(ps) < 2 {
+		return
+	}
+	phases.AssignRanks(ps)
+	s := &RanksSection{}
+	rankOf := map[rankRef]int{}
+	hosts := map[string]bool{}
+	nFiles := map[string]bool{}
+	kinds := map[string]bool{}
+	sources := map[string]bool{}
+	for _, p := range ps {
+		rankOf[rankRef{p.File, p.Pid}] = p.Rank
+		hosts[p.Host] = true
+		nFiles[p.File] = true
+		kinds[p.Kind] = true
+		sources[p.RankSource] = true
+	}
+	d.rankOf = rankOf
+	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
+	s.Hosts = slices.Sorted(maps.Keys(hosts))
+	s.MultiHost = len(hosts) > 1
+	switch {
+	case kinds["nccl"] && kinds["mpi"]:
+		s.Collectives = "NCCL kernels (GPU start) where a rank ran them, else traced MPI collective calls (host start)"
+	case kinds["nccl"]:
+		s.Collectives = "NCCL kernels: a rank arrives when its kernel starts on its GPU"
+	default:
+		s.Collectives = "traced MPI collective calls: a rank arrives when its call starts on the host"
+	}
+	aligned := true
+	if len(nFiles) == 1 {
+		s.Clock = "one export: every rank on its clock"
+	} else {
+		s.Clock = "one export per rank: each export's session start (TARGET_INFO_SESSION_START_TIME) puts its events on one wall-clock timeline"
+		for _, p := range ps {
+			if p.SessionStartUTC == 0 {
+				aligned = false
+			}
+		}
+		if !aligned {
+			s.Clock = "one export per rank, and some lack a session start: ranks cannot be put on one timeline"
+			d.Warnings = append(d.Warnings, Warning{Code: WarnRanksUnaligned, Message: "per-rank exports without a session start time: arrivals cannot be compared, no stragglers"})
+		}
+	}
+	if s.MultiHost {
+		s.Clock += "; ranks ran on different hosts (" + strings.Join(s.Hosts, ", ") + "), whose clocks nsys does not correct: arrival differences include their offset"
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksMultiHost, Message: fmt.Sprintf("ranks ran on %d hosts (%s): arrival times compare session clocks of different hosts, offsets not corrected", len(hosts), strings.Join(s.Hosts, ", "))})
+	}
+	// Arrival clock: raw ns within one export, else Unix ns from the session start.
+	base := int64(math.MaxInt64)
+	if len(nFiles) > 1 {
+		for _, p := range ps {
+			base = min(base, p.SessionStartUTC)
+		}
+	}
+	clock := func(p *phases.RankProcess, t int64) int64 {
+		if len(nFiles) > 1 {
+			return p.SessionStartUTC - base + t
+		}
+		return t
+	}
+	// Steps and phases of each rank, warm-up ones included: step keys count
+	// them, and each use leaves them out.
+	byRank := map[int][]phases.Instance{}
+	for _, fr := range files {
+		for _, x := range fr.Result.Instances {
+			if r, ok := rankOf[rankRef{fr.Path, x.Pid}]; ok {
+				byRank[r] = append(byRank[r], x)
+			}
+		}
+	}
+	for i := range ps {
+		p := &ps[i]
+		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
+			Kernels: p.Kernels, KernelNs: p.KernelNs, NCCLKernels: p.NCCLKernels, NCCLNs: p.NCCLNs, NCCLExposedNs: p.NCCLExposedNs, Collectives: len(p.Collectives)}
+		if row.Devices == nil {
+			row.Devices = []int64{}
+		}
+		row.OverlapShare = share(p.NCCLNs-p.NCCLExposedNs, p.NCCLNs)
+		s.Ranks = append(s.Ranks, row)
+	}
+	s.Phases = rankPhases(ps, byRank, d.Phases)
+	if aligned {
+		d.stragglers(s, ps, byRank, clock, sc)
+	}
+	if s.Phases == nil {
+		s.Phases = []RankPhaseRow{}
+	}
+	if s.Steps == nil {
+		s.Steps = []StragglerStep{}
+	}
+	d.Ranks = s
+}
+
+func share(num, den int64) *float64 {
+	if den <= 0 {
+		return nil
+	}
+	v := float64(num) / float64(den)
+	return &v
+}
+
+// rankPhases is each phase's mean wall and NCCL time per rank, and its
+// imbalance across ranks.
+func rankPhases(ps []phases.RankProcess, byRank map[int][]phases.Instance, order []string) []RankPhaseRow {
+	var out []RankPhaseRow
+	type acc struct {
+		n                 int
+		wall, nccl, expos int64
+	}
+	for _, ph := range order {
+		var rows []RankPhaseRow
+		for i := range ps {
+			p := &ps[i]
+			xs := byRank[p.Rank]
+			var a acc
+			var own []int // indices of the phase's instances
+			for j := range xs {
+				if xs[j].Phase == ph && !xs[j].Warmup {
+					a.n++
+					a.wall += xs[j].End - xs[j].Start
+					own = append(own, j)
+				}
+			}
+			if a.n == 0 {
+				continue
+			}
+			// NCCL kernels whose launching call lies in one of the phase's
+			// instances on the instance's thread (both ends included).
+			for _, c := range p.Collectives {
+				if c.CallStart < 0 || p.Kind != "nccl" {
+					continue
+				}
+				for _, j := range own {
+					x := &xs[j]
+					if x.Tid == c.Tid && x.Start <= c.CallStart && c.CallStart <= x.End {
+						a.nccl += c.End - c.Start
+						a.expos += c.ExposedNs
+						break
+					}
+				}
+			}
+			rows = append(rows, RankPhaseRow{Phase: ph, Rank: p.Rank, N: a.n, WallMeanNs: float64(a.wall) / float64(a.n),
+				NCCLNsMean: float64(a.nccl) / float64(a.n), NCCLExposedNsMean: float64(a.expos) / float64(a.n), OverlapShare: share(a.nccl-a.expos, a.nccl)})
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		hi, sum := 0.0, 0.0
+		for _, r := range rows {
+			hi = max(hi, r.WallMeanNs)
+			sum += r.WallMeanNs
+		}
+		imb := 0.0
+		if sum > 0 {
+			imb = hi / (sum / float64(len(rows)))
+		}
+		for i := range rows {
+			rows[i].Imbalance = imb
+		}
+		out = append(out, rows...)
+	}
+	return out
+}
+
+// rankStepKeys identify steps across ranks: the numbered family's label
+// when the step has one, else arm, block and the step's index among the
+// process's steps of that block (Instance.Step counts the steps of every
+// process of the block).
+func rankStepKeys(steps []phases.Instance) []string {
+	out := make([]string, len(steps))
+	idx := map[string]int{}
+	for i := range steps {
+		x := &steps[i]
+		if x.StepLabel != "" {
+			out[i] = x.StepLabel
+			continue
+		}
+		b := fmt.Sprintf("%s block %d", orDash(x.Arm), x.Block)
+		out[i] = fmt.Sprintf("%s step %d", b, idx[b])
+		idx[b]++
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// stragglers matches the ranks' steps (or, without steps, their
+// collectives by order), finds who arrives last, and summarizes per rank
+// with the block bootstrap over consecutive steps.
+func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[int][]phases.Instance, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) {
+	// Each rank's collectives grouped by step key.
+	type group struct {
+		order int
+		block string // the step's block (unit) label, which the CIs resample
+		arr   []int64
+	}
+	per := make([]map[string]*group, len(ps))
+	var keys []string // in the first rank's order
+	seen := map[string]bool{}
+	haveSteps := true
+	for i := range ps {
+		if len(stepsOf(byRank[ps[i].Rank])) == 0 {
+			haveSteps = false
+		}
+	}
+	for i := range ps {
+		p := &ps[i]
+		per[i] = map[string]*group{}
+		if haveSteps {
+			steps := stepsOf(byRank[p.Rank])
+			skeys := rankStepKeys(steps)
+			for _, c := range p.Collectives {
+				t := c.CallStart
+				if t < 0 {
+					t = c.Start
+				}
+				// the step of the process that holds the launching call
+				j, _ := slices.BinarySearchFunc(steps, t, func(x phases.Instance, t int64) int { return cmp.Compare(x.Start, t+1) })
+				if j == 0 || t > steps[j-1].End || steps[j-1].Warmup {
+					continue
+				}
+				k := skeys[j-1]
+				g := per[i][k]
+				if g == nil {
+					g = &group{order: j - 1, block: steps[j-1].Unit.String()}
+					per[i][k] = g
+					if !seen[k] {
+						seen[k] = true
+						keys = append(keys, k)
+					}
+				}
+				g.arr = append(g.arr, clock(p, c.Start))
+			}
+		} else {
+			for j, c := range p.Collectives {
+				k := fmt.Sprintf("collective %d", j)
+				per[i][k] = &group{order: j, arr: []int64{clock(p, c.Start)}}
+				if !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	if haveSteps {
+		s.Matching = "steps matched by step number (numbered families) or by arm, block and step index; within a step, collectives matched by order"
+		s.Settings.Unit = "step"
+	} else {
+		s.Matching = "no steps on every rank: collectives matched by order"
+		s.Settings.Unit = "collective"
+	}
+	lateness := make([][]float64, len(ps))
+	strag := make([][]float64, len(ps))
+	var blocks []string // per matched step
+	uneven := 0
+	step := 0
+	for _, k := range keys {
+		gs := make([]*group, len(ps))
+		n := math.MaxInt
+		for i := range ps {
+			gs[i] = per[i][k]
+			if gs[i] == nil {
+				n = 0
+				break
+			}
+			n = min(n, len(gs[i].arr))
+		}
+		if n == 0 {
+			continue
+		}
+		for i := range gs {
+			if len(gs[i].arr) != n {
+				uneven++
+				break
+			}
+		}
+		late := make([]int64, len(ps))
+		var skew int64
+		for c := range n {
+			lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+			for i := range gs {
+				lo, hi = min(lo, gs[i].arr[c]), max(hi, gs[i].arr[c])
+			}
+			skew += hi - lo
+			for i := range gs {
+				late[i] += gs[i].arr[c] - lo
+			}
+		}
+		last := 0
+		for i := range late {
+			if late[i] > late[last] {
+				last = i
+			}
+		}
+		for i := range ps {
+			s.Steps = append(s.Steps, StragglerStep{Step: step, Label: k, Rank: ps[i].Rank, Collectives: n, ArrivalNs: gs[i].arr[0],
+				LatenessNs: late[i], Straggler: i == last, SkewNs: skew})
+			lateness[i] = append(lateness[i], float64(late[i]))
+			if i == 0 {
+				blocks = append(blocks, gs[0].block)
+			}
+			strag[i] = append(strag[i], float64(b2i(i == last)))
+		}
+		step++
+	}
+	s.Settings.Steps = step
+	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
+	if uneven > 0 {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched steps the ranks ran different numbers of collectives: the first ones of each rank were matched", uneven, step)})
+	}
+	if step == 0 {
+		return
+	}
+	for i := range ps {
+		n := 0
+		for _, v := range strag[i] {
+			n += int(v)
+		}
+		s.Ranks[i].StragglerSteps = n
+		s.Ranks[i].StragglerShare = share(int64(n), int64(step))
+		m := stats.Summarize(lateness[i]).Mean
+		s.Ranks[i].LatenessMeanNs = &m
+		s.Ranks[i].Method = stats.MethodNone
+	}
+	if sc.Off {
+		return
+	}
+	// CIs: each rank is an "arm" whose units are the blocks of its steps
+	// (arm blocks, else the run): consecutive steps stay together, so their
+	// autocorrelation is kept (docs/statistics.md §3–4; one block gives
+	// the within-run batch CI of §4c).
+	var units []stats.Unit
+	for i := range ps {
+		arm := fmt.Sprintf("rank %d", ps[i].Rank)
+		for lo := 0; lo < len(blocks); {
+			hi := lo
+			for hi < len(blocks) && blocks[hi] == blocks[lo] {
+				hi++
+			}
+			units = append(units, stats.Unit{ID: arm + " " + blocks[lo], Arm: arm, Profile: ps[i].File, Start: int64(lo),
+				Steps: [][]float64{lateness[i][lo:hi], strag[i][lo:hi]}})
+			lo = hi
+		}
+	}
+	res, err := stats.Analyze("stragglers", []string{"lateness_ns", "straggler"}, units,
+		stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{0}})
+	if err != nil {
+		d.Warnings = append(d.Warnings, Warning{Code: "straggler_ci", Message: "straggler CIs not computed: " + err.Error()})
+		return
+	}
+	for _, a := range res.Arms {
+		for i := range ps {
+			if a.Arm != fmt.Sprintf("rank %d", ps[i].Rank) {
+				continue
+			}
+			row := &s.Ranks[i]
+			row.Method = a.Method
+			for _, m := range a.Metrics {
+				switch m.Metric {
+				case "lateness_ns":
+					row.LatenessCI, row.Diagnostics = m.MeanCI, m.Diagnostics
+				case "straggler":
+					if c := m.MeanCI; c != nil { // a share: the log-scale CI may pass 1
+						row.StragglerShareCI = &[2]float64{max(0, c[0]), min(1, c[1])}
+					}
+				}
+			}
+		}
+	}
+}
+
+// stepsOf is the step instances of xs in start order.
+func stepsOf(xs []phases.Instance) []phases.Instance {
+	var out []phases.Instance
+	for _, x := range xs {
+		if x.IsStep {
+			out = append(out, x)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b phases.Instance) int { return cmp.Compare(a.Start, b.Start) })
+	return out
+}
