@@ -40,7 +40,7 @@ type Doc struct {
 	Ranks *RanksSection `json:"ranks,omitempty"`
 
 	instances []phases.Instance
-	rankOf    map[rankRef]int // (file, pid) → rank; nil without ranks
+	rankOf    map[rankRef]int         // (file, pid) → rank; nil without ranks
 	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
 	statsOff  bool                    // statistics were not requested (--no-stats)
 	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
