@@ -109,6 +109,10 @@ type StragglerStep struct {
 	SkewNs      int64  `json:"step_skew_ns"` // Σ over the step's collectives of (last − first arrival)
 }
 
+// minStragglerSteps is the fewest matched steps that stragglers are
+// counted over; with fewer, each collective counts alone.
+const minStragglerSteps = 10
+
 type rankRef struct {
 	file string
 	pid  int64
@@ -323,59 +327,85 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		block string // the step's block (unit) label, which the CIs resample
 		arr   []int64
 	}
-	per := make([]map[string]*group, len(ps))
-	var keys []string // in the first rank's order
-	seen := map[string]bool{}
 	haveSteps := true
 	for i := range ps {
 		if len(stepsOf(byRank[ps[i].Rank])) == 0 {
 			haveSteps = false
 		}
 	}
-	for i := range ps {
-		p := &ps[i]
-		per[i] = map[string]*group{}
-		if haveSteps {
-			steps := stepsOf(byRank[p.Rank])
-			skeys := rankStepKeys(steps)
-			for _, c := range p.Collectives {
-				t := c.CallStart
-				if t < 0 {
-					t = c.Start
-				}
-				// the step of the process that holds the launching call
-				j, _ := slices.BinarySearchFunc(steps, t, func(x phases.Instance, t int64) int { return cmp.Compare(x.Start, t+1) })
-				if j == 0 || t > steps[j-1].End || steps[j-1].Warmup {
-					continue
-				}
-				k := skeys[j-1]
-				g := per[i][k]
-				if g == nil {
-					g = &group{order: j - 1, block: steps[j-1].Unit.String()}
-					per[i][k] = g
-					if !seen[k] {
-						seen[k] = true
-						keys = append(keys, k)
-					}
-				}
-				g.arr = append(g.arr, clock(p, c.Start))
-			}
-		} else {
-			for j, c := range p.Collectives {
-				k := fmt.Sprintf("collective %d", j)
-				per[i][k] = &group{order: j, arr: []int64{clock(p, c.Start)}}
+	// groupBy places each rank's collectives in groups: by step, or each
+	// collective alone (matched by order, warm-up steps' ones left out).
+	groupBy := func(bySteps bool) (per []map[string]*group, keys []string, matched int) {
+		per = make([]map[string]*group, len(ps))
+		seen := map[string]bool{}
+		add := func(i int, k string, g *group) *group {
+			if per[i][k] == nil {
+				per[i][k] = g
 				if !seen[k] {
 					seen[k] = true
 					keys = append(keys, k)
 				}
 			}
+			return per[i][k]
 		}
+		for i := range ps {
+			p := &ps[i]
+			per[i] = map[string]*group{}
+			var steps []phases.Instance
+			var skeys []string
+			if haveSteps {
+				steps = stepsOf(byRank[p.Rank])
+				skeys = rankStepKeys(steps)
+			}
+			n := 0
+			for _, c := range p.Collectives {
+				t := c.CallStart
+				if t < 0 {
+					t = c.Start
+				}
+				block := "run"
+				if haveSteps {
+					// the step of the process that holds the launching call
+					j, _ := slices.BinarySearchFunc(steps, t, func(x phases.Instance, t int64) int { return cmp.Compare(x.Start, t+1) })
+					inStep := j > 0 && t <= steps[j-1].End
+					if inStep && steps[j-1].Warmup {
+						continue
+					}
+					if bySteps {
+						if !inStep {
+							continue
+						}
+						g := add(i, skeys[j-1], &group{order: j - 1, block: steps[j-1].Unit.String()})
+						g.arr = append(g.arr, clock(p, c.Start))
+						continue
+					}
+				}
+				g := add(i, fmt.Sprintf("collective %d", n), &group{order: n, block: block})
+				g.arr = append(g.arr, clock(p, c.Start))
+				n++
+			}
+		}
+		for _, k := range keys {
+			all := true
+			for i := range per {
+				all = all && per[i][k] != nil
+			}
+			if all {
+				matched++
+			}
+		}
+		return per, keys, matched
 	}
-	if haveSteps {
+	per, keys, matched := groupBy(haveSteps)
+	if haveSteps && matched >= minStragglerSteps {
 		s.Matching = "steps matched by step number (numbered families) or by arm, block and step index; within a step, collectives matched by order"
 		s.Settings.Unit = "step"
 	} else {
-		s.Matching = "no steps on every rank: collectives matched by order"
+		per, keys, _ = groupBy(false)
+		s.Matching = fmt.Sprintf("collectives matched by order (%d matched steps hold collectives, fewer than %d)", matched, minStragglerSteps)
+		if !haveSteps {
+			s.Matching = "collectives matched by order (not every rank has steps)"
+		}
 		s.Settings.Unit = "collective"
 	}
 	lateness := make([][]float64, len(ps))
