@@ -1,0 +1,233 @@
+package analysis
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+func analyseRanks(t *testing.T, files []string, rankGlobs []string, skip int) *Doc {
+	t.Helper()
+	cfg := Config{Files: files, RankGlobs: rankGlobs,
+		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: skip}}
+	frs, err := ReadFiles(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(context.Background(), frs, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test", skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func distAllreduce(t *testing.T) string {
+	for _, fx := range fixture.Extra(t) {
+		if fx.Name == "dist_allreduce_2gpu" {
+			return fx.XZ
+		}
+	}
+	t.Skip("no dist_allreduce_2gpu")
+	return ""
+}
+
+// checkStragglerRows recomputes, from the per-step rows alone, what the
+// rank rows say: each matched step has one straggler, the earliest rank's
+// lateness is 0 when the step holds one collective, and each rank's
+// straggler count and mean lateness.
+func checkStragglerRows(t *testing.T, s *RanksSection) {
+	t.Helper()
+	nr := len(s.Ranks)
+	if len(s.Steps) != s.Settings.Steps*nr {
+		t.Fatalf("%d step rows for %d steps × %d ranks", len(s.Steps), s.Settings.Steps, nr)
+	}
+	count := map[int]int{}
+	sum := map[int]int64{}
+	for i := 0; i < len(s.Steps); i += nr {
+		rows := s.Steps[i : i+nr]
+		last, lo, hi := 0, int64(math.MaxInt64), int64(0)
+		for _, r := range rows {
+			if r.Straggler {
+				last++
+				count[r.Rank]++
+			}
+			sum[r.Rank] += r.LatenessNs
+			lo, hi = min(lo, r.LatenessNs), max(hi, r.LatenessNs)
+		}
+		if last != 1 {
+			t.Fatalf("step %d: %d stragglers", rows[0].Step, last)
+		}
+		if rows[0].Collectives == 1 && (lo != 0 || hi != rows[0].SkewNs) {
+			t.Fatalf("step %d: lateness %d..%d, skew %d", rows[0].Step, lo, hi, rows[0].SkewNs)
+		}
+	}
+	for _, r := range s.Ranks {
+		if r.StragglerSteps != count[r.Rank] {
+			t.Errorf("rank %d: %d straggler steps, rows say %d", r.Rank, r.StragglerSteps, count[r.Rank])
+		}
+		if want := float64(sum[r.Rank]) / float64(s.Settings.Steps); r.LatenessMeanNs == nil || math.Abs(*r.LatenessMeanNs-want) > 1e-6 {
+			t.Errorf("rank %d: mean lateness %v, rows say %v", r.Rank, r.LatenessMeanNs, want)
+		}
+	}
+}
+
+// TestRanksSectionDistAllreduce: the bundled 2-GPU DDP-style run (one
+// export, two processes). Values measured on it; NCCL sums and exposed
+// time are equal to SQL (phases.TestRanksNCCLMatchesSQL).
+func TestRanksSectionDistAllreduce(t *testing.T) {
+	d := analyseRanks(t, []string{distAllreduce(t)}, nil, 1)
+	s := d.Ranks
+	if s == nil || len(s.Ranks) != 2 {
+		t.Fatalf("ranks section %+v", s)
+	}
+	if !strings.HasPrefix(s.Source, "process order") || s.MultiHost || s.Settings.Unit != "step" {
+		t.Errorf("source %q, multi-host %v, unit %q", s.Source, s.MultiHost, s.Settings.Unit)
+	}
+	want := []struct {
+		pid                   int64
+		nccl, exposed         int64
+		stragglerSteps, steps int
+	}{{690, 12980533, 11170459, 74, 76}, {691, 45646797, 33740617, 2, 76}}
+	for i, w := range want {
+		r := s.Ranks[i]
+		if r.Rank != i || r.Pid != w.pid || r.NCCLNs != w.nccl || r.NCCLExposedNs != w.exposed || r.StragglerSteps != w.stragglerSteps || s.Settings.Steps != w.steps {
+			t.Errorf("rank %d: pid %d nccl %d exposed %d last in %d of %d steps; want %+v", r.Rank, r.Pid, r.NCCLNs, r.NCCLExposedNs, r.StragglerSteps, s.Settings.Steps, w)
+		}
+		if r.OverlapShare == nil || math.Abs(*r.OverlapShare-float64(w.nccl-w.exposed)/float64(w.nccl)) > 1e-12 {
+			t.Errorf("rank %d: overlap share %v", i, r.OverlapShare)
+		}
+	}
+	// Rank 0 arrives last at almost every allreduce (its forward is slower),
+	// with a between-block CI (4 arm blocks: jackknife).
+	if r := s.Ranks[0]; r.LatenessMeanNs == nil || math.Abs(*r.LatenessMeanNs-143206.84210526315) > 1e-6 || r.LatenessCI == nil || r.Method != "cluster-jackknife-t" {
+		t.Errorf("rank 0 lateness %v CI %v method %q", r.LatenessMeanNs, r.LatenessCI, r.Method)
+	}
+	checkStragglerRows(t, s)
+	// Every NCCL kernel is launched inside the allreduce phase, so its NCCL
+	// time per instance equals the step's, and imbalance is max/mean.
+	byKey := map[string]RankPhaseRow{}
+	for _, p := range s.Phases {
+		byKey[p.Phase+"/"+string(rune('0'+p.Rank))] = p
+	}
+	for _, r := range []string{"0", "1"} {
+		st, ar := byKey["step/"+r], byKey["allreduce/"+r]
+		if st.N != ar.N || math.Abs(st.NCCLNsMean-ar.NCCLNsMean) > 1e-6 || ar.NCCLNsMean == 0 {
+			t.Errorf("rank %s: step NCCL %v (n %d), allreduce %v (n %d)", r, st.NCCLNsMean, st.N, ar.NCCLNsMean, ar.N)
+		}
+	}
+	f0, f1 := byKey["forward/0"], byKey["forward/1"]
+	if want := max(f0.WallMeanNs, f1.WallMeanNs) / ((f0.WallMeanNs + f1.WallMeanNs) / 2); math.Abs(f0.Imbalance-want) > 1e-12 || f0.Imbalance < 1.3 {
+		t.Errorf("forward imbalance %v, want %v", f0.Imbalance, want)
+	}
+}
+
+// TestRanksAbsentOnSingleRank: an export without ranks has no ranks
+// section, and its JSON no "ranks" key.
+func TestRanksAbsentOnSingleRank(t *testing.T) {
+	for _, name := range []string{"interleaved_graph", "sharing_mps_1"} {
+		d := analyseFixture(t, name, 1, StatsConfig{Off: true})
+		if d.Ranks != nil {
+			t.Errorf("%s: ranks section %+v", name, d.Ranks)
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), `"ranks"`) {
+			t.Errorf("%s: JSON has a ranks key", name)
+		}
+	}
+}
+
+// TestRanksPerRankExports: one export per rank, ranks from the recorded
+// environment, arrivals on one timeline through each export's session
+// start. The clock is checked by physics: every rank leaves a blocking
+// collective at (nearly) the same moment, so the aligned ends of matched
+// collectives agree to within 0.5 ms while their starts differ by
+// hundreds of µs.
+func TestRanksPerRankExports(t *testing.T) {
+	t.Run("openmpi_5_ranks", func(t *testing.T) {
+		fxs := fixture.Multirank(t, "openhackathons-org__")
+		d := analyseRanks(t, nil, []string{strings.Replace(fxs[0].XZ, "report1", "report*", 1)}, 1)
+		s := d.Ranks
+		if s == nil || len(s.Ranks) != 5 {
+			t.Fatalf("ranks %+v", s)
+		}
+		if s.Source != "environment OMPI_COMM_WORLD_RANK" || s.Settings.Unit != "collective" || s.Settings.Steps != 1002 || s.MultiHost {
+			t.Errorf("source %q unit %q steps %d multi-host %v", s.Source, s.Settings.Unit, s.Settings.Steps, s.MultiHost)
+		}
+		got := map[int]int{}
+		for _, r := range s.Ranks {
+			got[r.Rank] = r.StragglerSteps
+			if r.NCCLNs != 0 || r.OverlapShare != nil || r.Collectives != 1002 {
+				t.Errorf("rank %d: nccl %d overlap %v collectives %d", r.Rank, r.NCCLNs, r.OverlapShare, r.Collectives)
+			}
+		}
+		// Rank 3 arrives last at 958 of the 1002 MPI collectives.
+		if got[3] != 958 {
+			t.Errorf("straggler counts %v", got)
+		}
+		checkStragglerRows(t, s)
+		checkAlignedEnds(t, d, 100_000)
+	})
+	t.Run("alcf_2_nodes", func(t *testing.T) {
+		fxs := fixture.Multirank(t, "argonne-lcf__")
+		d := analyseRanks(t, []string{fxs[0].XZ, fxs[1].XZ}, nil, 1)
+		s := d.Ranks
+		if s == nil || len(s.Ranks) != 2 || !s.MultiHost || s.Source != "environment PMI_RANK" {
+			t.Fatalf("ranks %+v", s)
+		}
+		if s.Ranks[0].Rank != 0 || s.Ranks[1].Rank != 4 || s.Ranks[1].StragglerSteps != 1 {
+			t.Errorf("ranks %d, %d; rank 4 last %d", s.Ranks[0].Rank, s.Ranks[1].Rank, s.Ranks[1].StragglerSteps)
+		}
+		// The all-gather: rank 0 waits 167 ms in its kernel for rank 4.
+		if l := s.Ranks[1].LatenessMeanNs; l == nil || *l < 166e6 || *l > 168e6 {
+			t.Errorf("rank 4 lateness %v", l)
+		}
+		checkAlignedEnds(t, d, 500_000)
+	})
+}
+
+// checkAlignedEnds reads the ranks' collectives again and checks that the
+// k-th collective ends within tol ns on every rank once each export's
+// session start is added.
+func checkAlignedEnds(t *testing.T, d *Doc, tol int64) {
+	t.Helper()
+	var files []*FileResult
+	seen := map[string]bool{}
+	for _, r := range d.Ranks.Ranks {
+		if !seen[r.File] {
+			seen[r.File] = true
+			frs, err := ReadFiles(context.Background(), Config{Files: []string{r.File}, RankGlobs: []string{r.File},
+				Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, frs...)
+		}
+	}
+	n := math.MaxInt
+	for _, fr := range files {
+		n = min(n, len(fr.Ranks[0].Collectives))
+	}
+	worst := int64(0)
+	for k := range n {
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, fr := range files {
+			p := fr.Ranks[0]
+			e := p.SessionStartUTC + p.Collectives[k].End
+			lo, hi = min(lo, e), max(hi, e)
+		}
+		worst = max(worst, hi-lo)
+	}
+	if worst > tol {
+		t.Errorf("aligned ends of matched collectives differ by up to %d ns", worst)
+	}
+	t.Logf("%d matched collectives: aligned ends within %d ns", n, worst)
+}
