@@ -105,7 +105,10 @@ var instanceColumns = func() []instanceColumn {
 	label := str("step_label", "steps of a numbered family (step ProfilerStep#N): the instance's own range name, e.g. ProfilerStep#12; empty otherwise",
 		func(x *phases.Instance) string { return x.StepLabel }, func(x *phases.Instance, v string) { x.StepLabel = v })
 	label.optional, label.nullOK = true, true
-	return append(cols, queue, gap, unattr, label)
+	rank := instanceColumn{Column: export.Column{Name: "rank", Type: export.TypeInt64, Nullable: true, Doc: "rank of the instance's process in a distributed job (the ranks section says where the id came from); null when the inputs hold fewer than two ranks (schema 2.1)"},
+		i64: func(x *phases.Instance) int64 { return int64(x.Rank) }, setI64: func(x *phases.Instance, v int64) { x.Rank, x.HasRank = int(v), true },
+		has: func(x *phases.Instance) bool { return x.HasRank }, optional: true}
+	return append(cols, queue, gap, unattr, label, rank)
 }()
 
 // setUnit reads a unit label back (phases.UnitID.String); the file, arm and

@@ -8,7 +8,7 @@ import (
 
 // SchemaVersion versions the JSON document and the Parquet tables. Bump the
 // minor for added fields, the major for changed or removed ones.
-const SchemaVersion = "2.0"
+const SchemaVersion = "2.1"
 
 // StatsConfig are the statistics settings of an analysis.
 type StatsConfig struct {

@@ -143,6 +143,12 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		sources[p.RankSource] = true
 	}
 	d.rankOf = rankOf
+	for i := range d.instances {
+		x := &d.instances[i]
+		if r, ok := rankOf[rankRef{x.File, x.Pid}]; ok {
+			x.Rank, x.HasRank = r, true
+		}
+	}
 	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
 	s.Hosts = slices.Sorted(maps.Keys(hosts))
 	s.MultiHost = len(hosts) > 1

@@ -231,3 +231,57 @@ func checkAlignedEnds(t *testing.T, d *Doc, tol int64) {
 	}
 	t.Logf("%d matched collectives: aligned ends within %d ns", n, worst)
 }
+
+// TestRanksDataset: phase_instances carries each instance's rank (null
+// without ranks), a dataset written with ranks has a stragglers table, and
+// --from reads the rank back.
+func TestRanksDataset(t *testing.T) {
+	d := analyseRanks(t, []string{distAllreduce(t)}, nil, 1)
+	pidRank := map[int64]int{690: 0, 691: 1}
+	for _, x := range d.Instances() {
+		if !x.HasRank || x.Rank != pidRank[x.Pid] {
+			t.Fatalf("pid %d: rank %d (has %v)", x.Pid, x.Rank, x.HasRank)
+		}
+	}
+	var names []string
+	for _, tb := range d.Tables() {
+		names = append(names, tb.Name)
+		if tb.Name == "stragglers" && tb.Len() != 2*76 {
+			t.Errorf("stragglers: %d rows, want %d", tb.Len(), 2*76)
+		}
+	}
+	if !strings.Contains(strings.Join(names, " "), "stragglers") {
+		t.Errorf("tables %v lack stragglers", names)
+	}
+	dir := writeDataset(t, d, true, false)
+	ds, err := LoadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frs, _, _, err := FileResultsFromDatasets([]*Dataset{ds}, FromOptions{SkipSteps: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fr := range frs {
+		for _, x := range fr.Result.Instances {
+			n++
+			if !x.HasRank || x.Rank != pidRank[x.Pid] {
+				t.Fatalf("--from: pid %d rank %d (has %v)", x.Pid, x.Rank, x.HasRank)
+			}
+		}
+	}
+	if n != len(d.Instances()) {
+		t.Errorf("--from read %d instances, wrote %d", n, len(d.Instances()))
+	}
+	// Without ranks: no stragglers table and a null rank.
+	single := analyseFixture(t, "interleaved_graph", 1, StatsConfig{Off: true})
+	for _, tb := range single.Tables() {
+		if tb.Name == "stragglers" {
+			t.Error("single-rank export has a stragglers table")
+		}
+	}
+	if x := single.Instances()[0]; x.HasRank {
+		t.Errorf("single-rank instance has rank %d", x.Rank)
+	}
+}

@@ -288,5 +288,35 @@ func (d *Doc) TablesAfterInstances() []*export.Table {
 		wg.Go(func() { out[i] = b() })
 	}
 	wg.Wait()
+	if d.Ranks != nil {
+		out = append(out, d.StragglersTable())
+	}
 	return out
+}
+
+// StragglersTable is stragglers: one row per matched step (or collective)
+// and rank; written only when the inputs hold two or more ranks (schema 2.1).
+func (d *Doc) StragglersTable() *export.Table {
+	t := export.NewTable("stragglers", "per matched step (or collective, when fewer than 10 steps hold collectives) and rank: the rank's arrival at the step's collectives and whether it arrived last; see the ranks section of the JSON document",
+		export.Column{Name: "step", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "index among the matched steps (or collectives), from 0"},
+		export.Column{Name: "step_key", Type: export.TypeString, Doc: "what matched the step across ranks: ProfilerStep#N, '<arm> block <b> step <i>' or 'collective <k>'"},
+		export.Column{Name: "rank", Type: export.TypeInt64, Doc: "rank id"},
+		export.Column{Name: "file", Type: export.TypeString, Doc: "export the rank comes from"},
+		export.Column{Name: "pid", Type: export.TypeInt64, Doc: "OS process id of the rank"},
+		export.Column{Name: "collectives", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "collectives of the step matched on every rank (by order)"},
+		export.Column{Name: "first_arrival_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "the rank's arrival at the step's first collective: NCCL kernel start (GPU) or MPI call start (host), on the export's clock, or ns since the earliest session start for one export per rank"},
+		export.Column{Name: "lateness_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (the rank's arrival − the earliest rank's arrival)"},
+		export.Column{Name: "straggler", Type: export.TypeBool, Doc: "the rank with the largest lateness_ns of the step (the lowest rank on a tie)"},
+		export.Column{Name: "step_skew_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (last − first arrival)"},
+	)
+	file := map[int]RankRow{}
+	for _, r := range d.Ranks.Ranks {
+		file[r.Rank] = r
+	}
+	for _, s := range d.Ranks.Steps {
+		r := file[s.Rank]
+		_ = t.AppendRow(export.Int(int64(s.Step)), export.Str(s.Label), export.Int(int64(s.Rank)), export.Str(r.File), export.Int(r.Pid),
+			export.Int(int64(s.Collectives)), export.Int(s.ArrivalNs), export.Int(s.LatenessNs), export.Bool(s.Straggler), export.Int(s.SkewNs))
+	}
+	return t
 }
