@@ -22,7 +22,7 @@ type AnalyzeOptions struct {
 	TableOutput
 	From        bool // Files are dataset directories written by --out
 	NoStats     bool
-	Wide        bool // every breakdown column on a terminal
+	Wide        bool     // every breakdown column on a terminal
 	AllWarnings bool     // every warning, not one line per code
 	RankGlobs   []string // --ranks GLOB: exports that hold ranks of one job
 }
