@@ -202,6 +202,9 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 			}
 		}
 	}
+	for r, xs := range byRank {
+		byRank[r] = rankWarmup(xs, d.Settings.SkipSteps)
+	}
 	for i := range ps {
 		p := &ps[i]
 		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
@@ -532,6 +535,37 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			}
 		}
 	}
+}
+
+// rankWarmup marks warm-up per rank: the first skip steps of each block
+// of the rank's own steps (segmentation counts --skip-steps over every
+// process of a block, so on one export of two ranks only the first
+// process's first step was left out), and the phases inside them. xs are
+// copies: the document's instances keep their flags.
+func rankWarmup(xs []phases.Instance, skip int) []phases.Instance {
+	idx := make([]int, 0, len(xs))
+	for i := range xs {
+		if xs[i].IsStep {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(xs[a].Start, xs[b].Start) })
+	n := map[string]int{}
+	for _, i := range idx {
+		b := fmt.Sprintf("%s\x00%d", xs[i].Arm, xs[i].Block)
+		xs[i].Warmup = n[b] < skip
+		n[b]++
+	}
+	for i := range xs {
+		x := &xs[i]
+		if x.IsStep {
+			continue
+		}
+		// the step that contains the phase: the last step starting at or before it
+		j, _ := slices.BinarySearchFunc(idx, x.Start, func(k int, t int64) int { return cmp.Compare(xs[k].Start, t+1) })
+		x.Warmup = j == 0 || x.Start > xs[idx[j-1]].End || xs[idx[j-1]].Warmup
+	}
+	return xs
 }
 
 // stepsOf is the step instances of xs in start order.
