@@ -550,10 +550,16 @@ func rankWarmup(xs []phases.Instance, skip int) []phases.Instance {
 		}
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(xs[a].Start, xs[b].Start) })
-	n := map[string]int{}
+	n, total := map[string]int{}, map[string]int{}
+	key := func(x *phases.Instance) string { return fmt.Sprintf("%s\x00%d", x.Arm, x.Block) }
 	for _, i := range idx {
-		b := fmt.Sprintf("%s\x00%d", xs[i].Arm, xs[i].Block)
-		xs[i].Warmup = n[b] < skip
+		total[key(&xs[i])]++
+	}
+	for _, i := range idx {
+		b := key(&xs[i])
+		// a block of no more than skip steps keeps them all (a whole-process
+		// pseudo-step, say), as nothing else would be left
+		xs[i].Warmup = n[b] < skip && total[b] > skip
 		n[b]++
 	}
 	for i := range xs {
