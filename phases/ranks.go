@@ -148,6 +148,14 @@ type pidCorr struct{ pid, corr int64 }
 // environment rank applies when the export holds one such process (one
 // export per rank); AssignRanks numbers the rest.
 func ReadRanks(f *nsys.File) ([]RankProcess, error) {
+	mpi := f.HasTable(nsys.TableMPIOther) || f.HasTable(nsys.TableMPICollectives)
+	if !mpi {
+		// Most single-job exports: no NCCL kernel name, nothing to read.
+		nccl, err := f.HasStringPrefix("nccl")
+		if err != nil || !nccl {
+			return nil, err
+		}
+	}
 	strs, err := f.Strings()
 	if err != nil {
 		return nil, err
@@ -312,13 +320,15 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 			out[0].LocalRank = r
 		}
 	}
-	nvtx, err := nvtxRanks(f, strs)
-	if err != nil {
-		return nil, err
-	}
-	for i := range out {
-		if r, ok := nvtx[out[i].Pid]; ok {
-			out[i].NVTXRank = r
+	if mpi { // the MPI trace names each rank's thread "MPI Rank N"
+		nvtx, err := nvtxRanks(f, strs)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			if r, ok := nvtx[out[i].Pid]; ok {
+				out[i].NVTXRank = r
+			}
 		}
 	}
 	return out, nil

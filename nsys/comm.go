@@ -1,6 +1,9 @@
 package nsys
 
-import "iter"
+import (
+	"iter"
+	"strings"
+)
 
 // MPI tables written by `nsys profile --trace=mpi`: calls without extra
 // parameters (MPI_OTHER_EVENTS: MPI_Allreduce, MPI_Barrier, … in exports
@@ -26,4 +29,20 @@ func (f *File) MPICalls(t string) iter.Seq2[MPICall, error] {
 	return seq(f, t, mpiCols, "record with `nsys profile -t mpi` and export again", func(st row) MPICall {
 		return MPICall{Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalTid: st.ColumnInt64(2), TextID: st.ColumnInt64(3)}
 	})
+}
+
+// HasStringPrefix reports whether StringIds holds a string that starts
+// with prefix (case-sensitive), stopping at the first: a cheap test for a
+// library's kernels or ranges before reading the big tables (NCCL kernel
+// names start with "nccl").
+func (f *File) HasStringPrefix(prefix string) (bool, error) {
+	found := false
+	err := f.scan(TableStrings, []column{req("value")}, hintReexport, func(st row) bool {
+		if strings.HasPrefix(st.ColumnText(0), prefix) {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found, err
 }
