@@ -121,7 +121,9 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 			if len(rs.Phases) == 0 {
 				return nil
 			}
-			fmt.Fprintln(w)
+			if !md { // a Markdown table already ends with a blank line
+				fmt.Fprintln(w)
+			}
 			return writeTable(w, rankPhasesTable(rs), f)
 		})
 		if err != nil {

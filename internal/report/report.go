@@ -84,6 +84,10 @@ type page struct {
 	Significant     *htmlTable
 	Decomposition   *htmlTable
 	WaitNotes       []string // analysis.Doc.GPUWaitNotes
+	RankNotes       []string // the ranks section's context (nil without ranks)
+	Ranks           *htmlTable
+	RankPhases      *htmlTable
+	RankHeat        *heatMap
 	Provenance      *htmlTable
 	WarningCounts   []warnCount
 	Warnings        *htmlTable
@@ -131,6 +135,12 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p.Significant = significantComparisons(doc)
 	p.Decomposition = decomposition(doc)
 	p.WaitNotes = doc.GPUWaitNotes()
+	if rs := doc.Ranks; rs != nil {
+		p.RankNotes = rankLines(rs)
+		p.Ranks = fromTable(ranksTable(rs), 0)
+		p.RankPhases = fromTable(rankPhasesTable(rs), 0)
+		p.RankHeat = rankHeatMap(rs)
+	}
 	p.Provenance = transposed(doc.ProvenanceTable(), "file")
 	p.WarningCounts, p.Warnings = warnings(doc)
 	for _, t := range opt.Tables {
