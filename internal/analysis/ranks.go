@@ -72,18 +72,22 @@ type RankRow struct {
 	// StragglerShare = steps in which the rank arrived last / matched
 	// steps; LatenessMeanNs = mean per step of Σ over the step's
 	// collectives of (the rank's arrival − the earliest rank's arrival).
-	StragglerSteps   int                `json:"straggler_steps"`
-	StragglerShare   *float64           `json:"straggler_share_of_steps"`
-	StragglerShareCI *[2]float64        `json:"straggler_share_ci"`
-	LatenessMeanNs   *float64           `json:"lateness_mean_ns"`
-	LatenessCI       *[2]float64        `json:"lateness_mean_ci"`
-	Method           string             `json:"method"`
-	Diagnostics      *stats.Diagnostics `json:"lateness_diagnostics,omitempty"`
+	StragglerSteps   int         `json:"straggler_steps"`
+	StragglerShare   *float64    `json:"straggler_share_of_steps"`
+	StragglerShareCI *[2]float64 `json:"straggler_share_ci"`
+	LatenessMeanNs   *float64    `json:"lateness_mean_ns"`
+	// WaitMeanNs is the mean per step of the rank's wait inside the
+	// collectives for the last rank (StragglerStep.WaitNs).
+	WaitMeanNs  *float64           `json:"wait_mean_ns"`
+	LatenessCI  *[2]float64        `json:"lateness_mean_ci"`
+	Method      string             `json:"method"`
+	Diagnostics *stats.Diagnostics `json:"lateness_diagnostics,omitempty"`
 }
 
 // RankPhaseRow is one phase on one rank (kept instances only).
 type RankPhaseRow struct {
 	Phase      string  `json:"phase"`
+	Arm        string  `json:"arm"`
 	Rank       int     `json:"rank"`
 	N          int     `json:"n"`
 	WallMeanNs float64 `json:"wall_mean_ns"`
@@ -107,6 +111,9 @@ type StragglerStep struct {
 	LatenessNs  int64  `json:"lateness_ns"`
 	Straggler   bool   `json:"straggler"`
 	SkewNs      int64  `json:"step_skew_ns"` // Σ over the step's collectives of (last − first arrival)
+	// WaitNs is Σ over the step's collectives of (the last rank's arrival −
+	// this rank's): the time the rank waits inside them for the straggler.
+	WaitNs int64 `json:"wait_ns"`
 }
 
 // minStragglerSteps is the fewest matched steps that stragglers are
@@ -215,7 +222,11 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		row.OverlapShare = share(p.NCCLNs-p.NCCLExposedNs, p.NCCLNs)
 		s.Ranks = append(s.Ranks, row)
 	}
-	s.Phases = rankPhases(ps, byRank, d.Phases)
+	arms := d.Arms
+	if len(arms) == 0 {
+		arms = []string{""}
+	}
+	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
 	if aligned {
 		d.stragglers(s, ps, byRank, clock, sc)
 	}
@@ -238,65 +249,64 @@ func share(num, den int64) *float64 {
 
 // rankPhases is each phase's mean wall and NCCL time per rank, and its
 // imbalance across ranks.
-func rankPhases(ps []phases.RankProcess, byRank map[int][]phases.Instance, order []string) []RankPhaseRow {
+func rankPhases(ps []phases.RankProcess, byRank map[int][]phases.Instance, order, arms []string) []RankPhaseRow {
 	var out []RankPhaseRow
-	type acc struct {
-		n                 int
-		wall, nccl, expos int64
-	}
 	for _, ph := range order {
-		var rows []RankPhaseRow
-		for i := range ps {
-			p := &ps[i]
-			xs := byRank[p.Rank]
-			var a acc
-			var own []int // indices of the phase's instances
-			for j := range xs {
-				if xs[j].Phase == ph && !xs[j].Warmup {
-					a.n++
-					a.wall += xs[j].End - xs[j].Start
-					own = append(own, j)
-				}
-			}
-			if a.n == 0 {
-				continue
-			}
-			// NCCL kernels whose launching call lies in one of the phase's
-			// instances on the instance's thread (both ends included).
-			for _, c := range p.Collectives {
-				if c.CallStart < 0 || p.Kind != "nccl" {
-					continue
-				}
-				for _, j := range own {
-					x := &xs[j]
-					if x.Tid == c.Tid && x.Start <= c.CallStart && c.CallStart <= x.End {
-						a.nccl += c.End - c.Start
-						a.expos += c.ExposedNs
-						break
-					}
-				}
-			}
-			rows = append(rows, RankPhaseRow{Phase: ph, Rank: p.Rank, N: a.n, WallMeanNs: float64(a.wall) / float64(a.n),
-				NCCLNsMean: float64(a.nccl) / float64(a.n), NCCLExposedNsMean: float64(a.expos) / float64(a.n), OverlapShare: share(a.nccl-a.expos, a.nccl)})
+		for _, arm := range arms {
+			out = append(out, rankPhaseArm(ps, byRank, ph, arm)...)
 		}
-		if len(rows) == 0 {
-			continue
-		}
-		hi, sum := 0.0, 0.0
-		for _, r := range rows {
-			hi = max(hi, r.WallMeanNs)
-			sum += r.WallMeanNs
-		}
-		imb := 0.0
-		if sum > 0 {
-			imb = hi / (sum / float64(len(rows)))
-		}
-		for i := range rows {
-			rows[i].Imbalance = imb
-		}
-		out = append(out, rows...)
 	}
 	return out
+}
+
+// rankPhaseArm is rankPhases for one phase of one arm.
+func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph, arm string) []RankPhaseRow {
+	var rows []RankPhaseRow
+	for i := range ps {
+		p := &ps[i]
+		xs := byRank[p.Rank]
+		var n int
+		var wall, nccl, expos int64
+		var own []int // indices of the phase's instances
+		for j := range xs {
+			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup {
+				n++
+				wall += xs[j].End - xs[j].Start
+				own = append(own, j)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		// NCCL kernels whose launching call lies in one of the phase's
+		// instances on the instance's thread (both ends included).
+		for _, c := range p.Collectives {
+			if c.CallStart < 0 || p.Kind != "nccl" {
+				continue
+			}
+			for _, j := range own {
+				x := &xs[j]
+				if x.Tid == c.Tid && x.Start <= c.CallStart && c.CallStart <= x.End {
+					nccl += c.End - c.Start
+					expos += c.ExposedNs
+					break
+				}
+			}
+		}
+		rows = append(rows, RankPhaseRow{Phase: ph, Arm: arm, Rank: p.Rank, N: n, WallMeanNs: float64(wall) / float64(n),
+			NCCLNsMean: float64(nccl) / float64(n), NCCLExposedNsMean: float64(expos) / float64(n), OverlapShare: share(nccl-expos, nccl)})
+	}
+	hi, sum := 0.0, 0.0
+	for _, r := range rows {
+		hi = max(hi, r.WallMeanNs)
+		sum += r.WallMeanNs
+	}
+	for i := range rows {
+		if sum > 0 {
+			rows[i].Imbalance = hi / (sum / float64(len(rows)))
+		}
+	}
+	return rows
 }
 
 // rankStepKeys identify steps across ranks: the numbered family's label
@@ -420,6 +430,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	lateness := make([][]float64, len(ps))
 	strag := make([][]float64, len(ps))
 	var blocks []string // per matched step
+	waitSum := make([]int64, len(ps))
 	uneven := 0
 	step := 0
 	for _, k := range keys {
@@ -442,7 +453,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 				break
 			}
 		}
-		late := make([]int64, len(ps))
+		late, wait := make([]int64, len(ps)), make([]int64, len(ps))
 		var skew int64
 		for c := range n {
 			lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
@@ -452,6 +463,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			skew += hi - lo
 			for i := range gs {
 				late[i] += gs[i].arr[c] - lo
+				wait[i] += hi - gs[i].arr[c]
 			}
 		}
 		last := 0
@@ -462,7 +474,8 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		}
 		for i := range ps {
 			s.Steps = append(s.Steps, StragglerStep{Step: step, Label: k, Rank: ps[i].Rank, Collectives: n, ArrivalNs: gs[i].arr[0],
-				LatenessNs: late[i], Straggler: i == last, SkewNs: skew})
+				LatenessNs: late[i], Straggler: i == last, SkewNs: skew, WaitNs: wait[i]})
+			waitSum[i] += wait[i]
 			lateness[i] = append(lateness[i], float64(late[i]))
 			if i == 0 {
 				blocks = append(blocks, gs[0].block)
@@ -488,6 +501,8 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		s.Ranks[i].StragglerShare = share(int64(n), int64(step))
 		m := stats.Summarize(lateness[i]).Mean
 		s.Ranks[i].LatenessMeanNs = &m
+		w := float64(waitSum[i]) / float64(step)
+		s.Ranks[i].WaitMeanNs = &w
 		s.Ranks[i].Method = stats.MethodNone
 	}
 	if sc.Off {

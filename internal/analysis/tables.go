@@ -308,6 +308,7 @@ func (d *Doc) StragglersTable() *export.Table {
 		export.Column{Name: "lateness_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (the rank's arrival − the earliest rank's arrival)"},
 		export.Column{Name: "straggler", Type: export.TypeBool, Doc: "the rank with the largest lateness_ns of the step (the lowest rank on a tie)"},
 		export.Column{Name: "step_skew_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (last − first arrival)"},
+		export.Column{Name: "wait_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (the last rank's arrival − this rank's): the rank's wait inside them for the straggler"},
 	)
 	file := map[int]RankRow{}
 	for _, r := range d.Ranks.Ranks {
@@ -316,7 +317,7 @@ func (d *Doc) StragglersTable() *export.Table {
 	for _, s := range d.Ranks.Steps {
 		r := file[s.Rank]
 		_ = t.AppendRow(export.Int(int64(s.Step)), export.Str(s.Label), export.Int(int64(s.Rank)), export.Str(r.File), export.Int(r.Pid),
-			export.Int(int64(s.Collectives)), export.Int(s.ArrivalNs), export.Int(s.LatenessNs), export.Bool(s.Straggler), export.Int(s.SkewNs))
+			export.Int(int64(s.Collectives)), export.Int(s.ArrivalNs), export.Int(s.LatenessNs), export.Bool(s.Straggler), export.Int(s.SkewNs), export.Int(s.WaitNs))
 	}
 	return t
 }

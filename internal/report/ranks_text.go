@@ -13,11 +13,11 @@ func rankLines(s *analysis.RanksSection) []string {
 	out := []string{
 		fmt.Sprintf("%d ranks; rank ids from %s", len(s.Ranks), s.Source),
 		"arrival: " + s.Collectives,
-		"clock: " + s.Clock,
+		"clock: " + s.Clock + hostNote(s),
 		"nccl ms: Σ NCCL kernel durations; exposed: the part not overlapped by the rank's own compute kernels on its GPU; overlap % of nccl = 1 − exposed / nccl",
 	}
 	if s.Matching != "" {
-		out = append(out, fmt.Sprintf("stragglers: %d matched %ss (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
+		out = append(out, fmt.Sprintf("stragglers: %d matched %ss (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); wait = the same of Σ (the last rank's arrival − its own), its wait inside the collectives; CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
 			s.Settings.Steps, s.Settings.Unit, s.Matching, s.Settings.Unit, s.Settings.Unit, s.Settings.Confidence*100, s.Settings.Resamples, s.Settings.Seed))
 	}
 	return out
@@ -40,10 +40,14 @@ func ciText(c *[2]float64, scale float64, format string) export.Value {
 // ranksTable is one row per rank: its NCCL time, exposed time, overlap
 // share and how often it arrives last.
 func ranksTable(s *analysis.RanksSection) *export.Table {
-	t := export.NewTable("ranks", "per rank, over the whole export",
-		export.Column{Name: "rank", Type: export.TypeInt64},
-		export.Column{Name: "pid", Type: export.TypeInt64},
-		export.Column{Name: "host", Type: export.TypeString},
+	cols := []export.Column{
+		{Name: "rank", Type: export.TypeInt64},
+		{Name: "pid", Type: export.TypeInt64},
+	}
+	if s.MultiHost { // one host: named in the clock line
+		cols = append(cols, export.Column{Name: "host", Type: export.TypeString})
+	}
+	cols = append(cols,
 		export.Column{Name: "nccl kernels", Type: export.TypeInt64},
 		export.Column{Name: "nccl ms", Type: export.TypeFloat64},
 		export.Column{Name: "exposed ms", Type: export.TypeFloat64},
@@ -52,15 +56,25 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 		export.Column{Name: "last CI", Type: export.TypeString, Nullable: true},
 		export.Column{Name: "late µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "late CI", Type: export.TypeString, Nullable: true},
+		export.Column{Name: "wait µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
 	)
+	t := export.NewTable("ranks", "per rank, over the whole export", cols...)
 	for _, r := range s.Ranks {
-		late := export.Null()
+		late, wait := export.Null(), export.Null()
 		if r.LatenessMeanNs != nil {
 			late = export.Float(round1(*r.LatenessMeanNs / 1e3))
 		}
-		_ = t.AppendRow(export.Int(int64(r.Rank)), export.Int(r.Pid), export.Str(clip(r.Host, 16)), export.Int(r.NCCLKernels),
+		if r.WaitMeanNs != nil {
+			wait = export.Float(round1(*r.WaitMeanNs / 1e3))
+		}
+		vals := []export.Value{export.Int(int64(r.Rank)), export.Int(r.Pid)}
+		if s.MultiHost {
+			vals = append(vals, export.Str(clip(r.Host, 16)))
+		}
+		vals = append(vals, export.Int(r.NCCLKernels),
 			export.Float(round1(float64(r.NCCLNs)/1e5)/10), export.Float(round1(float64(r.NCCLExposedNs)/1e5)/10), pct(r.OverlapShare),
-			pct(r.StragglerShare), ciText(r.StragglerShareCI, 100, "%.0f"), late, ciText(r.LatenessCI, 1e-3, "%.1f"))
+			pct(r.StragglerShare), ciText(r.StragglerShareCI, 100, "%.0f"), late, ciText(r.LatenessCI, 1e-3, "%.1f"), wait)
+		_ = t.AppendRow(vals...)
 	}
 	return t
 }
@@ -68,8 +82,15 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 // rankPhasesTable is each phase on each rank: mean wall, NCCL per
 // instance, and the phase's imbalance across ranks.
 func rankPhasesTable(s *analysis.RanksSection) *export.Table {
-	t := export.NewTable("rank_phases", "per phase and rank, kept instances",
-		export.Column{Name: "phase", Type: export.TypeString},
+	arms := false
+	for _, r := range s.Phases {
+		arms = arms || r.Arm != ""
+	}
+	cols := []export.Column{{Name: "phase", Type: export.TypeString}}
+	if arms {
+		cols = append(cols, export.Column{Name: "arm", Type: export.TypeString})
+	}
+	cols = append(cols,
 		export.Column{Name: "rank", Type: export.TypeInt64},
 		export.Column{Name: "n", Type: export.TypeInt64},
 		export.Column{Name: "wall µs", Type: export.TypeFloat64},
@@ -78,9 +99,15 @@ func rankPhasesTable(s *analysis.RanksSection) *export.Table {
 		export.Column{Name: "exposed µs", Type: export.TypeFloat64},
 		export.Column{Name: "overlap % of nccl", Type: export.TypeFloat64, Nullable: true},
 	)
+	t := export.NewTable("rank_phases", "per phase, arm and rank, kept instances; µs per instance; max/mean = the slowest rank's mean wall / the mean of the ranks' mean walls", cols...)
 	for _, r := range s.Phases {
-		_ = t.AppendRow(export.Str(clip(r.Phase, 24)), export.Int(int64(r.Rank)), export.Int(int64(r.N)), export.Float(round1(r.WallMeanNs/1e3)),
+		vals := []export.Value{export.Str(clip(r.Phase, 24))}
+		if arms {
+			vals = append(vals, export.Str(clip(r.Arm, 12)))
+		}
+		vals = append(vals, export.Int(int64(r.Rank)), export.Int(int64(r.N)), export.Float(round1(r.WallMeanNs/1e3)),
 			export.Float(float64(int64(r.Imbalance*1000+0.5))/1000), export.Float(round1(r.NCCLNsMean/1e3)), export.Float(round1(r.NCCLExposedNsMean/1e3)), pct(r.OverlapShare))
+		_ = t.AppendRow(vals...)
 	}
 	return t
 }
@@ -88,4 +115,11 @@ func rankPhasesTable(s *analysis.RanksSection) *export.Table {
 // ranksTitle heads the section.
 func ranksTitle(s *analysis.RanksSection) string {
 	return fmt.Sprintf("Ranks (%d): communication and stragglers", len(s.Ranks))
+}
+
+func hostNote(s *analysis.RanksSection) string {
+	if s.MultiHost || len(s.Hosts) != 1 || s.Hosts[0] == "" {
+		return ""
+	}
+	return "; host " + s.Hosts[0]
 }
