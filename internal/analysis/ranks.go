@@ -30,11 +30,14 @@ type RanksSection struct {
 	Hosts       []string `json:"hosts"`
 	MultiHost   bool     `json:"multi_host"`
 	// Matching says how steps (or collectives) of different ranks are paired.
-	Matching string            `json:"matching"`
-	Ranks    []RankRow         `json:"ranks"`
-	Phases   []RankPhaseRow    `json:"phases"`
-	Steps    []StragglerStep   `json:"straggler_steps"`
-	Settings StragglerSettings `json:"straggler_settings"`
+	Matching string          `json:"matching"`
+	Ranks    []RankRow       `json:"ranks"`
+	Phases   []RankPhaseRow  `json:"phases"`
+	Steps    []StragglerStep `json:"straggler_steps"`
+	// Comparisons are each rank's mean phase wall against the baseline arm,
+	// with CIs over its blocks (empty with one arm or --no-stats).
+	Comparisons []RankComparison  `json:"comparisons"`
+	Settings    StragglerSettings `json:"straggler_settings"`
 }
 
 // StragglerSettings records how the straggler CIs were computed.
@@ -99,6 +102,22 @@ type RankPhaseRow struct {
 	NCCLNsMean        float64  `json:"nccl_ns_mean"`
 	NCCLExposedNsMean float64  `json:"nccl_exposed_ns_mean"`
 	OverlapShare      *float64 `json:"nccl_overlap_share_of_nccl_ns"`
+}
+
+// RankComparison is one arm against the baseline on one rank: mean wall
+// of a phase's kept instances, ratio = arm / baseline.
+type RankComparison struct {
+	Phase      string      `json:"phase"`
+	Rank       int         `json:"rank"`
+	Baseline   string      `json:"baseline"`
+	Arm        string      `json:"arm"`
+	BaseMeanNs float64     `json:"baseline_mean_ns"`
+	ArmMeanNs  float64     `json:"arm_mean_ns"`
+	Ratio      *float64    `json:"ratio"`
+	RatioCI    *[2]float64 `json:"ratio_ci"`
+	Verdict    string      `json:"verdict"` // as in comparisons: "changed", "~", "" (no between-block CI)
+	Method     string      `json:"method"`
+	NUnits     int         `json:"n_units"`
 }
 
 // StragglerStep is one matched step (or collective) on one rank.
@@ -230,6 +249,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	if aligned {
 		d.stragglers(s, ps, byRank, clock, sc)
 	}
+	s.Comparisons = d.rankComparisons(ps, byRank, sc)
 	if s.Phases == nil {
 		s.Phases = []RankPhaseRow{}
 	}
@@ -598,5 +618,50 @@ func stepsOf(xs []phases.Instance) []phases.Instance {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b phases.Instance) int { return cmp.Compare(a.Start, b.Start) })
+	return out
+}
+
+// rankComparisons compares the arms on each rank: per phase, the mean wall
+// of the rank's kept instances, with the same statistics as the arms'
+// comparisons (units = the rank's blocks, never single steps).
+func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.Instance, sc StatsConfig) []RankComparison {
+	out := []RankComparison{}
+	if sc.Off || len(d.Arms) < 2 {
+		return out
+	}
+	for _, ph := range d.Phases {
+		for i := range ps {
+			var units []stats.Unit
+			at := map[phases.UnitID]int{}
+			for _, x := range byRank[ps[i].Rank] {
+				if x.Phase != ph || x.Warmup {
+					continue
+				}
+				k, ok := at[x.Unit]
+				if !ok {
+					k = len(units)
+					at[x.Unit] = k
+					units = append(units, stats.Unit{ID: x.Unit.String(), Arm: x.Arm, Profile: x.File, Start: d.unitStart[x.Unit], Steps: [][]float64{nil}})
+				}
+				units[k].Steps[0] = append(units[k].Steps[0], float64(x.End-x.Start))
+			}
+			base := d.Baseline
+			if !slices.ContainsFunc(units, func(u stats.Unit) bool { return u.Arm == base }) || len(units) == 0 {
+				continue
+			}
+			res, err := stats.Analyze(fmt.Sprintf("%s rank %d", ph, ps[i].Rank), []string{phases.Wall.Name()}, units,
+				stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, QuantileMetrics: []int{}})
+			if err != nil {
+				continue
+			}
+			for _, c := range res.Comparisons {
+				if c.Stat != stats.StatMean {
+					continue
+				}
+				out = append(out, RankComparison{Phase: ph, Rank: ps[i].Rank, Baseline: c.Baseline, Arm: c.Arm, BaseMeanNs: c.BaselineValue, ArmMeanNs: c.ArmValue,
+					Ratio: c.Ratio, RatioCI: c.RatioCI, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits})
+			}
+		}
+	}
 	return out
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -114,6 +115,18 @@ func TestRanksSectionDistAllreduce(t *testing.T) {
 	byKey := map[string]RankPhaseRow{}
 	for _, p := range s.Phases {
 		byKey[p.Phase+"/"+p.Arm+"/"+string(rune('0'+p.Rank))] = p
+	}
+	// Per-rank arm comparisons: their means are the phase rows' means.
+	if len(s.Comparisons) != 4*2 {
+		t.Errorf("%d rank comparisons, want 4 phases × 2 ranks", len(s.Comparisons))
+	}
+	for _, c := range s.Comparisons {
+		key := c.Phase + "/%s/" + string(rune('0'+c.Rank))
+		b, a := byKey[fmt.Sprintf(key, "sync")], byKey[fmt.Sprintf(key, "overlap")]
+		if c.Baseline != "sync" || c.Arm != "overlap" || math.Abs(c.BaseMeanNs-b.WallMeanNs) > 1e-6 || math.Abs(c.ArmMeanNs-a.WallMeanNs) > 1e-6 ||
+			c.Ratio == nil || math.Abs(*c.Ratio-a.WallMeanNs/b.WallMeanNs) > 1e-12 || c.NUnits != 2 {
+			t.Errorf("rank comparison %+v; phase rows %v, %v", c, b.WallMeanNs, a.WallMeanNs)
+		}
 	}
 	if len(byKey) != 4*2*2 {
 		t.Fatalf("%d phase rows, want 4 phases × 2 arms × 2 ranks", len(byKey))

@@ -124,7 +124,16 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 			if !md { // a Markdown table already ends with a blank line
 				fmt.Fprintln(w)
 			}
-			return writeTable(w, rankPhasesTable(rs), f)
+			if err := writeTable(w, rankPhasesTable(rs), f); err != nil {
+				return err
+			}
+			if len(rs.Comparisons) == 0 {
+				return nil
+			}
+			if !md {
+				fmt.Fprintln(w)
+			}
+			return writeTable(w, rankComparisonsTable(rs), f)
 		})
 		if err != nil {
 			return err

@@ -123,3 +123,35 @@ func hostNote(s *analysis.RanksSection) string {
 	}
 	return "; host " + s.Hosts[0]
 }
+
+// rankComparisonsTable is each rank's mean wall per phase, arm against the
+// baseline.
+func rankComparisonsTable(s *analysis.RanksSection) *export.Table {
+	base := "baseline"
+	if len(s.Comparisons) > 0 {
+		base = clip(s.Comparisons[0].Baseline, 12)
+	}
+	t := export.NewTable("rank_comparisons", "per rank: mean wall of each phase, arm against the baseline (ratio = arm / baseline; CIs over the rank's blocks)",
+		export.Column{Name: "phase", Type: export.TypeString},
+		export.Column{Name: "rank", Type: export.TypeInt64},
+		export.Column{Name: "arm", Type: export.TypeString},
+		export.Column{Name: base + " µs", Type: export.TypeFloat64},
+		export.Column{Name: "arm µs", Type: export.TypeFloat64},
+		export.Column{Name: "ratio", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "ratio CI", Type: export.TypeString, Nullable: true},
+		export.Column{Name: "change", Type: export.TypeString},
+	)
+	for _, c := range s.Comparisons {
+		ratio := export.Null()
+		if c.Ratio != nil {
+			ratio = export.Float(float64(int64(*c.Ratio*1000+0.5)) / 1000)
+		}
+		change := c.Verdict
+		if change == "" {
+			change = "no CI"
+		}
+		_ = t.AppendRow(export.Str(clip(c.Phase, 24)), export.Int(int64(c.Rank)), export.Str(clip(c.Arm, 12)), export.Float(round1(c.BaseMeanNs/1e3)),
+			export.Float(round1(c.ArmMeanNs/1e3)), ratio, ciText(c.RatioCI, 1, "%.3f"), export.Str(change))
+	}
+	return t
+}

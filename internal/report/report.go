@@ -88,6 +88,7 @@ type page struct {
 	Ranks           *htmlTable
 	RankPhases      *htmlTable
 	RankHeat        *heatMap
+	RankComparisons *htmlTable
 	Provenance      *htmlTable
 	WarningCounts   []warnCount
 	Warnings        *htmlTable
@@ -140,6 +141,9 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 		p.Ranks = fromTable(ranksTable(rs), 0)
 		p.RankPhases = fromTable(rankPhasesTable(rs), 0)
 		p.RankHeat = rankHeatMap(rs)
+		if len(rs.Comparisons) > 0 {
+			p.RankComparisons = fromTable(rankComparisonsTable(rs), 0)
+		}
 	}
 	p.Provenance = transposed(doc.ProvenanceTable(), "file")
 	p.WarningCounts, p.Warnings = warnings(doc)
