@@ -2,6 +2,7 @@ package phases_test
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 
 	"zombiezen.com/go/sqlite"
@@ -240,4 +241,52 @@ func TestRanksFromEnvironment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRanksNCCLMatchesVendor: the ranks' NCCL kernel time summed over an
+// export equals `nsys stats -r cuda_gpu_kern_sum`'s total of the kernels
+// named nccl…, and their counts its instances, on every export that has
+// the vendor's report.
+func TestRanksNCCLMatchesVendor(t *testing.T) {
+	checked := 0
+	for _, fx := range rankFixtures(t) {
+		_, rows, ok := fx.Vendor(t, "cuda_gpu_kern_sum")
+		if !ok {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			var wantNs, wantN int64
+			for _, r := range rows {
+				if !phases.IsNCCL(r[8]) {
+					continue
+				}
+				ns, err1 := strconv.ParseInt(r[1], 10, 64)
+				n, err2 := strconv.ParseInt(r[2], 10, 64)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("row %v", r)
+				}
+				wantNs += ns
+				wantN += n
+			}
+			f, err := nsys.Open(fx.SQLite(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			ranks, err := phases.ReadRanks(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotNs, gotN int64
+			for _, r := range ranks {
+				gotNs += r.NCCLNs
+				gotN += r.NCCLKernels
+			}
+			if gotNs != wantNs || gotN != wantN {
+				t.Errorf("NCCL %d kernels %d ns; nsys stats %d, %d", gotN, gotNs, wantN, wantNs)
+			}
+		})
+		checked++
+	}
+	t.Logf("%d exports checked against nsys stats", checked)
 }

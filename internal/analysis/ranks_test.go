@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,5 +308,33 @@ func TestRanksDataset(t *testing.T) {
 	}
 	if x := single.Instances()[0]; x.HasRank {
 		t.Errorf("single-rank instance has rank %d", x.Rank)
+	}
+}
+
+// TestRankStepKeys: numbered steps match by their label; others by arm,
+// block and the rank's own index, which counts warm-up steps too; each
+// rank's first --skip-steps steps of a block (and their phases) are its
+// warm-up, unless the block has no more steps than that.
+func TestRankStepKeys(t *testing.T) {
+	st := func(arm string, block int, start int64, label string) phases.Instance {
+		return phases.Instance{IsStep: true, Arm: arm, Block: block, Start: start, End: start + 10, StepLabel: label, Phase: "step"}
+	}
+	xs := []phases.Instance{st("a", 0, 0, ""), st("a", 0, 20, ""), st("b", 0, 40, ""), st("a", 0, 60, ""),
+		{Phase: "fwd", Start: 21, End: 25}, {Phase: "fwd", Start: 1, End: 5}, st("c", 0, 80, "")}
+	got := rankWarmup(slices.Clone(xs), 1)
+	var warm []bool
+	for _, x := range got {
+		warm = append(warm, x.Warmup)
+	}
+	if want := []bool{true, false, false, false, false, true, false}; !slices.Equal(warm, want) {
+		t.Errorf("warm-up %v, want %v", warm, want)
+	}
+	steps := stepsOf(got)
+	if keys, want := rankStepKeys(steps), []string{"a block 0 step 0", "a block 0 step 1", "b block 0 step 0", "a block 0 step 2", "c block 0 step 0"}; !slices.Equal(keys, want) {
+		t.Errorf("keys %v, want %v", keys, want)
+	}
+	numbered := []phases.Instance{st("", 0, 0, "ProfilerStep#7"), st("", 0, 20, "ProfilerStep#8")}
+	if keys := rankStepKeys(numbered); !slices.Equal(keys, []string{"ProfilerStep#7", "ProfilerStep#8"}) {
+		t.Errorf("numbered keys %v", keys)
 	}
 }
