@@ -127,6 +127,9 @@ type StragglerStep struct {
 	Rank        int    `json:"rank"`
 	Collectives int    `json:"collectives"` // collectives matched in the step
 	ArrivalNs   int64  `json:"first_arrival_ns"`
+	// StepWallNs is the rank's wall of the step (its step range); null when
+	// collectives are matched alone.
+	StepWallNs *int64 `json:"step_wall_ns"`
 	LatenessNs  int64  `json:"lateness_ns"`
 	Straggler   bool   `json:"straggler"`
 	SkewNs      int64  `json:"step_skew_ns"` // Σ over the step's collectives of (last − first arrival)
@@ -364,6 +367,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	type group struct {
 		order int
 		block string // the step's block (unit) label, which the CIs resample
+		wall  int64  // the step's wall; -1 for a collective alone
 		arr   []int64
 	}
 	haveSteps := true
@@ -414,12 +418,12 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 						if !inStep {
 							continue
 						}
-						g := add(i, skeys[j-1], &group{order: j - 1, block: steps[j-1].Unit.String()})
+						g := add(i, skeys[j-1], &group{order: j - 1, block: steps[j-1].Unit.String(), wall: steps[j-1].End - steps[j-1].Start})
 						g.arr = append(g.arr, clock(p, c.Start))
 						continue
 					}
 				}
-				g := add(i, fmt.Sprintf("collective %d", n), &group{order: n, block: block})
+				g := add(i, fmt.Sprintf("collective %d", n), &group{order: n, block: block, wall: -1})
 				g.arr = append(g.arr, clock(p, c.Start))
 				n++
 			}
@@ -493,7 +497,11 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			}
 		}
 		for i := range ps {
-			s.Steps = append(s.Steps, StragglerStep{Step: step, Label: k, Rank: ps[i].Rank, Collectives: n, ArrivalNs: gs[i].arr[0],
+			var wall *int64
+			if gs[i].wall >= 0 {
+				wall = &gs[i].wall
+			}
+			s.Steps = append(s.Steps, StragglerStep{Step: step, Label: k, Rank: ps[i].Rank, Collectives: n, ArrivalNs: gs[i].arr[0], StepWallNs: wall,
 				LatenessNs: late[i], Straggler: i == last, SkewNs: skew, WaitNs: wait[i]})
 			waitSum[i] += wait[i]
 			lateness[i] = append(lateness[i], float64(late[i]))

@@ -129,6 +129,24 @@ func TestRanksSectionDistAllreduce(t *testing.T) {
 			t.Errorf("rank comparison %+v; phase rows %v, %v", c, b.WallMeanNs, a.WallMeanNs)
 		}
 	}
+	// The straggler rows' step walls are the ranks' kept step walls.
+	for _, r := range []int{0, 1} {
+		sum, n := int64(0), 0
+		for _, st := range s.Steps {
+			if st.Rank == r {
+				if st.StepWallNs == nil {
+					t.Fatalf("rank %d step %d: no step wall", r, st.Step)
+				}
+				sum += *st.StepWallNs
+				n++
+			}
+		}
+		rk := string(rune('0' + r))
+		want := (byKey["step/sync/"+rk].WallMeanNs + byKey["step/overlap/"+rk].WallMeanNs) / 2 // 38 steps each
+		if got := float64(sum) / float64(n); math.Abs(got-want) > 1e-6 {
+			t.Errorf("rank %d: straggler rows' mean step wall %v, phase rows %v", r, got, want)
+		}
+	}
 	if len(byKey) != 4*2*2 {
 		t.Fatalf("%d phase rows, want 4 phases × 2 arms × 2 ranks", len(byKey))
 	}
@@ -199,6 +217,9 @@ func TestRanksPerRankExports(t *testing.T) {
 			t.Errorf("straggler counts %v", got)
 		}
 		checkStragglerRows(t, s)
+		if s.Steps[0].StepWallNs != nil {
+			t.Error("collectives matched alone carry a step wall")
+		}
 		checkAlignedEnds(t, d, 100_000)
 	})
 	t.Run("alcf_2_nodes", func(t *testing.T) {

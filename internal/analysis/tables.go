@@ -294,6 +294,13 @@ func (d *Doc) TablesAfterInstances() []*export.Table {
 	return out
 }
 
+func optInt(p *int64) export.Value {
+	if p == nil {
+		return export.Null()
+	}
+	return export.Int(*p)
+}
+
 // StragglersTable is stragglers: one row per matched step (or collective)
 // and rank; written only when the inputs hold two or more ranks (schema 2.1).
 func (d *Doc) StragglersTable() *export.Table {
@@ -309,6 +316,7 @@ func (d *Doc) StragglersTable() *export.Table {
 		export.Column{Name: "straggler", Type: export.TypeBool, Doc: "the rank with the largest lateness_ns of the step (the lowest rank on a tie)"},
 		export.Column{Name: "step_skew_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (last − first arrival)"},
 		export.Column{Name: "wait_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (the last rank's arrival − this rank's): the rank's wait inside them for the straggler"},
+		export.Column{Name: "step_wall_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "the rank's wall of the step; null when collectives are matched alone"},
 	)
 	file := map[int]RankRow{}
 	for _, r := range d.Ranks.Ranks {
@@ -317,7 +325,7 @@ func (d *Doc) StragglersTable() *export.Table {
 	for _, s := range d.Ranks.Steps {
 		r := file[s.Rank]
 		_ = t.AppendRow(export.Int(int64(s.Step)), export.Str(s.Label), export.Int(int64(s.Rank)), export.Str(r.File), export.Int(r.Pid),
-			export.Int(int64(s.Collectives)), export.Int(s.ArrivalNs), export.Int(s.LatenessNs), export.Bool(s.Straggler), export.Int(s.SkewNs), export.Int(s.WaitNs))
+			export.Int(int64(s.Collectives)), export.Int(s.ArrivalNs), export.Int(s.LatenessNs), export.Bool(s.Straggler), export.Int(s.SkewNs), export.Int(s.WaitNs), optInt(s.StepWallNs))
 	}
 	return t
 }

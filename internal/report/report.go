@@ -87,7 +87,7 @@ type page struct {
 	RankNotes       []string // the ranks section's context (nil without ranks)
 	Ranks           *htmlTable
 	RankPhases      *htmlTable
-	RankHeat        *heatMap
+	RankHeat        []*heatMap
 	RankComparisons *htmlTable
 	Provenance      *htmlTable
 	WarningCounts   []warnCount
@@ -140,7 +140,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 		p.RankNotes = rankLines(rs)
 		p.Ranks = fromTable(ranksTable(rs), 0)
 		p.RankPhases = fromTable(rankPhasesTable(rs), 0)
-		p.RankHeat = rankHeatMap(rs)
+		p.RankHeat = rankHeatMaps(rs)
 		if len(rs.Comparisons) > 0 {
 			p.RankComparisons = fromTable(rankComparisonsTable(rs), 0)
 		}
