@@ -130,9 +130,9 @@ type StragglerStep struct {
 	// StepWallNs is the rank's wall of the step (its step range); null when
 	// collectives are matched alone.
 	StepWallNs *int64 `json:"step_wall_ns"`
-	LatenessNs  int64  `json:"lateness_ns"`
-	Straggler   bool   `json:"straggler"`
-	SkewNs      int64  `json:"step_skew_ns"` // Σ over the step's collectives of (last − first arrival)
+	LatenessNs int64  `json:"lateness_ns"`
+	Straggler  bool   `json:"straggler"`
+	SkewNs     int64  `json:"step_skew_ns"` // Σ over the step's collectives of (last − first arrival)
 	// WaitNs is Σ over the step's collectives of (the last rank's arrival −
 	// this rank's): the time the rank waits inside them for the straggler.
 	WaitNs int64 `json:"wait_ns"`
