@@ -147,8 +147,8 @@ type rankRef struct {
 	pid  int64
 }
 
-// buildRanks computes the ranks section, or returns nil when the inputs
-// hold fewer than two ranks.
+// buildRanks sets d.Ranks, the ranks section, and each instance's rank when
+// the inputs hold two or more ranks; it leaves them unset otherwise.
 func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	var ps []phases.RankProcess
 	for _, fr := range files {
@@ -171,7 +171,6 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		kinds[p.Kind] = true
 		sources[p.RankSource] = true
 	}
-	d.rankOf = rankOf
 	for i := range d.instances {
 		x := &d.instances[i]
 		if r, ok := rankOf[rankRef{x.File, x.Pid}]; ok {
@@ -205,7 +204,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		}
 	}
 	if s.MultiHost {
-		s.Clock += "; ranks ran on different hosts (" + strings.Join(s.Hosts, ", ") + "), whose clocks nsys does not correct: arrival differences include their offset"
+		s.Clock += "; ranks ran on different hosts (" + strings.Join(s.Hosts, ", ") + "), whose clock offsets are not corrected: arrival differences include them"
 		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksMultiHost, Message: fmt.Sprintf("ranks ran on %d hosts (%s): arrival times compare session clocks of different hosts, offsets not corrected", len(hosts), strings.Join(s.Hosts, ", "))})
 	}
 	// Arrival clock: raw ns within one export, else Unix ns from the session start.
