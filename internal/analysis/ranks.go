@@ -102,6 +102,11 @@ type RankPhaseRow struct {
 	NCCLNsMean        float64  `json:"nccl_ns_mean"`
 	NCCLExposedNsMean float64  `json:"nccl_exposed_ns_mean"`
 	OverlapShare      *float64 `json:"nccl_overlap_share_of_nccl_ns"`
+	// NCCLOtherThreadNsMean is NCCL kernel time launched during the
+	// instance by other threads of the process (PyTorch's autograd thread
+	// launches DDP's gradient allreduces), per instance: beside the
+	// instance's own, never mixed in.
+	NCCLOtherThreadNsMean float64 `json:"nccl_other_thread_ns_mean"`
 }
 
 // RankComparison is one arm against the baseline on one rank: mean wall
@@ -288,7 +293,7 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 		p := &ps[i]
 		xs := byRank[p.Rank]
 		var n int
-		var wall, nccl, expos int64
+		var wall, nccl, expos, other int64
 		var own []int // indices of the phase's instances
 		for j := range xs {
 			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup {
@@ -306,17 +311,26 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 			if c.CallStart < 0 || p.Kind != "nccl" {
 				continue
 			}
+			otherThread := false
 			for _, j := range own {
 				x := &xs[j]
-				if x.Tid == c.Tid && x.Start <= c.CallStart && c.CallStart <= x.End {
-					nccl += c.End - c.Start
-					expos += c.ExposedNs
-					break
+				if x.Start <= c.CallStart && c.CallStart <= x.End {
+					if x.Tid == c.Tid {
+						nccl += c.End - c.Start
+						expos += c.ExposedNs
+						otherThread = false
+						break
+					}
+					otherThread = true
 				}
+			}
+			if otherThread {
+				other += c.End - c.Start
 			}
 		}
 		rows = append(rows, RankPhaseRow{Phase: ph, Arm: arm, Rank: p.Rank, N: n, WallMeanNs: float64(wall) / float64(n),
-			NCCLNsMean: float64(nccl) / float64(n), NCCLExposedNsMean: float64(expos) / float64(n), OverlapShare: share(nccl-expos, nccl)})
+			NCCLNsMean: float64(nccl) / float64(n), NCCLExposedNsMean: float64(expos) / float64(n), OverlapShare: share(nccl-expos, nccl),
+			NCCLOtherThreadNsMean: float64(other) / float64(n)})
 	}
 	hi, sum := 0.0, 0.0
 	for _, r := range rows {

@@ -359,3 +359,28 @@ func TestRankStepKeys(t *testing.T) {
 		t.Errorf("numbered keys %v", keys)
 	}
 }
+
+// TestRankPhaseNCCLThreads: an NCCL kernel counts in the phase instance
+// whose range holds its launching call on the instance's thread; one
+// launched meanwhile by another thread of the process is reported beside
+// it; one launched outside every instance counts nowhere.
+func TestRankPhaseNCCLThreads(t *testing.T) {
+	ps := []phases.RankProcess{{Rank: 0, Kind: "nccl", Collectives: []phases.Collective{
+		{Start: 100, End: 150, ExposedNs: 20, Tid: 1, CallStart: 12},  // own thread, in instance 1
+		{Start: 200, End: 230, ExposedNs: 30, Tid: 2, CallStart: 15},  // autograd thread, during instance 1
+		{Start: 300, End: 310, ExposedNs: 10, Tid: 1, CallStart: 500}, // outside
+	}}}
+	byRank := map[int][]phases.Instance{0: {
+		{Phase: "bwd", Tid: 1, Start: 10, End: 20},
+		{Phase: "bwd", Tid: 1, Start: 30, End: 40},
+	}}
+	rows := rankPhaseArm(ps, byRank, "bwd", "")
+	if len(rows) != 1 {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[0]
+	if r.N != 2 || r.WallMeanNs != 10 || r.NCCLNsMean != 25 || r.NCCLExposedNsMean != 10 || r.NCCLOtherThreadNsMean != 15 ||
+		r.OverlapShare == nil || *r.OverlapShare != 0.6 || r.Imbalance != 1 {
+		t.Errorf("row %+v (overlap %v)", r, *r.OverlapShare)
+	}
+}

@@ -82,9 +82,10 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 // rankPhasesTable is each phase on each rank: mean wall, NCCL per
 // instance, and the phase's imbalance across ranks.
 func rankPhasesTable(s *analysis.RanksSection) *export.Table {
-	arms := false
+	arms, other := false, false
 	for _, r := range s.Phases {
 		arms = arms || r.Arm != ""
+		other = other || r.NCCLOtherThreadNsMean != 0
 	}
 	cols := []export.Column{{Name: "phase", Type: export.TypeString}}
 	if arms {
@@ -99,6 +100,9 @@ func rankPhasesTable(s *analysis.RanksSection) *export.Table {
 		export.Column{Name: "exposed µs", Type: export.TypeFloat64},
 		export.Column{Name: "overlap % of nccl", Type: export.TypeFloat64, Nullable: true},
 	)
+	if other {
+		cols = append(cols, export.Column{Name: "other-thread nccl µs", Type: export.TypeFloat64})
+	}
 	t := export.NewTable("rank_phases", "per phase, arm and rank, kept instances; µs per instance; max/mean = the slowest rank's mean wall / the mean of the ranks' mean walls", cols...)
 	for _, r := range s.Phases {
 		vals := []export.Value{export.Str(clip(r.Phase, 24))}
@@ -107,6 +111,9 @@ func rankPhasesTable(s *analysis.RanksSection) *export.Table {
 		}
 		vals = append(vals, export.Int(int64(r.Rank)), export.Int(int64(r.N)), export.Float(round1(r.WallMeanNs/1e3)),
 			export.Float(float64(int64(r.Imbalance*1000+0.5))/1000), export.Float(round1(r.NCCLNsMean/1e3)), export.Float(round1(r.NCCLExposedNsMean/1e3)), pct(r.OverlapShare))
+		if other {
+			vals = append(vals, export.Float(round1(r.NCCLOtherThreadNsMean/1e3)))
+		}
 		_ = t.AppendRow(vals...)
 	}
 	return t
