@@ -18,9 +18,10 @@ import (
 
 // Rank id sources, in the order they are preferred.
 const (
-	RankFromEnv   = "environment" // the rank variable of the recorded process's environment
-	RankFromNVTX  = "nvtx"        // an NVTX name such as "MPI Rank 3"
-	RankFromOrder = "process order"
+	RankFromEnv      = "environment"  // the rank variable of the recorded process's environment
+	RankFromManifest = "run manifest" // the run manifest's ranks list ({"rank": R, "pid": P})
+	RankFromNVTX     = "nvtx"         // an NVTX name such as "MPI Rank 3"
+	RankFromOrder    = "process order"
 )
 
 // rankEnvVars are the environment variables that hold a process's rank in
@@ -60,6 +61,9 @@ type RankProcess struct {
 	EnvVar     string
 	LocalRank  int // -1 unknown
 	NVTXRank   int // -1 unknown
+	// ManifestRank is the rank the run manifest gives the process's pid
+	// (set by the caller, which reads the manifest); -1 unknown.
+	ManifestRank int
 	// SessionStartUTC is the export's session start (Unix ns, 0 unknown):
 	// the clock that puts ranks of different exports on one timeline.
 	SessionStartUTC int64
@@ -167,7 +171,7 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	get := func(pid int64) *RankProcess {
 		p := procs[pid]
 		if p == nil {
-			p = &RankProcess{File: f.Path, Pid: pid, EnvRank: -1, LocalRank: -1, NVTXRank: -1}
+			p = &RankProcess{File: f.Path, Pid: pid, EnvRank: -1, LocalRank: -1, NVTXRank: -1, ManifestRank: -1}
 			procs[pid] = p
 		}
 		return p
@@ -363,8 +367,8 @@ func nvtxRanks(f *nsys.File, strs *nsys.Strings) (map[int64]int, error) {
 
 // AssignRanks numbers the ranks of all inputs (ps in input order, each
 // export's processes by pid) and says where each id came from: the
-// environment when every process has one and they are distinct, else NVTX
-// names under the same condition, else process order (each export's
+// environment when every process has one and they are distinct, else the
+// run manifest, else NVTX names under the same condition, else process order (each export's
 // processes by their first CUDA device, then pid; exports in input order).
 func AssignRanks(ps []RankProcess) {
 	distinct := func(get func(p *RankProcess) int) bool {
@@ -382,6 +386,10 @@ func AssignRanks(ps []RankProcess) {
 	case distinct(func(p *RankProcess) int { return p.EnvRank }):
 		for i := range ps {
 			ps[i].Rank, ps[i].RankSource = ps[i].EnvRank, RankFromEnv+" "+ps[i].EnvVar
+		}
+	case distinct(func(p *RankProcess) int { return p.ManifestRank }):
+		for i := range ps {
+			ps[i].Rank, ps[i].RankSource = ps[i].ManifestRank, RankFromManifest
 		}
 	case distinct(func(p *RankProcess) int { return p.NVTXRank }):
 		for i := range ps {

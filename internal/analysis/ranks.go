@@ -157,7 +157,13 @@ type rankRef struct {
 func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	var ps []phases.RankProcess
 	for _, fr := range files {
-		ps = append(ps, fr.Ranks...)
+		byPid := manifestRanks(fr.Manifest)
+		for _, p := range fr.Ranks {
+			if r, ok := byPid[p.Pid]; ok {
+				p.ManifestRank = r
+			}
+			ps = append(ps, p)
+		}
 	}
 	if len(ps) < 2 {
 		return
@@ -682,6 +688,22 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.I
 				out = append(out, RankComparison{Phase: ph, Rank: ps[i].Rank, Baseline: c.Baseline, Arm: c.Arm, BaseMeanNs: c.BaselineValue, ArmMeanNs: c.ArmValue,
 					Ratio: c.Ratio, RatioCI: c.RatioCI, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits})
 			}
+		}
+	}
+	return out
+}
+
+// manifestRanks reads the run manifest's ranks list, each entry with its
+// "rank" and "pid" (entries without both are ignored): pid → rank.
+func manifestRanks(m map[string]any) map[int64]int {
+	list, _ := m["ranks"].([]any)
+	out := map[int64]int{}
+	for _, e := range list {
+		em, _ := e.(map[string]any)
+		r, okR := em["rank"].(float64)
+		p, okP := em["pid"].(float64)
+		if okR && okP && r >= 0 && r == math.Trunc(r) && p == math.Trunc(p) {
+			out[int64(p)] = int(r)
 		}
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -382,5 +384,33 @@ func TestRankPhaseNCCLThreads(t *testing.T) {
 	if r.N != 2 || r.WallMeanNs != 10 || r.NCCLNsMean != 25 || r.NCCLExposedNsMean != 10 || r.NCCLOtherThreadNsMean != 15 ||
 		r.OverlapShare == nil || *r.OverlapShare != 0.6 || r.Imbalance != 1 {
 		t.Errorf("row %+v (overlap %v)", r, *r.OverlapShare)
+	}
+}
+
+// TestRanksFromManifest: a run manifest beside the export that lists
+// {"rank", "pid"} names the ranks (here the reverse of process order).
+func TestRanksFromManifest(t *testing.T) {
+	dir := t.TempDir()
+	src := distAllreduce(t)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "ddp.sqlite.xz")
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	man := `{"ranks": [{"rank": 1, "pid": 690}, {"rank": 0, "pid": 691}]}`
+	if err := os.WriteFile(filepath.Join(dir, "ddp.manifest.json"), []byte(man), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := analyseRanks(t, []string{dst}, nil, 1)
+	s := d.Ranks
+	if s == nil || s.Source != "run manifest" || s.Ranks[0].Pid != 691 || s.Ranks[1].Pid != 690 {
+		t.Fatalf("ranks %+v", s)
+	}
+	// The straggler is the same process, now rank 1.
+	if s.Ranks[1].StragglerSteps != 74 {
+		t.Errorf("pid 690 (rank 1) last in %d steps, want 74", s.Ranks[1].StragglerSteps)
 	}
 }
