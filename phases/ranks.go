@@ -48,35 +48,37 @@ type Collective struct {
 }
 
 // RankProcess is one process of an export that took part in communication.
+// It travels as JSON (without its collectives) in a dataset's analysis
+// context, so that --from rebuilds the ranks section.
 type RankProcess struct {
-	File string
-	Pid  int64
-	Name string // process name ("" when PROCESSES lacks it)
-	Host string // TARGET_INFO_SYSTEM_ENV Hostname ("" when not recorded)
+	File string `json:"file"`
+	Pid  int64  `json:"pid"`
+	Name string `json:"name"` // process name ("" when PROCESSES lacks it)
+	Host string `json:"host"` // TARGET_INFO_SYSTEM_ENV Hostname ("" when not recorded)
 	// Rank and RankSource are set by AssignRanks; EnvRank/EnvVar are the
 	// environment's rank when the export records it for this process.
-	Rank       int
-	RankSource string
-	EnvRank    int
-	EnvVar     string
-	LocalRank  int // -1 unknown
-	NVTXRank   int // -1 unknown
+	Rank       int    `json:"rank"`
+	RankSource string `json:"rank_source"`
+	EnvRank    int    `json:"env_rank"`
+	EnvVar     string `json:"env_var"`
+	LocalRank  int    `json:"local_rank"` // -1 unknown
+	NVTXRank   int    `json:"nvtx_rank"`  // -1 unknown
 	// ManifestRank is the rank the run manifest gives the process's pid
 	// (set by the caller, which reads the manifest); -1 unknown.
-	ManifestRank int
+	ManifestRank int `json:"manifest_rank"`
 	// SessionStartUTC is the export's session start (Unix ns, 0 unknown):
 	// the clock that puts ranks of different exports on one timeline.
-	SessionStartUTC int64
-	Devices         []int64 // CUDA devices of its kernels, ascending
-	Kernels         int64   // kernels of the process
-	KernelNs        int64   // Σ kernel durations
-	NCCLKernels     int64   // kernels whose name starts with "nccl"
-	NCCLNs          int64   // Σ NCCL kernel durations
-	NCCLExposedNs   int64   // Σ per NCCL kernel of its time outside the process's compute kernels on the same device
+	SessionStartUTC int64   `json:"session_start_utc_ns"`
+	Devices         []int64 `json:"cuda_devices"`    // CUDA devices of its kernels, ascending
+	Kernels         int64   `json:"kernels"`         // kernels of the process
+	KernelNs        int64   `json:"kernel_ns"`       // Σ kernel durations
+	NCCLKernels     int64   `json:"nccl_kernels"`    // kernels whose name starts with "nccl"
+	NCCLNs          int64   `json:"nccl_ns"`         // Σ NCCL kernel durations
+	NCCLExposedNs   int64   `json:"nccl_exposed_ns"` // Σ per NCCL kernel of its time outside the process's compute kernels on the same device
 	// Kind is "nccl" when the collectives are NCCL kernels, "mpi" when they
 	// are MPI calls (no NCCL kernel in the process), "" when neither.
-	Kind        string
-	Collectives []Collective // in start order
+	Kind        string       `json:"kind"`
+	Collectives []Collective `json:"-"` // in start order
 }
 
 // IsNCCL reports whether a kernel name is NCCL's (ncclKernel_…,

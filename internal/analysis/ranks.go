@@ -155,6 +155,17 @@ type rankRef struct {
 // buildRanks sets d.Ranks, the ranks section, and each instance's rank when
 // the inputs hold two or more ranks; it leaves them unset otherwise.
 func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
+	// Every export's rank processes travel in its dataset even when it
+	// holds one rank (one export per rank, one job per export): --from
+	// over the jobs' datasets then finds the ranks together.
+	for _, fr := range files {
+		if len(fr.Ranks) > 0 {
+			if d.rankInputs == nil {
+				d.rankInputs = map[string][]phases.RankProcess{}
+			}
+			d.rankInputs[fr.Path] = fr.Ranks
+		}
+	}
 	var ps []phases.RankProcess
 	for _, fr := range files {
 		byPid := manifestRanks(fr.Manifest)

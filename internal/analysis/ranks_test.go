@@ -223,6 +223,25 @@ func TestRanksPerRankExports(t *testing.T) {
 			t.Error("collectives matched alone carry a step wall")
 		}
 		checkAlignedEnds(t, d, 100_000)
+		// One job per rank export, each writing its dataset; --from over
+		// them finds the same ranks section as one analysis of them all.
+		var dirs []string
+		for _, fx := range fxs {
+			one := analyseRanks(t, nil, []string{fx.XZ}, 1)
+			if one.Ranks != nil {
+				t.Fatalf("%s alone: a ranks section of %d", fx.Name, len(one.Ranks.Ranks))
+			}
+			dirs = append(dirs, writeDataset(t, one, true, false))
+		}
+		from, err := BuildFromDatasets(context.Background(), dirs, FromOptions{SkipSteps: -1}, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(from.Ranks)
+		b, _ := json.Marshal(d.Ranks)
+		if string(a) != string(b) {
+			t.Errorf("--from over the per-rank datasets: ranks section differs:\n got %.400s\nwant %.400s", a, b)
+		}
 	})
 	t.Run("alcf_2_nodes", func(t *testing.T) {
 		fxs := fixture.Multirank(t, "argonne-lcf__")
@@ -412,5 +431,30 @@ func TestRanksFromManifest(t *testing.T) {
 	// The straggler is the same process, now rank 1.
 	if s.Ranks[1].StragglerSteps != 74 {
 		t.Errorf("pid 690 (rank 1) last in %d steps, want 74", s.Ranks[1].StragglerSteps)
+	}
+}
+
+// TestRanksFromDataset: --from rebuilds the same ranks section from a
+// dataset (flat or partitioned): the context carries the rank processes,
+// rank_collectives their collectives.
+func TestRanksFromDataset(t *testing.T) {
+	direct := analyseRanks(t, []string{distAllreduce(t)}, nil, 1)
+	want, err := json.Marshal(direct.Ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []bool{false, true} {
+		dir := writeDataset(t, direct, true, part)
+		from, err := BuildFromDatasets(context.Background(), []string{dir}, FromOptions{SkipSteps: -1}, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(from.Ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("partition %v: --from ranks section differs:\n got %.600s\nwant %.600s", part, got, want)
+		}
 	}
 }

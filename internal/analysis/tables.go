@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -291,6 +292,9 @@ func (d *Doc) TablesAfterInstances() []*export.Table {
 	if d.Ranks != nil {
 		out = append(out, d.StragglersTable())
 	}
+	if len(d.rankInputs) > 0 { // with ranks, or one rank of a job analysed alone
+		out = append(out, d.RankCollectivesTable())
+	}
 	return out
 }
 
@@ -326,6 +330,32 @@ func (d *Doc) StragglersTable() *export.Table {
 		r := file[s.Rank]
 		_ = t.AppendRow(export.Int(int64(s.Step)), export.Str(s.Label), export.Int(int64(s.Rank)), export.Str(r.File), export.Int(r.Pid),
 			export.Int(int64(s.Collectives)), export.Int(s.ArrivalNs), export.Int(s.LatenessNs), export.Bool(s.Straggler), export.Int(s.SkewNs), export.Int(s.WaitNs), optInt(s.StepWallNs))
+	}
+	return t
+}
+
+// RankCollectivesTable is rank_collectives: every rank's arrivals at
+// collectives as read from the export, which --from needs to rebuild the
+// ranks section; written when an input holds a rank process (schema 2.1).
+func (d *Doc) RankCollectivesTable() *export.Table {
+	t := export.NewTable("rank_collectives", "one row per collective of each rank process (NCCL kernel or traced MPI collective call), as read from the export; --from rebuilds the ranks section from it",
+		export.Column{Name: "file", Type: export.TypeString, Doc: "export the process comes from"},
+		export.Column{Name: "pid", Type: export.TypeInt64, Doc: "OS process id"},
+		export.Column{Name: "name", Type: export.TypeString, Doc: "kernel short name (ncclDevKernel_…) or MPI call name"},
+		export.Column{Name: "start_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "kernel (or call) start on the export's clock: the rank's arrival"},
+		export.Column{Name: "end_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "kernel (or call) end on the export's clock"},
+		export.Column{Name: "device", Type: export.TypeInt64, Doc: "CUDA device of the kernel; -1 for MPI calls"},
+		export.Column{Name: "exposed_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "the kernel's time not overlapped by the process's compute (non-NCCL) kernels on the same device; 0 for MPI calls"},
+		export.Column{Name: "tid", Type: export.TypeInt64, Doc: "OS thread id of the host call that launched the kernel (or of the MPI call); 0 when unknown"},
+		export.Column{Name: "call_start_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "start of that host call; -1 when unknown"},
+	)
+	for _, file := range slices.Sorted(maps.Keys(d.rankInputs)) {
+		for _, p := range d.rankInputs[file] {
+			for _, c := range p.Collectives {
+				_ = t.AppendRow(export.Str(file), export.Int(p.Pid), export.Str(c.Name), export.Int(c.Start), export.Int(c.End), export.Int(c.Device),
+					export.Int(c.ExposedNs), export.Int(c.Tid), export.Int(c.CallStart))
+			}
+		}
 	}
 	return t
 }
