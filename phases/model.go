@@ -207,6 +207,11 @@ type Instance struct {
 	PhaseGapNs  int64 // steps only: wall not covered by any phase instance
 	UnattrKerNs int64 // steps only: kernel time of the step outside every phase
 	HasStepOnly bool
+	// Rank is the instance's process's rank in a distributed job
+	// (AssignRanks), set by the analysis when the inputs hold two or more
+	// ranks; HasRank false otherwise.
+	Rank    int
+	HasRank bool
 }
 
 // IsNull reports whether metric m of x was not measured.

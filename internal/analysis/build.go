@@ -75,6 +75,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	if sc.Baseline != "" && !slices.Contains(d.Arms, sc.Baseline) {
 		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm (arms: %s)", sc.Baseline, strings.Join(d.Arms, ", "))}
 	}
+	d.buildRanks(files, sc)
 	if merged != nil {
 		merged(d)
 	}

@@ -108,7 +108,10 @@ var instanceColumns = func() []instanceColumn {
 	other := boolean("other_thread", "true for a row of another thread's work during the step (e.g. backward (autograd thread)): beside the step's phases, outside its wall",
 		func(x *phases.Instance) bool { return x.OtherThread }, func(x *phases.Instance, v bool) { x.OtherThread = v })
 	other.optional, other.nullOK = true, true
-	return append(cols, queue, gap, unattr, label, other)
+	rank := instanceColumn{Column: export.Column{Name: "rank", Type: export.TypeInt64, Nullable: true, Doc: "rank of the instance's process in a distributed job (the ranks section says where the id came from); null when the inputs hold fewer than two ranks (schema 2.1)"},
+		i64: func(x *phases.Instance) int64 { return int64(x.Rank) }, setI64: func(x *phases.Instance, v int64) { x.Rank, x.HasRank = int(v), true },
+		has: func(x *phases.Instance) bool { return x.HasRank }, optional: true}
+	return append(cols, queue, gap, unattr, label, other, rank)
 }()
 
 // setUnit reads a unit label back (phases.UnitID.String); the file, arm and

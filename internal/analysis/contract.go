@@ -40,12 +40,18 @@ type Doc struct {
 	Provenance    []ProvenanceRow    `json:"provenance"`
 	Excluded      phases.Exclusions  `json:"excluded"`
 	Warnings      []Warning          `json:"warnings"`
+	// Ranks is present when the inputs hold two or more ranks of one job.
+	Ranks *RanksSection `json:"ranks,omitempty"`
 
 	instances []phases.Instance
-	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
-	statsOff  bool                    // statistics were not requested (--no-stats)
-	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
-	plan      *UnitPlan               // instances placed in units, steps and phases
+	// rankInputs are each export's rank processes as read (before rank
+	// ids), which the dataset context carries for --from; nil without ranks.
+	rankInputs map[string][]phases.RankProcess
+	rankOf     map[rankRef]int         // (file, pid) → rank; nil without ranks
+	results    []*stats.Result         // per phase, in Phases order; nil entries when stats are off
+	statsOff   bool                    // statistics were not requested (--no-stats)
+	unitStart  map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
+	plan       *UnitPlan               // instances placed in units, steps and phases
 }
 
 // ToolInfo names the tool that wrote a document.

@@ -76,6 +76,9 @@ type fileContext struct {
 	Input      phases.Input   `json:"input"`
 	Provenance *Provenance    `json:"provenance"`
 	Manifest   map[string]any `json:"manifest"`
+	// Ranks are the export's communicating processes as read (their
+	// collectives are the rank_collectives table); absent without ranks.
+	Ranks []phases.RankProcess `json:"ranks,omitempty"`
 }
 
 // unitLabels keys unit starts by the units' labels, as the context JSON
@@ -102,7 +105,7 @@ func (d *Doc) ContextMetadata() (string, error) {
 	}
 	for i, in := range d.Inputs {
 		p := d.Provenance[i]
-		c.Files = append(c.Files, fileContext{Input: in, Provenance: p.Provenance, Manifest: p.Manifest})
+		c.Files = append(c.Files, fileContext{Input: in, Provenance: p.Provenance, Manifest: p.Manifest, Ranks: d.rankInputs[in.File]})
 	}
 	for _, w := range d.Warnings {
 		if w.File != "" || w.Code == nsys.WarnInput { // reading or segmenting an input
@@ -118,10 +121,11 @@ func (d *Doc) ContextMetadata() (string, error) {
 
 // Dataset is one loaded `analyze --out` directory.
 type Dataset struct {
-	Dir        string
-	Instances  *export.Table // phase_instances
-	Provenance *export.Table // provenance; nil when absent
-	context    *datasetContext
+	Dir         string
+	Instances   *export.Table // phase_instances
+	Provenance  *export.Table // provenance; nil when absent
+	Collectives *export.Table // rank_collectives; nil when absent
+	context     *datasetContext
 }
 
 // LoadDataset reads the phase_instances (and provenance) tables of a dataset
@@ -145,6 +149,8 @@ func LoadDataset(dir string) (*Dataset, error) {
 			ds.Instances = t
 		case "provenance":
 			ds.Provenance = t
+		case "rank_collectives":
+			ds.Collectives = t
 		}
 	}
 	if ds.Instances == nil {
@@ -448,6 +454,9 @@ func (ds *Dataset) fileResults() ([]*FileResult, error) {
 			// Arm labels in the rows are final: FileArm stays empty so that
 			// Build does not relabel them again.
 			fr.Info, fr.Manifest = fc.Provenance, fc.Manifest
+			if fr.Ranks, err = ds.rankProcesses(file, fc.Ranks); err != nil {
+				return nil, err
+			}
 		} else {
 			pr := provRows[file]
 			if pr == nil {
@@ -568,4 +577,61 @@ func splitNonEmpty(s, sep string) []string {
 		}
 	}
 	return out
+}
+
+// rankProcesses restores an export's rank processes: the context's, with
+// their collectives from the rank_collectives table (in start order).
+func (ds *Dataset) rankProcesses(file string, ps []phases.RankProcess) ([]phases.RankProcess, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	out := slices.Clone(ps)
+	at := map[int64]int{}
+	for i := range out {
+		out[i].Collectives = nil
+		at[out[i].Pid] = i
+	}
+	t := ds.Collectives
+	if t == nil {
+		return nil, fmt.Errorf("%s: the analysis context lists ranks but the dataset has no rank_collectives table", file)
+	}
+	col := func(name string) (int, error) {
+		i := t.ColumnIndex(name)
+		if i < 0 {
+			return 0, fmt.Errorf("rank_collectives lacks column %s", name)
+		}
+		return i, nil
+	}
+	names := []string{"file", "pid", "name", "start_ns", "end_ns", "device", "exposed_ns", "tid", "call_start_ns"}
+	idx := make([]int, len(names))
+	for i, n := range names {
+		c, err := col(n)
+		if err != nil {
+			return nil, err
+		}
+		idx[i] = c
+	}
+	for r := range t.Len() {
+		if f, _ := t.Value(r, idx[0]).AsString(); f != file {
+			continue
+		}
+		pid, _ := t.Value(r, idx[1]).AsInt64()
+		i, ok := at[pid]
+		if !ok {
+			continue
+		}
+		var c phases.Collective
+		c.Name, _ = t.Value(r, idx[2]).AsString()
+		c.Start, _ = t.Value(r, idx[3]).AsInt64()
+		c.End, _ = t.Value(r, idx[4]).AsInt64()
+		c.Device, _ = t.Value(r, idx[5]).AsInt64()
+		c.ExposedNs, _ = t.Value(r, idx[6]).AsInt64()
+		c.Tid, _ = t.Value(r, idx[7]).AsInt64()
+		c.CallStart, _ = t.Value(r, idx[8]).AsInt64()
+		out[i].Collectives = append(out[i].Collectives, c)
+	}
+	for i := range out {
+		slices.SortStableFunc(out[i].Collectives, func(a, b phases.Collective) int { return cmp.Compare(a.Start, b.Start) })
+	}
+	return out, nil
 }

@@ -30,6 +30,10 @@ type Config struct {
 	Manifest string    // explicit manifest path (one input only)
 	Segment  phases.Options
 	Jobs     int // files read in parallel (0 = GOMAXPROCS)
+	// RankGlobs name exports that each hold ranks of one job (--ranks
+	// GLOB); their files are inputs too, and their ranks are read even
+	// where nothing else suggests ranks.
+	RankGlobs []string
 	// Open opens an input; nil means OpenInput (nsys.OpenContext).
 	Open func(ctx context.Context, path string) (*nsys.File, func(), error)
 }
@@ -44,6 +48,10 @@ type FileResult struct {
 	Info     *Provenance
 	StartUTC int64 // session start (Unix ns), orders files; 0 unknown
 	MinTime  int64 // first step start on the export's clock
+	// Ranks are the export's processes that communicate (NCCL kernels or
+	// MPI collectives), before AssignRanks numbers them; nil when the export
+	// shows no sign of ranks (phases.RankCandidate).
+	Ranks []phases.RankProcess
 }
 
 // ExpandInputs resolves positional files and --arm globs into the input list
@@ -138,6 +146,20 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
+	forceRanks := map[string]bool{}
+	for _, g := range cfg.RankGlobs {
+		matches, err := filepath.Glob(g)
+		if err != nil || len(matches) == 0 {
+			return nil, &UsageError{Err: fmt.Errorf("--ranks %s: no file matches", g)}
+		}
+		slices.Sort(matches)
+		for _, m := range matches {
+			forceRanks[m] = true
+			if !slices.Contains(files, m) {
+				files = append(files, m)
+			}
+		}
+	}
 	if len(files) == 0 {
 		return nil, &UsageError{Err: errors.New("no input files")}
 	}
@@ -150,7 +172,7 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	}
 	out := make([]*FileResult, len(files))
 	err = inOrder(ctx, len(files), jobs, func(ctx context.Context, i int) error {
-		fr, err := readOne(ctx, cfg, files[i], armOf[files[i]])
+		fr, err := readOne(ctx, cfg, files[i], armOf[files[i]], forceRanks[files[i]])
 		out[i] = fr
 		return err
 	})
@@ -166,7 +188,7 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult, error) {
+func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks bool) (*FileResult, error) {
 	fr := &FileResult{Path: path, FileArm: fileArm}
 	manPath := cfg.Manifest
 	if manPath == "" {
@@ -213,6 +235,14 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 		return nil, err
 	}
 	fr.Info = prov
+	if forceRanks || phases.RankCandidate(f, res) {
+		if fr.Ranks, err = phases.ReadRanks(f); err != nil {
+			return nil, err
+		}
+		for i := range fr.Ranks {
+			fr.Ranks[i].File = path
+		}
+	}
 	res.Warnings = append(res.Warnings, f.Warnings...) // schema version, -wal/-journal files beside the input, older layouts
 	skipped := f.Skipped()
 	for _, t := range slices.Sorted(maps.Keys(skipped)) {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -298,5 +299,73 @@ func (d *Doc) TablesAfterInstances() []*export.Table {
 		wg.Go(func() { out[i] = b() })
 	}
 	wg.Wait()
+	if d.Ranks != nil {
+		out = append(out, d.StragglersTable())
+	}
+	if len(d.rankInputs) > 0 { // with ranks, or one rank of a job analysed alone
+		out = append(out, d.RankCollectivesTable())
+	}
 	return out
+}
+
+func optInt(p *int64) export.Value {
+	if p == nil {
+		return export.Null()
+	}
+	return export.Int(*p)
+}
+
+// StragglersTable is stragglers: one row per matched step (or collective)
+// and rank; written only when the inputs hold two or more ranks (schema 2.1).
+func (d *Doc) StragglersTable() *export.Table {
+	t := export.NewTable("stragglers", "per matched step (or collective, when fewer than 10 steps hold collectives) and rank: the rank's arrival at the step's collectives and whether it arrived last; see the ranks section of the JSON document",
+		export.Column{Name: "step", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "index among the matched steps (or collectives), from 0"},
+		export.Column{Name: "step_key", Type: export.TypeString, Doc: "what matched the step across ranks: ProfilerStep#N, '<arm> block <b> step <i>' or 'collective <k>'"},
+		export.Column{Name: "rank", Type: export.TypeInt64, Doc: "rank id"},
+		export.Column{Name: "file", Type: export.TypeString, Doc: "export the rank comes from"},
+		export.Column{Name: "pid", Type: export.TypeInt64, Doc: "OS process id of the rank"},
+		export.Column{Name: "collectives", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "collectives of the step matched on every rank (by order)"},
+		export.Column{Name: "first_arrival_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "the rank's arrival at the step's first collective: NCCL kernel start (GPU) or MPI call start (host), on the export's clock, or ns since the earliest session start for one export per rank"},
+		export.Column{Name: "lateness_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (the rank's arrival − the earliest rank's arrival)"},
+		export.Column{Name: "straggler", Type: export.TypeBool, Doc: "the rank with the largest lateness_ns of the step (the lowest rank on a tie)"},
+		export.Column{Name: "step_skew_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (last − first arrival)"},
+		export.Column{Name: "wait_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (the last rank's arrival − this rank's): the rank's wait inside them for the straggler"},
+		export.Column{Name: "step_wall_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "the rank's wall of the step; null when collectives are matched alone"},
+	)
+	file := map[int]RankRow{}
+	for _, r := range d.Ranks.Ranks {
+		file[r.Rank] = r
+	}
+	for _, s := range d.Ranks.Steps {
+		r := file[s.Rank]
+		_ = t.AppendRow(export.Int(int64(s.Step)), export.Str(s.Label), export.Int(int64(s.Rank)), export.Str(r.File), export.Int(r.Pid),
+			export.Int(int64(s.Collectives)), export.Int(s.ArrivalNs), export.Int(s.LatenessNs), export.Bool(s.Straggler), export.Int(s.SkewNs), export.Int(s.WaitNs), optInt(s.StepWallNs))
+	}
+	return t
+}
+
+// RankCollectivesTable is rank_collectives: every rank's arrivals at
+// collectives as read from the export, which --from needs to rebuild the
+// ranks section; written when an input holds a rank process (schema 2.1).
+func (d *Doc) RankCollectivesTable() *export.Table {
+	t := export.NewTable("rank_collectives", "one row per collective of each rank process (NCCL kernel or traced MPI collective call), as read from the export; --from rebuilds the ranks section from it",
+		export.Column{Name: "file", Type: export.TypeString, Doc: "export the process comes from"},
+		export.Column{Name: "pid", Type: export.TypeInt64, Doc: "OS process id"},
+		export.Column{Name: "name", Type: export.TypeString, Doc: "kernel short name (ncclDevKernel_…) or MPI call name"},
+		export.Column{Name: "start_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "kernel (or call) start on the export's clock: the rank's arrival"},
+		export.Column{Name: "end_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "kernel (or call) end on the export's clock"},
+		export.Column{Name: "device", Type: export.TypeInt64, Doc: "CUDA device of the kernel; -1 for MPI calls"},
+		export.Column{Name: "exposed_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "the kernel's time not overlapped by the process's compute (non-NCCL) kernels on the same device; 0 for MPI calls"},
+		export.Column{Name: "tid", Type: export.TypeInt64, Doc: "OS thread id of the host call that launched the kernel (or of the MPI call); 0 when unknown"},
+		export.Column{Name: "call_start_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "start of that host call; -1 when unknown"},
+	)
+	for _, file := range slices.Sorted(maps.Keys(d.rankInputs)) {
+		for _, p := range d.rankInputs[file] {
+			for _, c := range p.Collectives {
+				_ = t.AppendRow(export.Str(file), export.Int(p.Pid), export.Str(c.Name), export.Int(c.Start), export.Int(c.End), export.Int(c.Device),
+					export.Int(c.ExposedNs), export.Int(c.Tid), export.Int(c.CallStart))
+			}
+		}
+	}
+	return t
 }

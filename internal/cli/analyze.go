@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/nsysphase/nsysphase/internal/filehash"
@@ -21,8 +22,9 @@ type AnalyzeOptions struct {
 	TableOutput
 	From        bool // Files are dataset directories written by --out
 	NoStats     bool
-	Wide        bool // every breakdown column on a terminal
-	AllWarnings bool // every warning, not one line per code
+	Wide        bool     // every breakdown column on a terminal
+	AllWarnings bool     // every warning, not one line per code
+	RankGlobs   []string // --ranks GLOB: exports that hold ranks of one job
 }
 
 // NewCmdAnalyze builds `nsysphase analyze`; runF replaces the action in tests.
@@ -55,7 +57,7 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
   nsysphase analyze --arm-key training.cuda_process_sharing 'testdata/nsys-2025.3-h200/sharing_*.sqlite.xz' --out results/all
   nsysphase analyze --arm mps='testdata/nsys-2025.3-h200/sharing_mps_*.sqlite.xz' --arm null='testdata/nsys-2025.3-h200/sharing_null_*.sqlite.xz' --format md`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Files = args
+			o.Files = append(slices.Clone(args), o.RankGlobs...)
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -78,6 +80,7 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	cmd.Flags().BoolVar(&o.AllWarnings, "warnings", false, "table and markdown formats: every warning in full, not one line per kind")
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
+	cmd.Flags().StringArrayVar(&o.RankGlobs, "ranks", nil, "GLOB: exports that hold ranks of one job (one per rank, or one per node); they are inputs too, and their ranks are read even where nothing else shows them (repeatable)")
 	return cmd
 }
 
@@ -106,6 +109,7 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc))
 	if err != nil {
 		return nil, err
 	}
+	cfg.RankGlobs = o.RankGlobs
 	var pr *progress
 	if stderr := cmd.ErrOrStderr(); progressWanted(stderr, o.Quiet, o.NoProgress) {
 		if inputs, _, err := analysis.ExpandInputs(cfg.Files, cfg.FileArms); err == nil {

@@ -116,6 +116,42 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	if err := list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
 		return err
 	}
+	if rs := doc.Ranks; rs != nil {
+		err := section(ranksTitle(rs), func() error {
+			for _, l := range rankLines(rs) {
+				if md {
+					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
+				} else {
+					fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
+				}
+			}
+			if md {
+				fmt.Fprintln(w)
+			}
+			if err := writeTable(w, ranksTable(rs), f); err != nil {
+				return err
+			}
+			if len(rs.Phases) == 0 {
+				return nil
+			}
+			if !md { // a Markdown table already ends with a blank line
+				fmt.Fprintln(w)
+			}
+			if err := writeTable(w, rankPhasesTable(rs), f); err != nil {
+				return err
+			}
+			if len(rs.Comparisons) == 0 {
+				return nil
+			}
+			if !md {
+				fmt.Fprintln(w)
+			}
+			return writeTable(w, rankComparisonsTable(rs), f)
+		})
+		if err != nil {
+			return err
+		}
+	}
 	if len(doc.Warnings) > 0 {
 		title := fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(doc.Warnings))
 		if opt.AllWarnings {

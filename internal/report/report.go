@@ -84,6 +84,11 @@ type page struct {
 	Significant     *htmlTable
 	Decomposition   *htmlTable
 	WaitNotes       []string // analysis.Doc.GPUWaitNotes
+	RankNotes       []string // the ranks section's context (nil without ranks)
+	Ranks           *htmlTable
+	RankPhases      *htmlTable
+	RankHeat        []*heatMap
+	RankComparisons *htmlTable
 	Provenance      *htmlTable
 	WarningCounts   []warnCount
 	Warnings        *htmlTable
@@ -131,6 +136,15 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p.Significant = significantComparisons(doc)
 	p.Decomposition = decomposition(doc)
 	p.WaitNotes = doc.GPUWaitNotes()
+	if rs := doc.Ranks; rs != nil {
+		p.RankNotes = rankLines(rs)
+		p.Ranks = fromTable(ranksTable(rs), 0)
+		p.RankPhases = fromTable(rankPhasesTable(rs), 0)
+		p.RankHeat = rankHeatMaps(rs)
+		if len(rs.Comparisons) > 0 {
+			p.RankComparisons = fromTable(rankComparisonsTable(rs), 0)
+		}
+	}
 	p.Provenance = transposed(doc.ProvenanceTable(), "file")
 	p.WarningCounts, p.Warnings = warnings(doc)
 	for _, t := range opt.Tables {

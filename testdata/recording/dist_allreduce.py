@@ -87,7 +87,7 @@ def worker(rank, world, port, a, q):
     ok = bool(torch.all(grad == expect).item())
     dist.barrier()
     dist.destroy_process_group()
-    q.put({"rank": rank, "blocks": blocks, "allreduce_sum_ok": ok, "gpu": torch.cuda.get_device_name(dev)})
+    q.put({"rank": rank, "pid": os.getpid(), "blocks": blocks, "allreduce_sum_ok": ok, "gpu": torch.cuda.get_device_name(dev)})
 
 
 def main():

@@ -1,0 +1,431 @@
+package phases
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// Ranks of a distributed job (docs/guide.md, "Ranks"): the processes of one
+// export that ran communication (NCCL kernels, or traced MPI collectives),
+// each with its communication measured on its own GPUs. Which rank a
+// process is, and where that came from, is settled by AssignRanks once all
+// inputs are read.
+
+// Rank id sources, in the order they are preferred.
+const (
+	RankFromEnv      = "environment"  // the rank variable of the recorded process's environment
+	RankFromManifest = "run manifest" // the run manifest's ranks list ({"rank": R, "pid": P})
+	RankFromNVTX     = "nvtx"         // an NVTX name such as "MPI Rank 3"
+	RankFromOrder    = "process order"
+)
+
+// rankEnvVars are the environment variables that hold a process's rank in
+// the job, most specific first (Open MPI, PMI/PMIx (MPICH, Cray PALS),
+// torchrun, Slurm).
+var rankEnvVars = []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "PALS_RANKID", "RANK", "SLURM_PROCID"}
+
+// localRankEnvVars hold the rank within the node.
+var localRankEnvVars = []string{"OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK", "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID", "SLURM_LOCALID"}
+
+// Collective is one arrival of a rank at a collective: an NCCL kernel on
+// its GPU, or a traced MPI collective call on its host.
+type Collective struct {
+	Name       string
+	Start, End int64 // ns on the export's clock
+	Device     int64 // CUDA device (NCCL kernels); -1 for MPI calls
+	// ExposedNs is the part of the kernel not overlapped by the process's
+	// own compute (non-NCCL) kernels on the same device; 0 for MPI calls.
+	ExposedNs int64
+	// Tid and CallStart locate the host call that launched the kernel
+	// (the MPI call itself); CallStart is -1 when the launch is unknown.
+	Tid       int64
+	CallStart int64
+}
+
+// RankProcess is one process of an export that took part in communication.
+// It travels as JSON (without its collectives) in a dataset's analysis
+// context, so that --from rebuilds the ranks section.
+type RankProcess struct {
+	File string `json:"file"`
+	Pid  int64  `json:"pid"`
+	Name string `json:"name"` // process name ("" when PROCESSES lacks it)
+	Host string `json:"host"` // TARGET_INFO_SYSTEM_ENV Hostname ("" when not recorded)
+	// Rank and RankSource are set by AssignRanks; EnvRank/EnvVar are the
+	// environment's rank when the export records it for this process.
+	Rank       int    `json:"rank"`
+	RankSource string `json:"rank_source"`
+	EnvRank    int    `json:"env_rank"`
+	EnvVar     string `json:"env_var"`
+	LocalRank  int    `json:"local_rank"` // -1 unknown
+	NVTXRank   int    `json:"nvtx_rank"`  // -1 unknown
+	// ManifestRank is the rank the run manifest gives the process's pid
+	// (set by the caller, which reads the manifest); -1 unknown.
+	ManifestRank int `json:"manifest_rank"`
+	// SessionStartUTC is the export's session start (Unix ns, 0 unknown):
+	// the clock that puts ranks of different exports on one timeline.
+	SessionStartUTC int64   `json:"session_start_utc_ns"`
+	Devices         []int64 `json:"cuda_devices"`    // CUDA devices of its kernels, ascending
+	Kernels         int64   `json:"kernels"`         // kernels of the process
+	KernelNs        int64   `json:"kernel_ns"`       // Σ kernel durations
+	NCCLKernels     int64   `json:"nccl_kernels"`    // kernels whose name starts with "nccl"
+	NCCLNs          int64   `json:"nccl_ns"`         // Σ NCCL kernel durations
+	NCCLExposedNs   int64   `json:"nccl_exposed_ns"` // Σ per NCCL kernel of its time outside the process's compute kernels on the same device
+	// Kind is "nccl" when the collectives are NCCL kernels, "mpi" when they
+	// are MPI calls (no NCCL kernel in the process), "" when neither.
+	Kind        string       `json:"kind"`
+	Collectives []Collective `json:"-"` // in start order
+}
+
+// IsNCCL reports whether a kernel name is NCCL's (ncclKernel_…,
+// ncclDevKernel_…).
+func IsNCCL(name string) bool { return strings.HasPrefix(name, "nccl") }
+
+// mpiCollective reports whether an MPI call is a collective every rank
+// enters (the arrival that a straggler delays).
+func mpiCollective(name string) bool {
+	switch strings.TrimPrefix(strings.ToLower(name), "pmpi_") {
+	case "mpi_allreduce", "mpi_reduce", "mpi_bcast", "mpi_barrier", "mpi_allgather", "mpi_allgatherv", "mpi_alltoall",
+		"mpi_alltoallv", "mpi_reduce_scatter", "mpi_reduce_scatter_block", "mpi_gather", "mpi_gatherv", "mpi_scatter",
+		"mpi_scatterv", "mpi_scan", "mpi_exscan", "mpi_iallreduce", "mpi_ibarrier", "mpi_ibcast":
+		return true
+	}
+	return false
+}
+
+// RankCandidate reports whether an export may hold ranks worth reading:
+// two or more processes ran GPU work, or the recorded process's
+// environment names its rank. It reads nothing but the small capture table.
+func RankCandidate(f *nsys.File, res *Result) bool {
+	pids := map[int64]bool{}
+	for _, in := range res.Inputs {
+		for _, g := range in.GPUUse {
+			for _, p := range g.Pids {
+				pids[p] = true
+			}
+		}
+	}
+	if len(pids) >= 2 {
+		return true
+	}
+	if f.HasTable(nsys.TableMPIOther) || f.HasTable(nsys.TableMPICollectives) {
+		return true
+	}
+	capture, err := f.Capture()
+	if err != nil {
+		return false
+	}
+	_, _, ok := envRank(capture, rankEnvVars)
+	return ok
+}
+
+// envRank finds the first of vars in the recorded process's environment
+// (META_DATA_CAPTURE PROCESS_0:ENVIRONMENT_VARIABLE rows, NAME="VALUE").
+func envRank(capture []nsys.KeyValue, vars []string) (rank int, name string, ok bool) {
+	env := map[string]string{}
+	for _, kv := range capture {
+		if kv.Name != "PROCESS_0:ENVIRONMENT_VARIABLE" {
+			continue
+		}
+		k, v, found := strings.Cut(kv.Value, "=")
+		if !found {
+			continue
+		}
+		env[k] = strings.Trim(v, `"`)
+	}
+	for _, name := range vars {
+		if v, ok := env[name]; ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+				return n, name, true
+			}
+		}
+	}
+	return 0, "", false
+}
+
+type pidCorr struct{ pid, corr int64 }
+
+// ReadRanks reads the processes of f that communicate, with their NCCL
+// kernel time, exposed communication and collective arrivals. The
+// environment rank applies when the export holds one such process (one
+// export per rank); AssignRanks numbers the rest.
+func ReadRanks(f *nsys.File) ([]RankProcess, error) {
+	mpi := f.HasTable(nsys.TableMPIOther) || f.HasTable(nsys.TableMPICollectives)
+	if !mpi {
+		// Most single-job exports: no NCCL kernel name, nothing to read.
+		nccl, err := f.HasStringPrefix("nccl")
+		if err != nil || !nccl {
+			return nil, err
+		}
+	}
+	strs, err := f.Strings()
+	if err != nil {
+		return nil, err
+	}
+	type devKey struct{ pid, dev int64 }
+	type span struct{ s, e int64 }
+	compute := map[devKey][]span{}
+	procs := map[int64]*RankProcess{}
+	get := func(pid int64) *RankProcess {
+		p := procs[pid]
+		if p == nil {
+			p = &RankProcess{File: f.Path, Pid: pid, EnvRank: -1, LocalRank: -1, NVTXRank: -1, ManifestRank: -1}
+			procs[pid] = p
+		}
+		return p
+	}
+	ncclCorr := map[pidCorr]int{} // → index into the process's Collectives
+	for k, err := range f.Kernels() {
+		if err != nil {
+			return nil, err
+		}
+		pid := nsys.Pid(k.GlobalPid)
+		name := ""
+		if k.ShortName >= 0 {
+			name = strs.Name(k.ShortName)
+		}
+		if name == "" {
+			name = strs.Name(k.DemangledName)
+		}
+		p := get(pid)
+		p.Kernels++
+		p.KernelNs += k.End - k.Start
+		if !slices.Contains(p.Devices, k.DeviceID) {
+			p.Devices = append(p.Devices, k.DeviceID)
+		}
+		if IsNCCL(name) {
+			p.NCCLKernels++
+			p.NCCLNs += k.End - k.Start
+			if k.CorrelationID != 0 {
+				ncclCorr[pidCorr{pid, k.CorrelationID}] = len(p.Collectives)
+			}
+			p.Collectives = append(p.Collectives, Collective{Name: name, Start: k.Start, End: k.End, Device: k.DeviceID, CallStart: -1})
+			continue
+		}
+		dk := devKey{pid, k.DeviceID}
+		compute[dk] = append(compute[dk], span{k.Start, k.End})
+	}
+	// Exposed time: each NCCL kernel's duration less its overlap with the
+	// union of the process's compute kernels on the same device.
+	unions := map[devKey][]span{}
+	for dk, ss := range compute {
+		slices.SortFunc(ss, func(a, b span) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) })
+		var u []span
+		for _, s := range ss {
+			if n := len(u); n > 0 && s.s <= u[n-1].e {
+				u[n-1].e = max(u[n-1].e, s.e)
+				continue
+			}
+			u = append(u, s)
+		}
+		unions[dk] = u
+	}
+	for _, p := range procs {
+		for i := range p.Collectives {
+			c := &p.Collectives[i]
+			u := unions[devKey{p.Pid, c.Device}]
+			// first union span that ends after the kernel starts
+			j, _ := slices.BinarySearchFunc(u, c.Start, func(s span, t int64) int {
+				if s.e <= t {
+					return -1
+				}
+				return 1
+			})
+			covered := int64(0)
+			for ; j < len(u) && u[j].s < c.End; j++ {
+				covered += min(u[j].e, c.End) - max(u[j].s, c.Start)
+			}
+			c.ExposedNs = c.End - c.Start - covered
+			p.NCCLExposedNs += c.ExposedNs
+		}
+		if len(p.Collectives) > 0 {
+			p.Kind = "nccl"
+		}
+	}
+	// The host calls that launched the NCCL kernels.
+	if len(ncclCorr) > 0 {
+		for c, err := range f.APICalls() {
+			if err != nil {
+				return nil, err
+			}
+			pid := nsys.Pid(c.GlobalTid)
+			if i, ok := ncclCorr[pidCorr{pid, c.CorrelationID}]; ok {
+				col := &procs[pid].Collectives[i]
+				col.Tid, col.CallStart = nsys.Tid(c.GlobalTid), c.Start
+			}
+		}
+	}
+	// MPI collectives, for processes without NCCL kernels.
+	for _, t := range []string{nsys.TableMPIOther, nsys.TableMPICollectives} {
+		if !f.HasTable(t) || !f.HasColumn(t, "textId") {
+			continue
+		}
+		for c, err := range f.MPICalls(t) {
+			if err != nil {
+				return nil, err
+			}
+			name := strs.Name(c.TextID)
+			if !mpiCollective(name) {
+				continue
+			}
+			p := get(nsys.Pid(c.GlobalTid))
+			if p.Kind == "nccl" {
+				continue
+			}
+			p.Kind = "mpi"
+			p.Collectives = append(p.Collectives, Collective{Name: name, Start: c.Start, End: c.End, Device: -1, Tid: nsys.Tid(c.GlobalTid), CallStart: c.Start})
+		}
+	}
+	var out []RankProcess
+	for _, p := range procs {
+		if p.Kind == "" {
+			continue
+		}
+		slices.Sort(p.Devices)
+		slices.SortStableFunc(p.Collectives, func(a, b Collective) int { return cmp.Compare(a.Start, b.Start) })
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })
+	if len(out) == 0 {
+		return nil, nil
+	}
+	// Provenance: host, session start, process names, the environment's rank.
+	env, err := f.SystemEnv()
+	if err != nil {
+		return nil, err
+	}
+	host, _ := nsys.Lookup(env, "Hostname")
+	start, _, err := f.SessionStartUTC()
+	if err != nil {
+		return nil, err
+	}
+	names := map[int64]string{}
+	if ps, err := f.Processes(); err == nil {
+		for _, p := range ps {
+			names[p.Pid] = p.Name
+		}
+	}
+	capture, err := f.Capture()
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Host, out[i].SessionStartUTC, out[i].Name = host, start, names[out[i].Pid]
+	}
+	if len(out) == 1 {
+		// One communicating process: the recorded process (PROCESS_0) is it
+		// or its launcher, whose environment the rank inherited.
+		if r, name, ok := envRank(capture, rankEnvVars); ok {
+			out[0].EnvRank, out[0].EnvVar = r, name
+		}
+		if r, _, ok := envRank(capture, localRankEnvVars); ok {
+			out[0].LocalRank = r
+		}
+	}
+	if mpi { // the MPI trace names each rank's thread "MPI Rank N"
+		nvtx, err := nvtxRanks(f, strs)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			if r, ok := nvtx[out[i].Pid]; ok {
+				out[i].NVTXRank = r
+			}
+		}
+	}
+	return out, nil
+}
+
+// nvtxRanks reads ranks that the program (or the MPI trace) named through
+// NVTX: a thread or category name "MPI Rank N" or "Rank N", per process.
+func nvtxRanks(f *nsys.File, strs *nsys.Strings) (map[int64]int, error) {
+	out := map[int64]int{}
+	for e, err := range f.NVTXEvents() {
+		if err != nil {
+			return nil, err
+		}
+		text := e.Text
+		if e.HasTextID {
+			text = strs.Name(e.TextID)
+		}
+		if nsys.IsRange(e.EventType) || !strings.Contains(text, "Rank ") {
+			continue
+		}
+		t := strings.TrimPrefix(text, "MPI ")
+		rest, ok := strings.CutPrefix(t, "Rank ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(rest)); err == nil && n >= 0 {
+			out[nsys.Pid(e.GlobalTid)] = n
+		}
+	}
+	return out, nil
+}
+
+// AssignRanks numbers the ranks of all inputs (ps in input order, each
+// export's processes by pid) and says where each id came from: the
+// environment when every process has one and they are distinct, else the
+// run manifest, else NVTX names under the same condition, else process order (each export's
+// processes by their first CUDA device, then pid; exports in input order).
+func AssignRanks(ps []RankProcess) {
+	distinct := func(get func(p *RankProcess) int) bool {
+		seen := map[int]bool{}
+		for i := range ps {
+			r := get(&ps[i])
+			if r < 0 || seen[r] {
+				return false
+			}
+			seen[r] = true
+		}
+		return true
+	}
+	switch {
+	case distinct(func(p *RankProcess) int { return p.EnvRank }):
+		for i := range ps {
+			ps[i].Rank, ps[i].RankSource = ps[i].EnvRank, RankFromEnv+" "+ps[i].EnvVar
+		}
+	case distinct(func(p *RankProcess) int { return p.ManifestRank }):
+		for i := range ps {
+			ps[i].Rank, ps[i].RankSource = ps[i].ManifestRank, RankFromManifest
+		}
+	case distinct(func(p *RankProcess) int { return p.NVTXRank }):
+		for i := range ps {
+			ps[i].Rank, ps[i].RankSource = ps[i].NVTXRank, RankFromNVTX
+		}
+	default:
+		idx := make([]int, len(ps))
+		for i := range idx {
+			idx[i] = i
+		}
+		fileOrder := map[string]int{}
+		for _, p := range ps {
+			if _, ok := fileOrder[p.File]; !ok {
+				fileOrder[p.File] = len(fileOrder)
+			}
+		}
+		firstDev := func(p *RankProcess) int64 {
+			if len(p.Devices) == 0 {
+				return 1 << 62
+			}
+			return p.Devices[0]
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			pa, pb := &ps[a], &ps[b]
+			return cmp.Or(cmp.Compare(fileOrder[pa.File], fileOrder[pb.File]), cmp.Compare(firstDev(pa), firstDev(pb)), cmp.Compare(pa.Pid, pb.Pid))
+		})
+		for r, i := range idx {
+			ps[i].Rank, ps[i].RankSource = r, RankFromOrder+" (exports in input order, then CUDA device, then pid)"
+		}
+	}
+	slices.SortStableFunc(ps, func(a, b RankProcess) int { return cmp.Compare(a.Rank, b.Rank) })
+}
+
+// String names a rank process: "rank 1 (pid 691, FILE)".
+func (p *RankProcess) String() string {
+	return fmt.Sprintf("rank %d (pid %d, %s)", p.Rank, p.Pid, p.File)
+}
