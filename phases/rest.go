@@ -36,16 +36,30 @@ var unannotatedNull = func() uint64 {
 // phases, metric by metric: every other metric is a sum over calls, ops or
 // time inside the range, and the phases are disjoint parts of the step's
 // thread, so the rows add up to the step exactly.
-func fillUnannotated(rest, step *Instance, rows []Instance) {
+//
+// Phases that overlap (ranges that cross, or start/end ranges ended on
+// another thread) do not partition the step: then only the wall splits —
+// the time outside every phase, gapNs — and every other metric is null.
+func fillUnannotated(rest, step *Instance, rows []Instance, gapNs int64) {
 	rest.M = step.M
+	var phaseWall int64
 	for i := range rows {
 		ph := &rows[i]
 		if ph.Depth != 1 || ph.OtherThread || ph == rest {
 			continue
 		}
+		phaseWall += ph.M[Wall]
 		for m := range NumMetrics {
 			rest.M[m] -= ph.M[m]
 		}
+	}
+	if phaseWall+gapNs != step.M[Wall] {
+		// cpu_other carries the wall internally, so the parts still sum to
+		// it for the statistics; it is null like the other parts.
+		rest.M = [NumMetrics]int64{Wall: gapNs, CPUOther: gapNs}
+		rest.QueueMeanNs, rest.HasQueue = 0, false
+		rest.Null = ^uint64(0) &^ (1 << uint(Wall))
+		return
 	}
 	for _, m := range splitMetrics {
 		rest.M[m] = 0

@@ -538,7 +538,7 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
 		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
 		if rest != nil {
-			fillUnannotated(rest, st, res.Instances[sp.first:sp.end])
+			fillUnannotated(rest, st, res.Instances[sp.first:sp.end], st.PhaseGapNs)
 		}
 	}
 	if rec != nil {

@@ -120,8 +120,9 @@ func TestRanksSectionDistAllreduce(t *testing.T) {
 		byKey[p.Phase+"/"+p.Arm+"/"+string(rune('0'+p.Rank))] = p
 	}
 	// Per-rank arm comparisons: their means are the phase rows' means.
-	if len(s.Comparisons) != 4*2 {
-		t.Errorf("%d rank comparisons, want 4 phases × 2 ranks", len(s.Comparisons))
+	// The step, its three phases and (unannotated).
+	if len(s.Comparisons) != 5*2 {
+		t.Errorf("%d rank comparisons, want 5 phases × 2 ranks", len(s.Comparisons))
 	}
 	for _, c := range s.Comparisons {
 		key := c.Phase + "/%s/" + string(rune('0'+c.Rank))
@@ -149,8 +150,8 @@ func TestRanksSectionDistAllreduce(t *testing.T) {
 			t.Errorf("rank %d: straggler rows' mean step wall %v, phase rows %v", r, got, want)
 		}
 	}
-	if len(byKey) != 4*2*2 {
-		t.Fatalf("%d phase rows, want 4 phases × 2 arms × 2 ranks", len(byKey))
+	if len(byKey) != 5*2*2 {
+		t.Fatalf("%d phase rows, want 5 phases × 2 arms × 2 ranks", len(byKey))
 	}
 	for _, arm := range []string{"sync", "overlap"} {
 		for _, r := range []string{"0", "1"} {
