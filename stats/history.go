@@ -253,3 +253,6 @@ func meanOf(xs []float64) float64 {
 	}
 	return s / float64(len(xs))
 }
+
+// TQuantile is t_{ν, p}, the Student t quantile the history interval uses.
+func TQuantile(nu, p float64) float64 { return studentT(nu, p) }
