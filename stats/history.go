@@ -44,6 +44,7 @@ const (
 	WarnFewHistoryRuns     = "few_history_runs"     // fewer than MinHistoryRuns history runs
 	WarnHistoryStepsDiffer = "history_steps_differ" // a candidate run's steps differ from the history's median by more than 2×
 	WarnHistoryTrend       = "history_trend"        // the history runs drift in time: the spread overstates noise, or the baseline moves
+	WarnCandidateInHistory = "candidate_in_history" // a candidate run was also a history run: left out of the history
 )
 
 // MinHistoryRuns is the number of history runs the false-alarm rate is

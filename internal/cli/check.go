@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,13 +26,14 @@ type CheckOptions struct {
 	MaxRegression string
 	Limit         float64 // parsed from MaxRegression: 0.05 for "5%"
 	Format        string
+	History       []string // --history: dataset directories (globs) of earlier baseline runs
 }
 
 // NewCmdCheck builds `nsysphase check`, the CI gate.
 func NewCmdCheck(runF func(*CheckOptions) error) *cobra.Command {
 	o := &CheckOptions{}
 	cmd := &cobra.Command{
-		Use:   "check FILE...",
+		Use:   "check [--history DIR...] FILE...",
 		Short: "CI gate: exit 1 when an arm is proven slower than the baseline by more than a limit",
 		Long: `check compares every arm with the baseline on one phase, metric and statistic and fails (exit 1)
 only for a proven regression: the arm's ratio CI (arm / baseline) lies entirely above 1 + limit.
@@ -39,6 +41,15 @@ A CI that straddles the limit is not proof and passes, with the reason printed. 
 between-unit CI (several blocks or files per arm) can prove anything: without one, or with a
 within-run CI (one block or file per arm, which leaves out run-to-run variance), the outcome is
 "inconclusive" and the gate passes, as analyze prints "no CI".
+
+--history DIR (repeatable, globs quoted) compares the FILE(s), the candidate run(s), with the datasets
+written by analyze --out in earlier runs of the baseline (one run each, restored from an artifact store):
+this works with one profile per commit. Each run gives one number (its mean, median, p90 or p99 of the
+phase), and the interval of candidate / history is the t prediction interval on the log scale with the
+history's run-to-run spread (n − 1 degrees of freedom; docs/statistics.md §11). At least 3 history runs
+give an interval; the false-alarm rate (at most half of 1 − confidence) is stated for 5 or more. A
+candidate arm is compared with the history of the same arm, or of the history's only arm, or of
+--baseline when given.
 
 --max-regression is a percentage (5%) or a fraction (0.05); a bare number of 1 or more ("5") is
 refused, since it could mean 5% or 500%. The limit printed is the limit used.
@@ -88,6 +99,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	cmd.Flags().StringVar(&o.Stat, "stat", "mean", "statistic: mean, median, p90 or p99")
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, markdown or json")
+	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (analyze --out) of an earlier baseline run; repeatable, globs quoted")
 	return cmd
 }
 
@@ -114,6 +126,9 @@ func parseShare(s string) (float64, error) {
 }
 
 func runCheck(cmd *cobra.Command, o *CheckOptions) error {
+	if len(o.History) > 0 {
+		return runCheckHistory(cmd, o)
+	}
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions}
 	a.Quantiles = o.Stat == "p90" || o.Stat == "p99"
 	doc, err := buildDoc(cmd, a, nil)
@@ -127,10 +142,98 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if err := generate(cmd.OutOrStdout(), o.Format, g, report.Options{}); err != nil {
 		return err
 	}
+	return gateExit(g)
+}
+
+func gateExit(g *report.Gate) error {
 	if g.Status == "FAIL" {
 		return &ExitError{Code: ExitGate, Err: silentErr{}}
 	}
 	return nil
+}
+
+// expandDirs expands the glob patterns of dataset directories, each sorted;
+// a pattern that matches nothing is kept for the loader to name.
+func expandDirs(patterns []string) []string {
+	var dirs []string
+	for _, a := range patterns {
+		matches, err := filepath.Glob(a)
+		if err != nil || len(matches) == 0 {
+			dirs = append(dirs, a)
+			continue
+		}
+		slices.Sort(matches)
+		dirs = append(dirs, matches...)
+	}
+	return dirs
+}
+
+// loadHistory loads --history's datasets with the candidate's warm-up rule.
+func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysis.HistoryRuns, error) {
+	h, _, err := analysis.LoadHistory(cmd.Context(), expandDirs(patterns), skipSteps, Version())
+	if err != nil {
+		return nil, asExit(err)
+	}
+	return h, nil
+}
+
+// runCheckHistory gates the candidate FILE(s) against the history runs.
+func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
+	h, err := loadHistory(cmd, o.History, o.SkipSteps)
+	if err != nil {
+		return err
+	}
+	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true}
+	a.Baseline = "" // names a history arm here, not a candidate arm
+	doc, err := buildDoc(cmd, a, nil)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(doc.Phases, o.Phase) {
+		return usageErr("--phase %q: not a phase of these inputs (phases: %s)", o.Phase, strings.Join(doc.Phases, ", "))
+	}
+	rows, err := doc.CompareWithHistory(h, []string{o.Phase}, o.Metric, o.Stat, o.Baseline, o.Confidence)
+	if err != nil {
+		return asExit(err)
+	}
+	g := historyGate(rows, h, o)
+	if err := generate(cmd.OutOrStdout(), o.Format, g, report.Options{}); err != nil {
+		return err
+	}
+	return gateExit(g)
+}
+
+// historyGate judges each candidate arm against its history: a regression
+// only when the whole interval lies above 1 + limit.
+func historyGate(rows []analysis.HistoryRow, h *analysis.HistoryRuns, o *CheckOptions) *report.Gate {
+	g := &report.Gate{Status: "PASS", Mode: report.ModeHistory, Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Limit: o.Limit,
+		Confidence: o.Confidence, HistoryDirs: h.Dirs, Arms: []report.GateRow{}}
+	bound := 1 + o.Limit
+	limit := report.LimitText(o.Limit)
+	for _, r := range rows {
+		c := r.HistoryComparison
+		if g.Baseline == "" {
+			g.Baseline = r.HistoryArm
+		} else if g.Baseline != r.HistoryArm {
+			g.Baseline = "each arm's own"
+		}
+		row := report.GateRow{Arm: r.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.HistoryRuns, Outcome: report.OutcomePass, History: c}
+		switch {
+		case c.RatioCI == nil:
+			row.Outcome = report.OutcomeInconclusive
+			row.Reason = c.Reason + ": a regression cannot be proven"
+		case c.RatioCI[0] > bound:
+			row.Outcome = report.OutcomeRegression
+			row.Reason = fmt.Sprintf("the whole interval lies above %.3f: %s is proven slower than the history of %s by more than %s", bound, r.Arm, r.HistoryArm, limit)
+			g.Status = "FAIL"
+		case c.RatioCI[1] > bound:
+			row.Reason = fmt.Sprintf("the interval reaches above %.3f and below it: not proven", bound)
+		default:
+			row.Reason = fmt.Sprintf("the interval lies below %.3f", bound)
+		}
+		g.Arms = append(g.Arms, row)
+	}
+	return g
 }
 
 // gate judges each arm. Only a between-unit CI can prove a regression: a
@@ -140,7 +243,7 @@ func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
 	if !slices.Contains(doc.Phases, o.Phase) {
 		return nil, usageErr("--phase %q: not a phase of these inputs (phases: %s)", o.Phase, strings.Join(doc.Phases, ", "))
 	}
-	g := &report.Gate{Status: "PASS", Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
+	g := &report.Gate{Status: "PASS", Mode: report.ModeArms, Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
 		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}
 	bound := 1 + o.Limit
 	limit := report.LimitText(o.Limit)
