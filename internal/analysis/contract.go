@@ -36,6 +36,9 @@ type Doc struct {
 	Provenance    []ProvenanceRow    `json:"provenance"`
 	Excluded      phases.Exclusions  `json:"excluded"`
 	Warnings      []Warning          `json:"warnings"`
+	// History compares each arm's phases with earlier runs of the baseline
+	// (analyze --history; docs/statistics.md §11): mean wall per step.
+	History []HistoryRow `json:"history,omitempty"`
 
 	instances []phases.Instance
 	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/nsysphase/nsysphase/internal/filehash"
@@ -21,8 +22,9 @@ type AnalyzeOptions struct {
 	TableOutput
 	From        bool // Files are dataset directories written by --out
 	NoStats     bool
-	Wide        bool // every breakdown column on a terminal
-	AllWarnings bool // every warning, not one line per code
+	Wide        bool     // every breakdown column on a terminal
+	AllWarnings bool     // every warning, not one line per code
+	History     []string // --history: dataset directories (globs) of earlier baseline runs
 }
 
 // NewCmdAnalyze builds `nsysphase analyze`; runF replaces the action in tests.
@@ -78,6 +80,7 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	cmd.Flags().BoolVar(&o.AllWarnings, "warnings", false, "table and markdown formats: every warning in full, not one line per kind")
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
+	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (--out) of an earlier baseline run: adds each phase's mean wall against the history runs; repeatable, globs quoted")
 	return cmd
 }
 
@@ -180,6 +183,14 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		return err
 	}
 	warnMismatches(cmd.ErrOrStderr(), doc.MismatchWarnings())
+	if len(o.History) > 0 {
+		if err := addHistory(cmd, o, doc); err != nil {
+			if dw != nil {
+				dw.Abort()
+			}
+			return err
+		}
+	}
 	if dw != nil {
 		for _, t := range doc.TablesAfterInstances() {
 			dw.Add(t)
@@ -197,6 +208,24 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 	}
 	opt := report.Options{Tool: "nsysphase " + Version(), Metadata: md, Wide: o.Wide, AllWarnings: o.AllWarnings, StepGiven: o.Step != "" || o.Config != ""}
 	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, doc, opt) })
+}
+
+// addHistory compares every phase's mean wall with the --history runs.
+func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error {
+	h, err := loadHistory(cmd, o.History, o.SkipSteps)
+	if err != nil {
+		return err
+	}
+	base := o.Baseline
+	if base != "" && !slices.Contains(h.Arms(), base) {
+		base = "" // --baseline names a candidate arm; each arm then meets its own history
+	}
+	rows, err := doc.CompareWithHistory(h, doc.Phases, "wall_ns", "mean", base, o.Confidence)
+	if err != nil {
+		return asExit(err)
+	}
+	doc.History = rows
+	return nil
 }
 
 // datasetMetadata is the provenance every Parquet file carries.

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +94,61 @@ func TestCheckHistory(t *testing.T) {
 	_, errs, code = run(t, "check", "--history", filepath.Join(sharing, "nope"), cand, "--phase", "collector_step")
 	if code != cli.ExitInput || !strings.Contains(errs, "nope") {
 		t.Fatalf("missing history: exit %d %s", code, errs)
+	}
+}
+
+// TestAnalyzeHistory: analyze --history adds one row per arm and phase
+// against the history runs, in JSON and in the Markdown for PRs.
+func TestAnalyzeHistory(t *testing.T) {
+	sharing := historyDatasets(t, "sharing_null_1", "sharing_null_2", "sharing_mps_1", "sharing_mps_2")
+	fx := fixture.Get(t, "eager_graph_small")
+	out, errs, code := run(t, "analyze", "--history", filepath.Join(sharing, "*"), fx.XZ, "--resamples", "1999", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d struct {
+		Summary []struct {
+			Arm string `json:"arm"`
+		} `json:"summary"`
+		History []struct {
+			Phase       string      `json:"phase"`
+			Arm         string      `json:"arm"`
+			HistoryArm  string      `json:"history_arm"`
+			Method      string      `json:"method"`
+			HistoryRuns int         `json:"history_runs"`
+			RatioCI     *[2]float64 `json:"ratio_ci"`
+		} `json:"history"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	byArm := map[string]int{}
+	for _, r := range d.History {
+		byArm[r.Arm]++
+		if r.HistoryArm != "eager" {
+			t.Errorf("%s/%s: history arm %q", r.Arm, r.Phase, r.HistoryArm)
+		}
+		if r.Phase == "collector_step" && (r.HistoryRuns != 4 || r.RatioCI == nil || r.Method != "history-prediction-t") {
+			t.Errorf("%+v", r)
+		}
+	}
+	// One row per arm and phase present (the graph arm replays a graph
+	// instead of some phases).
+	want := map[string]int{}
+	for _, s := range d.Summary {
+		want[s.Arm]++
+	}
+	if fmt.Sprint(byArm) != fmt.Sprint(want) || want["eager"] < 10 {
+		t.Errorf("rows per arm %v, want %v", byArm, want)
+	}
+	out, _, code = run(t, "analyze", "--history", filepath.Join(sharing, "*"), fx.XZ, "--resamples", "1999", "--format", "md")
+	if code != 0 || !strings.Contains(out, "against the history of eager") || !strings.Contains(out, "| collector_step | graph |") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	out, _, _ = run(t, "analyze", "--history", filepath.Join(sharing, "*"), fx.XZ, "--resamples", "1999")
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 120 {
+			t.Errorf("line of %d columns: %s", n, l)
+		}
 	}
 }
