@@ -158,3 +158,23 @@ func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, st
 func present(rs []stats.RunValue) []stats.RunValue {
 	return slices.DeleteFunc(slices.Clone(rs), func(r stats.RunValue) bool { return math.IsNaN(r.Value) })
 }
+
+// ArmSeries returns, per arm, the per-unit series of metric on phase over
+// the kept steps (copied), units in time order; nil when the phase is absent.
+func (d *Doc) ArmSeries(phase, metric string) (map[string][][]float64, error) {
+	pi := slices.Index(d.Phases, phase)
+	if pi < 0 || d.plan == nil {
+		return nil, nil
+	}
+	mi := slices.Index(MetricNames(), metric)
+	if mi < 0 {
+		return nil, &UsageError{Err: fmt.Errorf("--metric %q: not a metric (metrics: %s)", metric, strings.Join(MetricNames(), ", "))}
+	}
+	units := d.plan.Units(pi)
+	defer ReleaseUnits(units)
+	out := map[string][][]float64{}
+	for _, u := range units { // by arm, then start: time order within an arm
+		out[u.Arm] = append(out[u.Arm], slices.Clone(u.Steps[mi]))
+	}
+	return out, nil
+}

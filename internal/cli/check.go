@@ -27,6 +27,7 @@ type CheckOptions struct {
 	Limit         float64 // parsed from MaxRegression: 0.05 for "5%"
 	Format        string
 	History       []string // --history: dataset directories (globs) of earlier baseline runs
+	WithinRun     bool     // --within-run: stationary bootstrap over the steps of single runs
 }
 
 // NewCmdCheck builds `nsysphase check`, the CI gate.
@@ -50,6 +51,11 @@ history's run-to-run spread (n − 1 degrees of freedom; docs/statistics.md §11
 give an interval; the false-alarm rate (at most half of 1 − confidence) is stated for 5 or more. A
 candidate arm is compared with the history of the same arm, or of the history's only arm, or of
 --baseline when given.
+
+--within-run compares two single runs (one profile or block per arm) by a stationary bootstrap over
+their steps (block length from the data, Politis–White): it keeps the steps' autocorrelation but
+leaves out run-to-run variance, so it says whether these runs differ, not whether the code does.
+Off by default; every line it produces says "within-run", and with it the gate can fail.
 
 --max-regression is a percentage (5%) or a fraction (0.05); a bare number of 1 or more ("5") is
 refused, since it could mean 5% or 500%. The limit printed is the limit used.
@@ -86,6 +92,9 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			default:
 				return usageErr("--stat %q: want mean, median, p90 or p99", o.Stat)
 			}
+			if o.WithinRun && len(o.History) > 0 {
+				return usageErr("--within-run and --history: pick one (--history compares with earlier runs, --within-run the steps of one run per arm)")
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -99,6 +108,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	cmd.Flags().StringVar(&o.Stat, "stat", "mean", "statistic: mean, median, p90 or p99")
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, markdown or json")
+	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "compare single runs by a stationary bootstrap over steps (leaves out run-to-run variance; labelled within-run)")
 	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (analyze --out) of an earlier baseline run; repeatable, globs quoted")
 	return cmd
 }
@@ -128,6 +138,9 @@ func parseShare(s string) (float64, error) {
 func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if len(o.History) > 0 {
 		return runCheckHistory(cmd, o)
+	}
+	if o.WithinRun {
+		return runCheckWithinRun(cmd, o)
 	}
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions}
 	a.Quantiles = o.Stat == "p90" || o.Stat == "p99"
@@ -274,4 +287,56 @@ func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
 		return nil, usageErr("nothing to compare for phase %q, metric %q, stat %q: need two arms (arms: %s) and a known metric", o.Phase, o.Metric, o.Stat, strings.Join(doc.Arms, ", "))
 	}
 	return g, nil
+}
+
+// runCheckWithinRun gates each arm against the baseline with the
+// stationary bootstrap over the steps of their runs (--within-run).
+func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
+	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true}
+	doc, err := buildDoc(cmd, a, nil)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(doc.Phases, o.Phase) {
+		return usageErr("--phase %q: not a phase of these inputs (phases: %s)", o.Phase, strings.Join(doc.Phases, ", "))
+	}
+	series, err := doc.ArmSeries(o.Phase, o.Metric)
+	if err != nil {
+		return asExit(err)
+	}
+	if len(doc.Arms) < 2 {
+		return usageErr("--within-run compares an arm with the baseline, and these inputs hold one arm (%s): pass one export per arm with --arm NAME=FILE", strings.Join(doc.Arms, ", "))
+	}
+	g := &report.Gate{Status: "PASS", Mode: report.ModeWithinRun, Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
+		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}
+	bound := 1 + o.Limit
+	for _, arm := range doc.Arms {
+		if arm == doc.Baseline || series[arm] == nil || series[doc.Baseline] == nil {
+			continue
+		}
+		w, err := stats.CompareWithinRun(o.Phase, o.Metric, o.Stat, doc.Baseline, arm, series[doc.Baseline], series[arm],
+			stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed})
+		if err != nil {
+			return err
+		}
+		r := report.GateRow{Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: report.OutcomePass, WithinRun: w}
+		switch {
+		case w.RatioCI == nil:
+			r.Outcome = report.OutcomeInconclusive
+			r.Reason = "no within-run interval (a zero statistic)"
+		case w.RatioCI[0] > bound:
+			r.Outcome = report.OutcomeRegression
+			r.Reason = fmt.Sprintf("within-run: the whole interval lies above %.3f: this run of %s is slower than this run of %s by more than %s", bound, arm, doc.Baseline, report.LimitText(o.Limit))
+			g.Status = "FAIL"
+		case w.RatioCI[1] > bound:
+			r.Reason = fmt.Sprintf("within-run: the interval reaches above %.3f and below it: not proven", bound)
+		default:
+			r.Reason = fmt.Sprintf("within-run: the interval lies below %.3f", bound)
+		}
+		g.Arms = append(g.Arms, r)
+	}
+	if err := generate(cmd.OutOrStdout(), o.Format, g, report.Options{}); err != nil {
+		return err
+	}
+	return gateExit(g)
 }

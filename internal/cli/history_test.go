@@ -152,3 +152,52 @@ func TestAnalyzeHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckWithinRun: one export per arm. Without --within-run the gate
+// cannot prove anything (inconclusive, exit 0); with it, the stationary
+// bootstrap over steps finds null 37% slower than mps in these two runs
+// (exit 1), and every line says within-run.
+func TestCheckWithinRun(t *testing.T) {
+	mps, null := fixture.Get(t, "sharing_mps_1"), fixture.Get(t, "sharing_null_1")
+	args := []string{"check", "--step", "collector_step", "--arm-pattern", "^none(x)(y)$", "--arm", "mps=" + mps.XZ, "--arm", "null=" + null.XZ,
+		"--baseline", "mps", "--phase", "collector_step", "--resamples", "1999"}
+	if out, _, code := run(t, args...); code != 0 || !strings.Contains(out, "inconclusive") {
+		t.Fatalf("without --within-run: exit %d\n%s", code, out)
+	}
+	out, errs, code := run(t, append(args, "--within-run")...)
+	if code != cli.ExitGate || errs != "" {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(l, "within-run") && strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "      ") {
+			t.Errorf("line without within-run: %q", l)
+		}
+	}
+	out, _, code = run(t, append(args, "--within-run", "--format", "json")...)
+	var g struct {
+		Mode string `json:"mode"`
+		Arms []struct {
+			Ratio     float64    `json:"ratio"`
+			RatioCI   [2]float64 `json:"ratio_ci"`
+			Outcome   string     `json:"outcome"`
+			WithinRun struct {
+				Method      string    `json:"method"`
+				Warnings    []string  `json:"warnings"`
+				ArmSteps    int       `json:"arm_steps"`
+				BlockLength []float64 `json:"baseline_block_length"`
+			} `json:"within_run"`
+		} `json:"arms"`
+	}
+	if err := json.Unmarshal([]byte(out), &g); err != nil || code != cli.ExitGate || g.Mode != "within-run" || len(g.Arms) != 1 {
+		t.Fatalf("exit %d %v\n%s", code, err, out)
+	}
+	a := g.Arms[0]
+	if a.Outcome != "regression" || a.Ratio < 1.3 || a.Ratio > 1.45 || a.RatioCI[0] < 1.3 || a.WithinRun.Method != "within-run-stationary-bootstrap" ||
+		a.WithinRun.ArmSteps != 179 || len(a.WithinRun.BlockLength) != 1 || a.WithinRun.BlockLength[0] < 1 ||
+		strings.Join(a.WithinRun.Warnings, ",") != "ci_excludes_run_to_run_variance" {
+		t.Fatalf("%+v", a)
+	}
+	if _, errs, code := run(t, append(args, "--within-run", "--history", "x")...); code != cli.ExitInput || !strings.Contains(errs, "pick one") {
+		t.Fatalf("--within-run --history: exit %d %s", code, errs)
+	}
+}

@@ -52,6 +52,8 @@ type GateRow struct {
 	Reason  string      `json:"reason"`
 	// History is the comparison with the history runs (ModeHistory).
 	History *stats.HistoryComparison `json:"history,omitempty"`
+	// WithinRun is the stationary-bootstrap comparison (ModeWithinRun).
+	WithinRun *stats.WithinRunComparison `json:"within_run,omitempty"`
 }
 
 // LimitText prints a limit fraction as the percentage it is: 0.05 → "+5%".
@@ -60,8 +62,11 @@ func LimitText(limit float64) string {
 }
 
 func writeGate(w io.Writer, g *Gate, f Format) error {
-	if g.Mode == ModeHistory {
+	switch g.Mode {
+	case ModeHistory:
 		return writeHistoryGate(w, g, f)
+	case ModeWithinRun:
+		return writeWithinRunGate(w, g, f)
 	}
 	head := fmt.Sprintf("%s: %s %s of %s, each arm vs %s, limit %s (%g%% CIs, B = %d, seed %d)",
 		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
@@ -188,4 +193,46 @@ func fmtValue(v float64, metric string) string {
 		return fmt.Sprintf("%.1f µs", v/1e3)
 	}
 	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// withinRunNote says in one sentence what a within-run result is.
+const withinRunNote = "within-run: steps of one run per arm resampled in blocks; run-to-run variance is left out, so this compares these runs, not the code"
+
+// writeWithinRunGate renders check --within-run, labelled on every line.
+func writeWithinRunGate(w io.Writer, g *Gate, f Format) error {
+	head := fmt.Sprintf("%s (within-run): %s %s of %s vs %s, limit %s (%g%% stationary bootstrap over steps, B = %d, seed %d)",
+		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
+	notes := func(x *stats.WithinRunComparison) string {
+		return fmt.Sprintf("within-run, %d vs %d steps, mean block length %s vs %s steps, %.0f blocks", x.ArmSteps, x.BaselineSteps,
+			blockLens(x.ArmBlocks), blockLens(x.BaselineBlocks), x.Blocks)
+	}
+	if f == Markdown {
+		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", head)
+		fmt.Fprintln(w, "| arm | ratio | within-run interval | change | outcome |")
+		fmt.Fprintln(w, "|---|---:|---|---:|---|")
+		for _, r := range g.Arms {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s (within-run) |\n", escapeCell(r.Arm), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+		}
+		fmt.Fprintln(w)
+		for _, r := range g.Arms {
+			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(r.Arm), notes(r.WithinRun), r.Reason)
+		}
+		fmt.Fprintf(w, "- %s\n", withinRunNote)
+		return nil
+	}
+	fmt.Fprintln(w, wrap(head, textWidth, "      "))
+	for _, r := range g.Arms {
+		line := fmt.Sprintf("  %s: ratio %s %s (%s): %s — %s", r.Arm, fmtRatio(r.Ratio), fmtCI(r.RatioCI), notes(r.WithinRun), r.Outcome, r.Reason)
+		fmt.Fprintln(w, wrap(line, textWidth, "      "))
+	}
+	fmt.Fprintln(w, wrap("  "+withinRunNote, textWidth, "      "))
+	return nil
+}
+
+func blockLens(bs []float64) string {
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = strconv.FormatFloat(b, 'f', 1, 64)
+	}
+	return strings.Join(parts, "/")
 }
