@@ -7,8 +7,10 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -34,13 +36,55 @@ type HistoryRuns struct {
 // LoadHistory loads the datasets in dirs (written by analyze --out) as
 // history runs, re-applying the warm-up rule skipSteps to their steps so
 // that history and candidate leave out the same warm-up. No statistics
-// run on them.
+// run on them. Every CI run may name its export alike (run.sqlite), so each
+// export is labelled by its dataset: DIR/FILE.
 func LoadHistory(ctx context.Context, dirs []string, skipSteps int, version string) (*HistoryRuns, []Warning, error) {
-	d, err := BuildFromDatasets(ctx, dirs, FromOptions{SkipSteps: skipSteps}, StatsConfig{Off: true}, version)
+	if len(dirs) == 0 {
+		return nil, nil, &UsageError{Err: errors.New("--history: no dataset directory")}
+	}
+	var files []*FileResult
+	var warns []Warning
+	skip := 0
+	for _, dir := range dirs {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		ds, err := LoadDataset(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		frs, s, w, err := FileResultsFromDatasets([]*Dataset{ds}, FromOptions{SkipSteps: skipSteps})
+		if err != nil {
+			return nil, nil, err
+		}
+		skip = s
+		warns = append(warns, w...)
+		for _, fr := range frs {
+			relabelFile(fr, filepath.ToSlash(filepath.Join(dir, fr.Path)))
+		}
+		files = append(files, frs...)
+	}
+	d, err := Build(ctx, files, StatsConfig{Off: true}, version, skip)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &HistoryRuns{Dirs: dirs, doc: d}, d.Warnings, nil
+	return &HistoryRuns{Dirs: dirs, doc: d}, append(warns, d.Warnings...), nil
+}
+
+// relabelFile names fr's export label everywhere its rows carry it.
+func relabelFile(fr *FileResult, label string) {
+	fr.Path = label
+	r := fr.Result
+	for i := range r.Instances {
+		r.Instances[i].File = label
+		r.Instances[i].Unit.File = label
+	}
+	for i := range r.Inputs {
+		r.Inputs[i].File = label
+	}
+	if fr.Info != nil {
+		fr.Info.File = label
+	}
 }
 
 // Arms are the history's arms.
@@ -134,7 +178,8 @@ func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, st
 			hr := present(hist[harm])
 			dup := false
 			hr = slices.DeleteFunc(hr, func(r stats.RunValue) bool {
-				in := slices.ContainsFunc(runs, func(c stats.RunValue) bool { return c.Label == r.Label })
+				// The same recording: same start on the capture clock, steps and value.
+				in := slices.ContainsFunc(runs, func(c stats.RunValue) bool { return c.Start == r.Start && c.Steps == r.Steps && c.Value == r.Value })
 				dup = dup || in
 				return in
 			})
