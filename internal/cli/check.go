@@ -64,7 +64,12 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 --format markdown prints a table for pull-request comments.`,
 		Example: `  nsysphase check testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz --baseline eager --phase collector_step --max-regression 5%
   nsysphase check testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz --baseline graph --phase collector_step --max-regression 0.05   # exit 1
-  nsysphase check --arm-key training.cuda_process_sharing 'testdata/nsys-2025.3-h200/sharing_*.sqlite.xz' --baseline null --phase collector_step --stat median --format markdown`,
+  nsysphase check --arm-key training.cuda_process_sharing 'testdata/nsys-2025.3-h200/sharing_*.sqlite.xz' --baseline null --phase collector_step --stat median --format markdown
+  nsysphase analyze --quiet --no-stats --out history/run1 testdata/nsys-2025.3-h200/sharing_null_1.sqlite.xz   # earlier runs of the baseline
+  nsysphase analyze --quiet --no-stats --out history/run2 testdata/nsys-2025.3-h200/sharing_null_2.sqlite.xz
+  nsysphase analyze --quiet --no-stats --out history/run3 testdata/nsys-2025.3-h200/sharing_mps_1.sqlite.xz
+  nsysphase check --history 'history/*' testdata/nsys-2025.3-h200/sharing_mps_2.sqlite.xz --phase collector_step --format markdown
+  nsysphase check --within-run --step collector_step --arm-pattern '^none(x)(y)$' --arm mps=testdata/nsys-2025.3-h200/sharing_mps_1.sqlite.xz --arm null=testdata/nsys-2025.3-h200/sharing_null_1.sqlite.xz --baseline mps --phase collector_step   # exit 1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			if f, err := report.ParseFormat(o.Format); err != nil || (f != report.Text && f != report.Markdown && f != report.JSON) {
