@@ -39,6 +39,10 @@ type Doc struct {
 	// History compares each arm's phases with earlier runs of the baseline
 	// (analyze --history; docs/statistics.md §11): mean wall per step.
 	History []HistoryRow `json:"history,omitempty"`
+	// WithinRun compares each arm's phases with the baseline by the
+	// stationary bootstrap over steps (analyze --within-run;
+	// docs/statistics.md §12): within these runs only.
+	WithinRun []WithinRunRow `json:"within_run,omitempty"`
 
 	instances []phases.Instance
 	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off

@@ -223,3 +223,37 @@ func (d *Doc) ArmSeries(phase, metric string) (map[string][][]float64, error) {
 	}
 	return out, nil
 }
+
+// WithinRunRow is one arm's phase against the baseline by the stationary
+// bootstrap over the steps of their runs (analyze --within-run).
+type WithinRunRow struct {
+	Phase string `json:"phase"`
+	*stats.WithinRunComparison
+}
+
+// CompareWithinRun compares every arm with the baseline on each phase by
+// the stationary bootstrap over steps (docs/statistics.md §12).
+func (d *Doc) CompareWithinRun(phaseNames []string, metric, stat string, opt stats.Options) ([]WithinRunRow, error) {
+	var out []WithinRunRow
+	for _, ph := range phaseNames {
+		series, err := d.ArmSeries(ph, metric)
+		if err != nil {
+			return nil, err
+		}
+		base := series[d.Baseline]
+		if base == nil {
+			continue
+		}
+		for _, arm := range d.Arms {
+			if arm == d.Baseline || series[arm] == nil {
+				continue
+			}
+			w, err := stats.CompareWithinRun(ph, metric, stat, d.Baseline, arm, base, series[arm], opt)
+			if err != nil {
+				return nil, fmt.Errorf("within-run comparison of phase %q: %w", ph, err)
+			}
+			out = append(out, WithinRunRow{Phase: ph, WithinRunComparison: w})
+		}
+	}
+	return out, nil
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/report"
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 // AnalyzeOptions are the flags and arguments of `nsysphase analyze`.
@@ -25,6 +26,7 @@ type AnalyzeOptions struct {
 	Wide        bool     // every breakdown column on a terminal
 	AllWarnings bool     // every warning, not one line per code
 	History     []string // --history: dataset directories (globs) of earlier baseline runs
+	WithinRun   bool     // --within-run: stationary bootstrap over the steps of single runs
 }
 
 // NewCmdAnalyze builds `nsysphase analyze`; runF replaces the action in tests.
@@ -81,6 +83,7 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
 	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (--out) of an earlier baseline run: adds each phase's mean wall against the history runs; repeatable, globs quoted")
+	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "adds each arm's phases against the baseline by a stationary bootstrap over steps (within these runs: leaves out run-to-run variance)")
 	return cmd
 }
 
@@ -190,6 +193,16 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 			}
 			return err
 		}
+	}
+	if o.WithinRun {
+		rows, err := doc.CompareWithinRun(doc.Phases, "wall_ns", "mean", stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed})
+		if err != nil {
+			if dw != nil {
+				dw.Abort()
+			}
+			return err
+		}
+		doc.WithinRun = rows
 	}
 	if dw != nil {
 		for _, t := range doc.TablesAfterInstances() {

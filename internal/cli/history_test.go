@@ -201,3 +201,44 @@ func TestCheckWithinRun(t *testing.T) {
 		t.Fatalf("--within-run --history: exit %d %s", code, errs)
 	}
 }
+
+// TestAnalyzeWithinRun: analyze --within-run adds one row per non-baseline
+// arm and phase, labelled within-run in the table and in JSON.
+func TestAnalyzeWithinRun(t *testing.T) {
+	mps, null := fixture.Get(t, "sharing_mps_1"), fixture.Get(t, "sharing_null_1")
+	args := []string{"analyze", "--within-run", "--step", "collector_step", "--arm-pattern", "^none(x)(y)$", "--arm", "mps=" + mps.XZ, "--arm", "null=" + null.XZ,
+		"--baseline", "mps", "--resamples", "1999"}
+	out, errs, code := run(t, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var d struct {
+		Phases    []string `json:"phases"`
+		WithinRun []struct {
+			Phase    string      `json:"phase"`
+			Arm      string      `json:"arm"`
+			Method   string      `json:"method"`
+			B        int         `json:"b"`
+			RatioCI  *[2]float64 `json:"ratio_ci"`
+			Warnings []string    `json:"warnings"`
+		} `json:"within_run"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.WithinRun) != len(d.Phases) {
+		t.Fatalf("%d rows for %d phases", len(d.WithinRun), len(d.Phases))
+	}
+	for _, r := range d.WithinRun {
+		if r.Arm != "null" || r.Method != "within-run-stationary-bootstrap" || r.B != 1999 || r.RatioCI == nil || strings.Join(r.Warnings, ",") != "ci_excludes_run_to_run_variance" {
+			t.Errorf("%+v", r)
+		}
+	}
+	out, _, _ = run(t, args...)
+	if !strings.Contains(out, "Within-run: mean wall per step against mps") || !strings.Contains(out, "within-run: steps of one run per arm") {
+		t.Errorf("table:\n%s", out)
+	}
+	if out, _, _ := run(t, args[:len(args)-2]...); strings.Contains(out, "Within-run: mean") && !strings.Contains(strings.Join(args, " "), "--within-run") {
+		t.Error("within-run section without the flag")
+	}
+}

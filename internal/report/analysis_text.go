@@ -57,6 +57,9 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	if err := writeHistory(w, doc, f, opt.Wide); err != nil {
 		return err
 	}
+	if err := writeWithinRun(w, doc, f, opt.Wide); err != nil {
+		return err
+	}
 	section := func(title string, body func() error) error {
 		if md {
 			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", title)

@@ -106,3 +106,56 @@ func writeHistory(w io.Writer, doc *analysis.Doc, f Format, all bool) error {
 	}
 	return nil
 }
+
+// writeWithinRun writes analyze --within-run's comparison: per arm, the
+// step and every phase whose within-run interval excludes 1 (all with
+// all), each line labelled within-run.
+func writeWithinRun(w io.Writer, doc *analysis.Doc, f Format, all bool) error {
+	if len(doc.WithinRun) == 0 {
+		return nil
+	}
+	r0 := doc.WithinRun[0]
+	t := export.NewTable("within_run", fmt.Sprintf("Within-run: mean wall per step against %s (%g%% stationary bootstrap over steps, B = %d, seed %d)",
+		doc.Baseline, 100*r0.Confidence, r0.B, r0.Seed),
+		export.Column{Name: "phase", Type: export.TypeString},
+		export.Column{Name: "arm", Type: export.TypeString},
+		export.Column{Name: doc.Baseline + " µs", Type: export.TypeFloat64},
+		export.Column{Name: "arm µs", Type: export.TypeFloat64},
+		export.Column{Name: "block len", Type: export.TypeString},
+		export.Column{Name: "ratio", Type: export.TypeString},
+		export.Column{Name: "within-run interval", Type: export.TypeString},
+		export.Column{Name: "change", Type: export.TypeString},
+	)
+	var same []string
+	for _, r := range doc.WithinRun {
+		moved := r.RatioCI != nil && (r.RatioCI[0] > 1 || r.RatioCI[1] < 1)
+		if !all && r.Phase != doc.Step && !moved {
+			same = appendNew(same, r.Phase)
+			continue
+		}
+		_ = t.AppendRow(export.Str(clip(r.Phase, 28)), export.Str(clip(r.Arm, 16)), export.Float(round1(r.BaselineValue/1e3)), export.Float(round1(r.ArmValue/1e3)),
+			export.Str(blockLens(r.BaselineBlocks)+" | "+blockLens(r.ArmBlocks)), export.Str(fmtRatio(r.Ratio)),
+			export.Str(strings.TrimPrefix(fmtCI(r.RatioCI), "(no CI)")), export.Str(pctChange(r.Ratio, r.RatioCI, r.Method)))
+	}
+	md := f == Markdown
+	if md {
+		fmt.Fprintf(w, "\n%s\n\n", t.Doc)
+	} else {
+		fmt.Fprintf(w, "\n%s\n", wrap(t.Doc, textWidth, "  "))
+	}
+	if err := writeTable(w, t, f); err != nil {
+		return err
+	}
+	lines := []string{withinRunNote}
+	if len(same) > 0 {
+		lines = append([]string{"within-run ~ (interval includes 1): " + strings.Join(same, ", ")}, lines...)
+	}
+	for _, l := range lines {
+		if md {
+			fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
+		} else {
+			fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
+		}
+	}
+	return nil
+}
