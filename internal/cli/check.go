@@ -118,6 +118,19 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	return cmd
 }
 
+// oneArmSentence says in one sentence what check needs when the inputs
+// hold a single arm.
+func oneArmSentence(arms []string) string {
+	what := "one arm"
+	if len(arms) == 1 && arms[0] != "" {
+		what = fmt.Sprintf("one arm (%s)", arms[0])
+	} else if len(arms) == 1 {
+		what = "one arm (no arm ranges)"
+	}
+	return fmt.Sprintf("check compares arms with a baseline and these inputs hold %s: record the baseline and the change as arms "+
+		"(NVTX ranges \"arm=NAME block=N\", --arm NAME=GLOB or --arm-key), or gate this run against earlier runs with --history DIR", what)
+}
+
 // parseShare reads a share written as a percentage ("5%") or a fraction
 // ("0.05"), both 0.05. A bare number of 1 or more is refused: "5" could mean
 // 5% or 500%, and a CI gate must not guess. Callers check the upper bound.
@@ -260,6 +273,12 @@ func historyGate(rows []analysis.HistoryRow, h *analysis.HistoryRuns, o *CheckOp
 func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
 	if !slices.Contains(doc.Phases, o.Phase) {
 		return nil, usageErr("--phase %q: not a phase of these inputs (phases: %s)", o.Phase, strings.Join(doc.Phases, ", "))
+	}
+	if !slices.Contains(analysis.MetricNames(), o.Metric) {
+		return nil, usageErr("--metric %q: not a metric (metrics: %s)", o.Metric, strings.Join(analysis.MetricNames(), ", "))
+	}
+	if len(doc.Arms) < 2 {
+		return nil, usageErr("%s", oneArmSentence(doc.Arms))
 	}
 	g := &report.Gate{Status: "PASS", Mode: report.ModeArms, Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
 		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}

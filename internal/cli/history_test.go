@@ -242,3 +242,16 @@ func TestAnalyzeWithinRun(t *testing.T) {
 		t.Error("a within-run section without --within-run")
 	}
 }
+
+// TestCheckOneArm: with one arm, check says in one sentence what it needs.
+func TestCheckOneArm(t *testing.T) {
+	_, errs, code := run(t, "check", fixture.Get(t, "sharing_null_1").XZ, "--phase", "collector_step")
+	if code != cli.ExitInput || !strings.Contains(errs, "these inputs hold one arm (eager): record the baseline and the change as arms") ||
+		!strings.Contains(errs, "--history") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, errs, code = run(t, "check", fixture.Get(t, "interleaved_graph").XZ, "--phase", "collector_step", "--metric", "nope")
+	if code != cli.ExitInput || !strings.Contains(errs, `--metric "nope": not a metric`) {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
