@@ -28,6 +28,7 @@ type CheckOptions struct {
 	Format        string
 	History       []string // --history: dataset directories (globs) of earlier baseline runs
 	WithinRun     bool     // --within-run: stationary bootstrap over the steps of single runs
+	OutputFlags
 }
 
 // NewCmdCheck builds `nsysphase check`, the CI gate.
@@ -97,6 +98,9 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			default:
 				return usageErr("--stat %q: want mean, median, p90 or p99", o.Stat)
 			}
+			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
+				return err
+			}
 			if o.WithinRun && len(o.History) > 0 {
 				return usageErr("--within-run and --history: pick one (--history compares with earlier runs, --within-run the steps of one run per arm)")
 			}
@@ -113,6 +117,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	cmd.Flags().StringVar(&o.Stat, "stat", "mean", "statistic: mean, median, p90 or p99")
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, markdown or json")
+	addOutputFlags(cmd, &o.OutputFlags)
 	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "compare single runs by a stationary bootstrap over steps (leaves out run-to-run variance; labelled within-run)")
 	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (analyze --out) of an earlier baseline run; repeatable, globs quoted")
 	return cmd
@@ -170,7 +175,7 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := generate(cmd.OutOrStdout(), o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
 		return err
 	}
 	return gateExit(g)
@@ -228,7 +233,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 		return asExit(err)
 	}
 	g := historyGate(rows, h, o)
-	if err := generate(cmd.OutOrStdout(), o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
 		return err
 	}
 	return gateExit(g)
@@ -359,7 +364,7 @@ func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
 		}
 		g.Arms = append(g.Arms, r)
 	}
-	if err := generate(cmd.OutOrStdout(), o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
 		return err
 	}
 	return gateExit(g)

@@ -136,7 +136,8 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 			return export.Write(w, r.Table(), ef, export.Options{Metadata: opt.Metadata})
 		}
 	case Infos:
-		if format == Text {
+		switch format {
+		case Text:
 			for i, in := range r {
 				if i > 0 {
 					fmt.Fprintln(w)
@@ -144,6 +145,11 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 				writeInfoTable(w, in, opt.Top)
 			}
 			return nil
+		case HTML:
+			return writeInfoHTML(w, InfosTable(r))
+		case CSV, Markdown, Parquet, Arrow:
+			ef, _ := format.ExportFormat()
+			return export.Write(w, InfosTable(r), ef, export.Options{Metadata: opt.Metadata})
 		}
 	case Ranges:
 		switch format {

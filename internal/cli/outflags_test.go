@@ -1,0 +1,65 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nsysphase/nsysphase/internal/fixture"
+)
+
+// TestOutputAndQuietFlags: analyze, check, info, inventory and ranges take
+// -o FILE (the output goes there, stdout stays empty) and --quiet (nothing
+// on stdout, the exit status unchanged).
+func TestOutputAndQuietFlags(t *testing.T) {
+	fx := fixture.Get(t, "eager_graph_small")
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"analyze", "--no-stats"},
+		{"check", "--phase", "collector_step", "--resamples", "1999"},
+		{"info"},
+		{"inventory"},
+		{"ranges"},
+	} {
+		file := filepath.Join(dir, args[0]+".out")
+		out, errs, code := run(t, append(append(args, "-o", file), fx.XZ)...)
+		data, err := os.ReadFile(file)
+		if code != 0 || out != "" || err != nil || len(data) == 0 {
+			t.Errorf("%s -o: exit %d, stdout %q, file %d bytes, %v %s", args[0], code, out, len(data), err, errs)
+		}
+		out, _, code = run(t, append(append(args, "--quiet"), fx.XZ)...)
+		if code != 0 || out != "" {
+			t.Errorf("%s --quiet: exit %d, stdout %q", args[0], code, out)
+		}
+	}
+	// -o naming the input is refused before any work.
+	if _, errs, code := run(t, "info", "-o", fx.XZ, fx.XZ); code != 2 || !strings.Contains(errs, "-o") {
+		t.Errorf("info -o INPUT: exit %d %s", code, errs)
+	}
+}
+
+// TestInfoFormats: info has analyze's formats; the table formats give one
+// row per export.
+func TestInfoFormats(t *testing.T) {
+	a, b := fixture.Get(t, "eager_graph_small"), fixture.Get(t, "graph_whole")
+	out, errs, code := run(t, "info", "--format", "csv", a.XZ, b.XZ)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "file,nsys_version,export_schema_version,gpu,") ||
+		!strings.Contains(lines[1], "eager_graph_small") || !strings.Contains(lines[2], "NVIDIA H200") {
+		t.Fatalf("csv: exit %d %s\n%s", code, errs, out)
+	}
+	for _, f := range []string{"markdown", "html"} {
+		out, errs, code := run(t, "info", "--format", f, a.XZ)
+		if code != 0 || !strings.Contains(out, "2025.3.2.0") {
+			t.Errorf("%s: exit %d %s\n%s", f, code, errs, out)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "info.parquet")
+	if _, errs, code := run(t, "info", "--format", "parquet", "-o", file, a.XZ); code != 0 {
+		t.Errorf("parquet: exit %d %s", code, errs)
+	}
+	if data, err := os.ReadFile(file); err != nil || !strings.HasPrefix(string(data), "PAR1") {
+		t.Errorf("parquet file: %v", err)
+	}
+}
