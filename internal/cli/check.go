@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/report"
@@ -20,7 +21,7 @@ import (
 type CheckOptions struct {
 	SegmentOptions
 	StatsOptions
-	Phase         string
+	Phases        []string // --phases (alias --phase): the phases (or step) to gate on
 	Metric        string
 	Stat          string
 	MaxRegression string
@@ -82,8 +83,8 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			if err := o.StatsOptions.validate(); err != nil {
 				return err
 			}
-			if o.Phase == "" {
-				return usageErr("--phase is required (the step name or one of its phases)")
+			if len(o.Phases) == 0 {
+				return usageErr("--phases is required (the step name or some of its phases, comma-separated)")
 			}
 			lim, err := parseShare(o.MaxRegression)
 			if err == nil && lim >= 10 {
@@ -112,7 +113,8 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	}
 	addSegmentFlags(cmd, &o.SegmentOptions)
 	addStatsFlags(cmd, &o.StatsOptions, false)
-	cmd.Flags().StringVar(&o.Phase, "phase", "", "phase (or step) to gate on")
+	cmd.Flags().StringSliceVar(&o.Phases, "phases", nil, "phases (or the step) to gate on, comma-separated; --phase is the same flag")
+	aliasFlag(cmd, "phase", "phases")
 	cmd.Flags().StringVar(&o.Metric, "metric", "wall_ns", "metric to gate on")
 	cmd.Flags().StringVar(&o.Stat, "stat", "mean", "statistic: mean, median, p90 or p99")
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
@@ -121,6 +123,27 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "compare single runs by a stationary bootstrap over steps (leaves out run-to-run variance; labelled within-run)")
 	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (analyze --out) of an earlier baseline run; repeatable, globs quoted")
 	return cmd
+}
+
+// knownPhases refuses a --phases entry that is not a phase of doc.
+func knownPhases(doc *analysis.Doc, phs []string) error {
+	for _, ph := range phs {
+		if !slices.Contains(doc.Phases, ph) {
+			return usageErr("--phases %q: not a phase of these inputs (phases: %s)", ph, strings.Join(doc.Phases, ", "))
+		}
+	}
+	return nil
+}
+
+// aliasFlag makes --alias another spelling of --name.
+func aliasFlag(cmd *cobra.Command, alias, name string) {
+	prev := cmd.Flags().GetNormalizeFunc()
+	cmd.Flags().SetNormalizeFunc(func(f *pflag.FlagSet, n string) pflag.NormalizedName {
+		if n == alias {
+			n = name
+		}
+		return prev(f, n)
+	})
 }
 
 // oneArmSentence says in one sentence what check needs when the inputs
@@ -225,10 +248,10 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(doc.Phases, o.Phase) {
-		return usageErr("--phase %q: not a phase of these inputs (phases: %s)", o.Phase, strings.Join(doc.Phases, ", "))
+	if err := knownPhases(doc, o.Phases); err != nil {
+		return err
 	}
-	rows, err := doc.CompareWithHistory(h, []string{o.Phase}, o.Metric, o.Stat, o.Baseline, o.Confidence)
+	rows, err := doc.CompareWithHistory(h, o.Phases, o.Metric, o.Stat, o.Baseline, o.Confidence)
 	if err != nil {
 		return asExit(err)
 	}
@@ -242,7 +265,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 // historyGate judges each candidate arm against its history: a regression
 // only when the whole interval lies above 1 + limit.
 func historyGate(rows []analysis.HistoryRow, h *analysis.HistoryRuns, o *CheckOptions) *report.Gate {
-	g := &report.Gate{Status: "PASS", Mode: report.ModeHistory, Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Limit: o.Limit,
+	g := &report.Gate{Status: "PASS", Mode: report.ModeHistory, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Limit: o.Limit,
 		Confidence: o.Confidence, HistoryDirs: h.Dirs, Arms: []report.GateRow{}}
 	bound := 1 + o.Limit
 	limit := report.LimitText(o.Limit)
@@ -253,7 +276,7 @@ func historyGate(rows []analysis.HistoryRow, h *analysis.HistoryRuns, o *CheckOp
 		} else if g.Baseline != r.HistoryArm {
 			g.Baseline = "each arm's own"
 		}
-		row := report.GateRow{Arm: r.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.HistoryRuns, Outcome: report.OutcomePass, History: c}
+		row := report.GateRow{Phase: r.Phase, Arm: r.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.HistoryRuns, Outcome: report.OutcomePass, History: c}
 		switch {
 		case c.RatioCI == nil:
 			row.Outcome = report.OutcomeInconclusive
@@ -276,8 +299,8 @@ func historyGate(rows []analysis.HistoryRow, h *analysis.HistoryRuns, o *CheckOp
 // within-run CI (one file or one block per arm) leaves out run-to-run
 // variance, so, like analyze's "no CI", it is inconclusive and passes.
 func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
-	if !slices.Contains(doc.Phases, o.Phase) {
-		return nil, usageErr("--phase %q: not a phase of these inputs (phases: %s)", o.Phase, strings.Join(doc.Phases, ", "))
+	if err := knownPhases(doc, o.Phases); err != nil {
+		return nil, err
 	}
 	if !slices.Contains(analysis.MetricNames(), o.Metric) {
 		return nil, usageErr("--metric %q: not a metric (metrics: %s)", o.Metric, strings.Join(analysis.MetricNames(), ", "))
@@ -285,15 +308,15 @@ func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
 	if len(doc.Arms) < 2 {
 		return nil, usageErr("%s", oneArmSentence(doc.Arms))
 	}
-	g := &report.Gate{Status: "PASS", Mode: report.ModeArms, Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
+	g := &report.Gate{Status: "PASS", Mode: report.ModeArms, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
 		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}
 	bound := 1 + o.Limit
 	limit := report.LimitText(o.Limit)
 	for _, c := range doc.Comparisons {
-		if c.Phase != o.Phase || c.Metric != o.Metric || c.Stat != o.Stat {
+		if !slices.Contains(o.Phases, c.Phase) || c.Metric != o.Metric || c.Stat != o.Stat {
 			continue
 		}
-		r := report.GateRow{Arm: c.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.NUnits, Outcome: report.OutcomePass}
+		r := report.GateRow{Phase: c.Phase, Arm: c.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.NUnits, Outcome: report.OutcomePass}
 		switch {
 		case c.RatioCI == nil:
 			r.Outcome = report.OutcomeInconclusive
@@ -303,17 +326,23 @@ func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
 			r.Reason = fmt.Sprintf("within-run CI [%.3f, %.3f] only (one block or file per arm): it leaves out run-to-run variance and cannot prove a regression; record more blocks or runs", c.RatioCI[0], c.RatioCI[1])
 		case c.RatioCI[0] > bound:
 			r.Outcome = report.OutcomeRegression
-			r.Reason = fmt.Sprintf("the whole CI [%.3f, %.3f] lies above %.3f: %s is proven slower than %s by more than %s", c.RatioCI[0], c.RatioCI[1], bound, c.Arm, c.Baseline, limit)
+			r.Reason = fmt.Sprintf("the whole CI lies above %.3f: %s is proven slower than %s by more than %s", bound, c.Arm, c.Baseline, limit)
 			g.Status = "FAIL"
 		case c.RatioCI[1] > bound:
-			r.Reason = fmt.Sprintf("the CI [%.3f, %.3f] reaches above %.3f but also below it: not proven", c.RatioCI[0], c.RatioCI[1], bound)
+			r.Reason = fmt.Sprintf("the CI reaches above %.3f but also below it: not proven", bound)
 		default:
-			r.Reason = fmt.Sprintf("the CI [%.3f, %.3f] lies below %.3f", c.RatioCI[0], c.RatioCI[1], bound)
+			r.Reason = fmt.Sprintf("the CI lies below %.3f", bound)
 		}
 		g.Arms = append(g.Arms, r)
 	}
+	for _, ph := range o.Phases {
+		if !slices.ContainsFunc(g.Arms, func(r report.GateRow) bool { return r.Phase == ph }) && len(o.Phases) > 1 {
+			g.Arms = append(g.Arms, report.GateRow{Phase: ph, Arm: "-", Method: stats.MethodNone, Outcome: report.OutcomeInconclusive,
+				Reason: fmt.Sprintf("no comparison: the baseline %s or every other arm lacks this phase", doc.Baseline)})
+		}
+	}
 	if len(g.Arms) == 0 {
-		return nil, usageErr("nothing to compare for phase %q, metric %q, stat %q: need two arms (arms: %s) and a known metric", o.Phase, o.Metric, o.Stat, strings.Join(doc.Arms, ", "))
+		return nil, usageErr("nothing to compare for phases %s, metric %q, stat %q: the baseline %q lacks them", strings.Join(o.Phases, ", "), o.Metric, o.Stat, doc.Baseline)
 	}
 	return g, nil
 }
@@ -326,43 +355,45 @@ func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(doc.Phases, o.Phase) {
-		return usageErr("--phase %q: not a phase of these inputs (phases: %s)", o.Phase, strings.Join(doc.Phases, ", "))
-	}
-	series, err := doc.ArmSeries(o.Phase, o.Metric)
-	if err != nil {
-		return asExit(err)
+	if err := knownPhases(doc, o.Phases); err != nil {
+		return err
 	}
 	if len(doc.Arms) < 2 {
 		return usageErr("--within-run compares an arm with the baseline, and these inputs hold one arm (%s): pass one export per arm with --arm NAME=FILE", strings.Join(doc.Arms, ", "))
 	}
-	g := &report.Gate{Status: "PASS", Mode: report.ModeWithinRun, Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
+	g := &report.Gate{Status: "PASS", Mode: report.ModeWithinRun, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
 		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}
 	bound := 1 + o.Limit
-	for _, arm := range doc.Arms {
-		if arm == doc.Baseline || series[arm] == nil || series[doc.Baseline] == nil {
-			continue
-		}
-		w, err := stats.CompareWithinRun(o.Phase, o.Metric, o.Stat, doc.Baseline, arm, series[doc.Baseline], series[arm],
-			stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed})
+	for _, ph := range o.Phases {
+		series, err := doc.ArmSeries(ph, o.Metric)
 		if err != nil {
-			return err
+			return asExit(err)
 		}
-		r := report.GateRow{Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: report.OutcomePass, WithinRun: w}
-		switch {
-		case w.RatioCI == nil:
-			r.Outcome = report.OutcomeInconclusive
-			r.Reason = "no within-run interval (a zero statistic)"
-		case w.RatioCI[0] > bound:
-			r.Outcome = report.OutcomeRegression
-			r.Reason = fmt.Sprintf("within-run: the whole interval lies above %.3f: this run of %s is slower than this run of %s by more than %s", bound, arm, doc.Baseline, report.LimitText(o.Limit))
-			g.Status = "FAIL"
-		case w.RatioCI[1] > bound:
-			r.Reason = fmt.Sprintf("within-run: the interval reaches above %.3f and below it: not proven", bound)
-		default:
-			r.Reason = fmt.Sprintf("within-run: the interval lies below %.3f", bound)
+		for _, arm := range doc.Arms {
+			if arm == doc.Baseline || series[arm] == nil || series[doc.Baseline] == nil {
+				continue
+			}
+			w, err := stats.CompareWithinRun(ph, o.Metric, o.Stat, doc.Baseline, arm, series[doc.Baseline], series[arm],
+				stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed})
+			if err != nil {
+				return err
+			}
+			r := report.GateRow{Phase: ph, Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: report.OutcomePass, WithinRun: w}
+			switch {
+			case w.RatioCI == nil:
+				r.Outcome = report.OutcomeInconclusive
+				r.Reason = "no within-run interval (a zero statistic)"
+			case w.RatioCI[0] > bound:
+				r.Outcome = report.OutcomeRegression
+				r.Reason = fmt.Sprintf("within-run: the whole interval lies above %.3f: this run of %s is slower than this run of %s by more than %s", bound, arm, doc.Baseline, report.LimitText(o.Limit))
+				g.Status = "FAIL"
+			case w.RatioCI[1] > bound:
+				r.Reason = fmt.Sprintf("within-run: the interval reaches above %.3f and below it: not proven", bound)
+			default:
+				r.Reason = fmt.Sprintf("within-run: the interval lies below %.3f", bound)
+			}
+			g.Arms = append(g.Arms, r)
 		}
-		g.Arms = append(g.Arms, r)
 	}
 	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
 		return err

@@ -63,3 +63,18 @@ func TestInfoFormats(t *testing.T) {
 		t.Errorf("parquet file: %v", err)
 	}
 }
+
+// TestCheckPhasesAlias: --phases names the phases to gate, --phase is the
+// same flag; each phase gets its rows.
+func TestCheckPhasesAlias(t *testing.T) {
+	fx := fixture.Get(t, "interleaved_graph")
+	a, _, codeA := run(t, "check", fx.XZ, "--baseline", "graph", "--phase", "collector_step", "--resamples", "1999", "--format", "json")
+	b, _, codeB := run(t, "check", fx.XZ, "--baseline", "graph", "--phases", "collector_step", "--resamples", "1999", "--format", "json")
+	if a != b || codeA != 1 || codeB != 1 {
+		t.Fatalf("--phase and --phases differ: %d %d\n%s\n%s", codeA, codeB, a, b)
+	}
+	out, _, code := run(t, "check", fx.XZ, "--baseline", "graph", "--phases", "collector_step,metrics", "--resamples", "1999")
+	if code != 1 || !strings.Contains(out, "collector_step / eager: ratio 2.103") || !strings.Contains(out, "metrics / eager:") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}

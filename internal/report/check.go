@@ -43,6 +43,7 @@ const (
 
 // GateRow is one arm's outcome.
 type GateRow struct {
+	Phase   string      `json:"phase"`
 	Arm     string      `json:"arm"`
 	Ratio   *float64    `json:"ratio"`
 	RatioCI *[2]float64 `json:"ratio_ci"`
@@ -75,17 +76,18 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 		fmt.Fprintln(w, "| arm | ratio | CI | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escapeCell(r.Arm), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escapeCell(rowLabel(g, r)), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(r.Arm), r.Method, r.NUnits, r.Reason)
+			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(rowLabel(g, r)), r.Method, r.NUnits, r.Reason)
 		}
 		return nil
 	}
-	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, wrap(head, textWidth, "      "))
 	for _, r := range g.Arms {
-		fmt.Fprintf(w, "  %s: ratio %s %s, %s, n = %d: %s — %s\n", r.Arm, fmtRatio(r.Ratio), fmtCI(r.RatioCI), r.Method, r.NUnits, r.Outcome, r.Reason)
+		line := fmt.Sprintf("  %s: ratio %s %s, %s, n = %d: %s — %s", rowLabel(g, r), fmtRatio(r.Ratio), fmtCI(r.RatioCI), r.Method, r.NUnits, r.Outcome, r.Reason)
+		fmt.Fprintln(w, wrap(line, textWidth, "      "))
 	}
 	return nil
 }
@@ -120,7 +122,7 @@ func writeHistoryGate(w io.Writer, g *Gate, f Format) error {
 			if armsOf[k] == nil {
 				kinds = append(kinds, k)
 			}
-			armsOf[k] = append(armsOf[k], r.Arm)
+			armsOf[k] = appendNew(armsOf[k], r.Arm)
 		}
 	}
 	warn := func(k string) string {
@@ -132,12 +134,12 @@ func writeHistoryGate(w io.Writer, g *Gate, f Format) error {
 		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|---:|---|")
 		for _, r := range g.Arms {
 			h := r.History
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", escapeCell(r.Arm), fmtValue(h.CandidateValue, g.Metric), fmtValue(h.HistoryValue, g.Metric),
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", escapeCell(rowLabel(g, r)), fmtValue(h.CandidateValue, g.Metric), fmtValue(h.HistoryValue, g.Metric),
 				h.HistoryRuns, fmtCV(h), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(r.Arm), historyNotes(r.History), r.Reason)
+			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(rowLabel(g, r)), historyNotes(r.History), r.Reason)
 		}
 		for _, k := range kinds {
 			fmt.Fprintf(w, "- warning %s\n", warn(k))
@@ -147,7 +149,7 @@ func writeHistoryGate(w io.Writer, g *Gate, f Format) error {
 	fmt.Fprintln(w, wrap(head, textWidth, "  "))
 	for _, r := range g.Arms {
 		h := r.History
-		line := fmt.Sprintf("  %s: %s vs %s (%s), ratio %s %s: %s — %s", r.Arm, fmtValue(h.CandidateValue, g.Metric), fmtValue(h.HistoryValue, g.Metric),
+		line := fmt.Sprintf("  %s: %s vs %s (%s), ratio %s %s: %s — %s", rowLabel(g, r), fmtValue(h.CandidateValue, g.Metric), fmtValue(h.HistoryValue, g.Metric),
 			historyNotes(h), fmtRatio(r.Ratio), fmtCI(r.RatioCI), r.Outcome, r.Reason)
 		fmt.Fprintln(w, wrap(line, textWidth, "      "))
 	}
@@ -211,18 +213,18 @@ func writeWithinRunGate(w io.Writer, g *Gate, f Format) error {
 		fmt.Fprintln(w, "| arm | ratio | within-run interval | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s (within-run) |\n", escapeCell(r.Arm), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s (within-run) |\n", escapeCell(rowLabel(g, r)), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(r.Arm), notes(r.WithinRun), r.Reason)
+			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(rowLabel(g, r)), notes(r.WithinRun), r.Reason)
 		}
 		fmt.Fprintf(w, "- %s\n", withinRunNote)
 		return nil
 	}
 	fmt.Fprintln(w, wrap(head, textWidth, "      "))
 	for _, r := range g.Arms {
-		line := fmt.Sprintf("  %s: ratio %s %s (%s): %s — %s", r.Arm, fmtRatio(r.Ratio), fmtCI(r.RatioCI), notes(r.WithinRun), r.Outcome, r.Reason)
+		line := fmt.Sprintf("  %s: ratio %s %s (%s): %s — %s", rowLabel(g, r), fmtRatio(r.Ratio), fmtCI(r.RatioCI), notes(r.WithinRun), r.Outcome, r.Reason)
 		fmt.Fprintln(w, wrap(line, textWidth, "      "))
 	}
 	fmt.Fprintln(w, wrap("  "+withinRunNote, textWidth, "      "))
@@ -235,4 +237,13 @@ func blockLens(bs []float64) string {
 		parts[i] = strconv.FormatFloat(b, 'f', 1, 64)
 	}
 	return strings.Join(parts, "/")
+}
+
+// rowLabel names a gate row: its arm, or "phase / arm" when the gate
+// covers several phases.
+func rowLabel(g *Gate, r GateRow) string {
+	if r.Phase == "" || !strings.Contains(g.Phase, ", ") {
+		return r.Arm
+	}
+	return r.Phase + " / " + r.Arm
 }
