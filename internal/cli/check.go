@@ -29,6 +29,7 @@ type CheckOptions struct {
 	Format        string
 	History       []string // --history: dataset directories (globs) of earlier baseline runs
 	WithinRun     bool     // --within-run: stationary bootstrap over the steps of single runs
+	From          bool     // --from: the arguments are datasets written by analyze --out
 	OutputFlags
 }
 
@@ -102,6 +103,9 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
 				return err
 			}
+			if err := (&AnalyzeOptions{From: o.From}).validateFrom(cmd); err != nil {
+				return err
+			}
 			if o.WithinRun && len(o.History) > 0 {
 				return usageErr("--within-run and --history: pick one (--history compares with earlier runs, --within-run the steps of one run per arm)")
 			}
@@ -120,6 +124,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, markdown or json")
 	addOutputFlags(cmd, &o.OutputFlags)
+	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by analyze --out, not exports")
 	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "compare single runs by a stationary bootstrap over steps (leaves out run-to-run variance; labelled within-run)")
 	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (analyze --out) of an earlier baseline run; repeatable, globs quoted")
 	return cmd
@@ -188,7 +193,7 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if o.WithinRun {
 		return runCheckWithinRun(cmd, o)
 	}
-	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions}
+	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, From: o.From}
 	a.Quantiles = o.Stat == "p90" || o.Stat == "p99"
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
@@ -242,7 +247,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true}
+	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
 	a.Baseline = "" // names a history arm here, not a candidate arm
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
@@ -350,7 +355,7 @@ func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
 // runCheckWithinRun gates each arm against the baseline with the
 // stationary bootstrap over the steps of their runs (--within-run).
 func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
-	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true}
+	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
 		return err
