@@ -37,7 +37,8 @@ type HistoryRuns struct {
 // history runs, re-applying the warm-up rule skipSteps to their steps so
 // that history and candidate leave out the same warm-up. No statistics
 // run on them. Every CI run may name its export alike (run.sqlite), so each
-// export is labelled by its dataset: DIR/FILE.
+// export is labelled by its dataset: DIR/FILE. The warnings are about the
+// datasets themselves (no context metadata, a different warm-up rule).
 func LoadHistory(ctx context.Context, dirs []string, skipSteps int, version string) (*HistoryRuns, []Warning, error) {
 	if len(dirs) == 0 {
 		return nil, nil, &UsageError{Err: errors.New("--history: no dataset directory")}
@@ -68,7 +69,7 @@ func LoadHistory(ctx context.Context, dirs []string, skipSteps int, version stri
 	if err != nil {
 		return nil, nil, err
 	}
-	return &HistoryRuns{Dirs: dirs, doc: d}, append(warns, d.Warnings...), nil
+	return &HistoryRuns{Dirs: dirs, doc: d}, warns, nil
 }
 
 // relabelFile names fr's export label everywhere its rows carry it.

@@ -234,9 +234,12 @@ func expandDirs(patterns []string) []string {
 
 // loadHistory loads --history's datasets with the candidate's warm-up rule.
 func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysis.HistoryRuns, error) {
-	h, _, err := analysis.LoadHistory(cmd.Context(), expandDirs(patterns), skipSteps, Version())
+	h, warns, err := analysis.LoadHistory(cmd.Context(), expandDirs(patterns), skipSteps, Version())
 	if err != nil {
 		return nil, asExit(err)
+	}
+	for _, w := range warns {
+		fmt.Fprintf(cmd.ErrOrStderr(), "nsysphase: warning: history: %s\n", w.Message)
 	}
 	return h, nil
 }
