@@ -9,27 +9,33 @@ import (
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
 
-// TestOutputAndQuietFlags: analyze, check, info, inventory and ranges take
-// -o FILE (the output goes there, stdout stays empty) and --quiet (nothing
-// on stdout, the exit status unchanged).
+// TestOutputAndQuietFlags: every command (analyze, check, info, inventory,
+// ranges, verdict, boundary) takes -o FILE (the output goes there, stdout
+// stays empty) and --quiet (nothing on stdout, the exit status unchanged).
 func TestOutputAndQuietFlags(t *testing.T) {
 	fx := fixture.Get(t, "eager_graph_small")
 	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"analyze", "--no-stats"},
-		{"check", "--phase", "collector_step", "--resamples", "1999"},
-		{"info"},
-		{"inventory"},
-		{"ranges"},
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"analyze", "--no-stats"}, 0},
+		{[]string{"check", "--phase", "collector_step", "--resamples", "1999"}, 0},
+		{[]string{"info"}, 0},
+		{[]string{"inventory"}, 0},
+		{[]string{"ranges"}, 0},
+		{[]string{"verdict", "--phases", "physics_step", "--min-gain", "1%", "--resamples", "1999"}, 3}, // two blocks: no CI
+		{[]string{"boundary", "--phases", "physics_step", "--resamples", "1999"}, 0},
 	} {
+		args := tc.args
 		file := filepath.Join(dir, args[0]+".out")
 		out, errs, code := run(t, append(append(args, "-o", file), fx.XZ)...)
 		data, err := os.ReadFile(file)
-		if code != 0 || out != "" || err != nil || len(data) == 0 {
+		if code != tc.code || out != "" || err != nil || len(data) == 0 {
 			t.Errorf("%s -o: exit %d, stdout %q, file %d bytes, %v %s", args[0], code, out, len(data), err, errs)
 		}
 		out, _, code = run(t, append(append(args, "--quiet"), fx.XZ)...)
-		if code != 0 || out != "" {
+		if code != tc.code || out != "" {
 			t.Errorf("%s --quiet: exit %d, stdout %q", args[0], code, out)
 		}
 	}
