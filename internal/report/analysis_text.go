@@ -382,6 +382,7 @@ func warningLines(ws []analysis.Warning, all bool) []string {
 		n            int
 		phases, arms []string
 		first        string
+		codes        []string // the codes merged into the group (oneRunKey)
 	}
 	var order []*group
 	byCode := map[string]*group{}
@@ -397,6 +398,7 @@ func warningLines(ws []analysis.Warning, all bool) []string {
 			order = append(order, g)
 		}
 		g.n++
+		g.codes = appendNew(g.codes, wr.Code)
 		if wr.Phase != "" {
 			g.phases = appendNew(g.phases, wr.Phase)
 		}
@@ -407,8 +409,13 @@ func warningLines(ws []analysis.Warning, all bool) []string {
 	out := make([]string, 0, len(order))
 	for _, g := range order {
 		if g.code == oneRunKey {
-			out = append(out, fmt.Sprintf("%d× no between-run CI (%s): record more runs",
-				g.n, strings.Join(oneRunCodes, ", ")))
+			var codes []string // in a fixed order, those that fired
+			for _, c := range oneRunCodes {
+				if slices.Contains(g.codes, c) {
+					codes = append(codes, c)
+				}
+			}
+			out = append(out, fmt.Sprintf("%d× no between-run CI (%s): record more runs", g.n, strings.Join(codes, ", ")))
 			continue
 		}
 		what, ok := warningWords[g.code]
