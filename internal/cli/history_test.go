@@ -90,6 +90,18 @@ func TestCheckHistory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "inconclusive") || !strings.Contains(out, "2 history runs: at least 3") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
+	// Each candidate arm meets the history of its own arm: eager has three
+	// runs (an interval), graph two (none: inconclusive).
+	mixed := historyDatasets(t, "eager_graph_small", "interleaved_graph", "emit_nvtx")
+	out, errs, code = run(t, "check", "--history", filepath.Join(mixed, "*"), fixture.Get(t, "graph_whole").XZ, "--phase", "collector_step", "--format", "json")
+	var m historyGateJSON
+	if err := json.Unmarshal([]byte(out), &m); err != nil || code != 0 || len(m.Arms) != 2 {
+		t.Fatalf("own arms: exit %d %v\n%s%s", code, err, out, errs)
+	}
+	if e, g := m.Arms[0], m.Arms[1]; e.Arm != "eager" || e.History.HistoryRuns != 3 || e.RatioCI == nil || e.Outcome != "pass" ||
+		g.Arm != "graph" || g.History.HistoryRuns != 2 || g.RatioCI != nil || g.Outcome != "inconclusive" {
+		t.Fatalf("own arms: %+v", m.Arms)
+	}
 	// A history dir that is not a dataset: exit 2, named.
 	_, errs, code = run(t, "check", "--history", filepath.Join(sharing, "nope"), cand, "--phase", "collector_step")
 	if code != cli.ExitInput || !strings.Contains(errs, "nope") {
