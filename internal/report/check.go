@@ -231,12 +231,21 @@ func writeWithinRunGate(w io.Writer, g *Gate, f Format) error {
 	return nil
 }
 
+// blockLens is the mean block length of a run's steps, or of an arm's
+// blocks on average ("12.3 (mean of 8)") when it has several.
 func blockLens(bs []float64) string {
-	parts := make([]string, len(bs))
-	for i, b := range bs {
-		parts[i] = strconv.FormatFloat(b, 'f', 1, 64)
+	if len(bs) == 0 {
+		return "-"
 	}
-	return strings.Join(parts, "/")
+	var sum float64
+	for _, b := range bs {
+		sum += b
+	}
+	v := strconv.FormatFloat(sum/float64(len(bs)), 'f', 1, 64)
+	if len(bs) == 1 {
+		return v
+	}
+	return fmt.Sprintf("%s (mean of %d)", v, len(bs))
 }
 
 // rowLabel names a gate row: its arm, or "phase / arm" when the gate
