@@ -48,8 +48,8 @@ within-run CI (one block or file per arm, which leaves out run-to-run variance),
 
 --history DIR (repeatable, globs quoted) compares the FILE(s), the candidate run(s), with the datasets
 written by analyze --out in earlier runs of the baseline (one run each, restored from an artifact store):
-this works with one profile per commit. Each run gives one number (its mean, median, p90 or p99 of the
-phase), and the interval of candidate / history is the t prediction interval on the log scale with the
+this works with one profile per commit. Each run (one export; its blocks pooled) gives one number (its
+mean, median, p90 or p99 of the phase), and the interval of candidate / history is the t prediction interval on the log scale with the
 history's run-to-run spread (n − 1 degrees of freedom; docs/statistics.md §11). At least 3 history runs
 give an interval; the false-alarm rate (at most half of 1 − confidence) is stated for 5 or more. A
 candidate arm is compared with the history of the same arm, or of the history's only arm, or of
