@@ -67,6 +67,7 @@ func addRegionFlags(cmd *cobra.Command, seg *SegmentOptions, st *StatsOptions, r
 	addStatsFlags(cmd, st, false)
 	cmd.Flags().StringSliceVar(region, "phases", nil, "the candidate capture region: phase names, comma-separated (nsysphase analyze lists them)")
 	_ = cmd.MarkFlagRequired("phases")
+	aliasFlag(cmd, "phase", "phases") // one flag name for phases on every command
 }
 
 func validateRegion(seg *SegmentOptions, st *StatsOptions, format string, region []string) error {

@@ -84,3 +84,13 @@ func TestCheckPhasesAlias(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
+
+// TestRegionPhaseAlias: verdict and boundary take --phase as --phases.
+func TestRegionPhaseAlias(t *testing.T) {
+	fx := fixture.Get(t, "eager_graph_small")
+	a, _, ca := run(t, "boundary", "--phase", "physics_step", "--resamples", "1999", "--format", "json", fx.XZ)
+	b, _, cb := run(t, "boundary", "--phases", "physics_step", "--resamples", "1999", "--format", "json", fx.XZ)
+	if a != b || ca != 0 || cb != 0 {
+		t.Fatalf("boundary --phase and --phases differ: exit %d %d", ca, cb)
+	}
+}
