@@ -10,7 +10,7 @@ import (
 )
 
 // nullText is what text and Markdown print for a null cell.
-const nullText = "-"
+const nullText = "—"
 
 // textCell renders one cell for humans (text and Markdown).
 func textCell(t *Table, row, col int, opt Options) string {

@@ -5,7 +5,8 @@
 // FILE.sqlite.xz (decompressed into a private temporary copy, its blocks on all
 // cores when `xz -T` wrote several), a `nsys export
 // --type parquetdir` directory (imported into one) or a FILE.nsys-rep report
-// (exported once by nsys into a cache keyed by its hash). File.Path stays the
+// or an older FILE.qdrep one (exported once by nsys into a cache keyed by its
+// hash). File.Path stays the
 // name given, which every error and Warning names, and Close removes any
 // copy. Open proves the file is an Nsight Systems export (its metadata table,
 // META_DATA_EXPORT or the older EXPORT_META_DATA, or StringIds plus a

@@ -10,9 +10,22 @@ import (
 	"github.com/nsysphase/nsysphase/internal/filehash"
 )
 
-// nsysRepExt is the extension of an Nsight Systems report, which nsysphase
-// reads through its SQLite export.
-const nsysRepExt = ".nsys-rep"
+// reportExts are the extensions of an Nsight Systems report, which nsysphase
+// reads through its SQLite export: .nsys-rep (nsys 2021.3 on) and .qdrep
+// (before 2021.3; current nsys exports both the same way).
+var reportExts = []string{".nsys-rep", ".qdrep"}
+
+// isReport says whether path names an Nsight Systems report (by its
+// extension, case-insensitive) rather than an export.
+func isReport(path string) bool {
+	lower := strings.ToLower(path)
+	for _, ext := range reportExts {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	return false
+}
 
 // nsysBinary finds the nsys executable: $NSYS, else nsys on PATH.
 func nsysBinary() (string, bool) {

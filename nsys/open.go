@@ -160,7 +160,7 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 	if strings.HasSuffix(path, ".xz") {
 		return openXZ(ctx, path)
 	}
-	if strings.HasSuffix(strings.ToLower(path), nsysRepExt) {
+	if isReport(path) {
 		cached, err := exportReport(path)
 		if err != nil {
 			return nil, err

@@ -80,7 +80,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 				if cls.isGraph {
 					m[GraphLaunches]++
 				}
-				if a.rec != nil {
+				if a.rec != nil && !x.OtherThread { // calls belong to the thread's own ranges
 					a.rec.add(x, a.inst, pid, i, c, cls, cat, sync, ops, e)
 				}
 			}

@@ -119,7 +119,7 @@ func benchNVTXSide(b *testing.B, f *nsys.File) {
 		opt := Options{Depth: 1, ArmPattern: defaultArmPattern()}
 		threads := tr.buildRanges(opt, &res.Excluded)
 		blocks := findArmBlocks(threads, opt.ArmPattern)
-		step, _, _ := pickStep(threads, blocks, opt.ArmPattern)
+		step := newChooser(threads, blocks, opt.ArmPattern).choose().name
 		if step == "" {
 			b.Fatal("no step")
 		}

@@ -1,7 +1,6 @@
 package phases
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 )
@@ -57,19 +56,55 @@ type StepChoice struct {
 	Step  string `json:"step"`  // the step name or family
 	Count int    `json:"count"` // instances of the step that decided the choice
 	Why   string `json:"why"`   // one sentence, ending with how to override
+	// Rule is the rule that chose the step, in words ("numbered family").
+	Rule string `json:"rule"`
+	// Coverage is the share of the step's processes' traced time (first to
+	// last NVTX range, or CUDA call where the step is the whole process)
+	// inside its instances.
+	Coverage float64 `json:"coverage"`
+	// RunnerUp is the best user candidate not chosen ("" when none).
+	RunnerUp string `json:"runner_up"`
+	// Candidates are the top candidates, best first, with their scores.
+	Candidates []Candidate `json:"candidates"`
+}
+
+// RuleText names each mode's rule for people.
+func RuleText(mode string) string {
+	switch mode {
+	case StepGiven:
+		return "named by --step or the rules file"
+	case StepRepeated:
+		return "repeats most"
+	case StepFamily:
+		return "numbered family"
+	case StepCycle:
+		return "fixed cycle of ranges"
+	case StepNested:
+		return "repeated inside an outer loop"
+	case StepSingleRange:
+		return "one range encloses the work"
+	case StepSingleShot:
+		return "nothing repeats"
+	case StepWholeProcess:
+		return "no usable step annotation"
+	}
+	return mode
 }
 
 func (c StepChoice) String() string { return c.Why }
 
-func choiceRepeated(step string, n int, family, inArms bool) StepChoice {
-	where := "at the top of a thread's range tree"
-	if inArms {
-		where = "inside arm blocks"
+// phaseNumber is a number inside a phase name: a digit run at the start or
+// after a separator, whatever follows ("layer_3_token_0", "3D_backbone",
+// "blocks.10.attn"). Digits after a letter ("conv2d", "fp16", "layer1") are
+// part of the name.
+var phaseNumber = regexp.MustCompile(`(^|[\s#_\-=:./\[(])\d+`)
+
+// PhaseName folds the numbers of a phase name to N, so the phases of a step
+// stay few: "layer_0_token_0" … "layer_31_token_0" are one phase
+// "layer_N_token_N".
+func PhaseName(name string) string {
+	if !strings.ContainsAny(name, "0123456789") {
+		return name
 	}
-	if family {
-		return StepChoice{Mode: StepFamily, Step: step, Count: n,
-			Why: fmt.Sprintf("step %q: the numbered range family that repeats most %s (%d instances; each keeps its own name as step_label); override with --step NAME", step, where, n)}
-	}
-	return StepChoice{Mode: StepRepeated, Step: step, Count: n,
-		Why: fmt.Sprintf("step %q: the range name that repeats most %s (%d instances); override with --step NAME", step, where, n)}
+	return phaseNumber.ReplaceAllString(name, "${1}N")
 }

@@ -191,7 +191,15 @@ type Instance struct {
 	Depth      int // 0 for steps, 1 for their children, …
 	Start, End int64
 	Warmup     bool // excluded from statistics (--skip-steps)
-	M          [NumMetrics]int64
+	// OtherThread marks a row of work another thread of the process did
+	// during the step (PyTorch's autograd thread): it runs beside the
+	// step's own phases, so it is not part of the step's wall.
+	OtherThread bool
+	M           [NumMetrics]int64
+	// Null marks metrics that were not measured (bit m for Metric m): their
+	// source table was not recorded, or, in the (unannotated) row, they do
+	// not split into parts (GPU busy time, projected span, largest queue).
+	Null uint64
 
 	// Nullable measurements (Has* false = not measured / not applicable).
 	QueueMeanNs float64 // queue_sum_ns / ops with a queue delay; absent without GPU ops
@@ -200,6 +208,12 @@ type Instance struct {
 	UnattrKerNs int64 // steps only: kernel time of the step outside every phase
 	HasStepOnly bool
 }
+
+// IsNull reports whether metric m of x was not measured.
+func (x *Instance) IsNull(m Metric) bool { return x.Null&(1<<uint(m)) != 0 }
+
+// Unannotated names the row of a step's time outside every phase.
+const Unannotated = "(unannotated)"
 
 // Input describes one analysed export.
 type Input struct {

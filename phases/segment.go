@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/nsysphase/nsysphase/internal/memtune"
@@ -52,13 +53,12 @@ type rangeName struct {
 	name   string // "<domain>:<text>" for a named domain, else the text; PyTorch ids stripped
 	family string // name with standalone numbers as N (FamilyOf); == name when it has none
 	text   string // the text alone: arm patterns match it, whatever the domain
+	phase  string // the name as a phase: numbers folded at every depth (PhaseName)
 	warmup bool   // the text names a warm-up range (isWarmupName)
+	lib    bool   // written by a library or framework, not the program (IsLibraryRange)
 
 	armPat *regexp.Regexp // the pattern arm was matched with; nil: not yet
 	arm    armMatch
-
-	round *int   // the pickStep round tally belongs to
-	tally *tally // the family's tally in that round
 }
 
 // armMatch is an arm pattern's match of a range name.
@@ -96,7 +96,7 @@ func (n *rangeName) armOf(pat *regexp.Regexp) *armMatch {
 
 // syntheticName names the ranges segmentation makes up (WholeProcess).
 func syntheticName(name string) *rangeName {
-	return &rangeName{name: name, family: name, text: name, warmup: isWarmupName(name)}
+	return &rangeName{name: name, family: name, text: name, phase: name, warmup: isWarmupName(name)}
 }
 
 // threadRanges are one thread's ranges sorted by (start, −end).
@@ -169,36 +169,63 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		}
 		stepName = WholeProcess
 		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
-		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads),
+		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: "no NVTX ranges",
 			Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
 	case stepName != "":
 		res.StepChoice = StepChoice{Mode: StepGiven, Step: stepName, Why: fmt.Sprintf("step %q: given by --step or the rules file", stepName)}
 	default:
-		name, n, family := pickStep(threads, blocks, opt.ArmPattern)
-		if name != "" {
-			stepName = name
-			res.StepChoice = choiceRepeated(name, n, family, len(blocks) > 0)
+		ch := newChooser(threads, blocks, opt.ArmPattern).choose()
+		if ch.name != "" {
+			if ch.cycle != nil {
+				wrapCycles(threads, ch.cycle, opt.ArmPattern)
+			}
+			stepName = ch.name
+			res.StepChoice = ch.stepChoice()
 			break
 		}
 		if len(blocks) > 0 {
 			return nil, &nsys.InputError{Path: f.Path, Problem: "no repeated NVTX range inside the arm blocks to use as the step", Hint: "name the step with --step NAME"}
 		}
-		// Single shot: every range occurs once per thread. Each thread's
-		// ranges go under one synthetic step, so each is a phase with n = 1.
 		ext, err := f.APIExtents()
 		if err != nil {
 			return nil, err
 		}
-		depth := wrapSingleShot(threads, ext)
-		if opt.Rules == nil || opt.Rules.Depth == 0 {
-			opt.Depth = max(opt.Depth, depth)
+		if name, n, cov := singleRange(threads, ext); name != "" {
+			// One user range encloses the program's work: it is the step,
+			// measured once (n = 1 per thread), its children the phases.
+			stepName = name
+			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
+			ch.name, ch.n, ch.mode = name, n, StepSingleRange
+			res.StepChoice = ch.stepChoice()
+			res.StepChoice.Coverage = round3(cov)
+			res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %.0f%% of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, 100*cov)
+			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
+			break
 		}
+		// None: one "whole process" step per thread with the program's own
+		// ranges, its top-level ranges the phases; without any, each
+		// process's CUDA activity, as without NVTX.
+		user := userThreads(threads)
 		stepName = WholeProcess
 		opt.SkipSteps = 0 // one instance per thread: there is no warm-up step to skip
-		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads),
-			Why: fmt.Sprintf("no NVTX range repeats on a thread as a step: single-shot program; each range is a phase measured once (n = 1, values without CIs) under one %q step per thread (%d); name a repeated range with --step NAME to get statistics", stepName, len(threads))}
+		if len(user) == 0 {
+			threads = wholeProcessRanges(ext)
+			if len(threads) == 0 {
+				return nil, &nsys.InputError{Path: f.Path, Problem: "no events to analyse: only library NVTX ranges and no CUDA API calls", Hint: "name a range with --step NAME (nsysphase ranges FILE lists them), or record with `nsys profile -t cuda,nvtx`"}
+			}
+			res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: RuleText(StepWholeProcess), Candidates: ch.cands,
+				Why: fmt.Sprintf("no usable step annotation (only library or framework NVTX ranges): each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one %q step (%d); name a range with --step NAME to use it", stepName, len(threads))}
+			break
+		}
+		threads = user
+		wrapSingleShot(threads, ext)
+		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads), Rule: RuleText(StepSingleShot), Candidates: ch.cands,
+			Why: fmt.Sprintf("no NVTX range repeats on a thread as a step: single-shot program; one %q step per thread (%d) with its top-level ranges as phases, each measured once (n = 1, values without CIs); name a range with --step NAME", stepName, len(threads))}
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
+	}
+	if res.StepChoice.Rule == "" {
+		res.StepChoice.Rule = RuleText(res.StepChoice.Mode)
 	}
 	res.StepName = stepName
 	in := Input{File: f.Path, FileArm: opt.FileArm, NsysVersion: f.Export.ProductVersion, SchemaVersion: f.Export.SchemaVersion, GraphTraceMode: tr.graphMode, Step: stepName, StepChoice: res.StepChoice}
@@ -217,6 +244,11 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		return nil, err
 	}
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
+	if null := absentMask(in.Absent); null != 0 {
+		for i := range res.Instances {
+			res.Instances[i].Null |= null
+		}
+	}
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
 	steps := 0
 	seen := map[string]bool{}
@@ -272,7 +304,8 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 		if k.hasTextID {
 			text = tr.strs.Name(k.textID)
 		}
-		text = StripTorchIDs(text)
+		lib := IsLibraryRange(k.domain, text)
+		text = PayloadName(StripTorchIDs(text))
 		name := text
 		if k.domain != "" {
 			name = k.domain + ":" + text
@@ -283,7 +316,7 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 				return nil
 			}
 		}
-		return &rangeName{name: name, family: FamilyOf(name), text: text, warmup: isWarmupName(text)}
+		return &rangeName{name: name, family: FamilyOf(name), text: text, phase: PhaseName(name), warmup: isWarmupName(text), lib: lib}
 	}
 	// Threads: counted first, so each range list is allocated once at its
 	// size; nil: left out by the rules.
@@ -459,107 +492,6 @@ func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 	return out
 }
 
-// tally counts one step candidate (a name or numbered family) in pickStep.
-type tally struct {
-	n, perThread, maxPerThread int
-	first                      int64
-	lastTid                    int64
-	numbered                   bool
-	ns                         int64 // summed duration
-}
-
-// pickStep returns the step: the numbered family or name that repeats most
-// among the children of arm blocks, or, without arms, among the ranges at
-// the top of a thread's tree (the shallowest level where one repeats on a
-// thread). n is its instance count; family says it is a numbered family
-// ("ProfilerStep#N") whose members have their own names. "" when nothing
-// repeats.
-func pickStep(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) (step string, n int, family bool) {
-	isArm := func(r *rng) bool { return r.nm.armOf(pat).ok }
-	// needPerThread: without arms, a step repeats on one thread, and a
-	// numbered family must also hold most of its level's range time — so
-	// "Identity_0" … "Identity_15" among the layers of one inference pass
-	// is not a step, but "ProfilerStep#1" … "#40" is.
-	pick := func(keep func(t *threadRanges, r *rng) bool, needPerThread bool) (string, int, bool) {
-		counts := map[string]*tally{}
-		// Each name finds its family's tally once per round.
-		round := new(int)
-		var levelNs int64
-		for _, t := range threads {
-			for i := range t.ranges {
-				r := &t.ranges[i]
-				if !keep(t, r) || isArm(r) || r.nm.warmup {
-					continue
-				}
-				levelNs += r.end - r.start
-				c := r.nm.tally
-				if r.nm.round != round {
-					c = counts[r.nm.family]
-					if c == nil {
-						c = &tally{first: r.start, lastTid: -1}
-						counts[r.nm.family] = c
-					}
-					r.nm.round, r.nm.tally = round, c
-				}
-				c.n++
-				if c.lastTid != t.gtid {
-					c.lastTid, c.perThread = t.gtid, 0
-				}
-				c.perThread++
-				c.maxPerThread = max(c.maxPerThread, c.perThread)
-				c.first = min(c.first, r.start)
-				c.numbered = c.numbered || r.nm.name != r.nm.family
-				c.ns += r.end - r.start
-			}
-		}
-		// Without arms a numbered family that qualifies wins over plain
-		// names: PyTorch's autograd thread repeats its own top-level ranges
-		// (AccumulateGrad, six a step) more often than ProfilerStep#N does.
-		familyWins := false
-		if needPerThread {
-			for _, c := range counts {
-				familyWins = familyWins || (c.numbered && c.maxPerThread >= 2 && 2*c.ns >= levelNs)
-			}
-		}
-		best, bestN := "", 1 // a step repeats: at least 2 instances
-		for name, c := range counts {
-			if needPerThread && (c.maxPerThread < 2 || (c.numbered && 2*c.ns < levelNs) || (familyWins && !c.numbered)) {
-				continue
-			}
-			if c.n > bestN || (c.n == bestN && best != "" && (c.first < counts[best].first || (c.first == counts[best].first && name < best))) {
-				best, bestN = name, c.n
-			}
-		}
-		if best == "" {
-			return "", 0, false
-		}
-		return best, bestN, counts[best].numbered
-	}
-	if len(blocks) > 0 {
-		// A child of an arm block: its parent is the block on this thread,
-		// or it is top level on its thread and inside a block of the same
-		// process (arm ranges on another thread).
-		return pick(func(t *threadRanges, r *rng) bool {
-			if r.parent >= 0 {
-				return isArm(&t.ranges[r.parent])
-			}
-			return inArmBlock(blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0
-		}, false)
-	}
-	maxDepth := int32(0)
-	for _, t := range threads {
-		for i := range t.ranges {
-			maxDepth = max(maxDepth, t.ranges[i].depth)
-		}
-	}
-	for d := int32(0); d <= maxDepth; d++ {
-		if name, n, fam := pick(func(_ *threadRanges, r *rng) bool { return r.depth == d }, true); name != "" {
-			return name, n, fam
-		}
-	}
-	return "", 0, false
-}
-
 func isWarmupName(name string) bool {
 	return name == "warmup" || name == "warm-up" || name == "warm_up"
 }
@@ -587,8 +519,14 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		st := &res.Instances[sp.step]
 		var phaseIv []interval
 		var phaseKernel int64
+		var rest *Instance
 		for i := sp.first; i < sp.end; i++ {
-			if ph := &res.Instances[i]; ph.Depth == 1 {
+			ph := &res.Instances[i]
+			switch {
+			case ph.Depth != 1 || ph.OtherThread:
+			case ph.Phase == Unannotated && ph.Null == unannotatedNull:
+				rest = ph
+			default:
 				phaseIv = append(phaseIv, interval{ph.Start, ph.End})
 				phaseKernel += ph.M[KernelSum]
 			}
@@ -596,6 +534,9 @@ func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, 
 		st.HasStepOnly = true
 		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
 		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
+		if rest != nil {
+			fillUnannotated(rest, st, res.Instances[sp.first:sp.end])
+		}
 	}
 	if rec != nil {
 		rec.finish(tr, res)
@@ -667,6 +608,25 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 
 	// Number the steps (serial: numbering follows time order) and size each
 	// one's phases, so every step's instances have a known place.
+	byPid := map[int64][]*threadRanges{}
+	for _, t := range threads {
+		byPid[nsys.Pid(t.gtid)] = append(byPid[nsys.Pid(t.gtid)], t)
+	}
+	// PyTorch's autograd threads without ranges of their own still get a
+	// row: the backward pass runs there.
+	withRanges := map[int64]bool{}
+	for _, t := range threads {
+		withRanges[t.gtid] = true
+	}
+	autograd := map[int64][]int64{}
+	for g, name := range tr.threadNm {
+		if strings.HasPrefix(name, "pt_autograd") && !withRanges[g] {
+			autograd[nsys.Pid(g)] = append(autograd[nsys.Pid(g)], g)
+		}
+	}
+	for _, gs := range autograd {
+		slices.Sort(gs)
+	}
 	stepInBlock := map[UnitID]int{}
 	firstStart := map[UnitID]int64{}
 	kids := map[*threadRanges]*childIndex{}
@@ -703,6 +663,17 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		if opt.Rules != nil && len(opt.Rules.Phases) > 0 {
 			n = 0 // the rules select phases by name
 			p.phases(opt, func(int32, int, string) { n++ })
+		}
+		if n > 0 {
+			p.unannotated = true
+			n++
+		}
+		if stepName != WholeProcess {
+			p.others = tr.otherThreadRows(byPid[nsys.Pid(r.gtid)], s.t, r.start, r.end)
+			for _, g := range autograd[nsys.Pid(r.gtid)] {
+				p.others = append(p.others, otherRow{gtid: g, start: r.start, end: r.end, name: tr.otherThreadName(g, nil, true), noRanges: true})
+			}
+			n += len(p.others)
 		}
 		spans[k] = stepSpan{step: at, first: at + 1, end: at + 1 + n}
 		at += 1 + n
@@ -750,6 +721,10 @@ type stepPlan struct {
 	blockStart int64
 	unit       UnitID
 	step       int
+	// unannotated: the step has phases, and a row for its time outside
+	// them follows them; others: rows of other threads' work during it.
+	unannotated bool
+	others      []otherRow
 }
 
 // phases visits the step's phases in order: its descendants up to
@@ -758,7 +733,10 @@ func (p *stepPlan) phases(opt Options, visit func(c int32, depth int, name strin
 	var walk func(i int32, depth int, prefix string)
 	walk = func(i int32, depth int, prefix string) {
 		for _, c := range p.kids.of(i) {
-			name := p.t.ranges[c].nm.name
+			if depth == 1 && p.libraryKid(c) {
+				continue
+			}
+			name := p.t.ranges[c].nm.phase
 			if prefix != "" {
 				name = prefix + "/" + name
 			}
@@ -774,11 +752,23 @@ func (p *stepPlan) phases(opt Options, visit func(c int32, depth int, name strin
 	walk(p.i, 1, "")
 }
 
+// libraryKid reports whether range c is a library's or framework's range
+// under a step of the program's own: those are not its phases (their time
+// is in the step's unannotated remainder), so the phases are what the
+// program marked. Deeper levels (--depth 2) keep them: asked for, they show
+// what a phase calls.
+func (p *stepPlan) libraryKid(c int32) bool {
+	return p.t.ranges[c].nm.lib && !p.t.ranges[p.i].nm.lib
+}
+
 // count is the number of descendants of range i up to depth maxDepth, i at
 // depth-1: the step's phases when no rule selects them by name.
 func (p *stepPlan) count(i int32, depth, maxDepth int) int {
 	n := 0
 	for _, c := range p.kids.of(i) {
+		if depth == 1 && p.libraryKid(c) {
+			continue
+		}
 		n++
 		if depth < maxDepth {
 			n += p.count(c, depth+1, maxDepth)
@@ -812,6 +802,25 @@ func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance,
 		gtids[j] = cr.gtid
 		j++
 	})
+	if p.unannotated {
+		// Filled from the step and its phases once they are measured; no
+		// thread (gtid 0): the engine measures nothing for it.
+		fill(&xs[j], Unannotated, 1, r.start, r.end)
+		xs[j].Null = unannotatedNull
+		j++
+	}
+	for _, o := range p.others {
+		x := &xs[j]
+		fill(x, o.name, 1, o.start, o.end)
+		x.Tid, x.Thread, x.OtherThread = nsys.Tid(o.gtid), tr.threadNm[o.gtid], true
+		if o.noRanges {
+			// The thread marks no range: how long it worked for the step is
+			// unknown; its calls, GPU work and syncs during the step are not.
+			x.Null |= 1<<uint(Wall) | 1<<uint(CPUOther)
+		}
+		gtids[j] = o.gtid
+		j++
+	}
 }
 
 // childIndex lists each range's children (the ranges whose parent it is),

@@ -22,7 +22,7 @@ const (
 // SavingDefinition says exactly what saving_ns is.
 const SavingDefinition = "saving_ns = launch_ns + cpu_other_ns of the region's phase instances, summed per step: " +
 	"the host time a CUDA graph replay could remove (kernel-launch calls and the Python/framework dispatch between them). " +
-	"An upper bound: the replay's own cudaGraphLaunch is not subtracted, and GPU time, syncs, copies and allocations are not counted"
+	"The estimate before the bound (bound.removable_ns, BoundDefinition): phases that launch nothing or hold a blocker count, and neither the GPU floor nor the replay's own cudaGraphLaunch is subtracted"
 
 // boundaryMetrics are the per-step series of a region, in stats metric order.
 var boundaryMetrics = []string{"saving_ns", "launch_ns", "cpu_other_ns", "region_wall_ns", "step_wall_ns"}
@@ -60,6 +60,10 @@ type BoundaryArm struct {
 	RegionWallNs  Estimate `json:"region_wall_ns"`
 	StepWallNs    Estimate `json:"step_wall_ns"`
 	SavingShare   Share    `json:"saving_share_of_step_wall"`
+	// Bound is what capture removes per step once the GPU floor, the
+	// replay's own launches, phases that launch nothing and blocked phases
+	// are accounted for (BoundDefinition); null without kept steps.
+	Bound *CaptureBound `json:"bound"`
 }
 
 // Blocker is one thing inside the region that a CUDA graph cannot capture
@@ -202,6 +206,9 @@ func BuildBoundary(files []*FileResult, frames Frames, region []string, sc Stats
 		b.Capturable = b.Capturable && ba.Capturable
 	}
 	if err := b.estimate(region, sc); err != nil {
+		return nil, err
+	}
+	if err := b.bound(region, order, sc); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -414,7 +421,7 @@ func (b *Boundary) estimate(region []string, sc StatsConfig) error {
 		if len(byArm[a]) == 0 {
 			continue
 		}
-		sh, err := shareOfStep(a, byArm[a], opt)
+		sh, err := shareOfStep(a, byArm[a], 0, 4, opt)
 		if err != nil {
 			return err
 		}
@@ -452,23 +459,24 @@ func (b *Boundary) pointEstimates(byArm map[string][]stats.Unit) {
 }
 
 // shareOfStep is Σ saving / Σ step wall over the arm's kept steps (a step
-// without the region saves 0), with a CI. stats compares arms only, so each
-// unit enters twice, as a "saving" and a "step" replicate with the same
-// start: consecutive in time, they pair, and one count vector resamples both
-// — the ratio of the two means is the share, resampled by unit.
-func shareOfStep(arm string, units []stats.Unit, opt stats.Options) (Share, error) {
+// without the region saves 0), with a CI; the saving is the series of metric
+// partM of each unit, the step wall that of wholeM. stats compares arms only,
+// so each unit enters twice, as a "saving" and a "step" replicate with the
+// same start: consecutive in time, they pair, and one count vector resamples
+// both — the ratio of the two means is the share, resampled by unit.
+func shareOfStep(arm string, units []stats.Unit, partM, wholeM int, opt stats.Options) (Share, error) {
 	const part, whole = "saving", "step"
 	var us []stats.Unit
 	for _, u := range units {
-		saving := make([]float64, len(u.Steps[0]))
-		for t, v := range u.Steps[0] {
+		saving := make([]float64, len(u.Steps[partM]))
+		for t, v := range u.Steps[partM] {
 			if !math.IsNaN(v) {
 				saving[t] = v
 			}
 		}
 		us = append(us,
 			stats.Unit{ID: u.ID + "#" + part, Arm: part, Profile: u.Profile, Start: u.Start, Steps: [][]float64{saving}},
-			stats.Unit{ID: u.ID + "#" + whole, Arm: whole, Profile: u.Profile, Start: u.Start, Steps: [][]float64{u.Steps[4]}})
+			stats.Unit{ID: u.ID + "#" + whole, Arm: whole, Profile: u.Profile, Start: u.Start, Steps: [][]float64{u.Steps[wholeM]}})
 	}
 	opt.Baseline = whole
 	opt.QuantileMetrics = []int{}

@@ -44,6 +44,24 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		d.Warnings = append(d.Warnings, r.Warnings...)
 		d.Provenance = append(d.Provenance, buildEvidence(fr))
 	}
+	// The rows that complete the step come after its phases: the
+	// (unannotated) remainder, then other threads' work.
+	tail := func(p string) int {
+		switch {
+		case p == phases.Unannotated:
+			return 1
+		case phases.IsOtherThreadRow(p):
+			return 2
+		}
+		return 0
+	}
+	if len(d.Phases) > 1 {
+		slices.SortStableFunc(d.Phases[1:], func(a, b string) int { return tail(a) - tail(b) })
+	}
+	if len(d.Inputs) > 0 {
+		sc := d.Inputs[0].StepChoice
+		d.StepChoice = &sc
+	}
 	d.instances = allInstances(files)
 	d.unitStart = unitStart
 	d.Arms = armsInOrder(d.instances, unitStart)
@@ -238,6 +256,27 @@ func armsInOrder(xs []phases.Instance, unitStart map[phases.UnitID]int64) []stri
 // fill turns the statistics results into the document's rows.
 func (d *Doc) fill() {
 	names := MetricNames()
+	null := d.nullMetrics()
+	absent := func(arm, ph, metric string) bool {
+		m, ok := phases.MetricByName(metric)
+		return ok && null[armPhase{arm, ph}]&(1<<uint(m)) != 0
+	}
+	defer func() {
+		for i := range d.Summary {
+			r := &d.Summary[i]
+			for name := range r.Metrics {
+				if absent(r.Arm, r.Phase, name) {
+					r.Metrics[name] = MetricSummary{Absent: true}
+				}
+			}
+		}
+		d.Comparisons = slices.DeleteFunc(d.Comparisons, func(c ComparisonRow) bool {
+			return absent(c.Arm, c.Phase, c.Metric) || absent(c.Baseline, c.Phase, c.Metric)
+		})
+		d.Decomposition = slices.DeleteFunc(d.Decomposition, func(c DecompositionRow) bool {
+			return absent(c.Arm, c.Phase, c.Component) || absent(c.Baseline, c.Phase, c.Component)
+		})
+	}()
 	for i, ph := range d.Phases {
 		r := d.results[i]
 		if r == nil {
@@ -291,6 +330,25 @@ func (d *Doc) fill() {
 	if d.Warnings == nil {
 		d.Warnings = []Warning{}
 	}
+}
+
+// armPhase keys an arm × phase.
+type armPhase struct{ arm, phase string }
+
+// nullMetrics are, per arm × phase, the metrics no instance measured (the
+// AND of the instances' null masks).
+func (d *Doc) nullMetrics() map[armPhase]uint64 {
+	out := map[armPhase]uint64{}
+	for i := range d.instances {
+		x := &d.instances[i]
+		k := armPhase{x.Arm, x.Phase}
+		if v, ok := out[k]; ok {
+			out[k] = v & x.Null
+		} else {
+			out[k] = x.Null
+		}
+	}
+	return out
 }
 
 // fillPoint computes point summaries without CIs (statistics off).

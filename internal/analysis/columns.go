@@ -88,8 +88,8 @@ var instanceColumns = func() []instanceColumn {
 	}
 	for m := range phases.NumMetrics {
 		mi := m.Info()
-		c := i64(mi.Name, mi.Unit, mi.Doc, func(x *phases.Instance) int64 { return x.M[m] }, func(x *phases.Instance, v int64) { x.M[m] = v })
-		c.metric, c.isMetric = m, true
+		c := i64(mi.Name, mi.Unit, mi.Doc+"; null when not measured (its source table was not recorded)", func(x *phases.Instance) int64 { return x.M[m] }, func(x *phases.Instance, v int64) { x.M[m] = v })
+		c.metric, c.isMetric, c.Nullable = m, true, true
 		cols = append(cols, c)
 	}
 	queue := instanceColumn{Column: export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops"},
@@ -105,7 +105,10 @@ var instanceColumns = func() []instanceColumn {
 	label := str("step_label", "steps of a numbered family (step ProfilerStep#N): the instance's own range name, e.g. ProfilerStep#12; empty otherwise",
 		func(x *phases.Instance) string { return x.StepLabel }, func(x *phases.Instance, v string) { x.StepLabel = v })
 	label.optional, label.nullOK = true, true
-	return append(cols, queue, gap, unattr, label)
+	other := boolean("other_thread", "true for a row of another thread's work during the step (e.g. backward (autograd thread)): beside the step's phases, outside its wall",
+		func(x *phases.Instance) bool { return x.OtherThread }, func(x *phases.Instance, v bool) { x.OtherThread = v })
+	other.optional, other.nullOK = true, true
+	return append(cols, queue, gap, unattr, label, other)
 }()
 
 // setUnit reads a unit label back (phases.UnitID.String); the file, arm and
@@ -183,6 +186,10 @@ func fillColumns(a *export.RowsAppender, xs []phases.Instance, first, step int) 
 			case c.isMetric:
 				v, m := ints[col], c.metric
 				for i := lo; i < hi; i++ {
+					if xs[i].Null != 0 && xs[i].IsNull(m) {
+						a.SetNull(col, i)
+						continue
+					}
 					v[i] = xs[i].M[m]
 				}
 			case c.unitLabel:
@@ -282,6 +289,8 @@ func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, erro
 			var v int64
 			if v, ok = t.Int64(r, col); ok {
 				ic.setI64(&x, v)
+			} else if ic.isMetric {
+				x.Null |= 1 << uint(ic.metric)
 			}
 		case ic.f64 != nil:
 			var v float64

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -8,7 +9,7 @@ import (
 
 // SchemaVersion versions the JSON document and the Parquet tables. Bump the
 // minor for added fields, the major for changed or removed ones.
-const SchemaVersion = "2.0"
+const SchemaVersion = "2.1"
 
 // StatsConfig are the statistics settings of an analysis.
 type StatsConfig struct {
@@ -22,11 +23,14 @@ type StatsConfig struct {
 
 // Doc is the JSON contract of `nsysphase analyze --format json`.
 type Doc struct {
-	SchemaVersion string             `json:"schema_version"`
-	Tool          ToolInfo           `json:"tool"`
-	Inputs        []phases.Input     `json:"inputs"`
-	Step          string             `json:"step"`
-	Phases        []string           `json:"phases"` // step first, then phases in step order
+	SchemaVersion string         `json:"schema_version"`
+	Tool          ToolInfo       `json:"tool"`
+	Inputs        []phases.Input `json:"inputs"`
+	Step          string         `json:"step"`
+	Phases        []string       `json:"phases"` // step first, then phases in step order, then (unannotated) and other threads' rows
+	// StepChoice says how the step was chosen (the first input's; each
+	// input's is in Inputs): rule, coverage, runner-up, scored candidates.
+	StepChoice    *phases.StepChoice `json:"step_choice,omitempty"`
 	Arms          []string           `json:"arms"`
 	Baseline      string             `json:"baseline"`
 	Settings      Settings           `json:"settings"`
@@ -89,6 +93,20 @@ type MetricSummary struct {
 	MedianCI *[2]float64 `json:"median_ci"`
 	P90CI    *[2]float64 `json:"p90_ci,omitempty"`
 	P99CI    *[2]float64 `json:"p99_ci,omitempty"`
+	// Absent: not measured — the metric's source table was not recorded in
+	// any input of the arm, or the metric does not split into parts (the
+	// (unannotated) row's GPU busy time). JSON writes null.
+	Absent bool `json:"-"`
+}
+
+// MarshalJSON writes an absent metric as null: a measured zero and a
+// missing value differ.
+func (m MetricSummary) MarshalJSON() ([]byte, error) {
+	if m.Absent {
+		return []byte("null"), nil
+	}
+	type plain MetricSummary
+	return json.Marshal(plain(m))
 }
 
 // ComparisonRow is one arm against the baseline for one phase, metric and statistic.

@@ -48,6 +48,16 @@ func (d *Doc) GPUWaitNotes() []string {
 			if wall <= 0 || sync < waitMatters*wall {
 				continue
 			}
+			if ph == phases.Unannotated {
+				continue // its GPU context does not split into parts (null)
+			}
+			if r.Metrics[name(phases.SyncNoGPU)].Absent {
+				// GPU activity was not recorded: what the GPU ran while the
+				// host waited is unknown, not "nothing".
+				out = append(out, fmt.Sprintf("%s%s: sync %s of %s wall (%s of wall); what the GPU ran meanwhile is unknown: the export has no GPU activity tables",
+					ph, armLabel(arm), us(sync), us(wall), pctOf(sync, wall)))
+				continue
+			}
 			own, other, none := mean(phases.SyncOwnGPU), mean(phases.SyncOtherGPU), mean(phases.SyncNoGPU)
 			s := fmt.Sprintf("%s%s: sync %s of %s wall (%s of wall); of the sync, %s no GPU work recorded, %s other processes' work, %s own GPU work",
 				ph, armLabel(arm), us(sync), us(wall), pctOf(sync, wall), pctOf(none, sync), pctOf(other, sync), pctOf(own, sync))
@@ -108,6 +118,10 @@ func armLabel(arm string) string {
 func us(ns float64) string {
 	v := ns / 1e3
 	switch {
+	case abs(ns) >= 10e9:
+		return fmt.Sprintf("%.1f s", ns/1e9)
+	case abs(ns) >= 10e6:
+		return fmt.Sprintf("%.1f ms", ns/1e6)
 	case abs(v) >= 100:
 		return fmt.Sprintf("%.0f µs", v)
 	case abs(v) >= 10:

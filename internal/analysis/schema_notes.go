@@ -53,7 +53,25 @@ thread, inside one step instance, inside one arm block. All durations are int64 
   callbacks instead, which no CUDA call shows.
 
 Every percentage names its denominator. A measured zero and "not measured" are
-different values (null in Parquet).
+different values (null in Parquet and JSON, ` + "`—`" + ` in text, Markdown and HTML). A
+metric is null when the table it comes from is absent from the export (no
+kernel table: every kernel and GPU metric; no CUDA API table: every host and
+GPU metric; no memset or graph-trace table: those metrics), since an absent
+table cannot tell "not traced" from "none happened".
+
+## The whole step
+
+A step's depth-1 rows add up to the step: its phases, and an
+` + "`(unannotated)`" + ` row per step instance holding the step's time and work outside
+every phase (the step minus its phases, metric by metric; its GPU busy time,
+projected span and largest queue delay do not split into parts and are null).
+Library and framework ranges directly under a program's step (` + "`aten::`" + `,
+NCCL, …) are not phases: their time is in ` + "`(unannotated)`" + `. Work other threads
+of the process did during the step gets rows of its own, flagged
+` + "`other_thread`" + `: the span of that thread's top-level ranges inside the step,
+measured like any range on that thread (PyTorch's autograd thread is named
+` + "`backward (autograd thread)`" + `). Those rows ran beside the step's phases and are
+outside its wall.
 
 ## Arms, blocks and steps
 

@@ -55,16 +55,16 @@ func (d *Doc) SummaryTable() *export.Table {
 		export.Column{Name: "steps", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "kept steps of the arm"},
 		export.Column{Name: "blocks", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "units (blocks or profiles)"},
 		export.Column{Name: "method", Type: export.TypeString, Doc: "CI method"},
-		export.Column{Name: "mean", Type: export.TypeFloat64},
+		export.Column{Name: "mean", Type: export.TypeFloat64, Nullable: true, Doc: "null: not measured (the metric's source table is absent)"},
 		export.Column{Name: "mean_ci_lo", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "mean_ci_hi", Type: export.TypeFloat64, Nullable: true},
-		export.Column{Name: "median", Type: export.TypeFloat64},
+		export.Column{Name: "median", Type: export.TypeFloat64, Nullable: true, Doc: "null: not measured (the metric's source table is absent)"},
 		export.Column{Name: "median_ci_lo", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "median_ci_hi", Type: export.TypeFloat64, Nullable: true},
-		export.Column{Name: "p90", Type: export.TypeFloat64},
+		export.Column{Name: "p90", Type: export.TypeFloat64, Nullable: true, Doc: "null: not measured (the metric's source table is absent)"},
 		export.Column{Name: "p90_ci_lo", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "p90_ci_hi", Type: export.TypeFloat64, Nullable: true},
-		export.Column{Name: "p99", Type: export.TypeFloat64},
+		export.Column{Name: "p99", Type: export.TypeFloat64, Nullable: true, Doc: "null: not measured (the metric's source table is absent)"},
 		export.Column{Name: "p99_ci_lo", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "p99_ci_hi", Type: export.TypeFloat64, Nullable: true},
 	)
@@ -75,9 +75,15 @@ func (d *Doc) SummaryTable() *export.Table {
 			if !ok {
 				continue
 			}
+			val := func(v float64) export.Value {
+				if s.Absent {
+					return export.Null()
+				}
+				return export.Float(v)
+			}
 			_ = t.AppendRow(export.Str(r.Arm), export.Str(r.Phase), export.Str(mi.Name), export.Str(mi.Unit), export.Int(int64(r.N)), export.Int(int64(r.Steps)), export.Int(int64(r.Blocks)), export.Str(r.Method),
-				export.Float(s.Mean), ci(s.MeanCI, 0), ci(s.MeanCI, 1), export.Float(s.Median), ci(s.MedianCI, 0), ci(s.MedianCI, 1),
-				export.Float(s.P90), ci(s.P90CI, 0), ci(s.P90CI, 1), export.Float(s.P99), ci(s.P99CI, 0), ci(s.P99CI, 1))
+				val(s.Mean), ci(s.MeanCI, 0), ci(s.MeanCI, 1), val(s.Median), ci(s.MedianCI, 0), ci(s.MedianCI, 1),
+				val(s.P90), ci(s.P90CI, 0), ci(s.P90CI, 1), val(s.P99), ci(s.P99CI, 0), ci(s.P99CI, 1))
 		}
 	}
 	return t
@@ -203,7 +209,7 @@ func (d *Doc) BreakdownTable() *export.Table {
 			name += " µs"
 			unit = "µs"
 		}
-		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: unit})
+		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: unit, Nullable: true})
 		if m == phases.Wall {
 			cols = append(cols, export.Column{Name: "wall CI µs", Type: export.TypeString, Nullable: true})
 		}
@@ -232,7 +238,11 @@ func (d *Doc) BreakdownTable() *export.Table {
 			if m.Unit() == "ns" {
 				v /= 1e3
 			}
-			vals = append(vals, export.Float(round(v, 1)))
+			if s.Absent {
+				vals = append(vals, export.Null())
+			} else {
+				vals = append(vals, export.Float(round(v, 1)))
+			}
 			if m == phases.Wall {
 				if s.MeanCI != nil {
 					vals = append(vals, export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/1e3, s.MeanCI[1]/1e3)))

@@ -22,6 +22,8 @@ type ArmGain struct {
 	Baseline    string      `json:"baseline"`
 	Gain        *float64    `json:"gain"` // 1 − arm/baseline mean step wall: 0.25 = 25% shorter steps
 	GainCI      *[2]float64 `json:"gain_ci"`
+	DiffNs      float64     `json:"diff_ns"` // arm − baseline mean step wall, ns per step (negative: shorter)
+	DiffCI      *[2]float64 `json:"diff_ci"`
 	Ratio       *float64    `json:"ratio"`
 	RatioCI     *[2]float64 `json:"ratio_ci"`
 	Significant bool        `json:"significant"`
@@ -31,16 +33,20 @@ type ArmGain struct {
 
 // Verdict is the result of `nsysphase verdict`.
 type Verdict struct {
-	Inputs      []string  `json:"inputs"`
-	Step        string    `json:"step"`
-	Phases      []string  `json:"phases"`
-	Arm         string    `json:"arm"` // where the overhead was measured
-	MinGain     float64   `json:"min_gain"`
-	Verdict     string    `json:"verdict"`
-	Reason      string    `json:"reason"`
-	Removable   Share     `json:"removable_share"` // saving_ns / step wall_ns, ratio of means
-	RemovableNs Estimate  `json:"removable_ns"`    // saving_ns per step
-	StepWallNs  Estimate  `json:"step_wall_ns"`
+	Inputs      []string      `json:"inputs"`
+	Step        string        `json:"step"`
+	Phases      []string      `json:"phases"`
+	Arm         string        `json:"arm"` // where the overhead was measured
+	MinGain     float64       `json:"min_gain"`
+	Verdict     string        `json:"verdict"`
+	Reason      string        `json:"reason"`
+	Removable   Share         `json:"removable_share"` // Σ removable_ns / Σ step wall_ns over the kept steps
+	RemovableNs Estimate      `json:"removable_ns"`    // the bounded saving per step (Bound.RemovableNs)
+	StepWallNs  Estimate      `json:"step_wall_ns"`
+	Bound       *CaptureBound `json:"bound"` // the bound's parts, phases and replay cost
+	// HostUpperNs is launch_ns + cpu_other_ns of every region phase per
+	// step (boundary's saving_ns): the estimate before the bound.
+	HostUpperNs Estimate  `json:"host_upper_ns"`
 	Definition  string    `json:"definition"`
 	Capturable  bool      `json:"capturable"` // the region has no blocker in this arm
 	Blockers    []Blocker `json:"blockers"`
@@ -50,8 +56,8 @@ type Verdict struct {
 	Warnings    []Warning `json:"warnings"`
 }
 
-// BuildVerdict decides whether removing the host overhead of the region
-// (launch + cpu_other, as a share of step wall) is worth at least minGain:
+// BuildVerdict decides whether capturing the region is worth at least
+// minGain of step wall, from the bounded saving (BoundDefinition):
 // go when the CI's lower bound reaches it, no-go when the upper bound stays
 // below it, inconclusive otherwise. The overhead is measured in the arm
 // sc.Baseline, else in the first arm that has the phases.
@@ -68,8 +74,12 @@ func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain f
 		arm = sc.Baseline
 	}
 	ba := b.Arms[arm]
-	v := &Verdict{Inputs: b.Inputs, Step: b.Step, Phases: b.Phases, Arm: arm, MinGain: minGain, Removable: ba.SavingShare,
-		RemovableNs: ba.SavingNs, StepWallNs: ba.StepWallNs, Definition: "removable_share = mean saving_ns / mean step wall_ns; " + SavingDefinition,
+	if ba.Bound == nil {
+		return nil, &UsageError{Err: fmt.Errorf("--phases %s: arm %s has no kept step to measure (lower --skip-steps)", strings.Join(region, ","), arm)}
+	}
+	v := &Verdict{Inputs: b.Inputs, Step: b.Step, Phases: b.Phases, Arm: arm, MinGain: minGain, Removable: ba.Bound.RemovableShare,
+		RemovableNs: ba.Bound.RemovableNs, StepWallNs: ba.Bound.StepWallNs, Bound: ba.Bound, HostUpperNs: ba.SavingNs,
+		Definition: "removable_share = Σ removable_ns / Σ step wall_ns over the kept steps; " + BoundDefinition,
 		Capturable: ba.Capturable, Blockers: []Blocker{}, ArmGains: []ArmGain{}, Settings: b.Settings, Mismatches: b.Mismatches, Warnings: b.Warnings}
 	for _, bl := range b.Blockers {
 		if bl.Arm == arm {
@@ -88,12 +98,35 @@ func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain f
 // decide applies the rule to the share's CI and says why in one sentence.
 func decide(v *Verdict, confidence float64) (string, string) {
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
-	what := fmt.Sprintf("launch + cpu_other inside %s is %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), v.Arm)
+	what := fmt.Sprintf("capturing %s removes at most %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), v.Arm)
+	const how = "the host time of its phases that launch GPU work and hold no blocker, within step wall − GPU floor − graph replay"
+	if b := v.Bound; b != nil && b.Steps > 0 && b.RemovableNs.Mean == 0 {
+		// removable_ns ≥ 0 in every step, so a zero mean is zero in each:
+		// measured, without spread, below any minimum gain.
+		var why []string
+		for _, ph := range b.Phases {
+			switch ph.Status {
+			case CaptureNoLaunch:
+				why = append(why, ph.Phase+" launches nothing")
+			case CaptureBlocked:
+				why = append(why, ph.Phase+" holds "+strings.Join(ph.Blockers, ", "))
+			}
+		}
+		if len(why) == 0 {
+			why = append(why, "the GPU floor and the replay leave no room")
+		}
+		fixed := ""
+		if b.RemovableIfFixedNs.Mean > 0 && b.StepWallNs.Mean > 0 {
+			fixed = fmt.Sprintf("; with the blockers fixed, %.1f µs per step (%s of the mean step wall) would be removable", b.RemovableIfFixedNs.Mean/1e3, pct(b.RemovableIfFixedNs.Mean/b.StepWallNs.Mean))
+		}
+		return VerdictNoGo, fmt.Sprintf("capturing %s removes nothing in %s as it stands, in any of its %d steps (%s)%s: below the %s minimum gain",
+			strings.Join(v.Phases, ","), v.Arm, b.Steps, strings.Join(why, "; "), fixed, pct(v.MinGain))
+	}
 	ci := v.Removable.CI
 	if ci == nil {
-		return VerdictInconclusive, fmt.Sprintf("%s, but there is no confidence interval (%s): record more blocks or steps to decide against the %s minimum gain", what, v.Removable.Method, pct(v.MinGain))
+		return VerdictInconclusive, fmt.Sprintf("%s (%s), but there is no confidence interval (%s): record more blocks or steps to decide against the %s minimum gain", what, how, v.Removable.Method, pct(v.MinGain))
 	}
-	level := fmt.Sprintf("%g%% CI %s–%s", 100*confidence, pct(ci[0]), pct(ci[1]))
+	level := fmt.Sprintf("%g%% CI %s–%s; %s", 100*confidence, pct(ci[0]), pct(ci[1]), how)
 	switch {
 	case ci[0] >= v.MinGain:
 		return VerdictGo, fmt.Sprintf("%s (%s): even the lower bound reaches the %s minimum gain", what, level, pct(v.MinGain))
@@ -128,7 +161,8 @@ func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm 
 		if c.Metric != phases.Wall.Name() || c.Stat != stats.StatMean {
 			continue
 		}
-		g := ArmGain{Arm: c.Arm, Baseline: c.Baseline, Ratio: c.Ratio, RatioCI: c.RatioCI, Significant: c.Significant, Method: c.Method, NUnits: c.NUnits}
+		g := ArmGain{Arm: c.Arm, Baseline: c.Baseline, Ratio: c.Ratio, RatioCI: c.RatioCI, DiffNs: c.Diff, DiffCI: c.DiffCI,
+			Significant: c.Significant, Method: c.Method, NUnits: c.NUnits}
 		if c.Ratio != nil {
 			v := 1 - *c.Ratio
 			g.Gain = &v

@@ -32,15 +32,21 @@ API mix varies across its instances within an arm: a graph replays one shape) an
 outside phase running between two inside ones). Blockers are counted over every step inside the
 arm blocks.
 
-The most a graph could save per step is saving_ns = launch_ns + cpu_other_ns of the region's phase
-instances summed per step (an upper bound: the replay's own cudaGraphLaunch is not subtracted),
-with block-bootstrap CIs over the kept steps (--skip-steps), and as a share of step wall.
+What capture removes per step is bounded (the "bound" of each arm in JSON): the host time (launch,
+cpu_other, memcpy_api, other_api) of the region's phases that launch GPU work (kernels or graphs, on
+their thread or another of the process) and hold no blocker, at most step wall − GPU floor (the
+process's GPU time in the step, which a captured step still waits for), less the replay's own
+cudaGraphLaunch (the mean of the inputs' calls, else a 20 µs constant). Phases that launch nothing keep
+their host time; blocked phases are listed with what they would add once fixed. Each part comes with
+block-bootstrap CIs over the kept steps (--skip-steps), the removable time also as a share of step
+wall. saving_ns = launch_ns + cpu_other_ns of every region phase is the estimate before the bound.
 
 The verdict is data: exit status 0 whether or not the region is capturable; 2 for unusable input
 or usage (an unknown phase, no arm with the phases).`,
 		Example: `  nsysphase boundary --phases action_apply,physics_step,scene_read_refresh,observation,reward testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
   nsysphase boundary --phases reward,termination --format json testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
-  nsysphase boundary --phases graph_replay --format markdown testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz`,
+  nsysphase boundary --phases graph_replay --format markdown testdata/nsys-2025.3-h200/eager_graph_small.sqlite.xz
+  nsysphase boundary --phases data,forward,backward,optimizer testdata/nsys-2025.3-h200-extra/profiler_step.sqlite.xz`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, o.Format, o.Phases); err != nil {

@@ -40,7 +40,14 @@ cp ` + sqlite + ` "$out"
 // TestNsysRepInput: a .nsys-rep input is exported once by the nsys found on
 // PATH into the user cache (keyed by the report's hash, never beside the
 // input), then analysed; without nsys the message says what to do (exit 2).
-func TestNsysRepInput(t *testing.T) {
+func TestNsysRepInput(t *testing.T) { testReportInput(t, ".nsys-rep") }
+
+// TestQdrepInput: a .qdrep report (nsys before 2021.3) goes the same way as
+// a .nsys-rep: exported through nsys into the same cache, analysed like its
+// export (the same info and analyze JSON), the same error without nsys.
+func TestQdrepInput(t *testing.T) { testReportInput(t, ".qdrep") }
+
+func testReportInput(t *testing.T, ext string) {
 	if _, err := exec.LookPath("xz"); err != nil {
 		t.Skip("needs xz to decompress the fixture")
 	}
@@ -54,7 +61,7 @@ func TestNsysRepInput(t *testing.T) {
 	if err := os.MkdirAll(inputs, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	report := filepath.Join(inputs, "run.nsys-rep")
+	report := filepath.Join(inputs, "run"+ext)
 	if err := os.Chmod(inputs, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -87,13 +94,26 @@ func TestNsysRepInput(t *testing.T) {
 	if out, errs, code := run(t, "analyze", "--resamples", "1999", report); code != 0 || !strings.Contains(out, "step collector_step") {
 		t.Fatalf("analyze: exit %d\n%s%s", code, out, errs)
 	}
+	// The report analyses like its export: the same JSON but for the input's
+	// name (the path given, kept in every message and provenance field).
+	viaReport, errs, code := run(t, "analyze", "--resamples", "1999", "--format", "json", report)
+	if code != 0 {
+		t.Fatalf("analyze --format json %s: exit %d\n%s", report, code, errs)
+	}
+	direct, errs, code := run(t, "analyze", "--resamples", "1999", "--format", "json", sqlite)
+	if code != 0 {
+		t.Fatalf("analyze --format json %s: exit %d\n%s", sqlite, code, errs)
+	}
+	if strings.ReplaceAll(viaReport, report, sqlite) != direct {
+		t.Errorf("analyze --format json of the %s report differs from that of its export", ext)
+	}
 
 	t.Setenv("PATH", dir) // no nsys here
-	other := filepath.Join(inputs, "other.nsys-rep")
+	other := filepath.Join(inputs, "other"+ext)
 	if err := os.WriteFile(other, []byte("x"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	_, errs, code := run(t, "info", other)
+	_, errs, code = run(t, "info", other)
 	if code != cli.ExitInput || !strings.Contains(errs, "nsys was not found") || !strings.Contains(errs, "nsys export --type sqlite") {
 		t.Errorf("without nsys: exit %d: %s", code, errs)
 	}

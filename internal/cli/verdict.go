@@ -27,19 +27,24 @@ func NewCmdVerdict(runF func(*VerdictOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verdict FILE... --phases A,B,C --min-gain 10%",
 		Short: "Go / no-go for capturing phases as a CUDA graph, from the measured overhead and its CI",
-		Long: `verdict decides whether removing the host overhead of the phases named by --phases is worth doing.
-The removable overhead is saving_ns = launch_ns + cpu_other_ns of those phases per step (what a CUDA
-graph replay could remove at most), as a share of step wall: a ratio of means over the kept steps,
-with a block-bootstrap CI (the unit is the block or the profile, never the step). It is measured in
---baseline, else in the first arm that has the phases.
+		Long: `verdict decides whether capturing the phases named by --phases as a CUDA graph is worth doing.
+It decides on the bounded saving (nsysphase boundary): per step, the host time (launch, cpu_other,
+memcpy_api, other_api) of the region's phases that launch GPU work and hold no capture blocker, at most
+step wall − the process's GPU time in the step (a captured step still waits for its GPU work), less the
+replay's own cudaGraphLaunch (the mean of the inputs' own calls, else 20 µs). Phases that launch no
+kernel keep their host time; blocked phases are listed with what they would add once fixed. The share
+of step wall is a ratio of means over the kept steps, with a block-bootstrap CI (the unit is the block
+or the profile, never the step). It is measured in --baseline, else in the first arm that has the
+phases.
 
   go            the CI's lower bound is at least --min-gain
-  no-go         the CI's upper bound is below --min-gain
+  no-go         the CI's upper bound is below --min-gain, or nothing is removable in any step
   inconclusive  the CI straddles --min-gain (or there is none): record more blocks
 
-The reason is one sentence. With several arms, the measured step-wall gain of each other arm over
-that arm is shown too (the comparison analyze reports for the step). Blockers inside the region
-(nsysphase boundary) are listed but do not change the verdict: they are work the change must do.
+The reason is one sentence. With several arms, the measured step-wall gain and difference of each
+other arm over that arm are shown too (the comparison analyze reports for the step): when an arm is
+the captured version of the region, its measured saving is what the bound predicts. Blockers inside
+the region (nsysphase boundary) are listed but do not change the verdict: they are work the change must do.
 
 Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable input or usage.`,
 		Example: `  nsysphase verdict --phases action_apply,physics_step,scene_read_refresh,observation,reward --min-gain 10% testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz

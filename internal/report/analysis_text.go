@@ -75,15 +75,28 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		return nil
 	}
 	breakdown := compactBreakdown(doc)
-	title := "Breakdown, µs per step (mean; cpu_other … other_api sum to wall; --wide: every column)"
+	title := "Breakdown per step (mean, µs unless headed ms/s; cpu_other … other_api sum to wall, phases to the step)"
 	if md {
-		title = "Breakdown, µs per step (mean; cpu_other … other_api sum to wall)"
+		title = "Breakdown per step (mean, µs unless headed ms/s; cpu_other … other_api sum to wall, phases to the step)"
 	}
 	if opt.Wide {
 		breakdown = doc.BreakdownTable()
-		title = "Breakdown, µs per step (mean; the six parts after wall sum to wall)"
+		title = "Breakdown per step (mean µs; the six parts after wall sum to wall; phases and (unannotated) to the step)"
 	}
-	if err := section(title, func() error { return writeTable(w, breakdown, f) }); err != nil {
+	if err := section(title, func() error {
+		if err := writeTable(w, breakdown, f); err != nil {
+			return err
+		}
+		if !opt.Wide && hasOtherThreadRows(doc) {
+			note := "rows named (… thread) are another thread's work during the step: beside its phases, outside its wall"
+			if md {
+				fmt.Fprintf(w, "\n%s\n", note)
+			} else {
+				fmt.Fprintln(w, "  "+note)
+			}
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	// A list section: one bullet a line in Markdown, wrapped lines in text.
@@ -128,11 +141,40 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	return nil
 }
 
+// stepHow says which rule chose the step, its coverage and the runner-up
+// (from the first input; "per input" when the inputs' rules differ).
+func stepHow(doc *analysis.Doc) string {
+	if len(doc.Inputs) == 0 {
+		return "--step to choose"
+	}
+	c := doc.Inputs[0].StepChoice
+	for _, in := range doc.Inputs[1:] {
+		if in.StepChoice.Mode != c.Mode {
+			return "chosen per input, see --format json step_choice; --step to choose"
+		}
+	}
+	rule := c.Rule
+	if rule == "" {
+		rule = phases.RuleText(c.Mode)
+	}
+	switch c.Mode {
+	case phases.StepGiven:
+		return rule
+	case phases.StepWholeProcess, phases.StepSingleShot:
+		return rule + "; --step to choose"
+	}
+	how := fmt.Sprintf("%s, %.0f%% of traced time", rule, 100*c.Coverage)
+	if c.RunnerUp != "" {
+		how += fmt.Sprintf("; runner-up %s", shortName(c.RunnerUp, 40))
+	}
+	return how + "; --step to choose"
+}
+
 // contextLines are the run's context in two lines: what was measured and
 // how the step was chosen; the arms with their blocks and kept steps, what
 // was left out, and what a CI is computed over.
 func contextLines(doc *analysis.Doc, opt Options) []string {
-	how := "repeats most; --step to choose"
+	how := stepHow(doc)
 	if opt.StepGiven {
 		how = "named by --step or --config"
 	}
@@ -319,18 +361,13 @@ var compactParts = []struct {
 	{phases.MemcpyAPI, "memcpy"}, {phases.Alloc, "alloc"}, {phases.OtherAPI, "other_api"}, {phases.GPUBusy, "gpu_busy"},
 }
 
-// compactBreakdown is the breakdown that fits 120 columns: µs per step,
-// the unit in the title, long names clipped.
+// compactBreakdown is the breakdown that fits 120 columns: per step, each
+// time column in µs, ms or s (whichever its largest value reads best in;
+// the header names the unit), long names shortened but kept distinct, "—"
+// for what was not measured. Rows of other threads' work come last: they
+// ran beside the step, so they are outside its sum.
 func compactBreakdown(doc *analysis.Doc) *export.Table {
 	withCI := hasResults(doc) // no CI column with --no-stats
-	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
-	for i, p := range compactParts {
-		cols = append(cols, export.Column{Name: p.label, Type: export.TypeFloat64, Unit: "µs"})
-		if i == 0 && withCI {
-			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
-		}
-	}
-	t := export.NewTable("breakdown", "µs per step", cols...)
 	armRank, phaseRank := map[string]int{}, map[string]int{}
 	for i, a := range doc.Arms {
 		armRank[a] = i
@@ -345,15 +382,46 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		return phaseRank[a.Phase] - phaseRank[b.Phase]
 	})
+	scale := make([]timeScale, len(compactParts))
+	for i, p := range compactParts {
+		var top float64
+		for _, r := range rows {
+			if s := r.Metrics[p.metric.Name()]; !s.Absent {
+				top = max(top, abs(s.Mean))
+			}
+		}
+		scale[i] = scaleFor(top)
+	}
+	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
+	for i, p := range compactParts {
+		name := p.label
+		if scale[i].unit != "µs" {
+			name += " (" + scale[i].unit + ")"
+		}
+		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: scale[i].unit, Nullable: true})
+		if i == 0 && withCI {
+			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
+		}
+	}
+	t := export.NewTable("breakdown", "per step", cols...)
+	short := distinctNames(doc.Phases, 28)
 	for _, r := range rows {
-		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(clip(r.Phase, 24))}
+		name, ok := short[r.Phase]
+		if !ok {
+			name = shortName(r.Phase, 28)
+		}
+		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(name)}
 		for i, p := range compactParts {
 			s := r.Metrics[p.metric.Name()]
-			vals = append(vals, export.Float(round1(s.Mean/1e3)))
+			v := export.Null()
+			if !s.Absent {
+				v = export.Float(round1(s.Mean / scale[i].ns))
+			}
+			vals = append(vals, v)
 			if i == 0 && withCI {
 				ci := export.Null()
 				if s.MeanCI != nil {
-					ci = export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/1e3, s.MeanCI[1]/1e3))
+					ci = export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/scale[i].ns, s.MeanCI[1]/scale[i].ns))
 				}
 				vals = append(vals, ci)
 			}
@@ -361,6 +429,30 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		_ = t.AppendRow(vals...)
 	}
 	return t
+}
+
+// hasOtherThreadRows reports rows of other threads' work (named "… thread)").
+func hasOtherThreadRows(doc *analysis.Doc) bool {
+	return slices.ContainsFunc(doc.Phases, func(p string) bool { return strings.HasSuffix(p, " thread)") || strings.HasPrefix(p, "(thread ") })
+}
+
+// timeScale is a column's display unit.
+type timeScale struct {
+	unit string
+	ns   float64 // nanoseconds per unit
+}
+
+// scaleFor picks the unit a column's largest value reads best in: µs below
+// 10 ms, ms below 10 s, s above (a 430 s phase is "430.1 s", not
+// "430089563" µs).
+func scaleFor(topNs float64) timeScale {
+	switch {
+	case topNs >= 10e9:
+		return timeScale{"s", 1e9}
+	case topNs >= 10e6:
+		return timeScale{"ms", 1e6}
+	}
+	return timeScale{"µs", 1e3}
 }
 
 // warningLines are the warnings one line per code with a count and the
@@ -513,6 +605,58 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// shortName clips s to n runes keeping its head and its tail, where names
+// that share a long prefix differ ("MatrixMul…/MemcpyH2D").
+func shortName(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 5 {
+		return clip(s, n)
+	}
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
+}
+
+// distinctNames clips every name to n runes so that distinct names stay
+// distinct: head and tail first, then more of the tail for names that
+// still collide, then the full name.
+func distinctNames(names []string, n int) map[string]string {
+	out := make(map[string]string, len(names))
+	for _, s := range names {
+		out[s] = shortName(s, n)
+	}
+	for _, headRunes := range []int{n / 4, 3, 1} {
+		clash := map[string]int{}
+		for _, v := range out {
+			clash[v]++
+		}
+		done := true
+		for s, v := range out {
+			if clash[v] < 2 {
+				continue
+			}
+			done = false
+			r := []rune(s)
+			if len(r) <= n {
+				continue
+			}
+			out[s] = string(r[:headRunes]) + "…" + string(r[len(r)-(n-1-headRunes):])
+		}
+		if done {
+			break
+		}
+	}
+	clash := map[string]int{}
+	for _, v := range out {
+		clash[v]++
+	}
+	for s, v := range out {
+		if clash[v] > 1 {
+			out[s] = s // the tail is shared too: only the whole name tells them apart
+		}
+	}
+	return out
 }
 
 func orNone(s string) string {

@@ -97,6 +97,15 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 	if len(b.ArmsWithout) > 0 {
 		line("arms without any of these phases (not judged): %s", strings.Join(b.ArmsWithout, ", "))
 	}
+	h("What capture removes, bounded (µs per step; CIs in --format json for every part)")
+	line("%s", analysis.BoundDefinition)
+	bounds := map[string]*analysis.CaptureBound{}
+	for _, a := range b.ArmOrder {
+		bounds[a] = b.Arms[a].Bound
+	}
+	if err := writeBound(w, f, b.ArmOrder, bounds); err != nil {
+		return err
+	}
 	if len(b.Blockers) == 0 {
 		h("Blockers inside the region: none")
 	} else {
@@ -152,4 +161,85 @@ func writeWarnings(w io.Writer, ws []analysis.Warning) {
 		}
 		fmt.Fprintf(w, "  %s%s: %s\n", wr.Code, scope, wr.Message)
 	}
+}
+
+// us is a value in µs with one decimal.
+func us(v float64) export.Value { return export.Float(round1(v / 1e3)) }
+
+// replayLine says where the replay cost comes from.
+func replayLine(r analysis.ReplayCost) string {
+	if r.Source == analysis.ReplayConstant {
+		return fmt.Sprintf("replay: %.1f µs per cudaGraphLaunch, a constant (the inputs launch no graph to measure)", float64(r.PerLaunchNs)/1e3)
+	}
+	return fmt.Sprintf("replay: %.1f µs per cudaGraphLaunch, the mean of the inputs' %d calls (median %.1f, range %.1f–%.1f µs)",
+		float64(r.PerLaunchNs)/1e3, r.Calls, float64(*r.MedianNs)/1e3, float64(*r.MinNs)/1e3, float64(*r.MaxNs)/1e3)
+}
+
+// ciText is " [lo, hi]" in µs, or "" without a CI.
+func ciText(ci *[2]float64) string {
+	if ci == nil {
+		return ""
+	}
+	return fmt.Sprintf(" [%.1f, %.1f]", ci[0]/1e3, ci[1]/1e3)
+}
+
+// writeBound renders the bounded saving of the arms in order (those with a
+// bound): a few lines of its parts per arm, then a table of the region's
+// phases. md makes the lines a list.
+func writeBound(w io.Writer, f Format, arms []string, bounds map[string]*analysis.CaptureBound) error {
+	bullet, sub := "", "  "
+	if f == Markdown {
+		bullet, sub = "- ", "  - "
+	}
+	p := export.NewTable("phases", "",
+		export.Column{Name: "arm", Type: export.TypeString},
+		export.Column{Name: "phase", Type: export.TypeString},
+		export.Column{Name: "capture", Type: export.TypeString},
+		export.Column{Name: "launches/step", Type: export.TypeFloat64},
+		export.Column{Name: "host µs", Type: export.TypeFloat64},
+		export.Column{Name: "host CI", Type: export.TypeString, Nullable: true},
+		export.Column{Name: "blockers", Type: export.TypeString},
+	)
+	shown := false
+	for _, a := range arms {
+		cb := bounds[a]
+		if cb == nil {
+			continue
+		}
+		if !shown {
+			fmt.Fprintf(w, "%s%s\n", bullet, replayLine(cb.Replay))
+			shown = true
+		}
+		share := fmt.Sprintf("%.1f%%", 100*cb.RemovableShare.Value)
+		if ci := cb.RemovableShare.CI; ci != nil {
+			share += fmt.Sprintf(" [%.1f%%, %.1f%%]", 100*ci[0], 100*ci[1])
+		}
+		name := a
+		if name == "" {
+			name = "(one arm)"
+		}
+		fmt.Fprintf(w, "%s%s: removable %.1f µs/step%s = %s of step wall %.1f µs (%s; %d steps in %d blocks or profiles)\n", bullet, name,
+			cb.RemovableNs.Mean/1e3, ciText(cb.RemovableNs.MeanCI), share, cb.StepWallNs.Mean/1e3, cb.RemovableNs.Method, cb.Steps, cb.Units)
+		fmt.Fprintf(w, "%shost of the removable phases %.1f%s = launch %.1f + cpu_other %.1f + memcpy_api %.1f + other_api %.1f\n", sub,
+			cb.HostNs.Mean/1e3, ciText(cb.HostNs.MeanCI), cb.LaunchNs.Mean/1e3, cb.CPUOtherNs.Mean/1e3, cb.MemcpyAPINs.Mean/1e3, cb.OtherAPINs.Mean/1e3)
+		fmt.Fprintf(w, "%sGPU floor %.1f%s; replay %d graph(s) × %.1f = %.1f; ceiling (step wall − floor − replay) %.1f%s, which set the removable time in %d of %d steps\n", sub,
+			cb.GPUFloorNs.Mean/1e3, ciText(cb.GPUFloorNs.MeanCI), cb.Replay.LaunchesPerStep, float64(cb.Replay.PerLaunchNs)/1e3, float64(cb.Replay.PerStepNs)/1e3,
+			cb.CeilingNs.Mean/1e3, ciText(cb.CeilingNs.MeanCI), cb.CeilingSteps, cb.Steps)
+		fmt.Fprintf(w, "%snot removable: %.1f%s in phases that launch nothing, %.1f%s in blocked phases; removable once the blockers are fixed: %.1f%s\n", sub,
+			cb.NoLaunchHostNs.Mean/1e3, ciText(cb.NoLaunchHostNs.MeanCI), cb.BlockedHostNs.Mean/1e3, ciText(cb.BlockedHostNs.MeanCI),
+			cb.RemovableIfFixedNs.Mean/1e3, ciText(cb.RemovableIfFixedNs.MeanCI))
+		for _, ph := range cb.Phases {
+			bl := strings.Join(ph.Blockers, ", ")
+			if bl == "" {
+				bl = "—"
+			}
+			_ = p.AppendRow(export.Str(a), export.Str(ph.Phase), export.Str(ph.Status), export.Float(round3(ph.LaunchesPerStep)),
+				us(ph.HostNs.Mean), regionCI(ph.HostNs.MeanCI, 1e-3, "%.1f"), export.Str(bl))
+		}
+	}
+	if p.Len() == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return writeTable(w, p, f)
 }

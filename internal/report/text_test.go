@@ -40,10 +40,17 @@ func TestAnalysisText(t *testing.T) {
 			t.Errorf("line %d is %d columns wide (> %d): %q", i+1, n, textWidth, l)
 		}
 	}
-	if !strings.HasPrefix(lines[0], "step collector_step (repeats most") || !strings.HasPrefix(lines[1], "arms: eager (baseline) 3 blocks × 49 steps; graph 3 blocks × 49 steps") {
-		t.Errorf("context lines:\n%s\n%s", lines[0], lines[1])
+	// The first line names the rule, its coverage and the runner-up; it may
+	// wrap onto a continuation line.
+	arms := 1
+	for arms < len(lines) && strings.HasPrefix(lines[arms], "  ") {
+		arms++
 	}
-	head, brk := strings.Index(out, "collector_step  graph    1737.8   826.3  0.475  [0.440, 0.514]  -52.5% faster"), strings.Index(out, "Breakdown, µs per step")
+	if !strings.HasPrefix(lines[0], "step collector_step (repeats most in arm blocks, 100% of traced time; runner-up termination") ||
+		arms >= len(lines) || !strings.HasPrefix(lines[arms], "arms: eager (baseline) 3 blocks × 49 steps; graph 3 blocks × 49 steps") {
+		t.Errorf("context lines:\n%s", strings.Join(lines[:min(3, len(lines))], "\n"))
+	}
+	head, brk := strings.Index(out, "collector_step  graph    1737.8   826.3  0.475  [0.440, 0.514]  -52.5% faster"), strings.Index(out, "Breakdown per step")
 	if head < 0 || brk < 0 || head > brk {
 		t.Errorf("headline missing or after the breakdown:\n%s", out)
 	}
@@ -123,8 +130,8 @@ func TestAnalysisMarkdownGFM(t *testing.T) {
 	if len(s.tables) != 2 || s.tables[0] != "phase" || s.tables[1] != "arm" {
 		t.Fatalf("tables %q, want the headline (phase …) and the breakdown (arm …)\n%s", s.tables, b.String())
 	}
-	if s.rows[0] != 3 || s.rows[1] != len(d.Summary) {
-		t.Errorf("table rows %v, want 3 headline rows and %d breakdown rows", s.rows, len(d.Summary))
+	if s.rows[0] != 4 || s.rows[1] != len(d.Summary) {
+		t.Errorf("table rows %v, want 4 headline rows (three phases and (unannotated) changed) and %d breakdown rows", s.rows, len(d.Summary))
 	}
 	notes := d.GPUWaitNotes()
 	if want := 3 + min(len(notes), 1); s.details != want {
@@ -209,6 +216,15 @@ func TestBoundaryMarkdownGFM(t *testing.T) {
 	}
 	s := shapeOf(t, buf.Bytes())
 	want := []int{len(b.ArmOrder)}
+	bound := 0 // the bounded saving's phases table
+	for _, a := range b.ArmOrder {
+		if cb := b.Arms[a].Bound; cb != nil {
+			bound += len(cb.Phases)
+		}
+	}
+	if bound > 0 {
+		want = append(want, bound)
+	}
 	if len(b.Blockers) > 0 {
 		want = append(want, len(b.Blockers))
 	}

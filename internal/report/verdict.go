@@ -14,9 +14,24 @@ func writeVerdictCSV(w io.Writer, v *analysis.Verdict) error {
 	if v.Removable.CI != nil {
 		lo, hi = strconv.FormatFloat(v.Removable.CI[0], 'g', -1, 64), strconv.FormatFloat(v.Removable.CI[1], 'g', -1, 64)
 	}
-	_, err := fmt.Fprintf(w, "verdict,arm,phases,min_gain,removable_share,ci_lo,ci_hi,method,capturable,reason\n%s,%s,%q,%s,%s,%s,%s,%s,%t,%q\n",
-		v.Verdict, v.Arm, strings.Join(v.Phases, ","), strconv.FormatFloat(v.MinGain, 'g', -1, 64), strconv.FormatFloat(v.Removable.Value, 'g', -1, 64),
-		lo, hi, v.Removable.Method, v.Capturable, v.Reason)
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	ns := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	ci := func(c *[2]float64) (string, string) {
+		if c == nil {
+			return "", ""
+		}
+		return ns(c[0]), ns(c[1])
+	}
+	b := v.Bound
+	rlo, rhi := ci(b.RemovableNs.MeanCI)
+	flo, fhi := ci(b.RemovableIfFixedNs.MeanCI)
+	_, err := fmt.Fprintf(w, "verdict,arm,phases,min_gain,removable_share,ci_lo,ci_hi,method,capturable,reason,"+
+		"removable_ns,removable_ns_ci_lo,removable_ns_ci_hi,host_ns,gpu_floor_ns,replay_ns,replay_source,ceiling_ns,no_launch_host_ns,blocked_host_ns,removable_if_fixed_ns,removable_if_fixed_ns_ci_lo,removable_if_fixed_ns_ci_hi,step_wall_ns,steps\n"+
+		"%s,%s,%q,%s,%s,%s,%s,%s,%t,%q,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%d\n",
+		v.Verdict, v.Arm, strings.Join(v.Phases, ","), num(v.MinGain), num(v.Removable.Value),
+		lo, hi, v.Removable.Method, v.Capturable, v.Reason,
+		ns(b.RemovableNs.Mean), rlo, rhi, ns(b.HostNs.Mean), ns(b.GPUFloorNs.Mean), b.Replay.PerStepNs, b.Replay.Source, ns(b.CeilingNs.Mean),
+		ns(b.NoLaunchHostNs.Mean), ns(b.BlockedHostNs.Mean), ns(b.RemovableIfFixedNs.Mean), flo, fhi, ns(b.StepWallNs.Mean), b.Steps)
 	return err
 }
 
@@ -43,7 +58,25 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 	}
 	fmt.Fprintf(w, "%sremovable: %.1f µs/step %s of %.1f µs/step step wall %s (arm %s, %d steps; %s)\n", bullet,
 		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), v.Arm, v.StepWallNs.N, v.Removable.Method)
+	fmt.Fprintf(w, "%sbefore the bound: launch + cpu_other of every region phase %.1f µs/step %s\n", bullet, v.HostUpperNs.Mean/1e3, ci(v.HostUpperNs.MeanCI))
 	fmt.Fprintf(w, "%sdefinition: %s\n", bullet, v.Definition)
+	fmt.Fprintf(w, "%sstatistics: unit = block or profile (never the step); %g%% CIs; B = %d resamples; seed %d; --skip-steps %d\n", bullet,
+		100*v.Settings.Confidence, v.Settings.Resamples, v.Settings.Seed, v.Settings.SkipSteps)
+	if md {
+		fmt.Fprintf(w, "\n### The bound's parts (µs per step)\n\n")
+	} else {
+		fmt.Fprintf(w, "\nThe bound's parts (µs per step)\n")
+	}
+	f := Text
+	if md {
+		f = Markdown
+	}
+	if err := writeBound(w, f, []string{v.Arm}, map[string]*analysis.CaptureBound{v.Arm: v.Bound}); err != nil {
+		return err
+	}
+	if !md {
+		fmt.Fprintln(w)
+	}
 	if v.Capturable {
 		fmt.Fprintf(w, "%scapture: no blocker inside the region in %s\n", bullet, v.Arm)
 	} else {
@@ -63,7 +96,12 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 			if g.GainCI != nil {
 				s += fmt.Sprintf(" [%+.1f%%, %+.1f%%]", 100*g.GainCI[0], 100*g.GainCI[1])
 			}
-			fmt.Fprintf(w, "%s  %s: %s (%s, n = %d)\n", bullet, g.Arm, s, g.Method, g.NUnits)
+			d := fmt.Sprintf("%+.1f µs/step", g.DiffNs/1e3)
+			if g.DiffCI != nil {
+				d += fmt.Sprintf(" [%+.1f, %+.1f]", g.DiffCI[0]/1e3, g.DiffCI[1]/1e3)
+			}
+			fmt.Fprintf(w, "%s  %s: %s, %s (%s, n = %d); predicted removable in %s: %.1f µs/step %s\n", bullet, g.Arm, s, d, g.Method, g.NUnits,
+				v.Arm, v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI))
 		}
 	}
 	writeWarnings(w, v.Warnings)

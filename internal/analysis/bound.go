@@ -1,0 +1,366 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// What capture does to each phase of the region, per arm.
+const (
+	CaptureRemovable = "removable"        // launches GPU work, no blocker: its host time goes
+	CaptureNoLaunch  = "launches_nothing" // no kernel or graph launch: its host work stays
+	CaptureBlocked   = "blocked"          // launches GPU work but holds a blocker: stays until it is fixed
+)
+
+// ReplayConstantNs is the host time of one cudaGraphLaunch assumed when the
+// inputs hold none to measure: 20 µs, below every per-launch mean measured
+// on the bundled graph exports (27.1 µs in eager_graph_small, 72.8 µs in
+// interleaved_graph: H200, CUDA 13, nsys 2025.3), so the bound it enters
+// stays an upper bound on the saving.
+const ReplayConstantNs int64 = 20_000
+
+// Replay sources.
+const (
+	ReplayMeasured = "measured" // the mean of the inputs' own cudaGraphLaunch calls
+	ReplayConstant = "constant" // ReplayConstantNs: the inputs launch no graph
+)
+
+// BoundDefinition says exactly what the bounded saving is.
+const BoundDefinition = "removable_ns per kept step = max(0, min(host_ns, step wall_ns − gpu_floor_ns) − replay_ns), 0 in a step without removable host time. " +
+	"host_ns = launch_ns + cpu_other_ns + memcpy_api_ns + other_api_ns of the region's phases that launch GPU work (kernel or graph launches, on their thread or another thread of the process) and hold no capture blocker: " +
+	"kernel launches, Python/framework dispatch, copy and memset enqueues and the other API calls a graph replay no longer makes. " +
+	"gpu_floor_ns = max(step gpu_busy_ns, step wall_ns − gpu_idle_ns − other_process_gpu_ns): the process's own GPU time during the step, which a captured step still waits for. " +
+	"replay_ns = graphs per step (runs of consecutive removable phases) × the host time of one cudaGraphLaunch (the mean of the inputs' own calls, else a 20 µs constant). " +
+	"Phases that launch nothing keep their host time (no_launch_host_ns); blocked phases keep theirs until the blocker is fixed (blocked_host_ns, removable_if_fixed_ns)"
+
+// boundMetrics are the per-step series of the bounded saving, in stats
+// metric order; one host_ns series per region phase follows them.
+var boundMetrics = []string{"removable_ns", "host_ns", "launch_ns", "cpu_other_ns", "memcpy_api_ns", "other_api_ns",
+	"gpu_floor_ns", "ceiling_ns", "no_launch_host_ns", "blocked_host_ns", "removable_if_fixed_ns", "step_wall_ns"}
+
+const (
+	bRemovable = iota
+	bHost
+	bLaunch
+	bCPUOther
+	bMemcpy
+	bOtherAPI
+	bFloor
+	bCeiling
+	bNoLaunch
+	bBlocked
+	bIfFixed
+	bWall
+	bPhases // first per-phase series
+)
+
+// ReplayCost is the host time a captured step spends launching its graphs.
+type ReplayCost struct {
+	Source          string `json:"source"`            // measured or constant
+	PerLaunchNs     int64  `json:"per_launch_ns"`     // one cudaGraphLaunch: mean host time (integer ns), or the constant
+	Calls           int    `json:"calls"`             // cudaGraphLaunch calls measured inside the inputs' steps; 0 for the constant
+	MedianNs        *int64 `json:"median_ns"`         // of those calls; null for the constant
+	MinNs           *int64 `json:"min_ns"`            // null for the constant
+	MaxNs           *int64 `json:"max_ns"`            // null for the constant
+	LaunchesPerStep int    `json:"launches_per_step"` // graphs per step: runs of consecutive removable phases in step order
+	PerStepNs       int64  `json:"per_step_ns"`       // launches_per_step × per_launch_ns
+	IfFixedLaunches int    `json:"if_fixed_launches_per_step"`
+}
+
+// CapturePhase is what capture does to one phase of the region in one arm.
+type CapturePhase struct {
+	Phase           string   `json:"phase"`
+	Status          string   `json:"status"`            // removable, launches_nothing or blocked
+	LaunchesPerStep float64  `json:"launches_per_step"` // kernel/graph launches on its thread + GPU ops launched by other threads, per kept step
+	HostNs          Estimate `json:"host_ns"`           // launch + cpu_other + memcpy_api + other_api per kept step (0 in a step without the phase)
+	Blockers        []string `json:"blockers"`          // kinds of its blockers in this arm
+}
+
+// CaptureBound is the bounded saving of one arm: what capturing the region
+// removes per step, with its parts.
+type CaptureBound struct {
+	RemovableNs        Estimate       `json:"removable_ns"`
+	RemovableShare     Share          `json:"removable_share_of_step_wall"` // Σ removable_ns / Σ step wall_ns over the kept steps
+	HostNs             Estimate       `json:"host_ns"`
+	LaunchNs           Estimate       `json:"launch_ns"`
+	CPUOtherNs         Estimate       `json:"cpu_other_ns"`
+	MemcpyAPINs        Estimate       `json:"memcpy_api_ns"`
+	OtherAPINs         Estimate       `json:"other_api_ns"`
+	GPUFloorNs         Estimate       `json:"gpu_floor_ns"`
+	CeilingNs          Estimate       `json:"ceiling_ns"` // step wall − gpu floor − replay
+	NoLaunchHostNs     Estimate       `json:"no_launch_host_ns"`
+	BlockedHostNs      Estimate       `json:"blocked_host_ns"`
+	RemovableIfFixedNs Estimate       `json:"removable_if_fixed_ns"` // the bound with the blocked phases' host time counted, fewer graphs per step if they join runs
+	StepWallNs         Estimate       `json:"step_wall_ns"`
+	Replay             ReplayCost     `json:"replay"`
+	Steps              int            `json:"steps"`         // kept steps behind the estimates
+	Units              int            `json:"units"`         // blocks or profiles they come from
+	CeilingSteps       int            `json:"ceiling_steps"` // kept steps in which the ceiling, not host_ns − replay, set removable_ns
+	Phases             []CapturePhase `json:"phases"`
+}
+
+// measureReplay is the host time of the inputs' own cudaGraphLaunch calls
+// (every one recorded inside a step, any arm), or the constant without any.
+func measureReplay(files []*FileResult) ReplayCost {
+	var durs []int64
+	for _, fr := range files {
+		for _, c := range fr.Result.Calls {
+			if c.Is(phases.CallGraph) {
+				durs = append(durs, c.Dur)
+			}
+		}
+	}
+	if len(durs) == 0 {
+		return ReplayCost{Source: ReplayConstant, PerLaunchNs: ReplayConstantNs}
+	}
+	slices.Sort(durs)
+	var sum int64
+	for _, d := range durs {
+		sum += d
+	}
+	med := durs[len(durs)/2]
+	if len(durs)%2 == 0 {
+		med = (durs[len(durs)/2-1] + durs[len(durs)/2]) / 2
+	}
+	lo, hi := durs[0], durs[len(durs)-1]
+	return ReplayCost{Source: ReplayMeasured, PerLaunchNs: sum / int64(len(durs)), Calls: len(durs), MedianNs: &med, MinNs: &lo, MaxNs: &hi}
+}
+
+// graphRuns counts the runs of consecutive phases for which capture(phase)
+// holds, over the arm's phases in step order: one graph launch each.
+func graphRuns(order []string, capture func(string) bool) int {
+	runs, in := 0, false
+	for _, p := range order {
+		c := capture(p)
+		if c && !in {
+			runs++
+		}
+		in = c
+	}
+	return runs
+}
+
+// bound fills each arm's bounded saving (BoundaryArm.Bound).
+func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error {
+	replay := measureReplay(b.files)
+	plan := Units(allInstances(b.files), nil, b.unitStart)
+	counted := func(p string) bool { return countsInRegion(p, region) }
+
+	// Per arm and region phase: launches over the kept steps, and blockers.
+	type key struct{ arm, phase string }
+	launches := map[key]int64{}
+	present := map[key]bool{}
+	for i := range plan.xs {
+		x := &plan.xs[i]
+		if plan.unit[i] < 0 || x.IsStep || b.Arms[x.Arm] == nil {
+			continue
+		}
+		present[key{x.Arm, x.Phase}] = true
+		if counted(x.Phase) {
+			launches[key{x.Arm, x.Phase}] += x.M[phases.Launches] + x.M[phases.OtherThreadOps]
+		}
+	}
+	blockers := map[key][]string{}
+	for _, bl := range b.Blockers {
+		for _, p := range b.Phases {
+			if counted(p) && (bl.Phase == p || strings.HasPrefix(bl.Phase, p+"/")) {
+				k := key{bl.Arm, p}
+				if !slices.Contains(blockers[k], bl.Kind) {
+					blockers[k] = append(blockers[k], bl.Kind)
+				}
+			}
+		}
+	}
+	status := func(arm, p string) string {
+		switch k := (key{arm, p}); {
+		case launches[k] == 0:
+			return CaptureNoLaunch
+		case len(blockers[k]) > 0:
+			return CaptureBlocked
+		}
+		return CaptureRemovable
+	}
+
+	var regionPhases []string // counted region phases, step order
+	for _, p := range b.Phases {
+		if counted(p) {
+			regionPhases = append(regionPhases, p)
+		}
+	}
+	phaseIdx := map[string]int{}
+	for k, p := range regionPhases {
+		phaseIdx[p] = k
+	}
+	metrics := slices.Clone(boundMetrics)
+	for _, p := range regionPhases {
+		metrics = append(metrics, "host_ns["+p+"]")
+	}
+
+	byArm := map[string][]stats.Unit{}
+	for _, a := range b.ArmOrder {
+		cb := &CaptureBound{Replay: replay, Phases: []CapturePhase{}}
+		b.Arms[a].Bound = cb
+		// The arm's phases in step order: the top-level ones and the region's.
+		var seq []string
+		for _, p := range order {
+			if present[key{a, p}] && (!strings.Contains(p, "/") || counted(p)) {
+				seq = append(seq, p)
+			}
+		}
+		cb.Replay.LaunchesPerStep = graphRuns(seq, func(p string) bool { return counted(p) && status(a, p) == CaptureRemovable })
+		cb.Replay.IfFixedLaunches = graphRuns(seq, func(p string) bool { return counted(p) && status(a, p) != CaptureNoLaunch })
+		cb.Replay.PerStepNs = int64(cb.Replay.LaunchesPerStep) * replay.PerLaunchNs
+		for _, p := range regionPhases {
+			if present[key{a, p}] {
+				k := key{a, p}
+				cb.Phases = append(cb.Phases, CapturePhase{Phase: p, Status: status(a, p), Blockers: append([]string{}, blockers[k]...)})
+			}
+		}
+	}
+
+	// Per unit and kept step: int64 sums over the step and its region phases.
+	sums := make([][][]int64, len(plan.ids))
+	for u := range plan.ids {
+		if b.Arms[plan.arms[u]] == nil {
+			continue
+		}
+		sums[u] = make([][]int64, len(metrics))
+		for m := range sums[u] {
+			sums[u][m] = make([]int64, plan.kept[u])
+		}
+	}
+	for i := range plan.xs {
+		u, t := plan.unit[i], plan.step[i]
+		if u < 0 || sums[u] == nil {
+			continue
+		}
+		x, s := &plan.xs[i], sums[u]
+		if x.IsStep {
+			s[bWall][t] = x.M[phases.Wall]
+			s[bFloor][t] = max(x.M[phases.GPUBusy], x.M[phases.Wall]-x.M[phases.GPUIdle]-x.M[phases.OtherProcessGPU])
+			continue
+		}
+		k, ok := phaseIdx[x.Phase]
+		if !ok {
+			continue
+		}
+		host := x.M[phases.Launch] + x.M[phases.CPUOther] + x.M[phases.MemcpyAPI] + x.M[phases.OtherAPI]
+		s[bPhases+k][t] += host
+		switch status(x.Arm, x.Phase) {
+		case CaptureRemovable:
+			s[bHost][t] += host
+			s[bLaunch][t] += x.M[phases.Launch]
+			s[bCPUOther][t] += x.M[phases.CPUOther]
+			s[bMemcpy][t] += x.M[phases.MemcpyAPI]
+			s[bOtherAPI][t] += x.M[phases.OtherAPI]
+		case CaptureNoLaunch:
+			s[bNoLaunch][t] += host
+		case CaptureBlocked:
+			s[bBlocked][t] += host
+		}
+	}
+	for u, s := range sums {
+		if s == nil {
+			continue
+		}
+		a := plan.arms[u]
+		cb := b.Arms[a].Bound
+		r, rf := cb.Replay.PerStepNs, int64(cb.Replay.IfFixedLaunches)*cb.Replay.PerLaunchNs
+		series := make([][]float64, len(metrics))
+		for t := range plan.kept[u] {
+			room := s[bWall][t] - s[bFloor][t]
+			s[bCeiling][t] = room - r
+			if h := s[bHost][t]; h > 0 {
+				s[bRemovable][t] = max(0, min(h, room)-r)
+				if room < h {
+					cb.CeilingSteps++
+				}
+			}
+			if h := s[bHost][t] + s[bBlocked][t]; h > 0 {
+				s[bIfFixed][t] = max(0, min(h, room)-rf)
+			}
+		}
+		for m := range series {
+			series[m] = make([]float64, plan.kept[u])
+			for t, v := range s[m] {
+				series[m][t] = float64(v)
+			}
+		}
+		cb.Steps += plan.kept[u]
+		cb.Units++
+		byArm[a] = append(byArm[a], plan.statsUnit(u, series))
+	}
+
+	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{bRemovable}}
+	for _, a := range b.ArmOrder {
+		us := byArm[a]
+		if b.Arms[a].Bound.Steps == 0 {
+			b.Arms[a].Bound = nil // no kept step: nothing measured (the warning says why)
+			continue
+		}
+		cb := b.Arms[a].Bound
+		ests := []*Estimate{&cb.RemovableNs, &cb.HostNs, &cb.LaunchNs, &cb.CPUOtherNs, &cb.MemcpyAPINs, &cb.OtherAPINs,
+			&cb.GPUFloorNs, &cb.CeilingNs, &cb.NoLaunchHostNs, &cb.BlockedHostNs, &cb.RemovableIfFixedNs, &cb.StepWallNs}
+		for k := range cb.Phases {
+			ests = append(ests, &cb.Phases[k].HostNs)
+		}
+		phaseOf := func(m int) int { // metric index of ests[m]
+			if m < bPhases {
+				return m
+			}
+			return bPhases + phaseIdx[cb.Phases[m-bPhases].Phase]
+		}
+		if sc.Off {
+			for m, e := range ests {
+				var xs []float64
+				for _, u := range us {
+					xs = append(xs, u.Steps[phaseOf(m)]...)
+				}
+				s := stats.Summarize(xs)
+				*e = Estimate{Mean: s.Mean, Median: s.Median, N: s.N, Method: stats.MethodNone}
+			}
+			var part, whole float64
+			for _, u := range us {
+				for t := range u.Steps[bWall] {
+					part += u.Steps[bRemovable][t]
+					whole += u.Steps[bWall][t]
+				}
+			}
+			if whole > 0 {
+				cb.RemovableShare = Share{Value: part / whole, Method: stats.MethodNone, NUnits: len(us)}
+			}
+			for k := range cb.Phases {
+				cb.Phases[k].LaunchesPerStep = float64(launches[key{a, cb.Phases[k].Phase}]) / float64(cb.Steps)
+			}
+			continue
+		}
+		res, err := stats.Analyze("capture bound "+strings.Join(b.Phases, ","), metrics, us, opt)
+		if err != nil {
+			return fmt.Errorf("statistics of the bounded saving in arm %s: %w", a, err)
+		}
+		am := res.Arms[0].Metrics
+		for m, e := range ests {
+			x := am[phaseOf(m)]
+			*e = Estimate{Mean: x.Mean, MeanCI: x.MeanCI, Median: x.Median, MedianCI: x.MedianCI, N: x.N, Method: x.Method}
+		}
+		for _, w := range res.Warnings {
+			if w.Metric == boundMetrics[bRemovable] { // the rest repeat the boundary's own warnings
+				w.Values = nil
+				b.Warnings = append(b.Warnings, w)
+			}
+		}
+		sh, err := shareOfStep(a, us, bRemovable, bWall, opt)
+		if err != nil {
+			return err
+		}
+		cb.RemovableShare = sh
+		for k := range cb.Phases {
+			cb.Phases[k].LaunchesPerStep = float64(launches[key{a, cb.Phases[k].Phase}]) / float64(cb.Steps)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package phases
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nsysphase/nsysphase/internal/fixture"
+)
+
+// TestWholeStepAddsUp: on the bundled PyTorch loop (torch.profiler's
+// ProfilerStep#N with record_function phases and emit_nvtx), every step's
+// depth-1 rows of its own thread — the phases and (unannotated) — add up to
+// the step, metric by metric; the backward pass, run on PyTorch's autograd
+// thread, has a row of its own with the kernels and GPU busy time that no
+// phase of the main thread holds.
+func TestWholeStepAddsUp(t *testing.T) {
+	var path string
+	for _, fx := range fixture.Extra(t) {
+		if fx.Name == "profiler_step" {
+			path = fx.SQLite(t)
+		}
+	}
+	if path == "" {
+		t.Fatal("the bundled profiler_step export is missing")
+	}
+	res := segmentPath(t, path, Options{})
+	if res.StepName != "ProfilerStep#N" {
+		t.Fatalf("step %q, want ProfilerStep#N", res.StepName)
+	}
+	steps, rest, autograd := 0, 0, 0
+	for i := 0; i < len(res.Instances); {
+		st := &res.Instances[i]
+		if !st.IsStep {
+			t.Fatalf("instance %d (%s) is not a step", i, st.Phase)
+		}
+		steps++
+		var sum [NumMetrics]int64
+		j := i + 1
+		for ; j < len(res.Instances) && !res.Instances[j].IsStep; j++ {
+			x := &res.Instances[j]
+			switch {
+			case x.Depth != 1:
+			case x.OtherThread:
+				if x.Phase != "backward (autograd thread)" || !strings.HasPrefix(x.Thread, "pt_autograd") {
+					t.Errorf("step %d: other-thread row %q on thread %q", st.Step, x.Phase, x.Thread)
+				}
+				if x.M[KernelSum] <= 0 || x.M[GPUBusy] <= 0 || x.Start < st.Start || x.End > st.End {
+					t.Errorf("step %d: autograd row kernel_sum %d gpu_busy %d [%d, %d] outside the step [%d, %d]", st.Step, x.M[KernelSum], x.M[GPUBusy], x.Start, x.End, st.Start, st.End)
+				}
+				autograd++
+			default:
+				if x.Phase == Unannotated {
+					rest++
+					for _, m := range splitMetrics {
+						if !x.IsNull(m) {
+							t.Errorf("(unannotated) %s is not null", m.Name())
+						}
+					}
+				}
+				for m := range NumMetrics {
+					sum[m] += x.M[m]
+				}
+			}
+		}
+		for m := range NumMetrics {
+			if st.IsNull(m) || isSplit(m) {
+				continue
+			}
+			if sum[m] != st.M[m] {
+				t.Errorf("step %d: depth-1 rows' %s sum to %d, the step has %d", st.Step, m.Name(), sum[m], st.M[m])
+			}
+		}
+		i = j
+	}
+	if steps < 39 || rest != steps || autograd != steps {
+		t.Errorf("%d steps, %d (unannotated) rows, %d autograd rows; want one of each per step", steps, rest, autograd)
+	}
+}
+
+func isSplit(m Metric) bool {
+	for _, s := range splitMetrics {
+		if s == m {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAbsentMask: a table not in the export makes its metrics null.
+func TestAbsentMask(t *testing.T) {
+	x := Instance{Null: absentMask([]string{"CUPTI_ACTIVITY_KIND_KERNEL"})}
+	for _, m := range []Metric{KernelSum, KernelCount, GPUBusy, Proj, GPUOps, SyncNoGPU, GPUIdle} {
+		if !x.IsNull(m) {
+			t.Errorf("no kernel table: %s not null", m.Name())
+		}
+	}
+	for _, m := range []Metric{Wall, CPUOther, Launch, SyncAPI, H2DNs} {
+		if x.IsNull(m) {
+			t.Errorf("no kernel table: %s null", m.Name())
+		}
+	}
+	y := Instance{Null: absentMask([]string{"CUPTI_ACTIVITY_KIND_RUNTIME"})}
+	if !y.IsNull(CPUOther) || !y.IsNull(Launch) || !y.IsNull(KernelSum) || y.IsNull(Wall) {
+		t.Errorf("no CUDA API table: null mask %b", y.Null)
+	}
+}

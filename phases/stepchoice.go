@@ -1,0 +1,670 @@
+package phases
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// How the step is chosen when the user does not name it. Candidates are
+// range names (numbered families folded) ranked by what they hold, not by
+// count alone:
+//
+//   - whose annotation: only the program's own ranges can be the step;
+//     ranges libraries and frameworks write (annotation.go) never are;
+//   - structure: children of arm blocks first; then a numbered family
+//     ("ProfilerStep#N") that holds most of its level's time; then the
+//     shallowest level of a thread's tree where a name repeats, where a
+//     fixed cycle of several names makes one implicit step per cycle, and
+//     where a name repeated many times inside each instance of the chosen
+//     one (an outer loop) hands the step down to it;
+//   - coverage: the share of its processes' traced time inside its
+//     instances breaks ties within a level;
+//   - single range: when nothing repeats, one user range with user
+//     children that encloses most of its process's CUDA work is a step
+//     measured once;
+//   - none: "whole process", its top-level user ranges as phases.
+
+// Candidate is one range name considered as the step.
+type Candidate struct {
+	Name      string  `json:"name"`
+	Rule      string  `json:"rule"`      // the Step* mode this candidate would be chosen by
+	Instances int     `json:"instances"` // ranges of this name or family (not nested in one another)
+	Coverage  float64 `json:"coverage"`  // Σ instance wall ÷ Σ traced span of the processes holding it
+	Library   bool    `json:"library"`   // written by a library or framework (never chosen)
+	Depth     int     `json:"depth"`     // shallowest depth in a thread's range tree
+	Score     float64 `json:"score"`     // rule weight + coverage; the step has the highest
+}
+
+// Step choice modes added by the evidence rules (StepChoice.Mode).
+const (
+	StepCycle       = "cycle"        // sibling ranges repeat in a fixed cycle: one implicit step per cycle
+	StepNested      = "nested"       // a range repeated many times inside each instance of an outer loop
+	StepSingleRange = "single_range" // no range repeats: one user range enclosing the CUDA work, n = 1
+)
+
+// Rule weights: the score's integer part. A candidate's score is its weight
+// plus its coverage (0–1), so a rule always outranks a weaker one and
+// coverage orders candidates of one rule.
+const (
+	weightLibrary  = 0.0
+	weightDeeper   = 1.0 // repeats, but below the level the step was chosen from
+	weightSingle   = 1.0
+	weightRepeated = 2.0
+	weightCycle    = 3.0
+	weightNested   = 3.5
+	weightFamily   = 4.0
+	weightArm      = 5.0
+)
+
+// candTally accumulates one family's evidence over all threads.
+type candTally struct {
+	name                   string
+	n, maxPerThread        int
+	perThread              int
+	lastTid                int64
+	numbered, lib, allLib  bool
+	ns                     int64 // Σ duration of instances not nested in one of the same family
+	depth                  int32
+	pids                   map[int64]bool
+	first                  int64
+	seenLevel, levelQualif bool
+}
+
+// nestedMinRepeats and nestedMinShare define an outer loop: a child name
+// that repeats at least this often per instance (median) and fills at least
+// this share of it takes the step from it ("Steps" holding 1,000 "step").
+const (
+	nestedMinRepeats = 4
+	nestedMinShare   = 0.5
+)
+
+// singleRangeMinShare: a single range is the step when it covers at least
+// this share of its process's traced span (NVTX and CUDA API calls).
+const singleRangeMinShare = 0.5
+
+// chooser ranks step candidates on one export's range trees.
+type chooser struct {
+	threads []*threadRanges
+	blocks  []armBlock
+	pat     *regexp.Regexp
+	tallies map[string]*candTally
+	span    map[int64][2]int64 // per pid: first start, last end of its ranges
+}
+
+func newChooser(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) *chooser {
+	c := &chooser{threads: threads, blocks: blocks, pat: pat, tallies: map[string]*candTally{}, span: map[int64][2]int64{}}
+	for _, t := range threads {
+		pid := nsys.Pid(t.gtid)
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			s, ok := c.span[pid]
+			if !ok {
+				s = [2]int64{r.start, r.end}
+			}
+			c.span[pid] = [2]int64{min(s[0], r.start), max(s[1], r.end)}
+		}
+	}
+	for _, t := range threads {
+		// Instances nested in one of their own family count once.
+		open := map[string]int64{} // family → end of the enclosing instance
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if r.nm.armOf(pat).ok || r.nm.warmup {
+				continue
+			}
+			fam := r.nm.family
+			x := c.tallies[fam]
+			if x == nil {
+				x = &candTally{name: fam, lastTid: -1, allLib: true, depth: r.depth, first: r.start, pids: map[int64]bool{}}
+				c.tallies[fam] = x
+			}
+			x.n++
+			if x.lastTid != t.gtid {
+				x.lastTid, x.perThread = t.gtid, 0
+			}
+			x.perThread++
+			x.maxPerThread = max(x.maxPerThread, x.perThread)
+			x.numbered = x.numbered || r.nm.name != r.nm.family
+			x.allLib = x.allLib && r.nm.lib
+			x.lib = x.allLib
+			x.depth = min(x.depth, r.depth)
+			x.first = min(x.first, r.start)
+			x.pids[nsys.Pid(t.gtid)] = true
+			if end, ok := open[fam]; ok && r.start < end {
+				continue
+			}
+			open[fam] = r.end
+			x.ns += r.end - r.start
+		}
+	}
+	return c
+}
+
+// coverage is a family's share of the traced span of its processes.
+func (c *chooser) coverage(x *candTally) float64 {
+	var span int64
+	for pid := range x.pids {
+		s := c.span[pid]
+		span += s[1] - s[0]
+	}
+	if span <= 0 {
+		return 0
+	}
+	return min(1, float64(x.ns)/float64(span))
+}
+
+// choice is the chooser's answer.
+type choice struct {
+	name   string
+	n      int
+	mode   string
+	family bool
+	cycle  *cycleStep // mode StepCycle: the cycle to wrap into implicit steps
+	inArms bool       // chosen among the children of arm blocks
+	cands  []Candidate
+}
+
+// choose ranks the candidates and returns the step; name "" when no user
+// range repeats (the caller falls back to a single range or whole process).
+func (c *chooser) choose() choice {
+	scores := map[string]float64{}
+	rules := map[string]string{}
+	set := func(name, rule string, w float64) {
+		x := c.tallies[name]
+		s := w
+		if x != nil {
+			s += c.coverage(x)
+		}
+		if s > scores[name] || rules[name] == "" {
+			scores[name], rules[name] = s, rule
+		}
+	}
+	for name, x := range c.tallies {
+		switch {
+		case x.lib:
+			set(name, "library", weightLibrary)
+		case x.maxPerThread >= 2:
+			set(name, StepRepeated, weightDeeper)
+		default:
+			set(name, StepSingleShot, weightSingle-0.5)
+		}
+	}
+	var ch choice
+	if len(c.blocks) > 0 {
+		name, n, fam := c.pickLevel(func(t *threadRanges, r *rng) bool {
+			if r.parent >= 0 {
+				return r.nm.armOf(c.pat).ok == false && t.ranges[r.parent].nm.armOf(c.pat).ok
+			}
+			return inArmBlock(c.blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0
+		}, false)
+		if name != "" {
+			set(name, StepRepeated, weightArm)
+			ch = choice{name: name, n: n, mode: StepRepeated, family: fam, inArms: true}
+			if fam {
+				ch.mode = StepFamily
+			}
+		}
+	} else {
+		maxDepth := int32(0)
+		for _, t := range c.threads {
+			for i := range t.ranges {
+				maxDepth = max(maxDepth, t.ranges[i].depth)
+			}
+		}
+		for d := int32(0); d <= maxDepth && ch.name == ""; d++ {
+			name, n, fam := c.pickLevel(func(_ *threadRanges, r *rng) bool { return r.depth == d }, true)
+			if name == "" {
+				continue
+			}
+			if fam {
+				set(name, StepFamily, weightFamily)
+				ch = choice{name: name, n: n, mode: StepFamily, family: true}
+				break
+			}
+			if cy := c.findCycle(d); cy != nil {
+				ch = choice{name: cy.name, n: cy.count, mode: StepCycle, cycle: cy}
+				scores[cy.name], rules[cy.name] = weightCycle+cy.coverage, StepCycle
+				break
+			}
+			set(name, StepRepeated, weightRepeated)
+			ch = choice{name: name, n: n, mode: StepRepeated}
+			// An outer loop hands the step down to what it repeats.
+			for {
+				inner, k := c.innerLoop(ch.name)
+				if inner == "" {
+					break
+				}
+				set(inner, StepNested, weightNested)
+				ch = choice{name: inner, n: k, mode: StepNested, family: c.tallies[inner].numbered}
+			}
+		}
+	}
+	for name, s := range scores {
+		x := c.tallies[name]
+		cd := Candidate{Name: name, Rule: rules[name], Score: round3(s)}
+		if x != nil {
+			cd.Instances, cd.Coverage, cd.Library, cd.Depth = x.n, round3(c.coverage(x)), x.lib, int(x.depth)
+		} else if ch.cycle != nil && name == ch.cycle.name {
+			cd.Instances, cd.Coverage, cd.Depth = ch.cycle.count, round3(ch.cycle.coverage), int(ch.cycle.depth)
+		}
+		ch.cands = append(ch.cands, cd)
+	}
+	slices.SortFunc(ch.cands, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(b.Instances, a.Instances), strings.Compare(a.Name, b.Name))
+	})
+	// The chosen step heads the list whatever its score (a tie within a
+	// level goes to the name that repeats most, as it always has).
+	if ch.name != "" {
+		if i := slices.IndexFunc(ch.cands, func(cd Candidate) bool { return cd.Name == ch.name }); i > 0 {
+			cd := ch.cands[i]
+			copy(ch.cands[1:i+1], ch.cands[:i])
+			ch.cands[0] = cd
+		}
+	}
+	return ch
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// pickLevel is the step among the user ranges keep selects: the numbered
+// family or name that repeats most (ties: the one that covers more, then the
+// earlier). needPerThread: without arms, a step repeats on one thread, and a
+// numbered family must also hold most of its level's range time — so
+// "Identity_0" … "Identity_15" among the layers of one inference pass is not
+// a step, but "ProfilerStep#1" … "#40" is.
+func (c *chooser) pickLevel(keep func(t *threadRanges, r *rng) bool, needPerThread bool) (string, int, bool) {
+	type lt struct {
+		n, perThread, maxPerThread int
+		lastTid, first, ns         int64
+		numbered                   bool
+	}
+	counts := map[string]*lt{}
+	var levelNs int64
+	for _, t := range c.threads {
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if r.nm.lib || r.nm.warmup || r.nm.armOf(c.pat).ok || !keep(t, r) {
+				continue
+			}
+			levelNs += r.end - r.start
+			x := counts[r.nm.family]
+			if x == nil {
+				x = &lt{first: r.start, lastTid: -1}
+				counts[r.nm.family] = x
+			}
+			x.n++
+			if x.lastTid != t.gtid {
+				x.lastTid, x.perThread = t.gtid, 0
+			}
+			x.perThread++
+			x.maxPerThread = max(x.maxPerThread, x.perThread)
+			x.first = min(x.first, r.start)
+			x.numbered = x.numbered || r.nm.name != r.nm.family
+			x.ns += r.end - r.start
+		}
+	}
+	// Without arms a numbered family that qualifies wins over plain names.
+	familyWins := false
+	if needPerThread {
+		for _, x := range counts {
+			familyWins = familyWins || (x.numbered && x.maxPerThread >= 2 && 2*x.ns >= levelNs)
+		}
+	}
+	best, bestN := "", 1 // a step repeats: at least 2 instances
+	for name, x := range counts {
+		if needPerThread && (x.maxPerThread < 2 || (x.numbered && 2*x.ns < levelNs) || (familyWins && !x.numbered)) {
+			continue
+		}
+		if x.n > bestN || (x.n == bestN && best != "" && (x.first < counts[best].first || (x.first == counts[best].first && name < best))) {
+			best, bestN = name, x.n
+		}
+	}
+	if best == "" {
+		return "", 0, false
+	}
+	return best, bestN, counts[best].numbered
+}
+
+// innerLoop returns the user family that repeats at least nestedMinRepeats
+// times (median) directly inside each instance of step and fills at least
+// nestedMinShare of them, with its instance count; "" when none does.
+// Numbered steps are never outer loops: their instances are the steps.
+func (c *chooser) innerLoop(step string) (string, int) {
+	if x := c.tallies[step]; x == nil || x.numbered {
+		return "", 0
+	}
+	type kid struct {
+		perParent []int
+		ns        int64
+		n         int
+	}
+	kids := map[string]*kid{}
+	var parents int
+	var parentNs int64
+	for _, t := range c.threads {
+		ci := newChildIndex(t)
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if r.nm.family != step {
+				continue
+			}
+			parents++
+			parentNs += r.end - r.start
+			seen := map[string]int{}
+			for _, k := range ci.of(int32(i)) {
+				kr := &t.ranges[k]
+				if kr.nm.lib || kr.nm.warmup {
+					continue
+				}
+				seen[kr.nm.family]++
+				x := kids[kr.nm.family]
+				if x == nil {
+					x = &kid{}
+					kids[kr.nm.family] = x
+				}
+				x.ns += kr.end - kr.start
+				x.n++
+			}
+			for name, k := range seen {
+				kids[name].perParent = append(kids[name].perParent, k)
+			}
+		}
+	}
+	best, bestN := "", 0
+	for name, x := range kids {
+		counts := append(x.perParent, make([]int, parents-len(x.perParent))...) // parents without it: 0
+		slices.Sort(counts)
+		if counts[len(counts)/2] < nestedMinRepeats || float64(x.ns) < nestedMinShare*float64(parentNs) {
+			continue
+		}
+		if x.n > bestN || (x.n == bestN && name < best) {
+			best, bestN = name, x.n
+		}
+	}
+	return best, bestN
+}
+
+// cycleStep is an implicit step: sibling ranges that repeat in a fixed
+// order with no enclosing range.
+type cycleStep struct {
+	name     string   // "<first member> … <last member>"
+	members  []string // families in cycle order, from the first member
+	count    int      // complete cycles
+	coverage float64
+	depth    int32
+}
+
+// cycleMinMembers: a cycle has at least two distinct names.
+const cycleMinMembers = 2
+
+// findCycle looks for a fixed cycle among the user ranges at depth d: on
+// each thread (and parent), the names that repeat, read in time order, must
+// follow one order exactly. Names that occur in fewer than half the cycles
+// (data-dependent phases) are left out of the order; they become phases of
+// the cycle they fall in. nil when there is no such cycle.
+func (c *chooser) findCycle(d int32) *cycleStep {
+	type seqKey struct {
+		gtid   int64
+		parent int32
+	}
+	seqs := map[seqKey][]*rng{}
+	var keys []seqKey
+	for _, t := range c.threads {
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if r.depth != d || r.nm.lib || r.nm.warmup || r.nm.armOf(c.pat).ok {
+				continue
+			}
+			k := seqKey{t.gtid, r.parent}
+			if _, ok := seqs[k]; !ok {
+				keys = append(keys, k)
+			}
+			seqs[k] = append(seqs[k], r)
+		}
+	}
+	var order []string
+	var cov struct{ ns, span int64 }
+	total := 0
+	pids := map[int64]bool{}
+	for _, k := range keys {
+		seq := seqs[k]
+		count := map[string]int{}
+		for _, r := range seq {
+			count[r.nm.family]++
+		}
+		top := 0
+		for _, n := range count {
+			top = max(top, n)
+		}
+		if top < 2 {
+			continue
+		}
+		var members []*rng
+		for _, r := range seq {
+			if 2*count[r.nm.family] > top {
+				members = append(members, r)
+			}
+		}
+		var first []string // member names in order of first appearance
+		seen := map[string]bool{}
+		for _, r := range members {
+			if !seen[r.nm.family] {
+				seen[r.nm.family] = true
+				first = append(first, r.nm.family)
+			}
+		}
+		if len(first) < cycleMinMembers {
+			return nil
+		}
+		for i, r := range members {
+			if r.nm.family != first[i%len(first)] {
+				return nil
+			}
+		}
+		// The cycle starts after its longest pause when that pause stands
+		// out (a frame's reader after the last frame's post-processing),
+		// else with the first name seen.
+		gapBefore := make([]int64, len(first))
+		gaps := make([]int, len(first))
+		for i := 1; i < len(members); i++ {
+			j := i % len(first)
+			gapBefore[j] += max(0, members[i].start-members[i-1].end)
+			gaps[j]++
+		}
+		startAt := 0
+		mean := func(j int) float64 { return float64(gapBefore[j]) / float64(max(gaps[j], 1)) }
+		for j := range first {
+			if mean(j) > 4*mean(startAt) && mean(j) > mean(0)*4 {
+				startAt = j
+			}
+		}
+		rot := append(slices.Clone(first[startAt:]), first[:startAt]...)
+		if order == nil {
+			order = rot
+		} else if !slices.Equal(order, rot) {
+			return nil
+		}
+		for i := startAt; i+len(first) <= len(members); i += len(first) {
+			total++
+			cov.ns += members[i+len(first)-1].end - members[i].start
+		}
+		pids[nsys.Pid(k.gtid)] = true
+	}
+	if order == nil || total < 2 {
+		return nil
+	}
+	for pid := range pids {
+		s := c.span[pid]
+		cov.span += s[1] - s[0]
+	}
+	cy := &cycleStep{members: order, count: total, depth: d}
+	cy.name = order[0] + " … " + order[len(order)-1]
+	if cov.span > 0 {
+		cy.coverage = min(1, float64(cov.ns)/float64(cov.span))
+	}
+	return cy
+}
+
+// wrapCycles puts each complete cycle under one synthetic step range named
+// after the cycle, so its members become the step's phases.
+func wrapCycles(threads []*threadRanges, cy *cycleStep, pat *regexp.Regexp) {
+	nm := syntheticName(cy.name)
+	member := map[string]bool{}
+	for _, m := range cy.members {
+		member[m] = true
+	}
+	for _, t := range threads {
+		var add []rng
+		var cur []*rng
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if r.depth != cy.depth || r.nm.lib || r.nm.warmup || r.nm.armOf(pat).ok || !member[r.nm.family] {
+				continue
+			}
+			if r.nm.family == cy.members[0] {
+				cur = cur[:0]
+			}
+			if len(cur) != slices.Index(cy.members, r.nm.family) || (len(cur) > 0 && cur[0].parent != r.parent) {
+				cur = cur[:0]
+				continue
+			}
+			cur = append(cur, r)
+			if len(cur) == len(cy.members) {
+				add = append(add, rng{start: cur[0].start, end: cur[len(cur)-1].end, gtid: t.gtid, nm: nm, parent: -1})
+				cur = cur[:0]
+			}
+		}
+		if len(add) == 0 {
+			continue
+		}
+		t.ranges = append(t.ranges, add...)
+		slices.SortFunc(t.ranges, func(a, b rng) int {
+			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end), cmp.Compare(b.depth, a.depth))
+		})
+		linkParents(t)
+	}
+}
+
+// whyChosen is the first-line sentence of each rule, with its evidence.
+func (ch choice) why(coverage float64) string {
+	runner := ""
+	for _, cd := range ch.cands[min(1, len(ch.cands)):] {
+		if !cd.Library {
+			runner = fmt.Sprintf("; runner-up %q (%s, %d instances, %.0f%% coverage)", cd.Name, cd.Rule, cd.Instances, 100*cd.Coverage)
+			break
+		}
+	}
+	cov := fmt.Sprintf("covers %.0f%% of its processes' traced time", 100*coverage)
+	switch ch.mode {
+	case StepFamily:
+		return fmt.Sprintf("step %q: numbered family, %d instances, %s%s; override with --step NAME", ch.name, ch.n, cov, runner)
+	case StepCycle:
+		return fmt.Sprintf("step %q: %d ranges repeat in a fixed cycle with no enclosing range, one step per cycle (%d), %s%s; override with --step NAME", ch.name, len(ch.cycle.members), ch.n, cov, runner)
+	case StepNested:
+		return fmt.Sprintf("step %q: repeated many times inside each instance of an outer range, %d instances, %s%s; override with --step NAME", ch.name, ch.n, cov, runner)
+	}
+	where := "at the top of a thread's range tree"
+	if ch.inArms {
+		where = "inside arm blocks"
+	}
+	return fmt.Sprintf("step %q: the program's range that repeats most %s, %d instances, %s%s; override with --step NAME", ch.name, where, ch.n, cov, runner)
+}
+
+// maxCandidates is how many candidates a StepChoice lists.
+const maxCandidates = 5
+
+// stepChoice is the choice as reported: rule, coverage, runner-up and the
+// top candidates.
+func (ch choice) stepChoice() StepChoice {
+	cov := 0.0
+	if len(ch.cands) > 0 && ch.cands[0].Name == ch.name {
+		cov = ch.cands[0].Coverage
+	}
+	sc := StepChoice{Mode: ch.mode, Step: ch.name, Count: ch.n, Rule: RuleText(ch.mode), Coverage: cov, Why: ch.why(cov)}
+	if ch.inArms {
+		sc.Rule += " in arm blocks"
+	}
+	for _, cd := range ch.cands {
+		if cd.Name != ch.name && !cd.Library {
+			sc.RunnerUp = cd.Name
+			break
+		}
+	}
+	sc.Candidates = ch.cands[:min(len(ch.cands), maxCandidates)]
+	return sc
+}
+
+// userThreads are the threads that hold at least one of the program's own
+// ranges.
+func userThreads(threads []*threadRanges) []*threadRanges {
+	var out []*threadRanges
+	for _, t := range threads {
+		if slices.ContainsFunc(t.ranges, func(r rng) bool { return !r.nm.lib }) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// singleRange returns the single-range step when nothing repeats: the
+// longest top-level user range that has user children and covers at least
+// singleRangeMinShare of its process's traced span (its NVTX ranges and CUDA
+// API calls); its instance count (one per thread) and coverage.
+func singleRange(threads []*threadRanges, ext []nsys.ThreadExtent) (string, int, float64) {
+	span := map[int64][2]int64{}
+	grow := func(pid, lo, hi int64) {
+		s, ok := span[pid]
+		if !ok {
+			s = [2]int64{lo, hi}
+		}
+		span[pid] = [2]int64{min(s[0], lo), max(s[1], hi)}
+	}
+	for _, t := range threads {
+		for _, r := range t.ranges {
+			grow(nsys.Pid(t.gtid), r.start, r.end)
+		}
+	}
+	for _, e := range ext {
+		if e.Calls > 0 {
+			grow(nsys.Pid(e.GlobalTid), e.Start, e.End)
+		}
+	}
+	var best *rng
+	for _, t := range threads {
+		ci := newChildIndex(t)
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if r.depth != 0 || r.nm.lib || r.nm.warmup {
+				continue
+			}
+			if !slices.ContainsFunc(ci.of(int32(i)), func(k int32) bool { return !t.ranges[k].nm.lib }) {
+				continue
+			}
+			if best == nil || r.end-r.start > best.end-best.start {
+				best = r
+			}
+		}
+	}
+	if best == nil {
+		return "", 0, 0
+	}
+	s := span[nsys.Pid(best.gtid)]
+	cov := float64(best.end-best.start) / float64(max(1, s[1]-s[0]))
+	if cov < singleRangeMinShare {
+		return "", 0, 0
+	}
+	n := 0
+	for _, t := range threads {
+		for _, r := range t.ranges {
+			if r.depth == 0 && r.nm == best.nm {
+				n++
+			}
+		}
+	}
+	return best.nm.name, n, min(1, cov)
+}

@@ -1,0 +1,158 @@
+package phases
+
+import (
+	"cmp"
+	"slices"
+	"testing"
+)
+
+// synth builds one thread's range tree from (domain, text, start, end).
+type synthRange struct {
+	domain, text string
+	start, end   int64
+}
+
+func synthThreads(gtid int64, rs ...synthRange) *threadRanges {
+	names := map[[2]string]*rangeName{}
+	t := &threadRanges{gtid: gtid}
+	for _, r := range rs {
+		k := [2]string{r.domain, r.text}
+		nm := names[k]
+		if nm == nil {
+			text := PayloadName(StripTorchIDs(r.text))
+			name := text
+			if r.domain != "" {
+				name = r.domain + ":" + text
+			}
+			nm = &rangeName{name: name, family: FamilyOf(name), text: text, phase: PhaseName(name), warmup: isWarmupName(text), lib: IsLibraryRange(r.domain, r.text)}
+			names[k] = nm
+		}
+		t.ranges = append(t.ranges, rng{start: r.start, end: r.end, gtid: gtid, nm: nm, parent: -1})
+	}
+	slices.SortFunc(t.ranges, func(a, b rng) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end)) })
+	linkParents(t)
+	return t
+}
+
+func chooseOn(threads ...*threadRanges) choice {
+	return newChooser(threads, nil, defaultArmPattern()).choose()
+}
+
+// TestStepChoiceByEvidence: the rules a person applies, on the shapes the
+// public exports show.
+func TestStepChoiceByEvidence(t *testing.T) {
+	const us = 1000
+	t.Run("library ranges are never the step", func(t *testing.T) {
+		// MPI+CUDA: MPI's own domain repeats most; the program's saxpy is the step.
+		var rs []synthRange
+		for i := range int64(10) {
+			rs = append(rs, synthRange{"MPI", "MPI_Send", i * 100 * us, i*100*us + 50*us})
+		}
+		for i := range int64(5) {
+			rs = append(rs, synthRange{"", "saxpy", 2000*us + i*100*us, 2000*us + i*100*us + 10*us})
+		}
+		if ch := chooseOn(synthThreads(1<<24|1, rs...)); ch.name != "saxpy" || ch.mode != StepRepeated {
+			t.Errorf("step %q (%s), want saxpy", ch.name, ch.mode)
+		}
+		// Only aten:: op ranges: no step.
+		rs = nil
+		for i := range int64(50) {
+			rs = append(rs, synthRange{"", "aten::mul, seq = 3, op_id = 9", i * 10 * us, i*10*us + 5*us})
+		}
+		if ch := chooseOn(synthThreads(1<<24|1, rs...)); ch.name != "" {
+			t.Errorf("step %q from aten:: ranges alone, want none", ch.name)
+		}
+	})
+	t.Run("a fixed cycle is one implicit step", func(t *testing.T) {
+		// DDP: distributed_training > warmup, then forward pass / backward
+		// pass alternating, NCCL's ranges inside.
+		rs := []synthRange{{"", "distributed_training", 0, 100000 * us}, {"", "warmup", 10, 999 * us}}
+		for i := range int64(20) {
+			s := 1000*us + i*4000*us
+			rs = append(rs, synthRange{"", "forward pass", s, s + 1000*us}, synthRange{"", "backward pass", s + 1100*us, s + 3000*us},
+				synthRange{"NCCL", "ncclAllReduce", s + 1200*us, s + 1300*us}, synthRange{"NCCL", "ncclAllReduce", s + 1400*us, s + 1500*us})
+		}
+		ch := chooseOn(synthThreads(1<<24|1, rs...))
+		if ch.name != "forward pass … backward pass" || ch.mode != StepCycle || ch.n != 20 {
+			t.Errorf("step %q (%s, %d), want the forward pass … backward pass cycle, 20 steps", ch.name, ch.mode, ch.n)
+		}
+		// A frame: the cycle starts after its long pause, wherever the trace starts.
+		rs = nil
+		names := []string{"bbox_head", "post_processing", "reader", "3D_backbone", "find_centers", "poolformer_forward"}
+		at := int64(0)
+		for i := range 3 * 6 {
+			n := names[i%6]
+			if n == "reader" {
+				at += 2000 * us
+			}
+			rs = append(rs, synthRange{"", n, at, at + 100*us})
+			at += 110 * us
+		}
+		ch = chooseOn(synthThreads(1<<24|1, rs...))
+		if ch.name != "reader … post_processing" || ch.n != 2 {
+			t.Errorf("step %q (%d), want reader … post_processing, 2 complete cycles", ch.name, ch.n)
+		}
+	})
+	t.Run("an outer loop hands the step down", func(t *testing.T) {
+		var rs []synthRange
+		for i := range int64(3) {
+			s := i * 20000 * us
+			rs = append(rs, synthRange{"", "Steps", s, s + 10000*us})
+			for k := range int64(10) {
+				rs = append(rs, synthRange{"", "step", s + k*1000*us, s + k*1000*us + 900*us})
+			}
+		}
+		if ch := chooseOn(synthThreads(1<<24|1, rs...)); ch.name != "step" || ch.mode != StepNested || ch.n != 30 {
+			t.Errorf("step %q (%s, %d), want step (nested, 30)", ch.name, ch.mode, ch.n)
+		}
+	})
+	t.Run("a numbered family is the step", func(t *testing.T) {
+		var rs []synthRange
+		for i := range int64(4) {
+			s := i * 10000 * us
+			rs = append(rs, synthRange{"", "token_" + string(rune('0'+i)) + "_processing", s, s + 9000*us})
+			for k := range int64(6) {
+				rs = append(rs, synthRange{"", "layer_" + string(rune('0'+k)) + "_token_" + string(rune('0'+i)), s + k*1000*us, s + k*1000*us + 900*us})
+			}
+		}
+		ch := chooseOn(synthThreads(1<<24|1, rs...))
+		if ch.name != "token_N_processing" || ch.mode != StepFamily {
+			t.Errorf("step %q (%s), want token_N_processing", ch.name, ch.mode)
+		}
+		if got := PhaseName("layer_12_token_3"); got != "layer_N_token_N" {
+			t.Errorf("PhaseName = %q", got)
+		}
+	})
+}
+
+func TestAnnotationRules(t *testing.T) {
+	for _, c := range []struct {
+		domain, text string
+		lib          bool
+	}{
+		{"NCCL", "ncclAllReduce", true}, {"", "ncclAllReduce", true}, {"MPI", "MPI_Send", true}, {"libcudf", "null_count", true},
+		{"myelin-exec", "myelinTensorGetMemory", true}, {"STDPAR", "for_each", true}, {"", "aten::mul", true},
+		{"", "autograd::engine::evaluate_function: PermuteBackward0", true}, {"", "Optimizer.step#SGD.step", true},
+		{"", "AddmmBackward0, seq = 12, op_id = 99", true}, {"", "{'traceMarker': ['x.py:3'], 'mod': 'Tensor', 'op': 'cuda'}", true},
+		{"", "forward, op_id = 12", false}, {"", "ProfilerStep#3", false}, {"cudf_python", "GROUPBY_AGG", false},
+		{"", "collector_step", false}, {"", "saxpy", false}, {"pipeline", "step", false},
+	} {
+		if got := IsLibraryRange(c.domain, c.text); got != c.lib {
+			t.Errorf("IsLibraryRange(%q, %q) = %v, want %v", c.domain, c.text, got, c.lib)
+		}
+	}
+	for in, want := range map[string]string{
+		"{'traceMarker': ['a.py:1'], 'mod': 'torch.nn.functional', 'op': 'conv2d', 'args': []}": "F.conv2d",
+		"{'mod': 'Tensor', 'op': 'cuda'}": "Tensor.cuda",
+		"plain":                           "plain",
+	} {
+		if got := PayloadName(in); got != want {
+			t.Errorf("PayloadName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"3D_backbone": "ND_backbone", "conv2d": "conv2d", "blocks.10.attn": "blocks.N.attn", "fp16": "fp16"} {
+		if got := PhaseName(in); got != want {
+			t.Errorf("PhaseName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
