@@ -31,7 +31,7 @@ func ExampleAnalyze() {
 	}
 	// Output:
 	// arms: [eager graph]
-	// phases: [collector_step policy_action_publish action_apply physics_step scene_read_refresh observation reward termination metrics events reset_mask packed_reset post_reset_observation replay_publish (unannotated) graph_replay]
+	// phases: [collector_step policy_action_publish action_apply physics_step scene_read_refresh observation reward termination metrics events reset_mask packed_reset post_reset_observation replay_publish graph_replay (unannotated)]
 	// instances: 1040
 	// eager collector_step: n=38 blocks=2 mean wall 1869865 ns
 	// graph collector_step: n=38 blocks=2 mean wall 823134 ns
