@@ -94,3 +94,22 @@ func TestRegionPhaseAlias(t *testing.T) {
 		t.Fatalf("boundary --phase and --phases differ: exit %d %d", ca, cb)
 	}
 }
+
+// TestVerdictUnnamedArm: an export without arm ranges has one unnamed arm;
+// verdict's sentence calls it "the run", never an empty name.
+func TestVerdictUnnamedArm(t *testing.T) {
+	var fx fixture.Fixture
+	for _, f := range fixture.Extra(t) {
+		if f.Name == "profiler_step" {
+			fx = f
+		}
+	}
+	if fx.XZ == "" {
+		t.Skip("profiler_step not found")
+	}
+	out, errs, code := run(t, "verdict", "--phases", "forward", "--min-gain", "10%", "--resamples", "1999", fx.XZ)
+	if code != 3 || !strings.Contains(out, "of the run's step wall") || !strings.Contains(out, "(no arm ranges, 39 steps") ||
+		strings.Contains(out, " 's ") || strings.Contains(out, "(arm ,") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
