@@ -116,13 +116,17 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 		switch format {
 		case CSV:
 			return writeVerdictCSV(w, r)
-		case Text, Markdown:
-			return writeVerdictText(w, r, format == Markdown)
+		case Markdown:
+			return writeVerdictText(w, r, true)
+		case Text:
+			return writeWrapped(w, func(w io.Writer) error { return writeVerdictText(w, r, false) })
 		}
 	case *analysis.Boundary:
 		switch format {
-		case Text, Markdown:
+		case Markdown:
 			return writeBoundaryText(w, r, format)
+		case Text:
+			return writeWrapped(w, func(w io.Writer) error { return writeBoundaryText(w, r, format) })
 		case CSV, Parquet, Arrow:
 			ef, _ := format.ExportFormat()
 			return export.Write(w, BlockersTable(r.Blockers), ef, export.Options{})

@@ -35,3 +35,21 @@ func TestWarningLinesMerged(t *testing.T) {
 		t.Errorf("--warnings: %d lines for %d warnings", len(all), len(ws))
 	}
 }
+
+// TestWrapProse: prose lines longer than 120 columns wrap with their indent
+// plus four spaces; a table (header, rule of dashes, rows) stays as it is.
+func TestWrapProse(t *testing.T) {
+	long := strings.Repeat("word ", 30) // 150 columns
+	row := "a" + strings.Repeat(" ", 130) + "b"
+	in := "  " + long + "\n\nh1   h2\n---  --\n" + row + "\n\n" + long
+	out := wrapProse(in)
+	lines := strings.Split(out, "\n")
+	for _, l := range lines {
+		if len(l) > 120 && l != row {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+	}
+	if !strings.Contains(out, "\n"+row+"\n") || !strings.HasPrefix(lines[1], "      word") {
+		t.Errorf("wrapped:\n%s", out)
+	}
+}
