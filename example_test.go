@@ -106,3 +106,47 @@ func ExampleAnalysis_WriteDataset() {
 	// phase_summary.parquet
 	// provenance.parquet
 }
+
+// Gate one run against earlier runs of the baseline, one profile each
+// (`nsysphase check --history`): each earlier run's dataset is kept, and
+// the new run's step is compared with their run-to-run spread.
+func ExampleAnalysis_CompareWithHistory() {
+	ctx := context.Background()
+	opts := nsysphase.DefaultOptions()
+	opts.NoStats = true
+	tmp, err := os.MkdirTemp("", "nsysphase-example-*")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(tmp)
+	var dirs []string
+	for _, run := range []string{"sharing_null_1", "sharing_null_2", "sharing_mps_1"} {
+		a, err := nsysphase.Analyze(ctx, []string{"testdata/nsys-2025.3-h200/" + run + ".sqlite.xz"}, opts)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		dir := filepath.Join(tmp, run)
+		if err := a.WriteDataset(dir); err != nil {
+			fmt.Println(err)
+			return
+		}
+		dirs = append(dirs, dir)
+	}
+	a, err := nsysphase.Analyze(ctx, []string{"testdata/nsys-2025.3-h200/sharing_mps_2.sqlite.xz"}, opts)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rows, err := a.CompareWithHistory(ctx, dirs, opts.SkipSteps, 0.95)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := rows[0] // the step
+	fmt.Printf("%s, arm %s: %d history runs, run-to-run CV %.1f%%, ratio %.3f, interval [%.3f, %.3f], %s\n",
+		r.Phase, r.Arm, r.HistoryRuns, 100*r.CV, *r.Ratio, r.RatioCI[0], r.RatioCI[1], r.Method)
+	// Output:
+	// collector_step, arm eager: 3 history runs, run-to-run CV 24.8%, ratio 0.536, interval [0.159, 1.807], history-prediction-t
+}

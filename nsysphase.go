@@ -25,6 +25,7 @@ type (
 	ComparisonRow    = analysis.ComparisonRow
 	DecompositionRow = analysis.DecompositionRow
 	ProvenanceRow    = analysis.ProvenanceRow
+	HistoryRow       = analysis.HistoryRow
 	Instance         = phases.Instance
 	Warning          = nsys.Warning
 )
@@ -148,4 +149,18 @@ func (a *Analysis) WriteDataset(dir string) error {
 	}
 	md[analysis.MetaContext] = ctx
 	return export.WriteDataset(dir, a.doc.Tables(), export.FormatParquet, export.Options{Metadata: md})
+}
+
+// CompareWithHistory compares the mean wall per step of every arm's phases
+// with the runs in the datasets dirs (written by `nsysphase analyze --out`
+// in earlier runs of the baseline, one run per export): the t prediction
+// interval over runs on the log scale of docs/statistics.md §11, as
+// `nsysphase analyze --history` reports it. skipSteps is the warm-up rule
+// applied to the history runs (the analysis' own, normally).
+func (a *Analysis) CompareWithHistory(ctx context.Context, dirs []string, skipSteps int, confidence float64) ([]HistoryRow, error) {
+	h, _, err := analysis.LoadHistory(ctx, dirs, skipSteps, Version)
+	if err != nil {
+		return nil, err
+	}
+	return a.doc.CompareWithHistory(h, a.doc.Phases, "wall_ns", "mean", "", confidence)
 }

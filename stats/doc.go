@@ -43,6 +43,16 @@
 // Options.QuantileMetrics only (default metric 0), because quantile
 // resampling is the expensive part.
 //
+// # One run per side: history and within-run
+//
+// CompareHistory (history.go, docs/statistics.md §11) compares candidate
+// runs with earlier runs of the baseline: one statistic per run (RunStatistic),
+// and the t prediction interval c̄ − ȳ ± t_{n−1}·s·√(1/m + 1/n) on the log
+// scale; the run stays the unit. CompareWithinRun (withinrun.go, §12)
+// compares two single runs by the stationary bootstrap over their steps,
+// block length from OptimalBlockLength (Politis–White); it leaves out
+// run-to-run variance and always carries ci_excludes_run_to_run_variance.
+//
 // # Quantile definition
 //
 // Every quantile here is stat.Quantile(p, stat.Empirical, sorted, w) from

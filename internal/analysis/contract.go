@@ -42,6 +42,13 @@ type Doc struct {
 	Warnings      []Warning          `json:"warnings"`
 	// Ranks is present when the inputs hold two or more ranks of one job.
 	Ranks *RanksSection `json:"ranks,omitempty"`
+	// History compares each arm's phases with earlier runs of the baseline
+	// (analyze --history; docs/statistics.md §11): mean wall per step.
+	History []HistoryRow `json:"history,omitempty"`
+	// WithinRun compares each arm's phases with the baseline by the
+	// stationary bootstrap over steps (analyze --within-run;
+	// docs/statistics.md §12): within these runs only.
+	WithinRun []WithinRunRow `json:"within_run,omitempty"`
 
 	instances []phases.Instance
 	// rankInputs are each export's rank processes as read (before rank

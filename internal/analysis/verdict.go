@@ -95,10 +95,19 @@ func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain f
 	return v, nil
 }
 
+// ArmName is an arm's name for a sentence: "the run" for the one unnamed
+// arm of inputs without arm ranges or file arms.
+func ArmName(arm string) string {
+	if arm == "" {
+		return "the run"
+	}
+	return arm
+}
+
 // decide applies the rule to the share's CI and says why in one sentence.
 func decide(v *Verdict, confidence float64) (string, string) {
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
-	what := fmt.Sprintf("capturing %s removes at most %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), v.Arm)
+	what := fmt.Sprintf("capturing %s removes at most %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), ArmName(v.Arm))
 	const how = "the host time of its phases that launch GPU work and hold no blocker, within step wall − GPU floor − graph replay"
 	if b := v.Bound; b != nil && b.Steps > 0 && b.RemovableNs.Mean == 0 {
 		// removable_ns ≥ 0 in every step, so a zero mean is zero in each:
@@ -120,7 +129,7 @@ func decide(v *Verdict, confidence float64) (string, string) {
 			fixed = fmt.Sprintf("; with the blockers fixed, %.1f µs per step (%s of the mean step wall) would be removable", b.RemovableIfFixedNs.Mean/1e3, pct(b.RemovableIfFixedNs.Mean/b.StepWallNs.Mean))
 		}
 		return VerdictNoGo, fmt.Sprintf("capturing %s removes nothing in %s as it stands, in any of its %d steps (%s)%s: below the %s minimum gain",
-			strings.Join(v.Phases, ","), v.Arm, b.Steps, strings.Join(why, "; "), fixed, pct(v.MinGain))
+			strings.Join(v.Phases, ","), ArmName(v.Arm), b.Steps, strings.Join(why, "; "), fixed, pct(v.MinGain))
 	}
 	ci := v.Removable.CI
 	if ci == nil {

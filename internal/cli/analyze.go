@@ -13,6 +13,7 @@ import (
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/report"
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 // AnalyzeOptions are the flags and arguments of `nsysphase analyze`.
@@ -25,6 +26,8 @@ type AnalyzeOptions struct {
 	Wide        bool     // every breakdown column on a terminal
 	AllWarnings bool     // every warning, not one line per code
 	RankGlobs   []string // --ranks GLOB: exports that hold ranks of one job
+	History     []string // --history: dataset directories (globs) of earlier baseline runs
+	WithinRun   bool     // --within-run: stationary bootstrap over the steps of single runs
 }
 
 // NewCmdAnalyze builds `nsysphase analyze`; runF replaces the action in tests.
@@ -81,6 +84,8 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
 	cmd.Flags().StringArrayVar(&o.RankGlobs, "ranks", nil, "GLOB: exports that hold ranks of one job (one per rank, or one per node); they are inputs too, and their ranks are read even where nothing else shows them (repeatable)")
+	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (--out) of an earlier baseline run: adds each phase's mean wall against the history runs; repeatable, globs quoted")
+	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "adds each arm's phases against the baseline by a stationary bootstrap over steps (within these runs: leaves out run-to-run variance)")
 	return cmd
 }
 
@@ -184,6 +189,24 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		return err
 	}
 	warnMismatches(cmd.ErrOrStderr(), doc.MismatchWarnings())
+	if len(o.History) > 0 {
+		if err := addHistory(cmd, o, doc); err != nil {
+			if dw != nil {
+				dw.Abort()
+			}
+			return err
+		}
+	}
+	if o.WithinRun {
+		rows, err := doc.CompareWithinRun(doc.Phases, "wall_ns", "mean", stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed})
+		if err != nil {
+			if dw != nil {
+				dw.Abort()
+			}
+			return err
+		}
+		doc.WithinRun = rows
+	}
 	if dw != nil {
 		for _, t := range doc.TablesAfterInstances() {
 			dw.Add(t)
@@ -201,6 +224,24 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 	}
 	opt := report.Options{Tool: "nsysphase " + Version(), Metadata: md, Wide: o.Wide, AllWarnings: o.AllWarnings, StepGiven: o.Step != "" || o.Config != ""}
 	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, doc, opt) })
+}
+
+// addHistory compares every phase's mean wall with the --history runs.
+func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error {
+	h, err := loadHistory(cmd, o.History, o.SkipSteps)
+	if err != nil {
+		return err
+	}
+	base := o.Baseline
+	if base != "" && !slices.Contains(h.Arms(), base) {
+		base = "" // --baseline names a candidate arm; each arm then meets its own history
+	}
+	rows, err := doc.CompareWithHistory(h, doc.Phases, "wall_ns", "mean", base, o.Confidence)
+	if err != nil {
+		return asExit(err)
+	}
+	doc.History = rows
+	return nil
 }
 
 // datasetMetadata is the provenance every Parquet file carries.

@@ -15,6 +15,7 @@ type BoundaryOptions struct {
 	StatsOptions
 	Phases []string
 	Format string
+	OutputFlags
 }
 
 // NewCmdBoundary builds `nsysphase boundary`; runF replaces the action in tests.
@@ -51,6 +52,9 @@ or usage (an unknown phase, no arm with the phases).`,
 			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, o.Format, o.Phases); err != nil {
 				return err
 			}
+			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -58,6 +62,7 @@ or usage (an unknown phase, no arm with the phases).`,
 		},
 	}
 	addRegionFlags(cmd, &o.SegmentOptions, &o.StatsOptions, &o.Phases)
+	addOutputFlags(cmd, &o.OutputFlags)
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json, markdown, or the blockers table as csv, parquet or arrow")
 	return cmd
 }
@@ -68,6 +73,7 @@ func addRegionFlags(cmd *cobra.Command, seg *SegmentOptions, st *StatsOptions, r
 	addStatsFlags(cmd, st, false)
 	cmd.Flags().StringSliceVar(region, "phases", nil, "the candidate capture region: phase names, comma-separated (nsysphase analyze lists them)")
 	_ = cmd.MarkFlagRequired("phases")
+	aliasFlag(cmd, "phase", "phases") // one flag name for phases on every command
 }
 
 func validateRegion(seg *SegmentOptions, st *StatsOptions, format string, region []string) error {
@@ -115,5 +121,5 @@ func runBoundary(cmd *cobra.Command, o *BoundaryOptions) error {
 		return asExit(err)
 	}
 	warnMismatches(cmd.ErrOrStderr(), b.Mismatches)
-	return generate(cmd.OutOrStdout(), o.Format, b, report.Options{})
+	return o.write(cmd, o.Format, b, report.Options{})
 }

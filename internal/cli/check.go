@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/report"
@@ -19,19 +21,23 @@ import (
 type CheckOptions struct {
 	SegmentOptions
 	StatsOptions
-	Phase         string
+	Phases        []string // --phases (alias --phase): the phases (or step) to gate on
 	Metric        string
 	Stat          string
 	MaxRegression string
 	Limit         float64 // parsed from MaxRegression: 0.05 for "5%"
 	Format        string
+	History       []string // --history: dataset directories (globs) of earlier baseline runs
+	WithinRun     bool     // --within-run: stationary bootstrap over the steps of single runs
+	From          bool     // --from: the arguments are datasets written by analyze --out
+	OutputFlags
 }
 
 // NewCmdCheck builds `nsysphase check`, the CI gate.
 func NewCmdCheck(runF func(*CheckOptions) error) *cobra.Command {
 	o := &CheckOptions{}
 	cmd := &cobra.Command{
-		Use:   "check FILE...",
+		Use:   "check [--history DIR...] FILE...",
 		Short: "CI gate: exit 1 when an arm is proven slower than the baseline by more than a limit",
 		Long: `check compares every arm with the baseline on one phase, metric and statistic and fails (exit 1)
 only for a proven regression: the arm's ratio CI (arm / baseline) lies entirely above 1 + limit.
@@ -40,6 +46,20 @@ between-unit CI (several blocks or files per arm) can prove anything: without on
 within-run CI (one block or file per arm, which leaves out run-to-run variance), the outcome is
 "inconclusive" and the gate passes, as analyze prints "no CI".
 
+--history DIR (repeatable, globs quoted) compares the FILE(s), the candidate run(s), with the datasets
+written by analyze --out in earlier runs of the baseline (one run each, restored from an artifact store):
+this works with one profile per commit. Each run (one export; its blocks pooled) gives one number (its
+mean, median, p90 or p99 of the phase), and the interval of candidate / history is the t prediction interval on the log scale with the
+history's run-to-run spread (n − 1 degrees of freedom; docs/statistics.md §11). At least 3 history runs
+give an interval; the false-alarm rate (at most half of 1 − confidence) is stated for 5 or more. A
+candidate arm is compared with the history of the same arm, or of the history's only arm, or of
+--baseline when given.
+
+--within-run compares two single runs (one profile or block per arm) by a stationary bootstrap over
+their steps (block length from the data, Politis–White): it keeps the steps' autocorrelation but
+leaves out run-to-run variance, so it says whether these runs differ, not whether the code does.
+Off by default; every line it produces says "within-run", and with it the gate can fail.
+
 --max-regression is a percentage (5%) or a fraction (0.05); a bare number of 1 or more ("5") is
 refused, since it could mean 5% or 500%. The limit printed is the limit used.
 
@@ -47,7 +67,12 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 --format markdown prints a table for pull-request comments.`,
 		Example: `  nsysphase check testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz --baseline eager --phase collector_step --max-regression 5%
   nsysphase check testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz --baseline graph --phase collector_step --max-regression 0.05   # exit 1
-  nsysphase check --arm-key training.cuda_process_sharing 'testdata/nsys-2025.3-h200/sharing_*.sqlite.xz' --baseline null --phase collector_step --stat median --format markdown`,
+  nsysphase check --arm-key training.cuda_process_sharing 'testdata/nsys-2025.3-h200/sharing_*.sqlite.xz' --baseline null --phase collector_step --stat median --format markdown
+  nsysphase analyze --quiet --no-stats --out history/run1 testdata/nsys-2025.3-h200/sharing_null_1.sqlite.xz   # earlier runs of the baseline
+  nsysphase analyze --quiet --no-stats --out history/run2 testdata/nsys-2025.3-h200/sharing_null_2.sqlite.xz
+  nsysphase analyze --quiet --no-stats --out history/run3 testdata/nsys-2025.3-h200/sharing_mps_1.sqlite.xz
+  nsysphase check --history 'history/*' testdata/nsys-2025.3-h200/sharing_mps_2.sqlite.xz --phase collector_step --format markdown
+  nsysphase check --within-run --step collector_step --arm-pattern '^none(x)(y)$' --arm mps=testdata/nsys-2025.3-h200/sharing_mps_1.sqlite.xz --arm null=testdata/nsys-2025.3-h200/sharing_null_1.sqlite.xz --baseline mps --phase collector_step   # exit 1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
 			if f, err := report.ParseFormat(o.Format); err != nil || (f != report.Text && f != report.Markdown && f != report.JSON) {
@@ -59,8 +84,8 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			if err := o.StatsOptions.validate(); err != nil {
 				return err
 			}
-			if o.Phase == "" {
-				return usageErr("--phase is required (the step name or one of its phases)")
+			if len(o.Phases) == 0 {
+				return usageErr("--phases is required (the step name or some of its phases, comma-separated)")
 			}
 			lim, err := parseShare(o.MaxRegression)
 			if err == nil && lim >= 10 {
@@ -75,6 +100,15 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			default:
 				return usageErr("--stat %q: want mean, median, p90 or p99", o.Stat)
 			}
+			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
+				return err
+			}
+			if err := (&AnalyzeOptions{From: o.From}).validateFrom(cmd); err != nil {
+				return err
+			}
+			if o.WithinRun && len(o.History) > 0 {
+				return usageErr("--within-run and --history: pick one (--history compares with earlier runs, --within-run the steps of one run per arm)")
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -83,12 +117,51 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	}
 	addSegmentFlags(cmd, &o.SegmentOptions)
 	addStatsFlags(cmd, &o.StatsOptions, false)
-	cmd.Flags().StringVar(&o.Phase, "phase", "", "phase (or step) to gate on")
+	cmd.Flags().StringSliceVar(&o.Phases, "phases", nil, "phases (or the step) to gate on, comma-separated; --phase is the same flag")
+	aliasFlag(cmd, "phase", "phases")
 	cmd.Flags().StringVar(&o.Metric, "metric", "wall_ns", "metric to gate on")
 	cmd.Flags().StringVar(&o.Stat, "stat", "mean", "statistic: mean, median, p90 or p99")
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, markdown or json")
+	addOutputFlags(cmd, &o.OutputFlags)
+	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by analyze --out, not exports")
+	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "compare single runs by a stationary bootstrap over steps (leaves out run-to-run variance; labelled within-run)")
+	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (analyze --out) of an earlier baseline run; repeatable, globs quoted")
 	return cmd
+}
+
+// knownPhases refuses a --phases entry that is not a phase of doc.
+func knownPhases(doc *analysis.Doc, phs []string) error {
+	for _, ph := range phs {
+		if !slices.Contains(doc.Phases, ph) {
+			return usageErr("--phases %q: not a phase of these inputs (phases: %s)", ph, strings.Join(doc.Phases, ", "))
+		}
+	}
+	return nil
+}
+
+// aliasFlag makes --alias another spelling of --name.
+func aliasFlag(cmd *cobra.Command, alias, name string) {
+	prev := cmd.Flags().GetNormalizeFunc()
+	cmd.Flags().SetNormalizeFunc(func(f *pflag.FlagSet, n string) pflag.NormalizedName {
+		if n == alias {
+			n = name
+		}
+		return prev(f, n)
+	})
+}
+
+// oneArmSentence says in one sentence what check needs when the inputs
+// hold a single arm.
+func oneArmSentence(arms []string) string {
+	what := "one arm"
+	if len(arms) == 1 && arms[0] != "" {
+		what = fmt.Sprintf("one arm (%s)", arms[0])
+	} else if len(arms) == 1 {
+		what = "one arm (no arm ranges)"
+	}
+	return fmt.Sprintf("check compares arms with a baseline and these inputs hold %s: record the baseline and the change as arms "+
+		"(NVTX ranges \"arm=NAME block=N\", --arm NAME=GLOB or --arm-key), or gate this run against earlier runs with --history DIR", what)
 }
 
 // parseShare reads a share written as a percentage ("5%") or a fraction
@@ -114,7 +187,13 @@ func parseShare(s string) (float64, error) {
 }
 
 func runCheck(cmd *cobra.Command, o *CheckOptions) error {
-	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions}
+	if len(o.History) > 0 {
+		return runCheckHistory(cmd, o)
+	}
+	if o.WithinRun {
+		return runCheckWithinRun(cmd, o)
+	}
+	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, From: o.From}
 	a.Quantiles = o.Stat == "p90" || o.Stat == "p99"
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
@@ -124,31 +203,128 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := generate(cmd.OutOrStdout(), o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
 		return err
 	}
+	return gateExit(g)
+}
+
+func gateExit(g *report.Gate) error {
 	if g.Status == "FAIL" {
 		return &ExitError{Code: ExitGate, Err: silentErr{}}
 	}
 	return nil
 }
 
+// expandDirs expands the glob patterns of dataset directories, each sorted;
+// a pattern that matches nothing is kept for the loader to name.
+func expandDirs(patterns []string) []string {
+	var dirs []string
+	for _, a := range patterns {
+		matches, err := filepath.Glob(a)
+		if err != nil || len(matches) == 0 {
+			dirs = append(dirs, a)
+			continue
+		}
+		slices.Sort(matches)
+		dirs = append(dirs, matches...)
+	}
+	return dirs
+}
+
+// loadHistory loads --history's datasets with the candidate's warm-up rule.
+func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysis.HistoryRuns, error) {
+	h, warns, err := analysis.LoadHistory(cmd.Context(), expandDirs(patterns), skipSteps, Version())
+	if err != nil {
+		return nil, asExit(err)
+	}
+	for _, w := range warns {
+		fmt.Fprintf(cmd.ErrOrStderr(), "nsysphase: warning: history: %s\n", w.Message)
+	}
+	return h, nil
+}
+
+// runCheckHistory gates the candidate FILE(s) against the history runs.
+func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
+	h, err := loadHistory(cmd, o.History, o.SkipSteps)
+	if err != nil {
+		return err
+	}
+	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
+	a.Baseline = "" // names a history arm here, not a candidate arm
+	doc, err := buildDoc(cmd, a, nil)
+	if err != nil {
+		return err
+	}
+	if err := knownPhases(doc, o.Phases); err != nil {
+		return err
+	}
+	rows, err := doc.CompareWithHistory(h, o.Phases, o.Metric, o.Stat, o.Baseline, o.Confidence)
+	if err != nil {
+		return asExit(err)
+	}
+	g := historyGate(rows, h, o)
+	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
+		return err
+	}
+	return gateExit(g)
+}
+
+// historyGate judges each candidate arm against its history: a regression
+// only when the whole interval lies above 1 + limit.
+func historyGate(rows []analysis.HistoryRow, h *analysis.HistoryRuns, o *CheckOptions) *report.Gate {
+	g := &report.Gate{Status: "PASS", Mode: report.ModeHistory, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Limit: o.Limit,
+		Confidence: o.Confidence, HistoryDirs: h.Dirs, Arms: []report.GateRow{}}
+	bound := 1 + o.Limit
+	limit := report.LimitText(o.Limit)
+	for _, r := range rows {
+		c := r.HistoryComparison
+		if g.Baseline == "" {
+			g.Baseline = r.HistoryArm
+		} else if g.Baseline != r.HistoryArm {
+			g.Baseline = "each arm's own"
+		}
+		row := report.GateRow{Phase: r.Phase, Arm: r.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.HistoryRuns, Outcome: report.OutcomePass, History: c}
+		switch {
+		case c.RatioCI == nil:
+			row.Outcome = report.OutcomeInconclusive
+			row.Reason = c.Reason + ": a regression cannot be proven"
+		case c.RatioCI[0] > bound:
+			row.Outcome = report.OutcomeRegression
+			row.Reason = fmt.Sprintf("the whole interval lies above %.3f: %s is proven slower than the history of %s by more than %s", bound, r.Arm, r.HistoryArm, limit)
+			g.Status = "FAIL"
+		case c.RatioCI[1] > bound:
+			row.Reason = fmt.Sprintf("the interval reaches above %.3f and below it: not proven", bound)
+		default:
+			row.Reason = fmt.Sprintf("the interval lies below %.3f", bound)
+		}
+		g.Arms = append(g.Arms, row)
+	}
+	return g
+}
+
 // gate judges each arm. Only a between-unit CI can prove a regression: a
 // within-run CI (one file or one block per arm) leaves out run-to-run
 // variance, so, like analyze's "no CI", it is inconclusive and passes.
 func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
-	if !slices.Contains(doc.Phases, o.Phase) {
-		return nil, usageErr("--phase %q: not a phase of these inputs (phases: %s)", o.Phase, strings.Join(doc.Phases, ", "))
+	if err := knownPhases(doc, o.Phases); err != nil {
+		return nil, err
 	}
-	g := &report.Gate{Status: "PASS", Phase: o.Phase, Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
+	if !slices.Contains(analysis.MetricNames(), o.Metric) {
+		return nil, usageErr("--metric %q: not a metric (metrics: %s)", o.Metric, strings.Join(analysis.MetricNames(), ", "))
+	}
+	if len(doc.Arms) < 2 {
+		return nil, usageErr("%s", oneArmSentence(doc.Arms))
+	}
+	g := &report.Gate{Status: "PASS", Mode: report.ModeArms, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
 		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}
 	bound := 1 + o.Limit
 	limit := report.LimitText(o.Limit)
 	for _, c := range doc.Comparisons {
-		if c.Phase != o.Phase || c.Metric != o.Metric || c.Stat != o.Stat {
+		if !slices.Contains(o.Phases, c.Phase) || c.Metric != o.Metric || c.Stat != o.Stat {
 			continue
 		}
-		r := report.GateRow{Arm: c.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.NUnits, Outcome: report.OutcomePass}
+		r := report.GateRow{Phase: c.Phase, Arm: c.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.NUnits, Outcome: report.OutcomePass}
 		switch {
 		case c.RatioCI == nil:
 			r.Outcome = report.OutcomeInconclusive
@@ -158,17 +334,77 @@ func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
 			r.Reason = fmt.Sprintf("within-run CI [%.3f, %.3f] only (one block or file per arm): it leaves out run-to-run variance and cannot prove a regression; record more blocks or runs", c.RatioCI[0], c.RatioCI[1])
 		case c.RatioCI[0] > bound:
 			r.Outcome = report.OutcomeRegression
-			r.Reason = fmt.Sprintf("the whole CI [%.3f, %.3f] lies above %.3f: %s is proven slower than %s by more than %s", c.RatioCI[0], c.RatioCI[1], bound, c.Arm, c.Baseline, limit)
+			r.Reason = fmt.Sprintf("the whole CI lies above %.3f: %s is proven slower than %s by more than %s", bound, c.Arm, c.Baseline, limit)
 			g.Status = "FAIL"
 		case c.RatioCI[1] > bound:
-			r.Reason = fmt.Sprintf("the CI [%.3f, %.3f] reaches above %.3f but also below it: not proven", c.RatioCI[0], c.RatioCI[1], bound)
+			r.Reason = fmt.Sprintf("the CI reaches above %.3f but also below it: not proven", bound)
 		default:
-			r.Reason = fmt.Sprintf("the CI [%.3f, %.3f] lies below %.3f", c.RatioCI[0], c.RatioCI[1], bound)
+			r.Reason = fmt.Sprintf("the CI lies below %.3f", bound)
 		}
 		g.Arms = append(g.Arms, r)
 	}
+	for _, ph := range o.Phases {
+		if !slices.ContainsFunc(g.Arms, func(r report.GateRow) bool { return r.Phase == ph }) && len(o.Phases) > 1 {
+			g.Arms = append(g.Arms, report.GateRow{Phase: ph, Arm: "-", Method: stats.MethodNone, Outcome: report.OutcomeInconclusive,
+				Reason: fmt.Sprintf("no comparison: the baseline %s or every other arm lacks this phase", doc.Baseline)})
+		}
+	}
 	if len(g.Arms) == 0 {
-		return nil, usageErr("nothing to compare for phase %q, metric %q, stat %q: need two arms (arms: %s) and a known metric", o.Phase, o.Metric, o.Stat, strings.Join(doc.Arms, ", "))
+		return nil, usageErr("nothing to compare for phases %s, metric %q, stat %q: the baseline %q lacks them", strings.Join(o.Phases, ", "), o.Metric, o.Stat, doc.Baseline)
 	}
 	return g, nil
+}
+
+// runCheckWithinRun gates each arm against the baseline with the
+// stationary bootstrap over the steps of their runs (--within-run).
+func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
+	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
+	doc, err := buildDoc(cmd, a, nil)
+	if err != nil {
+		return err
+	}
+	if err := knownPhases(doc, o.Phases); err != nil {
+		return err
+	}
+	if len(doc.Arms) < 2 {
+		return usageErr("--within-run compares an arm with the baseline, and these inputs hold one arm (%s): pass one export per arm with --arm NAME=FILE", strings.Join(doc.Arms, ", "))
+	}
+	g := &report.Gate{Status: "PASS", Mode: report.ModeWithinRun, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
+		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}
+	bound := 1 + o.Limit
+	for _, ph := range o.Phases {
+		series, err := doc.ArmSeries(ph, o.Metric)
+		if err != nil {
+			return asExit(err)
+		}
+		for _, arm := range doc.Arms {
+			if arm == doc.Baseline || series[arm] == nil || series[doc.Baseline] == nil {
+				continue
+			}
+			w, err := stats.CompareWithinRun(ph, o.Metric, o.Stat, doc.Baseline, arm, series[doc.Baseline], series[arm],
+				stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed})
+			if err != nil {
+				return err
+			}
+			r := report.GateRow{Phase: ph, Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: report.OutcomePass, WithinRun: w}
+			switch {
+			case w.RatioCI == nil:
+				r.Outcome = report.OutcomeInconclusive
+				r.Reason = "no within-run interval (a zero statistic)"
+			case w.RatioCI[0] > bound:
+				r.Outcome = report.OutcomeRegression
+				r.Reason = fmt.Sprintf("within-run: the whole interval lies above %.3f: this run of %s is slower than this run of %s by more than %s", bound, arm, doc.Baseline, report.LimitText(o.Limit))
+				g.Status = "FAIL"
+			case w.RatioCI[1] > bound:
+				r.Reason = fmt.Sprintf("within-run: the interval reaches above %.3f and below it: not proven", bound)
+			default:
+				r.Reason = fmt.Sprintf("within-run: the interval lies below %.3f", bound)
+			}
+			g.Arms = append(g.Arms, r)
+		}
+	}
+	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
+		return err
+	}
+	return gateExit(g)
 }

@@ -12,7 +12,7 @@ var exitStatuses = []struct {
 	Code    int
 	Meaning string
 }{
-	{ExitOK, "success; `check`: no arm is proven slower than the limit (no CI or a within-run CI is inconclusive and passes); `verdict`: go"},
+	{ExitOK, "success; `check`: no arm is proven slower than the limit (no CI or a within-run CI is inconclusive and passes, unless `--within-run` is asked for); `verdict`: go"},
 	{ExitGate, "a gate failed: `check` proved a regression beyond the limit; `verdict`: no-go"},
 	{ExitInput, "unusable input or usage: a missing or corrupt file, no step found, a bad flag or limit"},
 	{ExitInconclusive, "`verdict` only: inconclusive, the CI straddles `--min-gain` (a warning on stderr)"},

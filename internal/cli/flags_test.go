@@ -41,7 +41,7 @@ func TestFlagsLandInOptions(t *testing.T) {
 		"--phase", "step", "--max-regression", "5%", "--stat", "median", "r.sqlite"); err != nil {
 		t.Fatal(err)
 	}
-	if c.Phase != "step" || c.Limit != 0.05 || c.Stat != "median" || c.Metric != "wall_ns" || c.Format != "table" {
+	if !slices.Equal(c.Phases, []string{"step"}) || c.Limit != 0.05 || c.Stat != "median" || c.Metric != "wall_ns" || c.Format != "table" {
 		t.Errorf("check options: %+v", c)
 	}
 	for _, lim := range []string{"0.05", "5%", " 5 % "} {

@@ -14,6 +14,7 @@ type InfoOptions struct {
 	Files  []string
 	Format string
 	Top    int
+	OutputFlags
 }
 
 // NewCmdInfo builds `nsysphase info`; runF replaces the action in tests.
@@ -32,8 +33,11 @@ Kernel and API totals equal nsys stats' cuda_gpu_kern_sum and cuda_api_sum on th
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			if f, err := report.ParseFormat(opts.Format); err != nil || (f != report.Text && f != report.JSON) {
-				return usageErr("--format %q: want table or json", opts.Format)
+			if _, err := report.ParseFormat(opts.Format); err != nil {
+				return usageErr("--format %q: want table, json, csv, markdown, parquet, arrow or html", opts.Format)
+			}
+			if err := opts.OutputFlags.check(opts.Files); err != nil {
+				return err
 			}
 			if opts.Top < 0 {
 				return usageErr("--top %d: want 0 (all) or more", opts.Top)
@@ -44,7 +48,8 @@ Kernel and API totals equal nsys stats' cuda_gpu_kern_sum and cuda_api_sum on th
 			return runInfo(cmd, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&opts.Format, "format", "table", "output format: table or json (everything), or csv, markdown, parquet, arrow or html (one row per export: versions, GPUs, totals)")
+	addOutputFlags(cmd, &opts.OutputFlags)
 	cmd.Flags().IntVar(&opts.Top, "top", 15, "rows of the per-kernel and per-API summaries in the table view (0 = all)")
 	return cmd
 }
@@ -58,7 +63,7 @@ func runInfo(cmd *cobra.Command, opts *InfoOptions) error {
 		}
 		infos = append(infos, in)
 	}
-	return generate(cmd.OutOrStdout(), opts.Format, report.Infos(infos), report.Options{Top: opts.Top})
+	return opts.write(cmd, opts.Format, report.Infos(infos), report.Options{Top: opts.Top})
 }
 
 func describeFile(cmd *cobra.Command, path string) (*nsys.Info, error) {

@@ -17,6 +17,7 @@ import (
 type RangesOptions struct {
 	Files  []string
 	Format string
+	OutputFlags
 }
 
 // NewCmdRanges builds `nsysphase ranges`; runF replaces the action in tests.
@@ -46,6 +47,9 @@ It keeps the vendor's blind spots, on purpose:
 			if f, err := report.ParseFormat(opts.Format); err != nil || f == report.HTML {
 				return usageErr("--format %q: want table, json, csv, markdown, parquet or arrow", opts.Format)
 			}
+			if err := opts.OutputFlags.check(opts.Files); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -53,6 +57,7 @@ It keeps the vendor's blind spots, on purpose:
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "table", "output format: table, json or csv (the vendor's columns), or markdown, parquet or arrow (the ranges table)")
+	addOutputFlags(cmd, &opts.OutputFlags)
 	return cmd
 }
 
@@ -75,7 +80,7 @@ func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
 			}
 		}
 	}
-	return generate(cmd.OutOrStdout(), opts.Format, results, report.Options{})
+	return opts.write(cmd, opts.Format, results, report.Options{})
 }
 
 func projectFile(cmd *cobra.Command, path string) (*phases.VendorReport, error) {

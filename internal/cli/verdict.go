@@ -18,6 +18,7 @@ type VerdictOptions struct {
 	MinGainText string
 	MinGain     float64 // parsed from MinGainText
 	Format      string
+	OutputFlags
 }
 
 // NewCmdVerdict builds `nsysphase verdict`; runF replaces the action in tests.
@@ -58,6 +59,9 @@ Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable inp
 			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, o.Format, o.Phases); err != nil {
 				return err
 			}
+			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -68,6 +72,7 @@ Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable inp
 	cmd.Flags().StringVar(&o.MinGainText, "min-gain", "", "smallest share of step wall worth removing: 10% or 0.10")
 	_ = cmd.MarkFlagRequired("min-gain")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json, csv (one row) or markdown")
+	addOutputFlags(cmd, &o.OutputFlags)
 	return cmd
 }
 
@@ -93,7 +98,7 @@ func runVerdict(cmd *cobra.Command, o *VerdictOptions) error {
 		return asExit(err)
 	}
 	warnMismatches(cmd.ErrOrStderr(), v.Mismatches)
-	if err := generate(cmd.OutOrStdout(), o.Format, v, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, v, report.Options{}); err != nil {
 		return err
 	}
 	switch v.Verdict {

@@ -54,6 +54,12 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 			}
 		}
 	}
+	if err := writeHistory(w, doc, f, opt.Wide); err != nil {
+		return err
+	}
+	if err := writeWithinRun(w, doc, f, opt.Wide); err != nil {
+		return err
+	}
 	section := func(title string, body func() error) error {
 		if md {
 			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", title)
@@ -513,17 +519,23 @@ func warningLines(ws []analysis.Warning, all bool) []string {
 		n            int
 		phases, arms []string
 		first        string
+		codes        []string // the codes merged into the group (oneRunKey)
 	}
 	var order []*group
 	byCode := map[string]*group{}
 	for _, wr := range ws {
-		g := byCode[wr.Code]
+		key := wr.Code
+		if slices.Contains(oneRunCodes, key) {
+			key = oneRunKey // the three say one thing: merged into one line
+		}
+		g := byCode[key]
 		if g == nil {
-			g = &group{code: wr.Code, first: wr.Message}
-			byCode[wr.Code] = g
+			g = &group{code: key, first: wr.Message}
+			byCode[key] = g
 			order = append(order, g)
 		}
 		g.n++
+		g.codes = appendNew(g.codes, wr.Code)
 		if wr.Phase != "" {
 			g.phases = appendNew(g.phases, wr.Phase)
 		}
@@ -533,32 +545,55 @@ func warningLines(ws []analysis.Warning, all bool) []string {
 	}
 	out := make([]string, 0, len(order))
 	for _, g := range order {
+		if g.code == oneRunKey {
+			var codes []string // in a fixed order, those that fired
+			for _, c := range oneRunCodes {
+				if slices.Contains(g.codes, c) {
+					codes = append(codes, c)
+				}
+			}
+			out = append(out, fmt.Sprintf("%d× no between-run CI (%s): record more runs", g.n, strings.Join(codes, ", ")))
+			continue
+		}
 		what, ok := warningWords[g.code]
 		if !ok {
 			what = g.first // an input or segmentation warning says itself
 		}
-		where := ""
-		switch {
-		case len(g.phases) > 3:
-			where = fmt.Sprintf(" (%d phases", len(g.phases))
-		case len(g.phases) > 0:
-			where = " (" + strings.Join(g.phases, ", ")
-		}
-		if len(g.arms) > 0 {
-			if where == "" {
-				where = " ("
-			} else {
-				where += "; "
+		scope := func(named bool) string {
+			where := ""
+			switch {
+			case len(g.phases) > 3 || (len(g.phases) > 1 && !named):
+				where = fmt.Sprintf(" (%d phases", len(g.phases))
+			case len(g.phases) > 0:
+				where = " (" + strings.Join(g.phases, ", ")
 			}
-			where += strings.Join(g.arms, ", ")
+			if len(g.arms) > 0 {
+				if where == "" {
+					where = " ("
+				} else {
+					where += "; "
+				}
+				where += strings.Join(g.arms, ", ")
+			}
+			if where != "" {
+				where += ")"
+			}
+			return where
 		}
-		if where != "" {
-			where += ")"
+		line := fmt.Sprintf("%d× %s: %s%s", g.n, g.code, what, scope(true))
+		if displayLen("  "+line) > textWidth { // one line a kind: count the phases instead
+			line = fmt.Sprintf("%d× %s: %s%s", g.n, g.code, what, scope(false))
 		}
-		out = append(out, fmt.Sprintf("%d× %s: %s%s", g.n, g.code, what, where))
+		out = append(out, line)
 	}
 	return out
 }
+
+// oneRunCodes are the warnings that all say "one or two runs, no
+// between-run CI"; the grouped listing gives them one line (oneRunKey).
+var oneRunCodes = []string{stats.WarnNoReplication, stats.WarnRunToRunExcluded, stats.WarnConditionalOnProfiles}
+
+const oneRunKey = "\x00one-run"
 
 // warningWords say each statistics warning in plain words.
 var warningWords = map[string]string{
@@ -732,6 +767,7 @@ func decompositionLines(doc *analysis.Doc, all bool) []string {
 			total += r.DiffNs
 		}
 		var sig, rest []string
+		var restSum float64 // the parts not significant: the sum's remainder
 		for _, r := range sortByAbs(rs) {
 			name := strings.TrimSuffix(r.Component, "_ns")
 			s := fmt.Sprintf("%s %+.1f", name, r.DiffNs/1e3)
@@ -743,13 +779,18 @@ func decompositionLines(doc *analysis.Doc, all bool) []string {
 				continue
 			}
 			rest = append(rest, s)
+			restSum += r.DiffNs
 		}
 		line := fmt.Sprintf("%s, %s: %+.1f µs", k.phase, k.arm, total/1e3)
 		switch {
 		case len(sig) > 0:
 			line += " = " + strings.Join(sig, ", ")
-			if len(rest) > 0 && all {
+			switch {
+			case len(rest) > 0 && all:
 				line += "; not significant: " + strings.Join(rest, ", ")
+			case len(rest) > 0:
+				// The line adds up: the parts left out, summed.
+				line += fmt.Sprintf(", others %+.1f, not significant", restSum/1e3)
 			}
 		case len(rest) > 0 && rs[0].DiffCI == nil:
 			line += " (no between-block CI): " + strings.Join(rest, ", ")

@@ -5,22 +5,34 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 // Gate is the outcome of `nsysphase check`: each arm against the baseline
 // on one phase, metric and statistic.
 type Gate struct {
-	Status     string    `json:"status"` // PASS or FAIL
-	Phase      string    `json:"phase"`
-	Metric     string    `json:"metric"`
-	Stat       string    `json:"stat"`
-	Baseline   string    `json:"baseline"`
-	Limit      float64   `json:"limit"` // largest tolerated slowdown, a fraction: 0.05 is +5%
-	Confidence float64   `json:"confidence"`
-	Resamples  int       `json:"resamples"`
-	Seed       uint64    `json:"seed"`
-	Arms       []GateRow `json:"arms"`
+	Status     string  `json:"status"` // PASS or FAIL
+	Mode       string  `json:"mode"`   // ModeArms, ModeHistory or ModeWithinRun
+	Phase      string  `json:"phase"`
+	Metric     string  `json:"metric"`
+	Stat       string  `json:"stat"`
+	Baseline   string  `json:"baseline"`
+	Limit      float64 `json:"limit"` // largest tolerated slowdown, a fraction: 0.05 is +5%
+	Confidence float64 `json:"confidence"`
+	Resamples  int     `json:"resamples"`
+	Seed       uint64  `json:"seed"`
+	// HistoryDirs are the datasets of the history runs (ModeHistory).
+	HistoryDirs []string  `json:"history_dirs,omitempty"`
+	Arms        []GateRow `json:"arms"`
 }
+
+// Gate modes: what each arm is compared with.
+const (
+	ModeArms      = "arms"       // the baseline arm of the same inputs (blocks or files as units)
+	ModeHistory   = "history"    // the datasets of earlier baseline runs (check --history)
+	ModeWithinRun = "within-run" // one run per arm, steps resampled in blocks (check --within-run)
+)
 
 // Gate outcomes of one arm.
 const (
@@ -31,6 +43,7 @@ const (
 
 // GateRow is one arm's outcome.
 type GateRow struct {
+	Phase   string      `json:"phase"`
 	Arm     string      `json:"arm"`
 	Ratio   *float64    `json:"ratio"`
 	RatioCI *[2]float64 `json:"ratio_ci"`
@@ -38,6 +51,10 @@ type GateRow struct {
 	NUnits  int         `json:"n_units"`
 	Outcome string      `json:"outcome"`
 	Reason  string      `json:"reason"`
+	// History is the comparison with the history runs (ModeHistory).
+	History *stats.HistoryComparison `json:"history,omitempty"`
+	// WithinRun is the stationary-bootstrap comparison (ModeWithinRun).
+	WithinRun *stats.WithinRunComparison `json:"within_run,omitempty"`
 }
 
 // LimitText prints a limit fraction as the percentage it is: 0.05 → "+5%".
@@ -46,6 +63,12 @@ func LimitText(limit float64) string {
 }
 
 func writeGate(w io.Writer, g *Gate, f Format) error {
+	switch g.Mode {
+	case ModeHistory:
+		return writeHistoryGate(w, g, f)
+	case ModeWithinRun:
+		return writeWithinRunGate(w, g, f)
+	}
 	head := fmt.Sprintf("%s: %s %s of %s, each arm vs %s, limit %s (%g%% CIs, B = %d, seed %d)",
 		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
 	if f == Markdown {
@@ -53,17 +76,18 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 		fmt.Fprintln(w, "| arm | ratio | CI | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escapeCell(r.Arm), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escapeCell(rowLabel(g, r)), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(r.Arm), r.Method, r.NUnits, r.Reason)
+			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(rowLabel(g, r)), r.Method, r.NUnits, r.Reason)
 		}
 		return nil
 	}
-	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, wrap(head, textWidth, "      "))
 	for _, r := range g.Arms {
-		fmt.Fprintf(w, "  %s: ratio %s %s, %s, n = %d: %s — %s\n", r.Arm, fmtRatio(r.Ratio), fmtCI(r.RatioCI), r.Method, r.NUnits, r.Outcome, r.Reason)
+		line := fmt.Sprintf("  %s: ratio %s %s, %s, n = %d: %s — %s", rowLabel(g, r), fmtRatio(r.Ratio), fmtCI(r.RatioCI), r.Method, r.NUnits, r.Outcome, r.Reason)
+		fmt.Fprintln(w, wrap(line, textWidth, "      "))
 	}
 	return nil
 }
@@ -84,3 +108,151 @@ func fmtCI(c *[2]float64) string {
 
 // escapeCell keeps a value inside its Markdown table cell.
 func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// writeHistoryGate renders check --history: each candidate arm against the
+// history runs, with the t prediction interval, then one line per warning
+// kind.
+func writeHistoryGate(w io.Writer, g *Gate, f Format) error {
+	head := fmt.Sprintf("%s: %s %s of %s vs the history of %s, limit %s (%g%% t prediction intervals over runs, log scale)",
+		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence)
+	var kinds []string
+	armsOf := map[string][]string{}
+	for _, r := range g.Arms {
+		for _, k := range r.History.Warnings {
+			if armsOf[k] == nil {
+				kinds = append(kinds, k)
+			}
+			armsOf[k] = appendNew(armsOf[k], r.Arm)
+		}
+	}
+	warn := func(k string) string {
+		return fmt.Sprintf("%s (%s): %s", k, strings.Join(armsOf[k], ", "), historyWarnings[k])
+	}
+	if f == Markdown {
+		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", head)
+		fmt.Fprintln(w, "| arm | candidate | history | runs | run-to-run CV | ratio | interval | change | outcome |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|---:|---|")
+		for _, r := range g.Arms {
+			h := r.History
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", escapeCell(rowLabel(g, r)), fmtValue(h.CandidateValue, g.Metric), fmtValue(h.HistoryValue, g.Metric),
+				h.HistoryRuns, fmtCV(h), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+		}
+		fmt.Fprintln(w)
+		for _, r := range g.Arms {
+			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(rowLabel(g, r)), historyNotes(r.History), r.Reason)
+		}
+		for _, k := range kinds {
+			fmt.Fprintf(w, "- warning %s\n", warn(k))
+		}
+		return nil
+	}
+	fmt.Fprintln(w, wrap(head, textWidth, "  "))
+	for _, r := range g.Arms {
+		h := r.History
+		line := fmt.Sprintf("  %s: %s vs %s (%s), ratio %s %s: %s — %s", rowLabel(g, r), fmtValue(h.CandidateValue, g.Metric), fmtValue(h.HistoryValue, g.Metric),
+			historyNotes(h), fmtRatio(r.Ratio), fmtCI(r.RatioCI), r.Outcome, r.Reason)
+		fmt.Fprintln(w, wrap(line, textWidth, "      "))
+	}
+	for _, k := range kinds {
+		fmt.Fprintln(w, wrap("  warning "+warn(k), textWidth, "      "))
+	}
+	return nil
+}
+
+// historyWarnings explain the history warning kinds in one clause.
+var historyWarnings = map[string]string{
+	stats.WarnFewHistoryRuns:     "fewer than 5 history runs; the interval is exact only for normal run values, keep at least 5",
+	stats.WarnHistoryStepsDiffer: "a candidate run has over 2× or under ½ the history's median kept steps, so its noise differs from the history's",
+	stats.WarnHistoryTrend:       "the history runs drift with time; keep only runs of the current baseline",
+	stats.WarnCandidateInHistory: "a candidate file is also in the history; it was left out of the history",
+}
+
+// historyNotes are the numbers behind a history interval.
+func historyNotes(h *stats.HistoryComparison) string {
+	s := fmt.Sprintf("%d history %s", h.HistoryRuns, plural(h.HistoryRuns, "run", "runs"))
+	if h.CandidateRuns != 1 {
+		s += fmt.Sprintf(", %d candidate runs", h.CandidateRuns)
+	}
+	if h.RatioCI != nil {
+		s += fmt.Sprintf(", CV %.1f%%, df %d", 100*h.CV, h.DF)
+	}
+	return s
+}
+
+func fmtCV(h *stats.HistoryComparison) string {
+	if h.RatioCI == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*h.CV)
+}
+
+// fmtValue prints a statistic: µs for a _ns metric, else as it is.
+func fmtValue(v float64, metric string) string {
+	if v == 0 || v != v {
+		return "-"
+	}
+	if strings.HasSuffix(metric, "_ns") {
+		return fmt.Sprintf("%.1f µs", v/1e3)
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// withinRunNote says in one sentence what a within-run result is.
+const withinRunNote = "within-run: steps of one run per arm resampled in blocks; run-to-run variance is left out, so this compares these runs, not the code"
+
+// writeWithinRunGate renders check --within-run, labelled on every line.
+func writeWithinRunGate(w io.Writer, g *Gate, f Format) error {
+	head := fmt.Sprintf("%s (within-run): %s %s of %s vs %s, limit %s (%g%% stationary bootstrap over steps, B = %d, seed %d)",
+		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
+	notes := func(x *stats.WithinRunComparison) string {
+		return fmt.Sprintf("within-run, %d vs %d steps, mean block length %s vs %s steps, %.0f blocks", x.ArmSteps, x.BaselineSteps,
+			blockLens(x.ArmBlocks), blockLens(x.BaselineBlocks), x.Blocks)
+	}
+	if f == Markdown {
+		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", head)
+		fmt.Fprintln(w, "| arm | ratio | within-run interval | change | outcome |")
+		fmt.Fprintln(w, "|---|---:|---|---:|---|")
+		for _, r := range g.Arms {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s (within-run) |\n", escapeCell(rowLabel(g, r)), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+		}
+		fmt.Fprintln(w)
+		for _, r := range g.Arms {
+			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(rowLabel(g, r)), notes(r.WithinRun), r.Reason)
+		}
+		fmt.Fprintf(w, "- %s\n", withinRunNote)
+		return nil
+	}
+	fmt.Fprintln(w, wrap(head, textWidth, "      "))
+	for _, r := range g.Arms {
+		line := fmt.Sprintf("  %s: ratio %s %s (%s): %s — %s", rowLabel(g, r), fmtRatio(r.Ratio), fmtCI(r.RatioCI), notes(r.WithinRun), r.Outcome, r.Reason)
+		fmt.Fprintln(w, wrap(line, textWidth, "      "))
+	}
+	fmt.Fprintln(w, wrap("  "+withinRunNote, textWidth, "      "))
+	return nil
+}
+
+// blockLens is the mean block length of a run's steps, or of an arm's
+// blocks on average ("12.3 (mean of 8)") when it has several.
+func blockLens(bs []float64) string {
+	if len(bs) == 0 {
+		return "-"
+	}
+	var sum float64
+	for _, b := range bs {
+		sum += b
+	}
+	v := strconv.FormatFloat(sum/float64(len(bs)), 'f', 1, 64)
+	if len(bs) == 1 {
+		return v
+	}
+	return fmt.Sprintf("%s (mean of %d)", v, len(bs))
+}
+
+// rowLabel names a gate row: its arm, or "phase / arm" when the gate
+// covers several phases.
+func rowLabel(g *Gate, r GateRow) string {
+	if r.Phase == "" || !strings.Contains(g.Phase, ", ") {
+		return r.Arm
+	}
+	return r.Phase + " / " + r.Arm
+}

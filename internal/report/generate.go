@@ -116,13 +116,17 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 		switch format {
 		case CSV:
 			return writeVerdictCSV(w, r)
-		case Text, Markdown:
-			return writeVerdictText(w, r, format == Markdown)
+		case Markdown:
+			return writeVerdictText(w, r, true)
+		case Text:
+			return writeWrapped(w, func(w io.Writer) error { return writeVerdictText(w, r, false) })
 		}
 	case *analysis.Boundary:
 		switch format {
-		case Text, Markdown:
+		case Markdown:
 			return writeBoundaryText(w, r, format)
+		case Text:
+			return writeWrapped(w, func(w io.Writer) error { return writeBoundaryText(w, r, format) })
 		case CSV, Parquet, Arrow:
 			ef, _ := format.ExportFormat()
 			return export.Write(w, BlockersTable(r.Blockers), ef, export.Options{})
@@ -136,7 +140,8 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 			return export.Write(w, r.Table(), ef, export.Options{Metadata: opt.Metadata})
 		}
 	case Infos:
-		if format == Text {
+		switch format {
+		case Text:
 			for i, in := range r {
 				if i > 0 {
 					fmt.Fprintln(w)
@@ -144,6 +149,11 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 				writeInfoTable(w, in, opt.Top)
 			}
 			return nil
+		case HTML:
+			return writeInfoHTML(w, InfosTable(r))
+		case CSV, Markdown, Parquet, Arrow:
+			ef, _ := format.ExportFormat()
+			return export.Write(w, InfosTable(r), ef, export.Options{Metadata: opt.Metadata})
 		}
 	case Ranges:
 		switch format {

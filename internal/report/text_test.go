@@ -245,8 +245,8 @@ func TestParseFormatAndUnsupported(t *testing.T) {
 		t.Error("yaml accepted")
 	}
 	var b bytes.Buffer
-	if err := Generate(&b, CSV, Infos{}, Options{}); err == nil || !strings.Contains(err.Error(), "no csv rendering of report.Infos") || b.Len() != 0 {
-		t.Errorf("info as csv: %v, %d bytes", err, b.Len())
+	if err := Generate(&b, HTML, Ranges{}, Options{}); err == nil || !strings.Contains(err.Error(), "no html rendering of report.Ranges") || b.Len() != 0 {
+		t.Errorf("ranges as html: %v, %d bytes", err, b.Len())
 	}
 	if err := Generate(&b, HTML, &Gate{}, Options{}); err == nil {
 		t.Error("check as html: no error")

@@ -56,8 +56,12 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 		}
 		return fmt.Sprintf("[%.1f, %.1f]", c[0]/1e3, c[1]/1e3)
 	}
-	fmt.Fprintf(w, "%sremovable: %.1f µs/step %s of %.1f µs/step step wall %s (arm %s, %d steps; %s)\n", bullet,
-		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), v.Arm, v.StepWallNs.N, v.Removable.Method)
+	arm := "arm " + v.Arm
+	if v.Arm == "" {
+		arm = "no arm ranges"
+	}
+	fmt.Fprintf(w, "%sremovable: %.1f µs/step %s of %.1f µs/step step wall %s (%s, %d steps; %s)\n", bullet,
+		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), arm, v.StepWallNs.N, v.Removable.Method)
 	fmt.Fprintf(w, "%sbefore the bound: launch + cpu_other of every region phase %.1f µs/step %s\n", bullet, v.HostUpperNs.Mean/1e3, ci(v.HostUpperNs.MeanCI))
 	fmt.Fprintf(w, "%sdefinition: %s\n", bullet, v.Definition)
 	fmt.Fprintf(w, "%sstatistics: unit = block or profile (never the step); %g%% CIs; B = %d resamples; seed %d; --skip-steps %d\n", bullet,
@@ -78,7 +82,7 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 		fmt.Fprintln(w)
 	}
 	if v.Capturable {
-		fmt.Fprintf(w, "%scapture: no blocker inside the region in %s\n", bullet, v.Arm)
+		fmt.Fprintf(w, "%scapture: no blocker inside the region in %s\n", bullet, analysis.ArmName(v.Arm))
 	} else {
 		var kinds []string
 		for _, b := range v.Blockers {

@@ -1,0 +1,260 @@
+package analysis
+
+// History: candidate runs against the datasets of earlier runs of the
+// baseline (check --history, analyze --history), docs/statistics.md §11.
+// A run is one profile (one export file); its statistic of a phase is taken
+// over its kept steps of the arm, all its blocks together.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/stats"
+)
+
+// HistoryRow is one candidate arm's phase against the history of the
+// baseline: the runs' statistics and the t prediction interval of
+// stats.CompareHistory.
+type HistoryRow struct {
+	Phase      string `json:"phase"`
+	Arm        string `json:"arm"`         // the candidate's arm
+	HistoryArm string `json:"history_arm"` // the arm of the history runs it is compared with
+	*stats.HistoryComparison
+}
+
+// HistoryRuns are the history datasets, loaded for history comparisons.
+type HistoryRuns struct {
+	Dirs []string `json:"dirs"`
+	doc  *Doc
+}
+
+// LoadHistory loads the datasets in dirs (written by analyze --out) as
+// history runs, re-applying the warm-up rule skipSteps to their steps so
+// that history and candidate leave out the same warm-up. No statistics
+// run on them. Every CI run may name its export alike (run.sqlite), so each
+// export is labelled by its dataset: DIR/FILE. The warnings are about the
+// datasets themselves (no context metadata, a different warm-up rule).
+func LoadHistory(ctx context.Context, dirs []string, skipSteps int, version string) (*HistoryRuns, []Warning, error) {
+	if len(dirs) == 0 {
+		return nil, nil, &UsageError{Err: errors.New("--history: no dataset directory")}
+	}
+	var files []*FileResult
+	var warns []Warning
+	skip := 0
+	for _, dir := range dirs {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		ds, err := LoadDataset(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		frs, s, w, err := FileResultsFromDatasets([]*Dataset{ds}, FromOptions{SkipSteps: skipSteps})
+		if err != nil {
+			return nil, nil, err
+		}
+		skip = s
+		warns = append(warns, w...)
+		for _, fr := range frs {
+			relabelFile(fr, filepath.ToSlash(filepath.Join(dir, fr.Path)))
+		}
+		files = append(files, frs...)
+	}
+	d, err := Build(ctx, files, StatsConfig{Off: true}, version, skip)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &HistoryRuns{Dirs: dirs, doc: d}, warns, nil
+}
+
+// relabelFile names fr's export label everywhere its rows carry it.
+func relabelFile(fr *FileResult, label string) {
+	fr.Path = label
+	r := fr.Result
+	for i := range r.Instances {
+		r.Instances[i].File = label
+		r.Instances[i].Unit.File = label
+	}
+	for i := range r.Inputs {
+		r.Inputs[i].File = label
+	}
+	if fr.Info != nil {
+		fr.Info.File = label
+	}
+}
+
+// Arms are the history's arms.
+func (h *HistoryRuns) Arms() []string { return h.doc.Arms }
+
+// RunValues returns, per arm, one run value per profile (file) of the
+// statistic stat of metric on phase, in time order; nil when the phase is
+// absent.
+func (d *Doc) RunValues(phase, metric, stat string) (map[string][]stats.RunValue, error) {
+	pi := slices.Index(d.Phases, phase)
+	if pi < 0 || d.plan == nil {
+		return nil, nil
+	}
+	mi := slices.Index(MetricNames(), metric)
+	if mi < 0 {
+		return nil, &UsageError{Err: fmt.Errorf("--metric %q: not a metric (metrics: %s)", metric, strings.Join(MetricNames(), ", "))}
+	}
+	units := d.plan.Units(pi)
+	defer ReleaseUnits(units)
+	type key struct{ arm, file string }
+	steps := map[key][]float64{}
+	start := map[key]int64{}
+	var order []key
+	for _, u := range units {
+		k := key{u.Arm, u.Profile}
+		if _, ok := steps[k]; !ok {
+			order = append(order, k)
+			start[k] = u.Start
+		}
+		steps[k] = append(steps[k], u.Steps[mi]...) // copied: the units' rows are released
+		start[k] = min(start[k], u.Start)
+	}
+	out := map[string][]stats.RunValue{}
+	for _, k := range order {
+		v, n, err := stats.RunStatistic(steps[k], stat)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			v = math.NaN()
+		}
+		out[k.arm] = append(out[k.arm], stats.RunValue{Label: k.file, Start: start[k], Steps: n, Value: v})
+	}
+	for arm := range out {
+		slices.SortStableFunc(out[arm], func(a, b stats.RunValue) int {
+			if a.Start != b.Start {
+				if a.Start < b.Start {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.Label, b.Label)
+		})
+	}
+	return out, nil
+}
+
+// CompareWithHistory compares every arm of d on each phase with the history
+// runs. A candidate arm is compared with the history runs of baseline when
+// it is given, else of the same arm, else of the history's only arm.
+func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, stat, baseline string, confidence float64) ([]HistoryRow, error) {
+	if baseline != "" && !slices.Contains(h.doc.Arms, baseline) {
+		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm of the history (history arms: %s)", baseline, strings.Join(h.doc.Arms, ", "))}
+	}
+	var out []HistoryRow
+	for _, ph := range phaseNames {
+		cand, err := d.RunValues(ph, metric, stat)
+		if err != nil {
+			return nil, err
+		}
+		hist, err := h.doc.RunValues(ph, metric, stat)
+		if err != nil {
+			return nil, err
+		}
+		for _, arm := range d.Arms {
+			runs := cand[arm]
+			if len(runs) == 0 {
+				continue
+			}
+			harm := baseline
+			if harm == "" {
+				switch {
+				case slices.Contains(h.doc.Arms, arm):
+					harm = arm
+				case len(h.doc.Arms) == 1:
+					harm = h.doc.Arms[0]
+				default:
+					return nil, &UsageError{Err: fmt.Errorf("the history has arms %s and none is the candidate's arm %q: pass --baseline to name the history arm", strings.Join(h.doc.Arms, ", "), arm)}
+				}
+			}
+			hr := present(hist[harm])
+			dup := false
+			hr = slices.DeleteFunc(hr, func(r stats.RunValue) bool {
+				// The same recording: same start on the capture clock, steps and value.
+				in := slices.ContainsFunc(runs, func(c stats.RunValue) bool { return c.Start == r.Start && c.Steps == r.Steps && c.Value == r.Value })
+				dup = dup || in
+				return in
+			})
+			c, err := stats.CompareHistory(metric, stat, hr, runs, confidence)
+			if err != nil {
+				return nil, err
+			}
+			if dup {
+				c.Warnings = append(c.Warnings, stats.WarnCandidateInHistory)
+			}
+			if len(hist[harm]) == 0 {
+				c.Reason = fmt.Sprintf("the history has no run of phase %q in arm %q", ph, harm)
+			}
+			out = append(out, HistoryRow{Phase: ph, Arm: arm, HistoryArm: harm, HistoryComparison: c})
+		}
+	}
+	return out, nil
+}
+
+// present drops runs whose statistic is absent (NaN: no step with the phase).
+func present(rs []stats.RunValue) []stats.RunValue {
+	return slices.DeleteFunc(slices.Clone(rs), func(r stats.RunValue) bool { return math.IsNaN(r.Value) })
+}
+
+// ArmSeries returns, per arm, the per-unit series of metric on phase over
+// the kept steps (copied), units in time order; nil when the phase is absent.
+func (d *Doc) ArmSeries(phase, metric string) (map[string][][]float64, error) {
+	pi := slices.Index(d.Phases, phase)
+	if pi < 0 || d.plan == nil {
+		return nil, nil
+	}
+	mi := slices.Index(MetricNames(), metric)
+	if mi < 0 {
+		return nil, &UsageError{Err: fmt.Errorf("--metric %q: not a metric (metrics: %s)", metric, strings.Join(MetricNames(), ", "))}
+	}
+	units := d.plan.Units(pi)
+	defer ReleaseUnits(units)
+	out := map[string][][]float64{}
+	for _, u := range units { // by arm, then start: time order within an arm
+		out[u.Arm] = append(out[u.Arm], slices.Clone(u.Steps[mi]))
+	}
+	return out, nil
+}
+
+// WithinRunRow is one arm's phase against the baseline by the stationary
+// bootstrap over the steps of their runs (analyze --within-run).
+type WithinRunRow struct {
+	Phase string `json:"phase"`
+	*stats.WithinRunComparison
+}
+
+// CompareWithinRun compares every arm with the baseline on each phase by
+// the stationary bootstrap over steps (docs/statistics.md §12).
+func (d *Doc) CompareWithinRun(phaseNames []string, metric, stat string, opt stats.Options) ([]WithinRunRow, error) {
+	var out []WithinRunRow
+	for _, ph := range phaseNames {
+		series, err := d.ArmSeries(ph, metric)
+		if err != nil {
+			return nil, err
+		}
+		base := series[d.Baseline]
+		if base == nil {
+			continue
+		}
+		for _, arm := range d.Arms {
+			if arm == d.Baseline || series[arm] == nil {
+				continue
+			}
+			w, err := stats.CompareWithinRun(ph, metric, stat, d.Baseline, arm, base, series[arm], opt)
+			if err != nil {
+				return nil, fmt.Errorf("within-run comparison of phase %q: %w", ph, err)
+			}
+			out = append(out, WithinRunRow{Phase: ph, WithinRunComparison: w})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,81 @@
+package dgp
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Runs is the data-generating process of a CI history (docs/statistics.md
+// §11): independent runs (one profile each, one commit each) of one phase,
+// L steps per run. A step of a run with true scale factor f is
+//
+//	x_t = f · M · e^{r + z_t} · S_t
+//
+// with r ~ N(0, σ_run²) the run-level effect (machine, clocks, placement),
+// z_t = φ z_{t−1} + σ_w √(1−φ²) ε_t AR(1) log step noise started from its
+// stationary law in each run, and S_t = 1 with probability 1 − P, else a
+// rare spike U(SpikeLo, SpikeHi). A regression of +25% is f = 1.25: the
+// truth of every statistic of the run scales by f.
+type Runs struct {
+	L                int
+	M                float64 // scale, ns
+	Phi, SigmaW      float64
+	SigmaRun         float64
+	P                float64
+	SpikeLo, SpikeHi float64
+}
+
+// CIRuns is the history cell of the tests: 1000 steps of about 10 ms, AR(1)
+// φ = 0.9 with a 10% stationary log SD, a 2% run effect, and spikes of 2–5×
+// in 0.5% of steps. Its run-to-run CV of the run mean is about 2.5% (the
+// run effect, plus the within-run noise of the mean of autocorrelated,
+// spiky steps).
+func CIRuns() Runs {
+	return Runs{L: 1000, M: 10e6, Phi: 0.9, SigmaW: 0.10, SigmaRun: 0.02, P: 0.005, SpikeLo: 2, SpikeHi: 5}
+}
+
+// Mean is the expected step of a run with f = 1:
+// M·e^{(σ_w² + σ_run²)/2}·(1 + P·((lo+hi)/2 − 1)).
+func (p Runs) Mean() float64 {
+	return p.M * math.Exp((p.SigmaW*p.SigmaW+p.SigmaRun*p.SigmaRun)/2) * (1 + p.P*((p.SpikeLo+p.SpikeHi)/2-1))
+}
+
+// WithinLogVar approximates the within-run variance of the log of a run's
+// mean: the AR(1) part σ_w²(1+φ)/((1−φ)L) plus the spikes' P·E[(S−1)²]/L
+// (relative to the mean step). The run-to-run variance of the log run mean
+// is about σ_run² plus this.
+func (p Runs) WithinLogVar() float64 {
+	ar := p.SigmaW * p.SigmaW * (1 + p.Phi) / ((1 - p.Phi) * float64(p.L))
+	a, b := p.SpikeLo-1, p.SpikeHi-1
+	spike := p.P * (a*a + a*b + b*b) / 3 / float64(p.L)
+	return ar + spike
+}
+
+// WithRunCV returns p with σ_run set so that the run-to-run SD of the log
+// run mean is about cv (σ_run = 0 when the within-run noise alone exceeds it).
+func (p Runs) WithRunCV(cv float64) Runs {
+	p.SigmaRun = math.Sqrt(max(0, cv*cv-p.WithinLogVar()))
+	return p
+}
+
+// Run draws one run's steps (ns) with scale factor f from rng.
+func (p Runs) Run(rng *rand.Rand, f float64) []float64 {
+	out := make([]float64, p.L)
+	p.RunInto(rng, f, out)
+	return out
+}
+
+// RunInto is Run writing into out (len(out) steps).
+func (p Runs) RunInto(rng *rand.Rand, f float64, out []float64) {
+	innov := p.SigmaW * math.Sqrt(1-p.Phi*p.Phi)
+	r := p.SigmaRun * rng.NormFloat64()
+	z := p.SigmaW * rng.NormFloat64()
+	for t := range out {
+		z = p.Phi*z + innov*rng.NormFloat64()
+		s := 1.0
+		if p.P > 0 && rng.Float64() < p.P {
+			s = p.SpikeLo + (p.SpikeHi-p.SpikeLo)*rng.Float64()
+		}
+		out[t] = f * p.M * math.Exp(r+z) * s
+	}
+}
