@@ -14,7 +14,7 @@ func rankLines(s *analysis.RanksSection) []string {
 		fmt.Sprintf("%d ranks; rank ids from %s", len(s.Ranks), s.Source),
 		"arrival: " + s.Collectives,
 		"clock: " + s.Clock + hostNote(s),
-		"nccl ms: Σ NCCL kernel durations; exposed: the part not overlapped by the rank's own compute kernels on its GPU; overlap % of nccl = 1 − exposed / nccl",
+		"nccl ms: Σ NCCL kernel durations; exposed: the part not overlapped by the rank's own compute kernels on its GPU; overlap % (of nccl) = 1 − exposed / nccl; nccl n: NCCL kernels",
 	}
 	if s.Matching != "" {
 		out = append(out, fmt.Sprintf("stragglers: %d matched %ss (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); wait = the same of Σ (the last rank's arrival − its own), its wait inside the collectives; CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
@@ -48,10 +48,10 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 		cols = append(cols, export.Column{Name: "host", Type: export.TypeString})
 	}
 	cols = append(cols,
-		export.Column{Name: "nccl kernels", Type: export.TypeInt64},
+		export.Column{Name: "nccl n", Type: export.TypeInt64},
 		export.Column{Name: "nccl ms", Type: export.TypeFloat64},
 		export.Column{Name: "exposed ms", Type: export.TypeFloat64},
-		export.Column{Name: "overlap % of nccl", Type: export.TypeFloat64, Nullable: true},
+		export.Column{Name: "overlap %", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "last %", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "last CI", Type: export.TypeString, Nullable: true},
 		export.Column{Name: "late µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
