@@ -104,3 +104,28 @@ func TestAbsentMask(t *testing.T) {
 		t.Errorf("no CUDA API table: null mask %b", y.Null)
 	}
 }
+
+// TestWarmupPerProcess: two ranks in one arm block each skip their own
+// first --skip-steps steps (dist_allreduce_2gpu: 2 arms × 2 blocks × 2
+// processes), not only the block's first step of whichever came first.
+func TestWarmupPerProcess(t *testing.T) {
+	var path string
+	for _, fx := range fixture.Extra(t) {
+		if fx.Name == "dist_allreduce_2gpu" {
+			path = fx.SQLite(t)
+		}
+	}
+	if path == "" {
+		t.Fatal("the bundled dist_allreduce_2gpu export is missing")
+	}
+	res := segmentPath(t, path, Options{SkipSteps: 1})
+	perProc := map[[2]int64]int{} // (pid, block unit) → warm-up steps
+	for _, x := range res.Instances {
+		if x.IsStep && x.Warmup {
+			perProc[[2]int64{x.Pid, int64(x.Block)}]++
+		}
+	}
+	if res.Excluded.SkippedSteps != 8 || len(perProc) != 4 {
+		t.Errorf("%d skipped steps over %v, want 8: one per process, block and arm", res.Excluded.SkippedSteps, perProc)
+	}
+}

@@ -631,6 +631,11 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		slices.Sort(gs)
 	}
 	stepInBlock := map[UnitID]int{}
+	type procStep struct {
+		unit UnitID
+		pid  int64
+	}
+	stepOfProc := map[procStep]int{}
 	firstStart := map[UnitID]int64{}
 	kids := map[*threadRanges]*childIndex{}
 	plans := make([]stepPlan, len(steps))
@@ -653,7 +658,12 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		}
 		idx := stepInBlock[unit]
 		stepInBlock[unit]++
-		if idx < opt.SkipSteps {
+		// Warm-up is each process's first steps: two ranks in one arm block
+		// share the block's step numbering, not its warm-up.
+		pk := procStep{unit, nsys.Pid(r.gtid)}
+		warm := stepOfProc[pk] < opt.SkipSteps
+		stepOfProc[pk]++
+		if warm {
 			res.Excluded.SkippedSteps++
 		}
 		ci := kids[s.t]
@@ -661,7 +671,7 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 			ci = newChildIndex(s.t)
 			kids[s.t] = ci
 		}
-		p := stepPlan{t: s.t, kids: ci, i: int32(s.i), at: at, arm: arm, block: block, blockStart: blockStart, unit: unit, step: idx}
+		p := stepPlan{t: s.t, kids: ci, i: int32(s.i), at: at, arm: arm, block: block, blockStart: blockStart, unit: unit, step: idx, warm: warm}
 		n := p.count(p.i, 1, opt.Depth)
 		if opt.Rules != nil && len(opt.Rules.Phases) > 0 {
 			n = 0 // the rules select phases by name
@@ -724,6 +734,7 @@ type stepPlan struct {
 	blockStart int64
 	unit       UnitID
 	step       int
+	warm       bool // among its process's first --skip-steps steps of the block
 	// unannotated: the step has phases, and a row for its time outside
 	// them follows them; others: rows of other threads' work during it.
 	unannotated bool
@@ -784,7 +795,7 @@ func (p *stepPlan) count(i int32, depth, maxDepth int) int {
 func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance, gtids []int64) {
 	r := &p.t.ranges[p.i]
 	pid, tid, thread := nsys.Pid(r.gtid), nsys.Tid(r.gtid), tr.threadNm[r.gtid]
-	warmup := p.step < opt.SkipSteps
+	warmup := p.warm
 	// x is zero: only what is not zero is written.
 	fill := func(x *Instance, phase string, depth int, start, end int64) {
 		x.File, x.Pid, x.Tid, x.Thread = tr.file.Path, pid, tid, thread

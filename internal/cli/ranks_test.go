@@ -14,11 +14,11 @@ func TestAnalyzeRanksOutputs(t *testing.T) {
 	ddp := filepath.Join(fixture.Root(), "testdata", fixture.Set+"-extra", "dist_allreduce_2gpu.sqlite.xz")
 	text, _, code := run(t, "analyze", "--resamples", "1999", ddp)
 	if code != 0 || !strings.Contains(text, "Ranks (2): communication and stragglers") ||
-		!strings.Contains(text, "   0  690            88    12.98       11.17               13.9    97.4") {
+		!strings.Contains(text, "   0  690      88    12.98       11.17       13.9    97.4") {
 		t.Errorf("text (exit %d):\n%s", code, text)
 	}
 	md, _, _ := run(t, "analyze", "--format", "md", "--resamples", "1999", ddp)
-	if !strings.Contains(md, "<details><summary>Ranks (2): communication and stragglers</summary>") || !strings.Contains(md, "|    0 | 690 |           88 |   12.98 |      11.17 |") {
+	if !strings.Contains(md, "<details><summary>Ranks (2): communication and stragglers</summary>") || !strings.Contains(md, "|    0 | 690 |     88 |   12.98 |      11.17 |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	html, _, _ := run(t, "analyze", "--format", "html", "--resamples", "1999", ddp)
