@@ -89,7 +89,9 @@ var instanceColumns = func() []instanceColumn {
 	for m := range phases.NumMetrics {
 		mi := m.Info()
 		c := i64(mi.Name, mi.Unit, mi.Doc+"; null when not measured (its source table was not recorded)", func(x *phases.Instance) int64 { return x.M[m] }, func(x *phases.Instance, v int64) { x.M[m] = v })
-		c.metric, c.isMetric, c.Nullable = m, true, true
+		// optional: a dataset written before a metric existed reads it as
+		// null (not measured), so adding a metric never breaks --from.
+		c.metric, c.isMetric, c.Nullable, c.optional = m, true, true, true
 		cols = append(cols, c)
 	}
 	queue := instanceColumn{Column: export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops"},
@@ -274,6 +276,9 @@ func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, erro
 	for k, ic := range instanceColumns {
 		col := c.at[k]
 		if col < 0 {
+			if ic.isMetric {
+				x.Null |= 1 << uint(ic.metric)
+			}
 			continue
 		}
 		var ok bool
