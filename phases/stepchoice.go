@@ -63,16 +63,15 @@ const (
 
 // candTally accumulates one family's evidence over all threads.
 type candTally struct {
-	name                   string
-	n, maxPerThread        int
-	perThread              int
-	lastTid                int64
-	numbered, lib, allLib  bool
-	ns                     int64 // Σ duration of instances not nested in one of the same family
-	depth                  int32
-	pids                   map[int64]bool
-	first                  int64
-	seenLevel, levelQualif bool
+	name                  string
+	n, maxPerThread       int
+	perThread             int
+	lastTid               int64
+	numbered, lib, allLib bool
+	ns                    int64 // Σ duration of instances not nested in one of the same family
+	depth                 int32
+	pids                  map[int64]bool
+	first                 int64
 }
 
 // nestedMinRepeats and nestedMinShare define an outer loop: a child name
@@ -198,7 +197,7 @@ func (c *chooser) choose() choice {
 	if len(c.blocks) > 0 {
 		name, n, fam := c.pickLevel(func(t *threadRanges, r *rng) bool {
 			if r.parent >= 0 {
-				return r.nm.armOf(c.pat).ok == false && t.ranges[r.parent].nm.armOf(c.pat).ok
+				return !r.nm.armOf(c.pat).ok && t.ranges[r.parent].nm.armOf(c.pat).ok
 			}
 			return inArmBlock(c.blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0
 		}, false)

@@ -12,10 +12,10 @@ import (
 // stepMeans are per-kept-step means of an arm, computed straight from the
 // instances: what the bound is made of.
 type stepMeans struct {
-	steps                             int
-	wall, gpuBusy, floor, host        float64 // host: launch+cpu_other+memcpy_api+other_api of the named phases
-	removable                         float64 // max(0, min(host, wall − floor) − replay) per step
-	regionWall, replayWall, phaseHost map[string]float64
+	steps                      int
+	wall, gpuBusy, floor, host float64 // host: launch+cpu_other+memcpy_api+other_api of the named phases
+	removable                  float64 // max(0, min(host, wall − floor) − replay) per step
+	phaseHost                  map[string]float64
 }
 
 func measure(files []*FileResult, arm string, region []string, replay int64) stepMeans {

@@ -54,7 +54,6 @@ type Doc struct {
 	// rankInputs are each export's rank processes as read (before rank
 	// ids), which the dataset context carries for --from; nil without ranks.
 	rankInputs map[string][]phases.RankProcess
-	rankOf     map[rankRef]int         // (file, pid) → rank; nil without ranks
 	results    []*stats.Result         // per phase, in Phases order; nil entries when stats are off
 	statsOff   bool                    // statistics were not requested (--no-stats)
 	unitStart  map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
