@@ -157,6 +157,10 @@ func TestAnalyzeHistory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "against the history of eager") || !strings.Contains(out, "| collector_step | graph |") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
+	out, _, code = run(t, "analyze", "--history", filepath.Join(sharing, "*"), fx.XZ, "--resamples", "1999", "--format", "html")
+	if code != 0 || !strings.Contains(out, "against the history of eager") || !strings.Contains(out, "history-prediction-t") && !strings.Contains(out, "prediction interval") {
+		t.Errorf("html: exit %d, history table missing", code)
+	}
 	out, _, _ = run(t, "analyze", "--history", filepath.Join(sharing, "*"), fx.XZ, "--resamples", "1999")
 	for _, l := range strings.Split(out, "\n") {
 		if n := len([]rune(l)); n > 120 {
@@ -249,6 +253,9 @@ func TestAnalyzeWithinRun(t *testing.T) {
 	out, _, _ = run(t, args...)
 	if !strings.Contains(out, "Within-run: mean wall per step against mps") || !strings.Contains(out, "within-run: steps of one run per arm") {
 		t.Errorf("table:\n%s", out)
+	}
+	if html, _, _ := run(t, append(args, "--format", "html")...); !strings.Contains(html, "Within-run: mean wall per step against mps") {
+		t.Error("html: no within-run table")
 	}
 	if out, _, _ := run(t, append([]string{"analyze"}, args[2:]...)...); strings.Contains(out, "Within-run") {
 		t.Error("a within-run section without --within-run")

@@ -114,6 +114,13 @@ func writeWithinRun(w io.Writer, doc *analysis.Doc, f Format, all bool) error {
 	if len(doc.WithinRun) == 0 {
 		return nil
 	}
+	t, same := withinRunTable(doc, all)
+	return writeWithinRunTable(w, t, same, f)
+}
+
+// withinRunTable is the within-run comparison's table and the phases it
+// leaves out as unchanged (all: every phase).
+func withinRunTable(doc *analysis.Doc, all bool) (*export.Table, []string) {
 	r0 := doc.WithinRun[0]
 	t := export.NewTable("within_run", fmt.Sprintf("Within-run: mean wall per step against %s (%g%% stationary bootstrap over steps, B = %d, seed %d)",
 		doc.Baseline, 100*r0.Confidence, r0.B, r0.Seed),
@@ -137,6 +144,10 @@ func writeWithinRun(w io.Writer, doc *analysis.Doc, f Format, all bool) error {
 			export.Str(blockLens(r.BaselineBlocks)+" | "+blockLens(r.ArmBlocks)), export.Str(fmtRatio(r.Ratio)),
 			export.Str(strings.TrimPrefix(fmtCI(r.RatioCI), "(no CI)")), export.Str(pctChange(r.Ratio, r.RatioCI, r.Method)))
 	}
+	return t, same
+}
+
+func writeWithinRunTable(w io.Writer, t *export.Table, same []string, f Format) error {
 	md := f == Markdown
 	if md {
 		fmt.Fprintf(w, "\n%s\n\n", t.Doc)

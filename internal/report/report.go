@@ -145,6 +145,15 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 			p.RankComparisons = fromTable(rankComparisonsTable(rs), 0)
 		}
 	}
+	// Comparisons against a history or within a run (analyze --history,
+	// --within-run), every phase.
+	if t := historyTable(doc, true); t != nil {
+		p.Extra = append(p.Extra, fromTable(t, 0))
+	}
+	if len(doc.WithinRun) > 0 {
+		t, _ := withinRunTable(doc, true)
+		p.Extra = append(p.Extra, fromTable(t, 0))
+	}
 	p.Provenance = transposed(doc.ProvenanceTable(), "file")
 	p.WarningCounts, p.Warnings = warnings(doc)
 	for _, t := range opt.Tables {
