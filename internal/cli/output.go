@@ -302,6 +302,11 @@ func (o *TableOutput) checkPaths(inputs []string) error {
 			if same {
 				return usageErr("--out %s is an input: choose another directory", o.Out)
 			}
+			// --overwrite swaps the whole directory: an input inside it
+			// would be deleted with the old dataset.
+			if export.Within(in, o.Out) {
+				return usageErr("--out %s holds the input %s: choose another directory", o.Out, in)
+			}
 		}
 	}
 	return nil
