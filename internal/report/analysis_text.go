@@ -24,7 +24,7 @@ const textWidth = 120
 func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) error {
 	md := f == Markdown
 	if md {
-		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", orNone(doc.Step))
+		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", escapeMarkdownText(orNone(doc.Step)))
 	}
 	for _, l := range contextLines(doc, opt) {
 		if md {
@@ -494,11 +494,12 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// escapeMarkdownText keeps a sentence a paragraph: a leading "|", "-", "#"
-// or digit-dot would turn it into a table row, list or heading.
+// escapeMarkdownText keeps a sentence a paragraph of plain text: a leading
+// "|", "-", "#" or digit-dot would turn it into a table row, list or
+// heading, and names from the export may hold HTML or link syntax
+// (export.EscapeMarkdown); emphasis markers are escaped too.
 func escapeMarkdownText(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`, "`", "\\`")
-	return r.Replace(s)
+	return strings.NewReplacer("*", `\*`, "_", `\_`).Replace(export.EscapeMarkdown(s))
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+copysignHalf(v))) / 10 }

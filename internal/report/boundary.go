@@ -39,6 +39,13 @@ func regionCI(ci *[2]float64, scale float64, format string) export.Value {
 func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 	md := f == Markdown
 	line := func(format string, args ...any) {
+		if md { // names from the export render as text
+			for i, a := range args {
+				if s, ok := a.(string); ok {
+					args[i] = escapeMarkdownText(s)
+				}
+			}
+		}
 		fmt.Fprintf(w, format+"\n", args...)
 		if md {
 			fmt.Fprintln(w)
@@ -131,12 +138,12 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 	} else {
 		line("not capturable as it stands: %s", strings.Join(not, ", "))
 	}
-	writeWarnings(w, b.Warnings)
+	writeWarnings(w, b.Warnings, md)
 	return nil
 }
 
 // writeWarnings prints statistics warnings, at most 10.
-func writeWarnings(w io.Writer, ws []analysis.Warning) {
+func writeWarnings(w io.Writer, ws []analysis.Warning, md bool) {
 	if len(ws) == 0 {
 		return
 	}
@@ -150,6 +157,10 @@ func writeWarnings(w io.Writer, ws []analysis.Warning) {
 		if scope != "" {
 			scope = " [" + scope + "]"
 		}
-		fmt.Fprintf(w, "  %s%s: %s\n", wr.Code, scope, wr.Message)
+		msg := wr.Message
+		if md {
+			scope, msg = escapeMarkdownText(scope), escapeMarkdownText(msg)
+		}
+		fmt.Fprintf(w, "  %s%s: %s\n", wr.Code, scope, msg)
 	}
 }

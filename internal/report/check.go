@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
+
+	"github.com/nsysphase/nsysphase/export"
 )
 
 // Gate is the outcome of `nsysphase check`: each arm against the baseline
@@ -49,7 +50,7 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 	head := fmt.Sprintf("%s: %s %s of %s, each arm vs %s, limit %s (%g%% CIs, B = %d, seed %d)",
 		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
 	if f == Markdown {
-		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", head)
+		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", escapeMarkdownText(head))
 		fmt.Fprintln(w, "| arm | ratio | CI | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
@@ -57,7 +58,7 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(r.Arm), r.Method, r.NUnits, r.Reason)
+			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(r.Arm), r.Method, r.NUnits, escapeMarkdownText(r.Reason))
 		}
 		return nil
 	}
@@ -83,4 +84,4 @@ func fmtCI(c *[2]float64) string {
 }
 
 // escapeCell keeps a value inside its Markdown table cell.
-func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+func escapeCell(s string) string { return export.EscapeMarkdown(s) }

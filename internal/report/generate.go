@@ -95,6 +95,12 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 	if format == JSON {
 		return generateJSON(w, result)
 	}
+	if format == Text || format == Markdown {
+		// Names come from someone else's program: no control character
+		// reaches a terminal or a PR comment raw, whatever the renderer.
+		w = export.ControlFilter(w)
+		defer export.FlushControlFilter(w)
+	}
 	unsupported := fmt.Errorf("no %s rendering of %T", format, result)
 	switch r := result.(type) {
 	case *analysis.Doc:
