@@ -161,11 +161,22 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 		return openXZ(ctx, path)
 	}
 	if strings.HasSuffix(strings.ToLower(path), nsysRepExt) {
-		cached, err := exportReport(path)
+		cached, fresh, err := exportReport(ctx, path)
 		if err != nil {
 			return nil, err
 		}
-		return openSQLite(ctx, cached, path)
+		f, err := openSQLite(ctx, cached, path)
+		if err != nil && !fresh && ctx.Err() == nil {
+			// A cached export that no longer opens (damaged on disk, or
+			// cached by an older nsysphase that did not check it) is
+			// exported again, once.
+			_ = os.Remove(cached)
+			if cached, _, err = exportReport(ctx, path); err != nil {
+				return nil, err
+			}
+			f, err = openSQLite(ctx, cached, path)
+		}
+		return f, err
 	}
 	return openSQLite(ctx, path, path)
 }
