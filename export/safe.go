@@ -37,6 +37,9 @@ func EscapeMarkdown(s string) string {
 	return markdownReplacer.Replace(escapeControl(s))
 }
 
+// EscapeControl writes control characters as Go escapes (\x1b, \n).
+func EscapeControl(s string) string { return escapeControl(s) }
+
 // ControlFilter returns a writer that passes text to w with every control
 // character but newline and tab written as a visible escape (\x1b, \x07,
 // \r, \u009b): nothing written through it can move the cursor, set a

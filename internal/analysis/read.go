@@ -214,6 +214,13 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	}
 	fr.Info = prov
 	res.Warnings = append(res.Warnings, f.Warnings...) // schema version, -wal/-journal files beside the input, older layouts
+	// The export's quality findings, as info reports them, less those the
+	// segmentation words itself (it knows what it did with those rows).
+	q, err := f.CheckQuality()
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(res.Warnings, qualityWarnings(q, f.Path)...)
 	skipped := f.Skipped()
 	for _, t := range slices.Sorted(maps.Keys(skipped)) {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s lack a required value and were skipped", skipped[t], t))
@@ -247,4 +254,18 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(keep, sep)
+}
+
+// qualityWarnings are q's warnings but those package phases gives in its
+// own words: rows of the API, GPU-operation and NVTX tables that end before
+// they start (counted as zero-length, or left out) and unclosed ranges
+// (left out); duplicate correlation ids are counted by phases too.
+func qualityWarnings(q *nsys.Quality, path string) []nsys.Warning {
+	c := *q
+	c.EndBeforeStart = maps.Clone(q.EndBeforeStart)
+	for _, t := range []string{nsys.TableRuntime, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableNVTX} {
+		delete(c.EndBeforeStart, t)
+	}
+	c.UnclosedRanges, c.DuplicateCorrelations = 0, 0
+	return c.Warnings(path)
 }

@@ -2,11 +2,13 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nsysphase/nsysphase/internal/badgen"
 	"github.com/nsysphase/nsysphase/internal/cli"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
@@ -91,5 +93,140 @@ func TestOutputNotInsideInputDataset(t *testing.T) {
 	// Beside the dataset is fine.
 	if code, _, stderr := runMain(t, "analyze", "--from", "--no-stats", "--format", "parquet", "-o", filepath.Join(dir, "summary.parquet"), ds); code != 0 {
 		t.Fatalf("-o beside the dataset: exit %d: %s", code, stderr)
+	}
+}
+
+// analyzed is the part of analyze's JSON the issue 24 tests read.
+type analyzed struct {
+	Summary []struct {
+		Arm   string `json:"arm"`
+		Phase string `json:"phase"`
+		N     int    `json:"n"`
+	} `json:"summary"`
+	Warnings []struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"warnings"`
+}
+
+func analyzed24(t *testing.T, args ...string) analyzed {
+	t.Helper()
+	args = append([]string{"analyze", "--no-stats", "--format", "json"}, args...)
+	code, stdout, stderr := runMain(t, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	var a analyzed
+	if err := json.Unmarshal([]byte(stdout), &a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// warning returns the message of a's warning with code that contains
+// want, "" when none does.
+func (a analyzed) warning(code, want string) string {
+	for _, w := range a.Warnings {
+		if w.Code == code && strings.Contains(w.Message, want) {
+			return w.Message
+		}
+	}
+	return ""
+}
+
+func (a analyzed) n(phase string) int {
+	n := 0
+	for _, s := range a.Summary {
+		if s.Phase == phase {
+			n += s.N
+		}
+	}
+	return n
+}
+
+func derive(t *testing.T, name, sql string) string {
+	t.Helper()
+	p, err := badgen.Derive(t.TempDir(), fixture.Get(t, "eager_graph_small").SQLite(t), name, sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBackwardRangesLeftOut is issue 24 case 3: NVTX ranges with end <
+// start were kept as zero-length instances, lowering their phase's mean,
+// with no warning in analyze. They are left out, with a warning.
+func TestBackwardRangesLeftOut(t *testing.T) {
+	base := analyzed24(t, fixture.Get(t, "eager_graph_small").SQLite(t))
+	p := derive(t, "backward", `UPDATE NVTX_EVENTS SET "end" = start - 1 WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 AND text = 'metrics' ORDER BY start LIMIT 4 OFFSET 40);`)
+	a := analyzed24(t, p)
+	if a.warning("end_before_start", "4 NVTX ranges end before they start and were left out") == "" {
+		t.Errorf("no warning about the 4 backward ranges: %+v", a.Warnings)
+	}
+	if got, want := a.n("metrics"), base.n("metrics")-4; got != want {
+		t.Errorf("metrics instances: %d, want %d (4 fewer than the base's)", got, want)
+	}
+}
+
+// TestUnmatchedKernelsWarned is issue 24 case 4: kernels whose
+// correlationId matches no API call were dropped from every total without
+// a word.
+func TestUnmatchedKernelsWarned(t *testing.T) {
+	p := derive(t, "unmatched", `UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = correlationId + 100000000 WHERE rowid IN (SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 20 OFFSET 500);`)
+	a := analyzed24(t, p)
+	if a.warning("unmatched_ops", "20 GPU operations have a correlationId that matches no CUDA API call") == "" {
+		t.Errorf("no warning about the 20 unmatched kernels: %+v", a.Warnings)
+	}
+	if base := analyzed24(t, fixture.Get(t, "eager_graph_small").SQLite(t)); len(base.Warnings) != 0 {
+		t.Errorf("the base export warns: %+v", base.Warnings)
+	}
+}
+
+// TestDuplicateCorrelationWarned is issue 24 case 5: API calls repeating a
+// correlationId made their kernels count twice; only info warned.
+func TestDuplicateCorrelationWarned(t *testing.T) {
+	p, err := badgen.Build("duplicate_correlation", t.TempDir(), fixture.Get(t, "eager_graph_small").SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := analyzed24(t, p); a.warning("duplicate_correlation", "5 CUDA API calls share their (process, correlationId)") == "" {
+		t.Errorf("no warning about the 5 calls: %+v", a.Warnings)
+	}
+}
+
+// TestAnalyzeReportsQuality is issue 24 case 6: push/pop ranges that cross
+// made phase walls add up to more than the step while analyze was silent
+// (only info warned). analyze reports the export's quality findings as
+// coded warnings, as info does.
+func TestAnalyzeReportsQuality(t *testing.T) {
+	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
+	for name, want := range map[string][2]string{
+		"unbalanced_push_pop": {"unbalanced_range", "1 NVTX push/pop ranges overlap an enclosing range"},
+		"other_thread_end":    {"other_thread_end", "10 NVTX start/end ranges ended on another thread"},
+		"textid_dangling":     {"dangling_text_id", "3 NVTX rows name a textId that StringIds lacks"},
+		"text_timestamps":     {"non_integer_time", "2 rows of CUPTI_ACTIVITY_KIND_KERNEL have a start or end stored as text"},
+	} {
+		p, err := badgen.Build(name, t.TempDir(), fx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := analyzed24(t, p); a.warning(want[0], want[1]) == "" {
+			t.Errorf("%s: no %s warning %q: %+v", name, want[0], want[1], a.Warnings)
+		}
+	}
+}
+
+// TestNegativeTimestampsValid is issue 24 case 20: a kernel starting at
+// −1632 ns, first in its table, made analyze exit 2 with "GPU operation
+// rows are not in start order" (false, and naming no file).
+func TestNegativeTimestampsValid(t *testing.T) {
+	p := derive(t, "negative_start", `UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -1632 WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);`)
+	a := analyzed24(t, p)
+	base := analyzed24(t, fixture.Get(t, "eager_graph_small").SQLite(t))
+	if len(a.Warnings) != 0 {
+		t.Errorf("warnings: %+v (want none: the stream engine reads it, no fallback)", a.Warnings)
+	}
+	if got, want := a.n("collector_step"), base.n("collector_step"); got != want || got == 0 {
+		t.Errorf("collector_step instances: %d, want the base's %d", got, want)
 	}
 }

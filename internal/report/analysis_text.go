@@ -496,11 +496,15 @@ func plural(n int, one, many string) string {
 
 // escapeMarkdownText keeps a sentence a paragraph of plain text: a leading
 // "|", "-", "#" or digit-dot would turn it into a table row, list or
-// heading, and names from the export may hold HTML or link syntax
-// (export.EscapeMarkdown); emphasis markers are escaped too.
+// heading, and names from the export may hold HTML (every "<" is escaped)
+// or link syntax ("](" and "][" are escaped: the report's own brackets,
+// CIs such as [+615, +714 µs], stay as they are). Control characters are
+// escaped too.
 func escapeMarkdownText(s string) string {
-	return strings.NewReplacer("*", `\*`, "_", `\_`).Replace(export.EscapeMarkdown(s))
+	return markdownTextReplacer.Replace(export.EscapeControl(s))
 }
+
+var markdownTextReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`, "`", "\\`", "](", `\](`, "][", `\]\[`)
 
 func round1(v float64) float64 { return float64(int64(v*10+copysignHalf(v))) / 10 }
 
