@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,5 +229,54 @@ func TestNegativeTimestampsValid(t *testing.T) {
 	}
 	if got, want := a.n("collector_step"), base.n("collector_step"); got != want || got == 0 {
 		t.Errorf("collector_step instances: %d, want the base's %d", got, want)
+	}
+}
+
+// TestSkipStepsOneMerge is issue 24 case 10: with a rules file holding
+// skip_steps = 3, the flag's default 1 silently won, and --skip-steps 0
+// printed 0 while 3 steps per block were skipped. Flags and rules are
+// merged once: a flag given wins, else the rule, else the default; the
+// value used is the value printed.
+func TestSkipStepsOneMerge(t *testing.T) {
+	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
+	rules := filepath.Join(t.TempDir(), "rules.toml")
+	if err := os.WriteFile(rules, []byte("skip_steps = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// eager_graph_small: 4 blocks; skipped steps = 4 × the value used.
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 1},
+		{[]string{"--config", rules}, 3},
+		{[]string{"--config", rules, "--skip-steps", "0"}, 0},
+		{[]string{"--config", rules, "--skip-steps", "1"}, 1},
+		{[]string{"--config", rules, "--skip-steps", "2"}, 2},
+	} {
+		args := append(append([]string{"analyze", "--no-stats", "--format", "json"}, c.args...), fx)
+		code, stdout, stderr := runMain(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		var doc struct {
+			Settings struct {
+				SkipSteps int `json:"skip_steps"`
+			} `json:"settings"`
+			Excluded struct {
+				SkippedSteps int `json:"skipped_steps"`
+			} `json:"excluded"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Settings.SkipSteps != c.want || doc.Excluded.SkippedSteps != 4*c.want {
+			t.Errorf("%v: settings.skip_steps %d, %d steps skipped; want %d and %d", c.args, doc.Settings.SkipSteps, doc.Excluded.SkippedSteps, c.want, 4*c.want)
+		}
+		args[3] = "table"
+		_, text, _ := runMain(t, args...)
+		if c.want > 0 && !strings.Contains(text, fmt.Sprintf("%d skipped (--skip-steps %d)", 4*c.want, c.want)) {
+			t.Errorf("%v: the report does not say %d skipped (--skip-steps %d):\n%s", c.args, 4*c.want, c.want, text)
+		}
 	}
 }
