@@ -26,7 +26,7 @@ type SegmentOptions struct {
 	Manifest   string
 	Jobs       int
 
-	rules   *phases.Rules         // --config, loaded by validate, less what merge took
+	rules   *phases.Rules          // --config, loaded by validate, less what merge took
 	changed func(flag string) bool // whether a flag was given on the command line
 }
 
