@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/internal/filehash"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -141,6 +142,9 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	if len(files) == 0 {
 		return nil, &UsageError{Err: errors.New("no input files")}
 	}
+	if err := refuseDuplicates(files); err != nil {
+		return nil, &UsageError{Err: err}
+	}
 	if cfg.Manifest != "" && len(files) > 1 {
 		return nil, &UsageError{Err: errors.New("--manifest names one manifest: use it with one input, or put NAME.manifest.json beside each export")}
 	}
@@ -268,4 +272,38 @@ func qualityWarnings(q *nsys.Quality, path string) []nsys.Warning {
 	}
 	c.UnclosedRanges, c.DuplicateCorrelations = 0, 0
 	return c.Warnings(path)
+}
+
+// refuseDuplicates refuses inputs that are one export under several names
+// (byte-identical content, a copy or a link): counted as several profiles,
+// it gave a CI of zero width. Only files of equal size are hashed.
+func refuseDuplicates(files []string) error {
+	bySize := map[int64][]string{}
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			bySize[st.Size()] = append(bySize[st.Size()], f)
+		}
+	}
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		same := bySize[st.Size()]
+		if len(same) < 2 || same[0] != f {
+			continue
+		}
+		byHash := map[string]string{}
+		for _, g := range same {
+			sum, err := filehash.SHA256(g)
+			if err != nil {
+				continue // the reader names an unreadable file
+			}
+			if prev, ok := byHash[sum]; ok {
+				return fmt.Errorf("%s and %s are the same export (identical content, SHA-256 %s…): pass each export once", prev, g, sum[:12])
+			}
+			byHash[sum] = g
+		}
+	}
+	return nil
 }

@@ -280,3 +280,32 @@ func TestSkipStepsOneMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestIdenticalInputsRefused is issue 24 case 8: one export passed under
+// several names (byte-identical copies) counted as several profiles: a CI
+// of zero width and check's exit 1. Identical inputs are refused, naming
+// both.
+func TestIdenticalInputsRefused(t *testing.T) {
+	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
+	dir := t.TempDir()
+	a := copyFixture(t, fx, dir, "run1.sqlite")
+	b := copyFixture(t, fx, dir, "run2.sqlite")
+	if err := os.Symlink("run1.sqlite", filepath.Join(dir, "link.sqlite")); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	wantRefused(t, dir, before, []string{"analyze", "--no-stats", a, b}, a, b, "same export")
+	wantRefused(t, dir, before, []string{"analyze", "--no-stats", filepath.Join(dir, "*.sqlite")}, "same export")
+	wantRefused(t, dir, before, []string{"analyze", "--no-stats", "--arm", "x=" + a, "--arm", "y=" + b}, "same export")
+	wantRefused(t, dir, before, []string{"inventory", a, filepath.Join(dir, "link.sqlite")}, "same export")
+	// Different exports of equal size are not confused: the hash decides.
+	other := derive(t, "other", `UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + 1 WHERE rowid = 1;`)
+	if st1, _ := os.Stat(a); st1 != nil {
+		if st2, _ := os.Stat(other); st2 == nil || st2.Size() != st1.Size() {
+			t.Fatalf("the derived export changed size")
+		}
+	}
+	if code, _, stderr := runMain(t, "analyze", "--no-stats", a, other); code != 0 {
+		t.Fatalf("two exports of equal size: exit %d: %s", code, stderr)
+	}
+}
