@@ -309,3 +309,46 @@ func TestIdenticalInputsRefused(t *testing.T) {
 		t.Fatalf("two exports of equal size: exit %d: %s", code, stderr)
 	}
 }
+
+// TestParquetDirImportsOnlyNeededTables is issue 24 case 18: a parquetdir
+// with an unrelated large JUNK.parquet was imported whole before failing on
+// a missing table. The required table is checked first, and only the tables
+// nsysphase reads are imported.
+func TestParquetDirImportsOnlyNeededTables(t *testing.T) {
+	var xzPath string
+	for _, fx := range fixture.Extra(t) {
+		if fx.Name == "nvtx_streams" {
+			xzPath = filepath.Join(filepath.Dir(fx.XZ), "nvtx_streams.parquetdir.tar.xz")
+		}
+	}
+	if xzPath == "" {
+		t.Skip("nvtx_streams absent")
+	}
+	dir := t.TempDir()
+	fixture.UntarXZ(t, xzPath, dir)
+	pq := filepath.Join(dir, "nvtx_streams.parquetdir")
+	// JUNK.parquet is not even Parquet: were it imported, the run would fail.
+	if err := os.WriteFile(filepath.Join(pq, "JUNK.parquet"), bytes.Repeat([]byte("junk"), 1<<16), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runMain(t, "info", pq)
+	if code != 0 || strings.Contains(stdout, "JUNK") {
+		t.Fatalf("info with JUNK.parquet: exit %d: %s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "CUPTI_ACTIVITY_KIND_KERNEL") {
+		t.Errorf("info lacks the kernel table:\n%s", stdout)
+	}
+	// Without StringIds: refused before any import, naming the table.
+	if err := os.Remove(filepath.Join(pq, "StringIds.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	code, _, stderr = runMain(t, "info", pq)
+	if code != cli.ExitInput || !strings.Contains(stderr, "missing table StringIds") || !strings.Contains(stderr, pq) {
+		t.Errorf("without StringIds: exit %d: %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("left in the temporary directory: %v", entries)
+	}
+}
