@@ -352,3 +352,42 @@ func TestParquetDirImportsOnlyNeededTables(t *testing.T) {
 		t.Errorf("left in the temporary directory: %v", entries)
 	}
 }
+
+// TestHugeNamesBounded is issue 24 case 19: one 100 MB range name took
+// 130 s and 2.6 GB, and wrote 4.7 GB of CSV. A name is bounded where it is
+// read (nsys.MaxNameBytes, with its length and hash so that long names
+// stay distinct): every output stays small.
+func TestHugeNamesBounded(t *testing.T) {
+	p, err := badgen.Build("huge_strings", t.TempDir(), fixture.Get(t, "eager_graph_small").SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"analyze", "--no-stats", "--format", "csv"},
+		{"analyze", "--no-stats", "--format", "json"},
+		{"analyze", "--no-stats", "--wide"},
+		{"info"},
+		{"info", "--format", "json"},
+		{"ranges", "--format", "csv"},
+		{"inventory", "--format", "json"},
+	} {
+		code, stdout, stderr := runMain(t, append(args, p)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+			continue
+		}
+		if len(stdout) > 1<<20 {
+			t.Errorf("%v: %d bytes of output (a 16 MiB name printed whole?)", args, len(stdout))
+		}
+		for _, l := range strings.Split(stdout, "\n") {
+			if len(l) > 64<<10 {
+				t.Errorf("%v: a %d-byte line", args, len(l))
+				break
+			}
+		}
+	}
+	_, stdout, _ := runMain(t, "ranges", "--format", "csv", p)
+	if !strings.Contains(stdout, "huge_000") || !strings.Contains(stdout, "…[16777221 bytes, sha256 ") {
+		t.Errorf("the huge range's bounded name (its start, length and hash) is not in ranges' CSV")
+	}
+}
