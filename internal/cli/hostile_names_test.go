@@ -226,3 +226,58 @@ func TestInvalidUTF8NamesStayDistinct(t *testing.T) {
 		t.Errorf("a name still reads as m\\uFFFDx: %v", got)
 	}
 }
+
+// FuzzHostileNames feeds a fuzzed string, as the name of a phase, of every
+// thread and of every kernel, through every command and output format, and
+// checks that each output parses and shows no raw control character, HTML
+// tag, live link or spreadsheet formula (checkHostileOutput). Seeds:
+// control sequences, HTML, Markdown, formulas, invalid UTF-8, a 1 MB name.
+//
+//	go test ./internal/cli -run '^$' -fuzz '^FuzzHostileNames$' -fuzztime 60s
+//
+// Each execution derives an export (1.5 MB) and runs 20 commands: expect
+// about one execution per second per core. Without -fuzz the seeds run,
+// except with -short (TestHostileNamesEveryFormat covers them there).
+func FuzzHostileNames(f *testing.F) {
+	for _, s := range []string{
+		"\x1b]0;title\x07\x1b[2J",
+		"\x9b31m\u009b31m\r\b\x00nul",
+		"<svg onload=alert(1)>",
+		"[x](javascript:alert(1))\n# heading\n| a | b |",
+		"=HYPERLINK(\"http://evil\",\"x\")",
+		"+cmd|' /C calc'!A0",
+		"-2+3",
+		"@SUM(1+1)",
+		"m\xffx\xfe\xc3",
+		"\u202eevil\u2066",
+		strings.Repeat("<b>=x\x1b", 1<<18), // about 1 MB
+	} {
+		f.Add(s)
+	}
+	base := fixture.Get(f, "eager_graph_small").SQLite(f)
+	f.Fuzz(func(t *testing.T, name string) {
+		if testing.Short() {
+			t.Skip("TestHostileNamesEveryFormat runs these names in -short")
+		}
+		p := hostileExport(t, t.TempDir(), base, map[string]string{"reward": name, "metrics": name + "<i>"}, name, name, name)
+		for _, args := range hostileCommands {
+			args := append(append([]string(nil), args...), p)
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(args, &stdout, &stderr)
+			what := strings.Join(args[:len(args)-1], " ")
+			switch code {
+			case 0:
+				checkHostileOutput(t, what, formatOf(args), stdout.Bytes())
+			case cli.ExitInput:
+				// A name may make the export unusable for a command (it
+				// names an arm block, say): one line, nothing on stdout.
+				if stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 {
+					t.Errorf("%s: exit 2 with stdout %d bytes, stderr %q", what, stdout.Len(), stderr.String())
+				}
+			default:
+				t.Errorf("%s: exit %d: %s", what, code, stderr.String())
+			}
+			checkHostileOutput(t, what+" (stderr)", "table", stderr.Bytes())
+		}
+	})
+}
