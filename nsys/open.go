@@ -115,6 +115,9 @@ type File struct {
 
 	cleanup func() // removes a private copy (.xz, parquetdir); nil otherwise
 
+	joinOnce sync.Once // builds join (JoinPid)
+	join     *joinPids
+
 	// sqlScans makes every scan go through SQLite instead of reading the
 	// B-tree pages directly (the two give the same rows; tests compare them).
 	sqlScans bool

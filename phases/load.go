@@ -569,7 +569,11 @@ func cudaDeviceMap(f *nsys.File) (map[[2]int64]int32, error) {
 		return nil, err
 	}
 	for _, r := range rows {
-		out[[2]int64{r.Pid, r.CUDAID}] = int32(r.GPUID)
+		// The table names the OS pid only: a pid that processes on two
+		// hosts share maps each of them.
+		for _, id := range f.JoinPidsOfOS(r.Pid) {
+			out[[2]int64{int64(id), r.CUDAID}] = int32(r.GPUID)
+		}
 	}
 	return out, nil
 }

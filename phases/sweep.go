@@ -545,7 +545,7 @@ func (s *sweep) pullAPI() error {
 func (s *sweep) newThread(gtid int64) *threadBuf {
 	tr := s.tr
 	tc := &threadCalls{globalTid: gtid}
-	b := &threadBuf{tc: tc, gtid: gtid, pid: int32(nsys.Pid(gtid)), curEnd: -1 << 62}
+	b := &threadBuf{tc: tc, gtid: gtid, pid: tr.file.JoinPid(gtid), curEnd: -1 << 62}
 	b.used, b.evicted, b.seen = corrSetOf(s.used, b.pid), corrSetOf(s.evicted, b.pid), corrSetOf(s.seen, b.pid)
 	s.bufOf[gtid] = b
 	s.bufs = append(s.bufs, b)
@@ -997,7 +997,7 @@ func (s *sweep) drain() error {
 		s.badCorr += p.badCorr
 		seen := corrCache{m: s.seen, create: true}
 		for _, c := range p.calls {
-			s.noteCorr(seen.of(int32(nsys.Pid(c.gtid))), c.corr)
+			s.noteCorr(seen.of(s.tr.file.JoinPid(c.gtid)), c.corr)
 		}
 	}
 	for !s.opsDone() {
@@ -1021,7 +1021,7 @@ func (s *sweep) gpuUse() []GPUUse {
 	s.byGPU(func(lists []*busyList) {
 		u := GPUUse{GPU: int64(lists[0].gpu)}
 		for _, bl := range lists {
-			u.Pids = append(u.Pids, int64(bl.pid))
+			u.Pids = append(u.Pids, s.tr.file.JoinPidOS(bl.pid))
 			u.BusyNs = append(u.BusyNs, bl.doneNs)
 		}
 		use = append(use, u)

@@ -391,3 +391,63 @@ func TestHugeNamesBounded(t *testing.T) {
 		t.Errorf("the huge range's bounded name (its start, length and hash) is not in ranges' CSV")
 	}
 }
+
+// TestSameOSPidTwoHosts is issue 24 case 7: two processes with one OS pid
+// on two hosts (different globalPid) each got both processes' kernels,
+// matched by the 24-bit pid (97 → 195 kernels per step). The engine joins
+// on the full globalPid: a copy of the export's processes on a second host
+// leaves every process's GPU totals as they were.
+func TestSameOSPidTwoHosts(t *testing.T) {
+	const host = "281474976710656" // 1 << 48: the host bits of a globalTid
+	var sql strings.Builder
+	for _, tc := range [][2]string{
+		{"CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"}, {"CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"},
+		{"CUPTI_ACTIVITY_KIND_MEMCPY", "globalPid"}, {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "globalPid"},
+		{"CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "globalPid"}, {"NVTX_EVENTS", "globalTid"},
+		{"ThreadNames", "globalTid"}, {"PROCESSES", "globalPid"},
+	} {
+		fmt.Fprintf(&sql, "CREATE TEMP TABLE x AS SELECT * FROM %s;\nUPDATE x SET %s = %s + %s;\n", tc[0], tc[1], tc[1], host)
+		if tc[0] == "NVTX_EVENTS" {
+			fmt.Fprintf(&sql, "UPDATE x SET endGlobalTid = endGlobalTid + %s WHERE endGlobalTid IS NOT NULL;\n", host)
+		}
+		fmt.Fprintf(&sql, "INSERT INTO %s SELECT * FROM x;\nDROP TABLE x;\n", tc[0])
+	}
+	p := derive(t, "two_hosts", sql.String())
+	code, stdout, stderr := runMain(t, "analyze", "--no-stats", "--format", "json", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, baseOut, _ := runMain(t, "analyze", "--no-stats", "--format", "json", fixture.Get(t, "eager_graph_small").SQLite(t))
+	kernels := func(out string) float64 {
+		var d struct {
+			Summary []struct {
+				Arm, Phase string
+				Metrics    map[string]struct {
+					Mean float64 `json:"mean"`
+				} `json:"metrics"`
+			} `json:"summary"`
+			Warnings []struct {
+				Code string `json:"code"`
+			} `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range d.Warnings {
+			if w.Code == "duplicate_correlation" || w.Code == "unmatched_ops" {
+				t.Errorf("warning %s: the two processes' ids are joined as one process's", w.Code)
+			}
+		}
+		for _, s := range d.Summary {
+			if s.Arm == "eager" && s.Phase == "collector_step" {
+				return s.Metrics["kernels"].Mean
+			}
+		}
+		t.Fatal("no eager collector_step")
+		return 0
+	}
+	got, want := kernels(stdout), kernels(baseOut)
+	if want < 90 || got < want-1 || got > want+1 {
+		t.Errorf("kernels per eager collector_step: %.1f, want the single-host export's %.1f (doubled when the pid alone joins)", got, want)
+	}
+}
