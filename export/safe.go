@@ -27,7 +27,11 @@ func CSVCell(s string) string {
 	return s
 }
 
-var markdownReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "[", `\[`, "]", `\]`, "`", "\\`")
+// markdownReplacer escapes what would make a cell more than text: "<"
+// starts raw HTML or an autolink, "](" and "][" finish an inline or
+// reference link or image (a bracket alone links nothing: the report's CIs
+// keep theirs), a backquote opens a code span, "|" ends the cell.
+var markdownReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", "`", "\\`", "](", `\](`, "][", `\]\[`)
 
 // EscapeMarkdown makes s literal text in Markdown, in a table cell or a
 // paragraph: control characters escaped, no raw HTML (`<svg onload=…>`),

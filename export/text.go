@@ -253,7 +253,7 @@ func writeText(bw *bufio.Writer, t *Table, opt Options) error {
 // escapeMarkdown keeps a cell inside its table cell and renders it as text
 // (EscapeMarkdown). textCell has already escaped control characters.
 func escapeMarkdown(s string) string {
-	if !strings.ContainsAny(s, "|\\<>&[]`") {
+	if !strings.ContainsAny(s, "|\\<`]") {
 		return s
 	}
 	return markdownReplacer.Replace(s)

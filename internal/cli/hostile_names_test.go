@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,16 +45,24 @@ const (
 )
 
 // hostileExport derives an export from base whose names are the given
-// hostile strings.
+// hostile strings: each stored once, as a registered string (StringIds) that
+// the phase's NVTX ranges, the threads and the kernels point to, and as the
+// name of the profiled processes.
 func hostileExport(t testing.TB, dir, base string, names map[string]string, thread, process, kernel string) string {
 	t.Helper()
 	var sql strings.Builder
-	for phase, name := range names {
-		fmt.Fprintf(&sql, "UPDATE NVTX_EVENTS SET text = %s WHERE text = '%s';\n", sqlText(name), phase)
+	newString := func(s string) string {
+		fmt.Fprintf(&sql, "INSERT INTO StringIds(id, value) VALUES ((SELECT max(id) + 1 FROM StringIds), %s);\n", sqlText(s))
+		return "(SELECT max(id) FROM StringIds)"
 	}
-	fmt.Fprintf(&sql, "UPDATE StringIds SET value = %s WHERE id IN (SELECT nameId FROM ThreadNames);\n", sqlText(thread))
-	fmt.Fprintf(&sql, "UPDATE PROCESSES SET name = %s;\n", sqlText(process))
-	fmt.Fprintf(&sql, "UPDATE StringIds SET value = %s WHERE id IN (SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL UNION SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL);\n", sqlText(kernel))
+	for _, phase := range slices.Sorted(maps.Keys(names)) {
+		id := newString(names[phase])
+		fmt.Fprintf(&sql, "UPDATE NVTX_EVENTS SET textId = %s, text = NULL WHERE text = '%s';\n", id, phase)
+	}
+	fmt.Fprintf(&sql, "UPDATE ThreadNames SET nameId = %s;\n", newString(thread))
+	id := newString(kernel)
+	fmt.Fprintf(&sql, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = %s, shortName = %s;\n", id, id)
+	fmt.Fprintf(&sql, "UPDATE PROCESSES SET name = %s WHERE name = 'python3';\n", sqlText(process))
 	p, err := badgen.Derive(dir, base, "hostile", sql.String())
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +237,9 @@ func TestInvalidUTF8NamesStayDistinct(t *testing.T) {
 	}
 }
 
+// bigName marks a FuzzHostileNames input that stands for a 1 MB name.
+const bigName = "\x00big:"
+
 // FuzzHostileNames feeds a fuzzed string, as the name of a phase, of every
 // thread and of every kernel, through every command and output format, and
 // checks that each output parses and shows no raw control character, HTML
@@ -239,6 +252,8 @@ func TestInvalidUTF8NamesStayDistinct(t *testing.T) {
 // about one execution per second per core. Without -fuzz the seeds run,
 // except with -short (TestHostileNamesEveryFormat covers them there).
 func FuzzHostileNames(f *testing.F) {
+	// bigName followed by a pattern stands for the pattern repeated to 1 MB:
+	// a 1 MB input stops the fuzzing engine's worker, a short one does not.
 	for _, s := range []string{
 		"\x1b]0;title\x07\x1b[2J",
 		"\x9b31m\u009b31m\r\b\x00nul",
@@ -250,7 +265,8 @@ func FuzzHostileNames(f *testing.F) {
 		"@SUM(1+1)",
 		"m\xffx\xfe\xc3",
 		"\u202eevil\u2066",
-		strings.Repeat("<b>=x\x1b", 1<<18), // about 1 MB
+		bigName + "<b>=x\x1b", // a 1 MB name (see bigName)
+		bigName + "\xff\u202e\n",
 	} {
 		f.Add(s)
 	}
@@ -258,6 +274,9 @@ func FuzzHostileNames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string) {
 		if testing.Short() {
 			t.Skip("TestHostileNamesEveryFormat runs these names in -short")
+		}
+		if rest, ok := strings.CutPrefix(name, bigName); ok && rest != "" {
+			name = strings.Repeat(rest, (1<<20)/len(rest)+1)
 		}
 		p := hostileExport(t, t.TempDir(), base, map[string]string{"reward": name, "metrics": name + "<i>"}, name, name, name)
 		for _, args := range hostileCommands {

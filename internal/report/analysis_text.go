@@ -24,7 +24,7 @@ const textWidth = 120
 func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) error {
 	md := f == Markdown
 	if md {
-		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", escapeMarkdownText(orNone(doc.Step)))
+		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", export.EscapeMarkdown(orNone(doc.Step)))
 	}
 	for _, l := range contextLines(doc, opt) {
 		if md {

@@ -39,14 +39,11 @@ func regionCI(ci *[2]float64, scale float64, format string) export.Value {
 func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 	md := f == Markdown
 	line := func(format string, args ...any) {
-		if md { // names from the export render as text
-			for i, a := range args {
-				if s, ok := a.(string); ok {
-					args[i] = escapeMarkdownText(s)
-				}
-			}
+		l := fmt.Sprintf(format, args...)
+		if md { // names from the export render as text (escaped once formatted: %q would undo it)
+			l = export.EscapeMarkdown(l)
 		}
-		fmt.Fprintf(w, format+"\n", args...)
+		fmt.Fprintln(w, l)
 		if md {
 			fmt.Fprintln(w)
 		}
@@ -159,7 +156,7 @@ func writeWarnings(w io.Writer, ws []analysis.Warning, md bool) {
 		}
 		msg := wr.Message
 		if md {
-			scope, msg = escapeMarkdownText(scope), escapeMarkdownText(msg)
+			scope, msg = export.EscapeMarkdown(scope), export.EscapeMarkdown(msg)
 		}
 		fmt.Fprintf(w, "  %s%s: %s\n", wr.Code, scope, msg)
 	}

@@ -50,7 +50,7 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 	head := fmt.Sprintf("%s: %s %s of %s, each arm vs %s, limit %s (%g%% CIs, B = %d, seed %d)",
 		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
 	if f == Markdown {
-		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", escapeMarkdownText(head))
+		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", export.EscapeMarkdown(head))
 		fmt.Fprintln(w, "| arm | ratio | CI | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
@@ -58,7 +58,7 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(r.Arm), r.Method, r.NUnits, escapeMarkdownText(r.Reason))
+			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(r.Arm), r.Method, r.NUnits, export.EscapeMarkdown(r.Reason))
 		}
 		return nil
 	}

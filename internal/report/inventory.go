@@ -33,7 +33,7 @@ func writeInventoryText(w io.Writer, inv *analysis.Inventory, f Format) error {
 	}
 	for _, l := range lines {
 		if md {
-			l = escapeMarkdownText(l) + "\n"
+			l = export.EscapeMarkdown(l) + "\n"
 		}
 		fmt.Fprintln(w, l)
 	}

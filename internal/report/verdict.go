@@ -33,7 +33,7 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 	}
 	esc := func(s string) string { // names from the export render as text
 		if md {
-			return escapeMarkdownText(s)
+			return export.EscapeMarkdown(s)
 		}
 		return s
 	}
