@@ -66,6 +66,7 @@ type sqliteGuard struct {
 	dir     string // the temporary directory
 	head    []byte
 	limit   int64 // the declared size; -1: unknown, or the header is not read yet
+	byRoom  bool  // limit is the free space (the header declares no size)
 	written int64
 	refused error // the first refusal (exec reports the decoder's SIGPIPE instead)
 }
@@ -94,11 +95,17 @@ func (g *sqliteGuard) write(p []byte) (int, error) {
 				if err := checkRoom(g.dir, size); err != nil {
 					return 0, err
 				}
+			} else if free, ok := freeSpace(g.dir); ok {
+				size, g.byRoom = free, true // no size declared: the free space bounds it
 			}
 			g.limit = size
 		}
 	}
 	if g.limit >= 0 && g.written+int64(len(p)) > g.limit {
+		if g.byRoom {
+			return 0, &guardError{problem: fmt.Sprintf("decompressed, it takes more than the %d MB free in the temporary directory %s", g.limit>>20, g.dir),
+				hint: "set TMPDIR to a directory with more room, or pass the decompressed .sqlite"}
+		}
 		return 0, &guardError{problem: fmt.Sprintf("the decompressed data runs past the %d bytes its SQLite header declares", g.limit), hint: "check the file with `xz -t`, or re-export"}
 	}
 	n, err := g.w.Write(p)

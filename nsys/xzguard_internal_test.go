@@ -80,6 +80,8 @@ func TestXZChecksHeaderFirst(t *testing.T) {
 		noise[i] = byte(r.Uint32())
 	}
 	longer := append(append([]byte(nil), base...), make([]byte, 1<<20)...)
+	undeclared := bytes.Clone(base) // page count 0: the header declares no size
+	clear(undeclared[28:32])
 	decoders := []string{""}
 	if _, err := exec.LookPath("xz"); err == nil {
 		decoders = append(decoders, "xz")
@@ -101,6 +103,7 @@ func TestXZChecksHeaderFirst(t *testing.T) {
 		{name: "longer_blocks", data: longer, want: "runs past the 1589248 bytes", blocks: true},
 		{name: "no_room", data: base, free: 1 << 20, want: "takes 1 MB, and the temporary directory"},
 		{name: "no_room_blocks", data: base, free: 1 << 20, want: "temporary directory", blocks: true},
+		{name: "no_room_undeclared", data: undeclared, free: 1 << 20, want: "more than the 1 MB free in the temporary directory"},
 		{name: "fits", data: base},
 	} {
 		var bs int64
