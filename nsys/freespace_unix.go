@@ -10,5 +10,5 @@ func freeSpaceOS(dir string) (int64, bool) {
 	if err := unix.Statfs(dir, &st); err != nil {
 		return 0, false
 	}
-	return int64(st.Bavail) * int64(st.Bsize), true
+	return int64(st.Bavail) * int64(st.Bsize), true //nolint:unconvert // Bsize is int64 on Linux, uint32 on Darwin
 }

@@ -82,12 +82,11 @@ func TestOutputNotInsideInputDataset(t *testing.T) {
 	if code, _, stderr := runMain(t, "analyze", "--no-stats", "--quiet", "--out", ds, fx); code != 0 {
 		t.Fatalf("dataset: exit %d: %s", code, stderr)
 	}
-	before := snapshot(t, dir)
 	alias := filepath.Join(dir, "alias")
 	if err := os.Symlink("ds", alias); err != nil {
 		t.Fatal(err)
 	}
-	before = snapshot(t, dir)
+	before := snapshot(t, dir)
 	for _, o := range []string{filepath.Join(ds, "phase_summary.parquet"), filepath.Join(alias, "phase_summary.parquet"), filepath.Join(ds, "new", "report.md")} {
 		wantRefused(t, dir, before, []string{"analyze", "--from", "--no-stats", "--format", "parquet", "-o", o, ds}, "inside the input directory")
 	}

@@ -92,14 +92,22 @@ type Infos []*nsys.Info
 // *analysis.Boundary, *analysis.Inventory, Infos (info) or Ranges (ranges).
 // A format a result has no rendering in is an error naming both.
 func Generate(w io.Writer, format Format, result any, opt Options) error {
+	if format != Text && format != Markdown {
+		return generate(w, format, result, opt)
+	}
+	// Names come from someone else's program: no control character reaches
+	// a terminal or a PR comment raw, whatever the renderer.
+	fw := export.ControlFilter(w)
+	err := generate(fw, format, result, opt)
+	if ferr := export.FlushControlFilter(fw); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func generate(w io.Writer, format Format, result any, opt Options) error {
 	if format == JSON {
 		return generateJSON(w, result)
-	}
-	if format == Text || format == Markdown {
-		// Names come from someone else's program: no control character
-		// reaches a terminal or a PR comment raw, whatever the renderer.
-		w = export.ControlFilter(w)
-		defer export.FlushControlFilter(w)
 	}
 	unsupported := fmt.Errorf("no %s rendering of %T", format, result)
 	switch r := result.(type) {

@@ -18,11 +18,12 @@ func writeVerdictCSV(w io.Writer, v *analysis.Verdict) error {
 	}
 	// RFC 4180 quoting (Go's %q is not CSV), names neutralised as formulas.
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"verdict", "arm", "phases", "min_gain", "removable_share", "ci_lo", "ci_hi", "method", "capturable", "reason"})
-	cw.Write([]string{v.Verdict, export.CSVCell(v.Arm), export.CSVCell(strings.Join(v.Phases, ",")), strconv.FormatFloat(v.MinGain, 'g', -1, 64),
-		strconv.FormatFloat(v.Removable.Value, 'g', -1, 64), lo, hi, v.Removable.Method, strconv.FormatBool(v.Capturable), export.CSVCell(v.Reason)})
-	cw.Flush()
-	return cw.Error()
+	err := cw.WriteAll([][]string{
+		{"verdict", "arm", "phases", "min_gain", "removable_share", "ci_lo", "ci_hi", "method", "capturable", "reason"},
+		{v.Verdict, export.CSVCell(v.Arm), export.CSVCell(strings.Join(v.Phases, ",")), strconv.FormatFloat(v.MinGain, 'g', -1, 64),
+			strconv.FormatFloat(v.Removable.Value, 'g', -1, 64), lo, hi, v.Removable.Method, strconv.FormatBool(v.Capturable), export.CSVCell(v.Reason)},
+	})
+	return err
 }
 
 func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
