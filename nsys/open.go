@@ -452,7 +452,12 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 func (f *File) query(q string, fn func(*sqlite.Stmt) error) error {
 	f.metaMu.Lock()
 	defer f.metaMu.Unlock()
-	st, _, err := f.meta.PrepareTransient(q)
+	return queryConn(f.meta, q, fn)
+}
+
+// queryConn runs q on c, calling fn on each row.
+func queryConn(c *sqlite.Conn, q string, fn func(*sqlite.Stmt) error) error {
+	st, _, err := c.PrepareTransient(q)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,17 @@ var timedTables = []string{TableKernel, TableMemcpy, TableMemset, TableSync, Tab
 // grow with the file. DuplicateCorrelations is left 0: SummarizeActivity
 // counts it in its pass over the API calls (ActivitySummary), and Describe
 // reports both.
+//
+// The queries run on a connection of their own, not the shared metadata
+// connection: analyze runs them beside the segmentation, which reads the
+// small tables through that one.
 func (f *File) CheckQuality() (*Quality, error) {
+	c, err := f.conn()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	query := func(q string, fn func(*sqlite.Stmt) error) error { return queryConn(c, q, fn) }
 	q := &Quality{EndBeforeStart: map[string]int64{}, NonIntegerTimes: map[string]int64{}}
 	for _, t := range timedTables {
 		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
@@ -56,7 +66,7 @@ func (f *File) CheckQuality() (*Quality, error) {
 		// stored strings cheaply; the WHERE keeps the sums off most rows.
 		sql := `SELECT coalesce(sum("end" < start AND start < '' AND "end" < ''), 0), coalesce(sum(start >= '' OR "end" >= ''), 0) FROM ` +
 			quoteIdent(t) + ` WHERE "end" < start OR start >= '' OR "end" >= ''`
-		err := f.query(sql, func(st *sqlite.Stmt) error {
+		err := query(sql, func(st *sqlite.Stmt) error {
 			if n := st.ColumnInt64(0); n > 0 {
 				q.EndBeforeStart[t] = n
 			}
@@ -69,10 +79,10 @@ func (f *File) CheckQuality() (*Quality, error) {
 			return nil, f.readError("cannot check "+t, err)
 		}
 	}
-	if err := f.checkNVTX(q); err != nil {
+	if err := f.checkNVTX(q, query); err != nil {
 		return nil, err
 	}
-	if err := f.checkCrossedRanges(q); err != nil {
+	if err := f.checkCrossedRanges(q, query); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -80,7 +90,10 @@ func (f *File) CheckQuality() (*Quality, error) {
 
 const rangeTypes = "eventType IN (59, 60, 70, 71)"
 
-func (f *File) checkNVTX(q *Quality) error {
+// queryFunc runs a query, calling fn on each row.
+type queryFunc func(q string, fn func(*sqlite.Stmt) error) error
+
+func (f *File) checkNVTX(q *Quality, query queryFunc) error {
 	t := TableNVTX
 	if !f.HasTable(t) || !f.HasColumn(t, "eventType") {
 		return nil
@@ -108,7 +121,7 @@ func (f *File) checkNVTX(q *Quality) error {
 	if len(sel) == 0 {
 		return nil
 	}
-	err := f.query("SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
+	err := query("SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
 		for i, d := range dst {
 			*d = st.ColumnInt64(i)
 		}
@@ -123,7 +136,7 @@ func (f *File) checkNVTX(q *Quality) error {
 // checkCrossedRanges walks the closed push/pop ranges of each thread in start
 // order with a stack of the enclosing ranges: a range that starts inside the
 // innermost open range must also end inside it.
-func (f *File) checkCrossedRanges(q *Quality) error {
+func (f *File) checkCrossedRanges(q *Quality, query queryFunc) error {
 	t := TableNVTX
 	for _, c := range []string{"start", "end", "eventType", "globalTid"} {
 		if !f.HasColumn(t, c) {
@@ -136,7 +149,7 @@ func (f *File) checkCrossedRanges(q *Quality) error {
 		first = true
 		stack []int64 // ends of the enclosing ranges, innermost last
 	)
-	err := f.query(sql, func(st *sqlite.Stmt) error {
+	err := query(sql, func(st *sqlite.Stmt) error {
 		g, start, end := st.ColumnInt64(0), st.ColumnInt64(1), st.ColumnInt64(2)
 		if first || g != tid {
 			tid, first, stack = g, false, stack[:0]

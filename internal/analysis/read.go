@@ -206,7 +206,19 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	defer closeFn()
 	opt := cfg.Segment
 	opt.FileArm = fr.FileArm
+	// The export's quality findings (aggregate queries on a connection of
+	// their own) are checked beside the segmentation, off its path.
+	var (
+		quality    *nsys.Quality
+		qualityErr error
+		checked    = make(chan struct{})
+	)
+	go func() {
+		defer close(checked)
+		quality, qualityErr = f.CheckQuality()
+	}()
 	res, err := phases.Segment(f, opt)
+	<-checked // closeFn must not run under the check
 	if err != nil {
 		return nil, err
 	}
@@ -220,11 +232,10 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	res.Warnings = append(res.Warnings, f.Warnings...) // schema version, -wal/-journal files beside the input, older layouts
 	// The export's quality findings, as info reports them, less those the
 	// segmentation words itself (it knows what it did with those rows).
-	q, err := f.CheckQuality()
-	if err != nil {
-		return nil, err
+	if qualityErr != nil {
+		return nil, qualityErr
 	}
-	res.Warnings = append(res.Warnings, qualityWarnings(q, f.Path)...)
+	res.Warnings = append(res.Warnings, qualityWarnings(quality, f.Path)...)
 	skipped := f.Skipped()
 	for _, t := range slices.Sorted(maps.Keys(skipped)) {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s lack a required value and were skipped", skipped[t], t))
