@@ -192,7 +192,7 @@ func (q *Quality) Warnings(path string) []Warning { return q.WarningsNoted(path,
 // a consumer whose own rules treat those rows in a particular way (the
 // vendor's nvtx_gpu_proj_sum view); an empty note keeps the default.
 type QualityNotes struct {
-	Unclosed, Unnamed, DanglingTextIDs, DuplicateCorrelations string
+	Unclosed, Unnamed, DanglingTextIDs, DuplicateCorrelations, OtherThreadEnds string
 }
 
 // WarningsNoted is Warnings with the explanations of notes.
@@ -222,7 +222,7 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 		add(WarnUnbalancedRange, "%d NVTX push/pop ranges overlap an enclosing range of the same thread without nesting in it (unbalanced push/pop)", q.CrossedRanges)
 	}
 	if q.OtherThreadEnds > 0 {
-		add(WarnOtherThreadEnd, "%d NVTX start/end ranges ended on another thread (nsys stats' nvtx_gpu_proj_sum leaves them out)", q.OtherThreadEnds)
+		add(WarnOtherThreadEnd, "%d NVTX start/end ranges ended on another thread (%s)", q.OtherThreadEnds, or(notes.OtherThreadEnds, "nsys stats' nvtx_gpu_proj_sum leaves them out"))
 	}
 	if q.UnnamedRanges > 0 {
 		add(WarnUnnamedRange, "%d NVTX ranges have neither text nor textId (%s)", q.UnnamedRanges, or(notes.Unnamed, "unnamed"))

@@ -282,7 +282,7 @@ func qualityWarnings(q *nsys.Quality, path string) []nsys.Warning {
 		delete(c.EndBeforeStart, t)
 	}
 	c.UnclosedRanges, c.DuplicateCorrelations = 0, 0
-	return c.Warnings(path)
+	return c.WarningsNoted(path, nsys.QualityNotes{OtherThreadEnds: "kept, on the thread that started them; nsys stats' nvtx_gpu_proj_sum leaves them out"})
 }
 
 // refuseDuplicates refuses inputs that are one export under several names
