@@ -272,13 +272,14 @@ func joinNonEmpty(sep string, parts ...string) string {
 }
 
 // qualityWarnings are q's warnings but those package phases gives in its
-// own words: rows of the API, GPU-operation and NVTX tables that end before
+// own words: rows of the API, GPU-operation (kernel, memcpy, memset, graph
+// trace) and NVTX tables that end before
 // they start (counted as zero-length, or left out) and unclosed ranges
 // (left out); duplicate correlation ids are counted by phases too.
 func qualityWarnings(q *nsys.Quality, path string) []nsys.Warning {
 	c := *q
 	c.EndBeforeStart = maps.Clone(q.EndBeforeStart)
-	for _, t := range []string{nsys.TableRuntime, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableNVTX} {
+	for _, t := range []string{nsys.TableRuntime, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableGraphTrace, nsys.TableNVTX} {
 		delete(c.EndBeforeStart, t)
 	}
 	c.UnclosedRanges, c.DuplicateCorrelations = 0, 0
