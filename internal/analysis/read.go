@@ -273,9 +273,9 @@ func joinNonEmpty(sep string, parts ...string) string {
 
 // qualityWarnings are q's warnings but those package phases gives in its
 // own words: rows of the API, GPU-operation (kernel, memcpy, memset, graph
-// trace) and NVTX tables that end before
-// they start (counted as zero-length, or left out) and unclosed ranges
-// (left out); duplicate correlation ids are counted by phases too.
+// trace) and NVTX tables that end before they start (counted as
+// zero-length, or left out) and unclosed ranges (left out); duplicate
+// correlation ids are counted by phases too.
 func qualityWarnings(q *nsys.Quality, path string) []nsys.Warning {
 	c := *q
 	c.EndBeforeStart = maps.Clone(q.EndBeforeStart)
