@@ -307,6 +307,10 @@ func (o *TableOutput) checkPaths(inputs []string) error {
 			if export.Within(in, o.Out) {
 				return usageErr("--out %s holds the input %s: choose another directory", o.Out, in)
 			}
+			// An input directory (a dataset read by --from) is read whole.
+			if st, err := os.Stat(in); err == nil && st.IsDir() && export.Within(o.Out, in) {
+				return usageErr("--out %s lies inside the input directory %s: choose a directory outside it", o.Out, in)
+			}
 		}
 	}
 	return nil

@@ -90,6 +90,7 @@ func TestOutputNotInsideInputDataset(t *testing.T) {
 	for _, o := range []string{filepath.Join(ds, "phase_summary.parquet"), filepath.Join(alias, "phase_summary.parquet"), filepath.Join(ds, "new", "report.md")} {
 		wantRefused(t, dir, before, []string{"analyze", "--from", "--no-stats", "--format", "parquet", "-o", o, ds}, "inside the input directory")
 	}
+	wantRefused(t, dir, before, []string{"analyze", "--from", "--no-stats", "--out", filepath.Join(ds, "sub"), ds}, "inside the input directory")
 	// Beside the dataset is fine.
 	if code, _, stderr := runMain(t, "analyze", "--from", "--no-stats", "--format", "parquet", "-o", filepath.Join(dir, "summary.parquet"), ds); code != 0 {
 		t.Fatalf("-o beside the dataset: exit %d: %s", code, stderr)
