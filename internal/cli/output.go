@@ -51,7 +51,7 @@ func addTableOutputFlags(cmd *cobra.Command, o *TableOutput, primary string, ext
 	f.StringVar(&o.Format, "format", "table", fmt.Sprintf("output: %s (csv, parquet and arrow print %s; with --out, arrow writes the dataset as Arrow IPC)", strings.Join(formats, ", "), primary))
 	f.StringVar(&o.Out, "out", "", "directory for the tables as a Parquet dataset (written atomically)")
 	f.BoolVar(&o.Partition, "partition", false, "with --out: Hive-partitioned dataset (table/arm=…/file=…/part.parquet)")
-	f.BoolVar(&o.Overwrite, "overwrite", false, "with --out: replace a directory that is not empty (refused otherwise)")
+	f.BoolVar(&o.Overwrite, "overwrite", false, "with --out: replace a directory that holds an nsysphase dataset and nothing else (refused otherwise)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the --format output to FILE instead of stdout (atomically)")
 	addQuietFlags(cmd, o)
 }
