@@ -92,7 +92,7 @@ func writeCSV(bw *bufio.Writer, t *Table) error {
 			case TypeBool:
 				bw.WriteString(strconv.FormatBool(d.ints[r] != 0))
 			case TypeString:
-				writeCSVField(bw, d.dict[d.codes[r]])
+				writeCSVField(bw, CSVCell(d.dict[d.codes[r]]))
 			}
 		}
 		bw.WriteByte('\n')

@@ -437,13 +437,45 @@ func datasetDirState(dir string, replace bool) (datasetState, error) {
 	if len(entries) == 0 {
 		return dirEmpty, nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
-		return 0, fmt.Errorf("%w: it holds files and no %s", ErrNotDataset, ManifestName)
+	m, ok, err := ReadManifest(dir)
+	if err != nil || !ok {
+		return 0, fmt.Errorf("%w: it holds files and no readable %s", ErrNotDataset, ManifestName)
 	}
 	if !replace {
 		return 0, ErrDatasetExists
 	}
+	// Replacing swaps the whole directory: anything in it that the dataset
+	// did not write (an export, notes, another run's files) would be lost.
+	for _, e := range entries {
+		if e.Name() != ManifestName && !slices.Contains(m.Tables, e.Name()) {
+			return 0, fmt.Errorf("%w: it holds %q, which is not part of the dataset", ErrNotDataset, e.Name())
+		}
+	}
 	return dirDataset, nil
+}
+
+// Within reports whether path is dir or lies below it, comparing the
+// directories' identities (symlinks and other spellings of a path are
+// resolved); a path that does not exist yet is placed by its parent.
+func Within(path, dir string) bool {
+	dst, err := os.Stat(dir)
+	if err != nil || !dst.IsDir() {
+		return false
+	}
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	for {
+		if st, err := os.Stat(p); err == nil && os.SameFile(st, dst) {
+			return true
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return false
+		}
+		p = parent
+	}
 }
 
 // commitDataset puts the complete staged dataset in dir's place.

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -174,14 +175,22 @@ func TestWriteDatasetPartitioned(t *testing.T) {
 	wantPart.AppendRow(Str("backward"), Int(600))
 	requireEqualTables(t, part, wantPart)
 
-	// Rewriting replaces the whole dataset: stale partitions, tables the new
-	// run did not write and anything else inside the old dataset go.
+	// Rewriting replaces the whole dataset: stale partitions and tables the
+	// new run did not write go. A file the dataset did not write forbids
+	// the replacement (issue 24 case 1: it would be lost).
 	small := NewTable("phase_instances", "", inst.Columns()...)
 	small.AppendRow(Str("z"), Str("f"), Str("p"), Int(1))
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("inside the old dataset"), 0o644); err != nil {
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("inside the old dataset"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	opt.Replace = true
+	if err := WriteDataset(dir, []*Table{small}, FormatParquet, opt); !errors.Is(err, ErrNotDataset) {
+		t.Fatalf("replace a dataset holding notes.txt: got %v, want ErrNotDataset", err)
+	}
+	if err := os.Remove(notes); err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteDataset(dir, []*Table{small}, FormatParquet, opt); err != nil {
 		t.Fatal(err)
 	}

@@ -332,6 +332,13 @@ func CheckOutput(path string, inputs []string) error {
 	if err != nil {
 		return err
 	}
+	for _, in := range inputs {
+		// An input directory (a dataset read by --from) is read whole: a
+		// file written into it would replace or add one of its tables.
+		if st, err := os.Stat(in); err == nil && st.IsDir() && Within(resolved, in) {
+			return fmt.Errorf("output %s lies inside the input directory %s: choose a path outside it", path, in)
+		}
+	}
 	out, err := os.Stat(resolved)
 	if err != nil {
 		return nil // a new file cannot be an input

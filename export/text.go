@@ -250,14 +250,13 @@ func writeText(bw *bufio.Writer, t *Table, opt Options) error {
 	return nil
 }
 
-// escapeMarkdown keeps a cell inside its table cell. textCell has already
-// escaped control characters; pipes and backslashes remain.
+// escapeMarkdown keeps a cell inside its table cell and renders it as text
+// (EscapeMarkdown). textCell has already escaped control characters.
 func escapeMarkdown(s string) string {
-	if !strings.ContainsAny(s, `|\`) {
+	if !strings.ContainsAny(s, "|\\<`]") {
 		return s
 	}
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	return strings.ReplaceAll(s, `|`, `\|`)
+	return markdownReplacer.Replace(s)
 }
 
 // writeMarkdown writes a GitHub-flavoured Markdown table, padded so the

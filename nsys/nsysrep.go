@@ -1,11 +1,14 @@
 package nsys
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/nsysphase/nsysphase/internal/filehash"
 )
@@ -39,21 +42,32 @@ func nsysBinary() (string, bool) {
 // exportReport returns the cached SQLite export of report, exporting it on
 // first use with `nsys export` (NSYS, else nsys on PATH) into a cache keyed
 // by the report's SHA-256 (os.UserCacheDir()/nsysphase/exports), so a report
-// is exported once and nothing is ever written beside an input.
-func exportReport(report string) (string, error) {
+// is exported once and nothing is ever written beside an input. fresh says
+// the export was written by this call.
+//
+// An export is cached only once it opens as an export (an nsys that once
+// wrote a bad file, with exit 0, used to poison the cache for good). The
+// export runs for at most NSYSPHASE_EXPORT_TIMEOUT (default 30m); when ctx
+// is done (SIGINT, SIGTERM) or the time is up, nsys and its children are
+// killed and their partial output removed.
+func exportReport(ctx context.Context, report string) (cached string, fresh bool, err error) {
 	bin, ok := nsysBinary()
 	if !ok {
-		return "", &InputError{Path: report, Problem: "an Nsight Systems report, not its SQLite export, and nsys was not found (set NSYS or put nsys on PATH)",
+		return "", false, &InputError{Path: report, Problem: "an Nsight Systems report, not its SQLite export, and nsys was not found (set NSYS or put nsys on PATH)",
 			Hint: "or export it yourself: `nsys export --type sqlite -o FILE.sqlite " + report + "`"}
 	}
 	sum, err := reportHash(report)
 	if err != nil {
-		return "", &InputError{Path: report, Problem: "cannot read file", Err: err}
+		return "", false, &InputError{Path: report, Problem: "cannot read file", Err: err}
 	}
 	dir, err := exportCacheDir()
 	if err != nil {
-		return "", &InputError{Path: report, Problem: "no cache directory for its SQLite export", Err: err,
+		return "", false, &InputError{Path: report, Problem: "no cache directory for its SQLite export", Err: err,
 			Hint: "set XDG_CACHE_HOME, or export it yourself: `nsys export --type sqlite -o FILE.sqlite " + report + "`"}
+	}
+	timeout, err := exportTimeout()
+	if err != nil {
+		return "", false, &InputError{Path: report, Problem: err.Error(), Hint: "set NSYSPHASE_EXPORT_TIMEOUT to a Go duration such as 30m"}
 	}
 	// DIR/HASH/NAME.sqlite keeps the report's name, and the run manifest
 	// beside the report (NAME.manifest.json, read by --arm-key) is linked
@@ -61,9 +75,9 @@ func exportReport(report string) (string, error) {
 	base := strings.TrimSuffix(filepath.Base(report), filepath.Ext(report))
 	keyed := filepath.Join(dir, sum)
 	if err := os.MkdirAll(keyed, 0o755); err != nil {
-		return "", &InputError{Path: report, Problem: "cannot write its SQLite export to " + dir, Err: err}
+		return "", false, &InputError{Path: report, Problem: "cannot write its SQLite export to " + dir, Err: err}
 	}
-	cached := filepath.Join(keyed, base+".sqlite")
+	cached = filepath.Join(keyed, base+".sqlite")
 	if m, err := filepath.Abs(filepath.Join(filepath.Dir(report), base+".manifest.json")); err == nil {
 		link := filepath.Join(keyed, base+".manifest.json")
 		if _, err := os.Stat(m); err == nil {
@@ -72,27 +86,72 @@ func exportReport(report string) (string, error) {
 		}
 	}
 	if _, err := os.Stat(cached); err == nil {
-		return cached, nil
+		return cached, false, nil
+	}
+	// The report is passed as an absolute path: a name such as
+	// "--force-overwrite=false.nsys-rep" can never read as an option.
+	abs, err := filepath.Abs(report)
+	if err != nil {
+		return "", false, &InputError{Path: report, Problem: "cannot resolve path", Err: err}
 	}
 	tmp, err := os.MkdirTemp(keyed, "export-*")
 	if err != nil {
-		return "", &InputError{Path: report, Problem: "cannot write its SQLite export to " + dir, Err: err}
+		return "", false, &InputError{Path: report, Problem: "cannot write its SQLite export to " + dir, Err: err}
 	}
 	defer os.RemoveAll(tmp)
 	part := filepath.Join(tmp, "export.sqlite")
-	cmd := exec.Command(bin, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", part, report)
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, bin, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", part, abs)
+	killGroupOnCancel(cmd)
+	cmd.WaitDelay = 5 * time.Second // a grandchild holding the output pipe does not block the return
 	msg, err := cmd.CombinedOutput()
+	switch {
+	case ctx.Err() != nil:
+		return "", false, ctx.Err()
+	case runCtx.Err() != nil:
+		return "", false, &InputError{Path: report, Problem: fmt.Sprintf("%s export did not finish within %s and was stopped", bin, timeout),
+			Hint: "set NSYSPHASE_EXPORT_TIMEOUT for a longer limit, or export it yourself: `nsys export --type sqlite -o FILE.sqlite " + report + "`"}
+	}
 	if err == nil {
 		_, err = os.Stat(part)
 	}
 	if err != nil {
-		return "", &InputError{Path: report, Problem: fmt.Sprintf("%s export failed: %s", bin, lastLine(string(msg))), Err: err,
+		return "", false, &InputError{Path: report, Problem: fmt.Sprintf("%s export failed: %s", bin, lastLine(string(msg))), Err: err,
 			Hint: "check that this nsys can read the report (a newer report needs a newer nsys)"}
 	}
-	if err := os.Rename(part, cached); err != nil { // atomic: a reader never sees half an export
-		return "", &InputError{Path: report, Problem: "cannot store its SQLite export in " + dir, Err: err}
+	if f, err := openSQLite(ctx, part, report); err != nil {
+		problem := err.Error()
+		var ie *InputError
+		if errors.As(err, &ie) {
+			problem = ie.Problem
+		}
+		return "", false, &InputError{Path: report, Problem: fmt.Sprintf("%s export exited 0 but wrote an unusable export (%s); nothing was cached", bin, problem),
+			Hint: "check that this nsys can read the report, or export it yourself: `nsys export --type sqlite -o FILE.sqlite " + report + "`"}
+	} else {
+		f.Close()
 	}
-	return cached, nil
+	if err := os.Rename(part, cached); err != nil { // atomic: a reader never sees half an export
+		return "", false, &InputError{Path: report, Problem: "cannot store its SQLite export in " + dir, Err: err}
+	}
+	return cached, true, nil
+}
+
+// defaultExportTimeout bounds one `nsys export` (a large report takes
+// minutes; a hung nsys would otherwise hold a CI job forever).
+const defaultExportTimeout = 30 * time.Minute
+
+// exportTimeout is NSYSPHASE_EXPORT_TIMEOUT, else defaultExportTimeout.
+func exportTimeout() (time.Duration, error) {
+	v := os.Getenv("NSYSPHASE_EXPORT_TIMEOUT")
+	if v == "" {
+		return defaultExportTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("NSYSPHASE_EXPORT_TIMEOUT %q is not a positive duration", v)
+	}
+	return d, nil
 }
 
 // exportCacheDir is os.UserCacheDir()/nsysphase/exports, created on demand.

@@ -115,6 +115,9 @@ type File struct {
 
 	cleanup func() // removes a private copy (.xz, parquetdir); nil otherwise
 
+	joinOnce sync.Once // builds join (JoinPid)
+	join     *joinPids
+
 	// sqlScans makes every scan go through SQLite instead of reading the
 	// B-tree pages directly (the two give the same rows; tests compare them).
 	sqlScans bool
@@ -161,11 +164,22 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 		return openXZ(ctx, path)
 	}
 	if isReport(path) {
-		cached, err := exportReport(path)
+		cached, fresh, err := exportReport(ctx, path)
 		if err != nil {
 			return nil, err
 		}
-		return openSQLite(ctx, cached, path)
+		f, err := openSQLite(ctx, cached, path)
+		if err != nil && !fresh && ctx.Err() == nil {
+			// A cached export that no longer opens (damaged on disk, or
+			// cached by an older nsysphase that did not check it) is
+			// exported again, once.
+			_ = os.Remove(cached)
+			if cached, _, err = exportReport(ctx, path); err != nil {
+				return nil, err
+			}
+			f, err = openSQLite(ctx, cached, path)
+		}
+		return f, err
 	}
 	return openSQLite(ctx, path, path)
 }
@@ -438,7 +452,12 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 func (f *File) query(q string, fn func(*sqlite.Stmt) error) error {
 	f.metaMu.Lock()
 	defer f.metaMu.Unlock()
-	st, _, err := f.meta.PrepareTransient(q)
+	return queryConn(f.meta, q, fn)
+}
+
+// queryConn runs q on c, calling fn on each row.
+func queryConn(c *sqlite.Conn, q string, fn func(*sqlite.Stmt) error) error {
+	st, _, err := c.PrepareTransient(q)
 	if err != nil {
 		return err
 	}

@@ -59,11 +59,16 @@ func importParquetDir(ctx context.Context, dir, db string) error {
 	}
 	var names []string
 	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") && readsTable(strings.TrimSuffix(e.Name(), ".parquet")) {
 			names = append(names, e.Name())
 		}
 	}
 	slices.Sort(names)
+	// The required table first: a directory without it is refused before
+	// anything is imported.
+	if !slices.Contains(names, TableStrings+".parquet") {
+		return &InputError{Path: dir, Problem: "missing table StringIds (no StringIds.parquet)", Hint: "re-export with `nsys export --type parquetdir`, or use the SQLite export"}
+	}
 	for _, n := range names {
 		if err := importParquetTable(ctx, conn, filepath.Join(dir, n), strings.TrimSuffix(n, ".parquet")); err != nil {
 			return &InputError{Path: dir, Problem: "cannot read " + n, Err: err, Hint: "re-export with `nsys export --type parquetdir`, or use the SQLite export"}
@@ -73,6 +78,30 @@ func importParquetDir(ctx context.Context, dir, db string) error {
 		return &InputError{Path: dir, Problem: "cannot write the temporary database", Err: err}
 	}
 	return nil
+}
+
+// readTables are the tables nsysphase reads; readTablePrefixes name the
+// families it reads (metadata, target info, enums).
+var (
+	readTables = []string{TableKernel, TableMemcpy, TableMemset, TableSync, TableRuntime, TableGraphTrace, TableNVTX, TableOSRT,
+		TableStrings, TableThreads, TableProcesses, TableCallchains}
+	readTablePrefixes = []string{"META_DATA_", "EXPORT_META_DATA", "TARGET_INFO_", "ENUM_"}
+)
+
+// readsTable reports whether a parquetdir table is imported: only what
+// nsysphase reads, so an unrelated large file in the directory (a
+// 2·10⁷-row JUNK.parquet took 16 s and 694 MB of temporary space) costs
+// nothing.
+func readsTable(name string) bool {
+	if slices.Contains(readTables, name) {
+		return true
+	}
+	for _, p := range readTablePrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // importParquetTable creates table name from a Parquet file and copies its

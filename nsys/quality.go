@@ -46,7 +46,17 @@ var timedTables = []string{TableKernel, TableMemcpy, TableMemset, TableSync, Tab
 // grow with the file. DuplicateCorrelations is left 0: SummarizeActivity
 // counts it in its pass over the API calls (ActivitySummary), and Describe
 // reports both.
+//
+// The queries run on a connection of their own, not the shared metadata
+// connection: analyze runs them beside the segmentation, which reads the
+// small tables through that one.
 func (f *File) CheckQuality() (*Quality, error) {
+	c, err := f.conn()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	query := func(q string, fn func(*sqlite.Stmt) error) error { return queryConn(c, q, fn) }
 	q := &Quality{EndBeforeStart: map[string]int64{}, NonIntegerTimes: map[string]int64{}}
 	for _, t := range timedTables {
 		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
@@ -56,7 +66,7 @@ func (f *File) CheckQuality() (*Quality, error) {
 		// stored strings cheaply; the WHERE keeps the sums off most rows.
 		sql := `SELECT coalesce(sum("end" < start AND start < '' AND "end" < ''), 0), coalesce(sum(start >= '' OR "end" >= ''), 0) FROM ` +
 			quoteIdent(t) + ` WHERE "end" < start OR start >= '' OR "end" >= ''`
-		err := f.query(sql, func(st *sqlite.Stmt) error {
+		err := query(sql, func(st *sqlite.Stmt) error {
 			if n := st.ColumnInt64(0); n > 0 {
 				q.EndBeforeStart[t] = n
 			}
@@ -69,10 +79,10 @@ func (f *File) CheckQuality() (*Quality, error) {
 			return nil, f.readError("cannot check "+t, err)
 		}
 	}
-	if err := f.checkNVTX(q); err != nil {
+	if err := f.checkNVTX(q, query); err != nil {
 		return nil, err
 	}
-	if err := f.checkCrossedRanges(q); err != nil {
+	if err := f.checkCrossedRanges(q, query); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -80,7 +90,10 @@ func (f *File) CheckQuality() (*Quality, error) {
 
 const rangeTypes = "eventType IN (59, 60, 70, 71)"
 
-func (f *File) checkNVTX(q *Quality) error {
+// queryFunc runs a query, calling fn on each row.
+type queryFunc func(q string, fn func(*sqlite.Stmt) error) error
+
+func (f *File) checkNVTX(q *Quality, query queryFunc) error {
 	t := TableNVTX
 	if !f.HasTable(t) || !f.HasColumn(t, "eventType") {
 		return nil
@@ -108,7 +121,7 @@ func (f *File) checkNVTX(q *Quality) error {
 	if len(sel) == 0 {
 		return nil
 	}
-	err := f.query("SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
+	err := query("SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(t), func(st *sqlite.Stmt) error {
 		for i, d := range dst {
 			*d = st.ColumnInt64(i)
 		}
@@ -123,7 +136,7 @@ func (f *File) checkNVTX(q *Quality) error {
 // checkCrossedRanges walks the closed push/pop ranges of each thread in start
 // order with a stack of the enclosing ranges: a range that starts inside the
 // innermost open range must also end inside it.
-func (f *File) checkCrossedRanges(q *Quality) error {
+func (f *File) checkCrossedRanges(q *Quality, query queryFunc) error {
 	t := TableNVTX
 	for _, c := range []string{"start", "end", "eventType", "globalTid"} {
 		if !f.HasColumn(t, c) {
@@ -136,7 +149,7 @@ func (f *File) checkCrossedRanges(q *Quality) error {
 		first = true
 		stack []int64 // ends of the enclosing ranges, innermost last
 	)
-	err := f.query(sql, func(st *sqlite.Stmt) error {
+	err := query(sql, func(st *sqlite.Stmt) error {
 		g, start, end := st.ColumnInt64(0), st.ColumnInt64(1), st.ColumnInt64(2)
 		if first || g != tid {
 			tid, first, stack = g, false, stack[:0]
@@ -179,7 +192,7 @@ func (q *Quality) Warnings(path string) []Warning { return q.WarningsNoted(path,
 // a consumer whose own rules treat those rows in a particular way (the
 // vendor's nvtx_gpu_proj_sum view); an empty note keeps the default.
 type QualityNotes struct {
-	Unclosed, Unnamed, DanglingTextIDs, DuplicateCorrelations string
+	Unclosed, Unnamed, DanglingTextIDs, DuplicateCorrelations, OtherThreadEnds string
 }
 
 // WarningsNoted is Warnings with the explanations of notes.
@@ -209,7 +222,7 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 		add(WarnUnbalancedRange, "%d NVTX push/pop ranges overlap an enclosing range of the same thread without nesting in it (unbalanced push/pop)", q.CrossedRanges)
 	}
 	if q.OtherThreadEnds > 0 {
-		add(WarnOtherThreadEnd, "%d NVTX start/end ranges ended on another thread (nsys stats' nvtx_gpu_proj_sum leaves them out)", q.OtherThreadEnds)
+		add(WarnOtherThreadEnd, "%d NVTX start/end ranges ended on another thread (%s)", q.OtherThreadEnds, or(notes.OtherThreadEnds, "nsys stats' nvtx_gpu_proj_sum leaves them out"))
 	}
 	if q.UnnamedRanges > 0 {
 		add(WarnUnnamedRange, "%d NVTX ranges have neither text nor textId (%s)", q.UnnamedRanges, or(notes.Unnamed, "unnamed"))

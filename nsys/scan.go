@@ -604,11 +604,13 @@ const maxInterned = 1 << 12
 // interner returns one string per distinct text of a scan: NVTX texts
 // repeat (a few dozen names over tens of thousands of rows). A small table
 // by length and first byte answers most rows without hashing; a page row's
-// bytes are looked up without a copy.
+// bytes are looked up without a copy. Texts come back through CleanName.
 type interner struct {
-	recent [64]string
-	seen   map[string]string
+	recent [64]internEntry
+	seen   map[string]string // raw text → clean text
 }
+
+type internEntry struct{ raw, clean string }
 
 // text reads text column i as ColumnText does.
 func (in *interner) text(st row, i int) string {
@@ -625,20 +627,27 @@ func (in *interner) bytes(b []byte) string {
 		return ""
 	}
 	slot := &in.recent[(len(b)*7+int(b[0]))&63]
-	if string(b) == *slot {
-		return *slot
+	if string(b) == slot.raw {
+		return slot.clean
 	}
 	v, ok := in.seen[string(b)]
-	if !ok {
-		v = string(b)
+	var raw string
+	switch {
+	case ok && v == string(b):
+		raw = v // a clean text: one string for both
+	case ok:
+		raw = string(b)
+	default:
+		raw = string(b)
+		v = CleanName(raw)
 		if in.seen == nil {
 			in.seen = map[string]string{}
 		}
-		if len(in.seen) < maxInterned {
-			in.seen[v] = v
+		if len(in.seen) < maxInterned && len(raw) <= MaxNameBytes {
+			in.seen[raw] = v
 		}
 	}
-	*slot = v
+	*slot = internEntry{raw, v}
 	return v
 }
 
@@ -652,7 +661,7 @@ func decodeNVTX(st row) NVTXEvent {
 		e.End, e.HasEnd = st.ColumnInt64(1), true
 	}
 	if st.ColumnType(6) != sqlite.TypeNull {
-		e.Text = st.ColumnText(6)
+		e.Text = CleanName(st.ColumnText(6))
 	}
 	if st.ColumnType(8) != sqlite.TypeNull {
 		e.EndGlobalTid, e.HasEndTid = st.ColumnInt64(8), true

@@ -22,6 +22,7 @@ const (
 	WarnDanglingTextID       = "dangling_text_id"      // textId missing from StringIds
 	WarnDuplicateCorrelation = "duplicate_correlation" // API calls sharing (process, correlationId)
 	WarnCorrelationRange     = "correlation_range"     // correlation ids beyond 2^31 left out
+	WarnUnmatchedOps         = "unmatched_ops"         // GPU operations whose correlationId matches no API call
 	WarnOutsideArm           = "outside_arm"           // steps outside every arm block were left out
 	WarnWholeRead            = "whole_read"            // activity tables read whole (memory ≈ export)
 	WarnNoMetadata           = "no_metadata"           // no export metadata table, or one that lacks the version: provenance unknown

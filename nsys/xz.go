@@ -101,6 +101,9 @@ func openXZ(ctx context.Context, path string) (*File, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if ge, ok := asGuardError(err); ok {
+			return nil, &InputError{Path: path, Problem: ge.problem, Hint: ge.hint}
+		}
 		return nil, &InputError{Path: path, Problem: "cannot decompress", Err: err, Hint: "check the file with `xz -t`"}
 	}
 	return privateCopy(ctx, disk, path, tmp)
@@ -141,10 +144,22 @@ func decompressExec(ctx context.Context, bin string, src io.Reader, disk string)
 	// After a cancel, do not wait on a stdin copy blocked reading a pipe.
 	cmd.WaitDelay = time.Second
 	// Reads of xzBuffer bytes: the progress counter moves once per MiB.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bufio.NewReaderSize(src, xzBuffer), out, &stderr
+	// The output goes through the guard: a refusal closes the pipe, and xz
+	// stops at its next write.
+	guard := newSQLiteGuard(out, disk)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bufio.NewReaderSize(src, xzBuffer), guard, &stderr
 	err = cmd.Run()
+	switch {
+	case guard.refused != nil:
+		err = guard.refused
+	case err == nil:
+		err = guard.finish()
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
+	}
+	if _, ok := asGuardError(err); ok {
+		return err
 	}
 	if err != nil && stderr.Len() > 0 {
 		err = fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
@@ -160,6 +175,7 @@ func decompress(ctx context.Context, r *xz.Reader, disk string) error {
 		return err
 	}
 	w := bufio.NewWriterSize(out, xzBuffer)
+	guard := newSQLiteGuard(w, disk)
 	buf := make([]byte, xzBuffer)
 	for err == nil {
 		if ctx.Err() != nil {
@@ -169,13 +185,13 @@ func decompress(ctx context.Context, r *xz.Reader, disk string) error {
 		var n int
 		n, err = r.Read(buf)
 		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if _, werr := guard.Write(buf[:n]); werr != nil {
 				err = werr
 			}
 		}
 	}
 	if errors.Is(err, io.EOF) {
-		err = nil
+		err = guard.finish()
 	}
 	if err == nil {
 		err = w.Flush()

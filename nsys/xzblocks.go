@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/ulikunitz/xz"
@@ -109,6 +110,29 @@ func blockStream(in io.ReaderAt, header []byte, b xzBlock) io.Reader {
 // decompressBlocks decodes the blocks of in into disk concurrently, each
 // written at its place (xz -T writes a large file as several blocks).
 func decompressBlocks(ctx context.Context, in io.ReaderAt, header []byte, blocks []xzBlock, disk string) error {
+	// The index says the decoded size: the free space is checked before
+	// anything is written, and the first block's start must be an SQLite
+	// header declaring that size (see sqliteGuard).
+	last := blocks[len(blocks)-1]
+	total := last.uoff + last.usize
+	if err := checkRoom(filepath.Dir(disk), total); err != nil {
+		return err
+	}
+	r, err := xz.ReaderConfig{SingleStream: true}.NewReader(bufio.NewReaderSize(blockStream(in, header, blocks[0]), xzBuffer))
+	if err != nil {
+		return err
+	}
+	head := make([]byte, sqliteHeaderLen)
+	if _, err := io.ReadFull(r, head); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	size, err := declaredSize(head)
+	if err != nil {
+		return err
+	}
+	if size > 0 && total > size {
+		return &guardError{problem: fmt.Sprintf("the decompressed data runs past the %d bytes its SQLite header declares (%d)", size, total), hint: "check the file with `xz -t`, or re-export"}
+	}
 	out, err := os.Create(disk)
 	if err != nil {
 		return err

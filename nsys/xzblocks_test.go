@@ -36,6 +36,11 @@ func TestDecompressBlocks(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i*7 + i/1000) // compressible, not trivially
 	}
+	// An SQLite header (4096-byte pages, no page count): the decoder checks
+	// the first block's start before writing.
+	copy(data, sqliteMagic)
+	data[16], data[17] = 0x10, 0x00
+	clear(data[24:32])
 	const blockSize = 64 << 10
 	comp := multiBlockXZ(t, data, blockSize)
 	header, blocks, ok := xzBlocks(bytes.NewReader(comp), int64(len(comp)))

@@ -204,7 +204,7 @@ func decodeOpPart(f *nsys.File, src int, r rowparts.Range, gpuOf map[[2]int64]in
 	if cap(p.ops) < capHint {
 		p.ops = make([]gpuOp, 0, capHint)
 	}
-	fix := opFixer{gpuOf: gpuOf}
+	fix := opFixer{gpuOf: gpuOf, file: f}
 	n := 0
 	if src == srcKernel { // the biggest op table: its integers, as for API calls
 		err := intRows(f, nsys.TableKernel, r, stop, func(v *[6]int64) {
@@ -230,6 +230,10 @@ func decodeOpPart(f *nsys.File, src int, r rowparts.Range, gpuOf map[[2]int64]in
 // physical GPU (device ids are per process; overlap needs the GPU) and a
 // zero length for a damaged row that ends before it starts (counted in neg).
 type opFixer struct {
+	file    *nsys.File // JoinPid: processes by their full globalPid
+	global  int64      // the last op's globalPid and its JoinPid (ops come in runs of one process)
+	pid     int32
+	pidOK   bool
 	gpuOf   map[[2]int64]int32
 	lastKey [2]int64
 	lastGPU int32
@@ -239,7 +243,10 @@ type opFixer struct {
 }
 
 func (x *opFixer) op(r opRow) gpuOp {
-	o := gpuOp{start: r.start, end: r.end, bytes: r.bytes, pid: int32(nsys.Pid(r.globalPid)), corr: int32(r.corr), gpu: int32(r.device),
+	if !x.pidOK || r.globalPid != x.global {
+		x.global, x.pid, x.pidOK = r.globalPid, x.file.JoinPid(r.globalPid), true
+	}
+	o := gpuOp{start: r.start, end: r.end, bytes: r.bytes, pid: x.pid, corr: int32(r.corr), gpu: int32(r.device),
 		kind: r.kind, copyKind: r.copyKind, pageable: r.pageable, graphNode: r.graphNode}
 	if o.end < o.start {
 		o.end = o.start

@@ -32,7 +32,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 	s, e := x.Start, x.End
 	m := &x.M
 	m[Wall] = e - s
-	pid := int32(nsys.Pid(gtid))
+	pid := tr.file.JoinPid(gtid) // the process of the full globalTid: OS pids repeat across hosts
 	for g := range a.ivs {
 		a.ivs[g] = a.ivs[g][:0]
 	}

@@ -79,7 +79,7 @@ func newCallRecorder(tr *trace) (*callRecorder, error) {
 			return nil, err
 		}
 		if c.CallchainID != 0 && c.CorrelationID > 0 && c.CorrelationID <= 1<<31-1 {
-			r.chains[[2]int32{int32(nsys.Pid(c.GlobalTid)), int32(c.CorrelationID)}] = c.CallchainID
+			r.chains[[2]int32{tr.file.JoinPid(c.GlobalTid), int32(c.CorrelationID)}] = c.CallchainID
 		}
 	}
 	return r, nil

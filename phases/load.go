@@ -166,6 +166,7 @@ type nvtxRows struct {
 	domains     []nsys.NVTXEvent
 	unclosed    int // ranges never closed (NULL end)
 	crossThread int // start/end ranges that ended on another thread
+	backwards   int // ranges that end before they start: left out
 }
 
 // nvtxPart is the closed ranges of one part of the table, in table order,
@@ -218,6 +219,7 @@ func readNVTX(f *nsys.File) (*nvtxRows, error) {
 		out.domains = append(out.domains, p.domains...)
 		out.unclosed += p.unclosed
 		out.crossThread += p.crossThread
+		out.backwards += p.backwards
 	}
 	return out, nil
 }
@@ -287,6 +289,10 @@ func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error
 		case !nsys.IsRange(e.EventType):
 		case !e.HasEnd:
 			out.unclosed++
+		case e.End < e.Start:
+			// No duration to measure: kept as a zero-length instance, it
+			// lowered its phase's mean.
+			out.backwards++
 		default:
 			if e.HasEndTid && e.EndGlobalTid != e.GlobalTid {
 				out.crossThread++
@@ -326,6 +332,20 @@ func (tr *trace) classOf(nameID int32) uint16 {
 func (tr *trace) resetClasses() {
 	tr.classes, tr.names = nil, nil
 	tr.classByName, tr.classByID = map[int32]uint16{}, nil
+}
+
+// noteCorrelation words the joins of GPU work to API calls that went wrong:
+// calls repeating a correlation id of their process (their GPU work is
+// attributed to each of them) and GPU operations whose id matches no call
+// (they are in no total).
+func (tr *trace) noteCorrelation(dup, orphan int) {
+	f := tr.file
+	if dup > 0 {
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDuplicateCorrelation, f.Path, "%d CUDA API calls share their (process, correlationId) with another call; GPU work joined on those ids counts for each of them", dup))
+	}
+	if orphan > 0 {
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnUnmatchedOps, f.Path, "%d GPU operations have a correlationId that matches no CUDA API call of their process; they are in no phase's GPU totals", orphan))
+	}
 }
 
 // noteDamage words the activity rows that were repaired or left out.
@@ -549,7 +569,11 @@ func cudaDeviceMap(f *nsys.File) (map[[2]int64]int32, error) {
 		return nil, err
 	}
 	for _, r := range rows {
-		out[[2]int64{r.Pid, r.CUDAID}] = int32(r.GPUID)
+		// The table names the OS pid only: a pid that processes on two
+		// hosts share maps each of them.
+		for _, id := range f.JoinPidsOfOS(r.Pid) {
+			out[[2]int64{int64(id), r.CUDAID}] = int32(r.GPUID)
+		}
 	}
 	return out, nil
 }

@@ -128,6 +128,16 @@ func (r *Rules) compile() error {
 	return nil
 }
 
+// WithoutOptions returns a copy of r without the values that are options
+// too (depth, arm_pattern, skip_steps), for a caller that merged them into
+// its Options itself: the command line merges flags and rules once, so the
+// value it prints is the value used.
+func (r *Rules) WithoutOptions() *Rules {
+	c := *r
+	c.Depth, c.ArmPattern, c.armRe, c.SkipSteps = 0, "", nil, nil
+	return &c
+}
+
 // apply lets the rules fill options the command line left at their defaults.
 func (r *Rules) apply(opt Options) Options {
 	if opt.Step == "" {

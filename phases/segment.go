@@ -285,6 +285,9 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	}
 	ex.UnclosedRanges += nv.unclosed
 	ex.CrossThreadEnded += nv.crossThread
+	if nv.backwards > 0 {
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, tr.file.Path, "%d NVTX ranges end before they start and were left out", nv.backwards))
+	}
 	type dkey struct{ pid, domain int64 }
 	domains := map[dkey]string{}
 	for _, e := range nv.domains {

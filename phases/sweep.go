@@ -159,6 +159,7 @@ type threadBuf struct {
 	// The process's sets of correlation ids (sweep.used and sweep.evicted),
 	// looked up once: they are read for every call.
 	used, evicted *corrSet
+	seen          *corrSet // sweep.seen's set of the process
 }
 
 // letGo drops the marked calls that start before keep, keeping as the
@@ -247,6 +248,12 @@ type sweep struct {
 	overlap int64
 
 	negAPI, negOps, badCorr int
+
+	// seen holds every call's correlation id, per process, as the API
+	// table is read: a call repeating an id (its ops would count twice) and
+	// an op whose id no call has (it is in no total) are counted.
+	seen              map[int32]*corrSet
+	dupCorr, orphanOp int
 }
 
 // startSweep starts the engine's source on f — decoding begins at once, so
@@ -264,8 +271,13 @@ func newSweep(src activitySource, cfg engineConfig, whole bool) *sweep {
 	s := &sweep{
 		src: src, cfg: cfg, span: cfg.span, margin: cfg.margin,
 		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{},
-		used: map[int32]*corrSet{}, evicted: map[int32]*corrSet{},
+		used: map[int32]*corrSet{}, evicted: map[int32]*corrSet{}, seen: map[int32]*corrSet{},
 		doneT: math.MinInt64, settledHi: math.MinInt64,
+	}
+	for src := range s.opFront {
+		// Timestamps may be negative (a kernel at −1632 ns is valid data):
+		// no op may read as "before the first".
+		s.opFront[src] = math.MinInt64
 	}
 	if whole {
 		s.span, s.margin = math.MaxInt64, math.MaxInt64
@@ -331,6 +343,7 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 		return nil, err
 	}
 	tr.noteDamage(s.negAPI, s.negOps, s.badCorr)
+	tr.noteCorrelation(s.dupCorr, s.orphanOp)
 	tr.overlapNs, tr.use = s.overlap, s.gpuUse()
 	return rec, nil
 }
@@ -522,6 +535,7 @@ func (s *sweep) pullAPI() error {
 		if b.evicted.has(c.corr) {
 			return &unorderedError{"a GPU operation starts before its launch call"}
 		}
+		s.noteCorr(b.seen, c.corr)
 		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.tr.classOf(int32(c.name)))})
 	}
 	s.src.reuseAPI(p)
@@ -531,8 +545,8 @@ func (s *sweep) pullAPI() error {
 func (s *sweep) newThread(gtid int64) *threadBuf {
 	tr := s.tr
 	tc := &threadCalls{globalTid: gtid}
-	b := &threadBuf{tc: tc, gtid: gtid, pid: int32(nsys.Pid(gtid)), curEnd: -1 << 62}
-	b.used, b.evicted = corrSetOf(s.used, b.pid), corrSetOf(s.evicted, b.pid)
+	b := &threadBuf{tc: tc, gtid: gtid, pid: tr.file.JoinPid(gtid), curEnd: -1 << 62}
+	b.used, b.evicted, b.seen = corrSetOf(s.used, b.pid), corrSetOf(s.evicted, b.pid), corrSetOf(s.seen, b.pid)
 	s.bufOf[gtid] = b
 	s.bufs = append(s.bufs, b)
 	tr.threads[gtid] = tc
@@ -864,6 +878,7 @@ func (s *sweep) evict(keep int64) error {
 	busy.Go(func() { s.account(opKeep) })
 	defer busy.Wait()
 	evicted := corrCache{m: s.evicted, create: true}
+	seen := corrCache{m: s.seen}
 	for src := range s.opBuf {
 		q := &s.opBuf[src]
 		drop := 0 // chunks let go whole
@@ -878,6 +893,9 @@ func (s *sweep) evict(keep int64) error {
 			k := sort.Search(committed, func(i int) bool { return ops[i].start >= opKeep })
 			for _, o := range ops[:k] {
 				evicted.of(o.pid).add(o.corr)
+				if !seen.of(o.pid).has(o.corr) { // every call that can launch it has been read
+					s.orphanOp++
+				}
 				if len(anchorCorr) > 0 {
 					if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
 						b.anchorOps = append(b.anchorOps, o)
@@ -977,6 +995,10 @@ func (s *sweep) drain() error {
 		}
 		s.negAPI += p.negAPI
 		s.badCorr += p.badCorr
+		seen := corrCache{m: s.seen, create: true}
+		for _, c := range p.calls {
+			s.noteCorr(seen.of(s.tr.file.JoinPid(c.gtid)), c.corr)
+		}
 	}
 	for !s.opsDone() {
 		for src := range s.opBuf {
@@ -999,7 +1021,7 @@ func (s *sweep) gpuUse() []GPUUse {
 	s.byGPU(func(lists []*busyList) {
 		u := GPUUse{GPU: int64(lists[0].gpu)}
 		for _, bl := range lists {
-			u.Pids = append(u.Pids, int64(bl.pid))
+			u.Pids = append(u.Pids, s.tr.file.JoinPidOS(bl.pid))
 			u.BusyNs = append(u.BusyNs, bl.doneNs)
 		}
 		use = append(use, u)
@@ -1088,4 +1110,17 @@ func (c *corrSet) has(id int32) bool {
 	}
 	w := int(id-c.base) >> 6
 	return w < len(c.bits) && c.bits[w]&(1<<(uint(id-c.base)&63)) != 0
+}
+
+// noteCorr records a call's correlation id in its process's set, counting
+// a repeat (0 and negative ids mean none).
+func (s *sweep) noteCorr(set *corrSet, corr int32) {
+	if corr <= 0 {
+		return
+	}
+	if set.has(corr) {
+		s.dupCorr++
+		return
+	}
+	set.add(corr)
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/internal/filehash"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -163,6 +164,9 @@ func ReadFiles(ctx context.Context, cfg Config) ([]*FileResult, error) {
 	if len(files) == 0 {
 		return nil, &UsageError{Err: errors.New("no input files")}
 	}
+	if err := refuseDuplicates(files); err != nil {
+		return nil, &UsageError{Err: err}
+	}
 	if cfg.Manifest != "" && len(files) > 1 {
 		return nil, &UsageError{Err: errors.New("--manifest names one manifest: use it with one input, or put NAME.manifest.json beside each export")}
 	}
@@ -224,7 +228,19 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	defer closeFn()
 	opt := cfg.Segment
 	opt.FileArm = fr.FileArm
+	// The export's quality findings (aggregate queries on a connection of
+	// their own) are checked beside the segmentation, off its path.
+	var (
+		quality    *nsys.Quality
+		qualityErr error
+		checked    = make(chan struct{})
+	)
+	go func() {
+		defer close(checked)
+		quality, qualityErr = f.CheckQuality()
+	}()
 	res, err := phases.Segment(f, opt)
+	<-checked // closeFn must not run under the check
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +260,12 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 		}
 	}
 	res.Warnings = append(res.Warnings, f.Warnings...) // schema version, -wal/-journal files beside the input, older layouts
+	// The export's quality findings, as info reports them, less those the
+	// segmentation words itself (it knows what it did with those rows).
+	if qualityErr != nil {
+		return nil, qualityErr
+	}
+	res.Warnings = append(res.Warnings, qualityWarnings(quality, f.Path)...)
 	skipped := f.Skipped()
 	for _, t := range slices.Sorted(maps.Keys(skipped)) {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s lack a required value and were skipped", skipped[t], t))
@@ -277,4 +299,53 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(keep, sep)
+}
+
+// qualityWarnings are q's warnings but those package phases gives in its
+// own words: rows of the API, GPU-operation (kernel, memcpy, memset, graph
+// trace) and NVTX tables that end before they start (counted as
+// zero-length, or left out) and unclosed ranges (left out); duplicate
+// correlation ids are counted by phases too.
+func qualityWarnings(q *nsys.Quality, path string) []nsys.Warning {
+	c := *q
+	c.EndBeforeStart = maps.Clone(q.EndBeforeStart)
+	for _, t := range []string{nsys.TableRuntime, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableGraphTrace, nsys.TableNVTX} {
+		delete(c.EndBeforeStart, t)
+	}
+	c.UnclosedRanges, c.DuplicateCorrelations = 0, 0
+	return c.WarningsNoted(path, nsys.QualityNotes{OtherThreadEnds: "kept, on the thread that started them; nsys stats' nvtx_gpu_proj_sum leaves them out"})
+}
+
+// refuseDuplicates refuses inputs that are one export under several names
+// (byte-identical content, a copy or a link): counted as several profiles,
+// it gave a CI of zero width. Only files of equal size are hashed.
+func refuseDuplicates(files []string) error {
+	bySize := map[int64][]string{}
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			bySize[st.Size()] = append(bySize[st.Size()], f)
+		}
+	}
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		same := bySize[st.Size()]
+		if len(same) < 2 || same[0] != f {
+			continue
+		}
+		byHash := map[string]string{}
+		for _, g := range same {
+			sum, err := filehash.SHA256(g)
+			if err != nil {
+				continue // the reader names an unreadable file
+			}
+			if prev, ok := byHash[sum]; ok {
+				return fmt.Errorf("%s and %s are the same export (identical content, SHA-256 %s…): pass each export once", prev, g, sum[:12])
+			}
+			byHash[sum] = g
+		}
+	}
+	return nil
 }

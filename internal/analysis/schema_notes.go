@@ -92,7 +92,8 @@ from the tested one), ` + "`sidecar`" + ` (a -wal/-journal/-shm file beside the 
 ignored), ` + "`skipped_rows`" + ` (rows lacking a required value), ` + "`end_before_start`" + `,
 ` + "`non_integer_time`" + `, ` + "`unclosed_range`" + `, ` + "`unbalanced_range`" + ` (push/pop ranges overlapping
 without nesting), ` + "`other_thread_end`" + `, ` + "`unnamed_range`" + `, ` + "`dangling_text_id`" + `,
-` + "`duplicate_correlation`" + `, ` + "`correlation_range`" + ` (correlation ids beyond 2^31 left out),
+` + "`duplicate_correlation`" + `, ` + "`unmatched_ops`" + ` (GPU operations whose correlationId matches no API
+call: in no total), ` + "`correlation_range`" + ` (correlation ids beyond 2^31 left out),
 ` + "`outside_arm`" + ` (steps outside every arm block left out), ` + "`whole_read`" + ` (activity
 tables read whole: memory about the export's size), ` + "`no_metadata`" + ` (no export
 metadata table, or one without the version: provenance unknown), ` + "`old_layout`" + ` (an

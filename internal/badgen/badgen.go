@@ -624,3 +624,9 @@ func WriteCommitted(dir string) error {
 	}
 	return nil
 }
+
+// Derive copies base to dir/NAME.sqlite and runs the SQL script on the copy:
+// for tests that build an input of their own from a real export.
+func Derive(dir, base, name, script string) (string, error) {
+	return derive(name, script)(dir, base)
+}

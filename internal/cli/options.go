@@ -26,7 +26,8 @@ type SegmentOptions struct {
 	Manifest   string
 	Jobs       int
 
-	rules *phases.Rules // --config, loaded by validate
+	rules   *phases.Rules          // --config, loaded by validate, less what merge took
+	changed func(flag string) bool // whether a flag was given on the command line
 }
 
 // Bounds of the numeric flags, checked before any input is read: a value
@@ -55,6 +56,10 @@ func addSegmentFlags(cmd *cobra.Command, o *SegmentOptions) {
 	f.StringVar(&o.ArmKey, "arm-key", "", "dotted key of the run manifest beside each export that names its arm, e.g. training.cuda_process_sharing")
 	f.StringVar(&o.Manifest, "manifest", "", "run manifest for a single input (default: NAME.manifest.json beside it)")
 	f.IntVarP(&o.Jobs, "jobs", "j", 0, fmt.Sprintf("files read in parallel, at most %d (default: number of CPUs)", maxJobs))
+	o.changed = func(name string) bool {
+		fl := f.Lookup(name)
+		return fl != nil && fl.Changed
+	}
 }
 
 func (o *SegmentOptions) validate() error {
@@ -97,9 +102,28 @@ func (o *SegmentOptions) validate() error {
 		if rules.SkipSteps != nil && *rules.SkipSteps > maxSkipSteps {
 			return usageErr("%s: skip_steps %d: want 0 to %d", o.Config, *rules.SkipSteps, maxSkipSteps)
 		}
-		o.rules = rules
+		o.mergeRules(rules)
 	}
 	return nil
+}
+
+// mergeRules merges the rules file's depth, arm_pattern and skip_steps
+// into the options, once: a flag given on the command line wins, else the
+// rules file's value, else the flag's default. The merged value is the one
+// used and the one reports print (--skip-steps 0 used to print 0 while a
+// rule skipped 3, and the flag's default 1 hid skip_steps = 3).
+func (o *SegmentOptions) mergeRules(rules *phases.Rules) {
+	given := func(name string) bool { return o.changed != nil && o.changed(name) }
+	if rules.SkipSteps != nil && !given("skip-steps") {
+		o.SkipSteps = *rules.SkipSteps
+	}
+	if rules.Depth > 0 && !given("depth") {
+		o.Depth = rules.Depth
+	}
+	if rules.ArmPattern != "" && !given("arm-pattern") {
+		o.ArmPattern = rules.ArmPattern
+	}
+	o.rules = rules.WithoutOptions()
 }
 
 // checkArmPattern refuses an arm pattern that does not compile or has no

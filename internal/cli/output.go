@@ -51,7 +51,7 @@ func addTableOutputFlags(cmd *cobra.Command, o *TableOutput, primary string, ext
 	f.StringVar(&o.Format, "format", "table", fmt.Sprintf("output: %s (csv, parquet and arrow print %s; with --out, arrow writes the dataset as Arrow IPC)", strings.Join(formats, ", "), primary))
 	f.StringVar(&o.Out, "out", "", "directory for the tables as a Parquet dataset (written atomically)")
 	f.BoolVar(&o.Partition, "partition", false, "with --out: Hive-partitioned dataset (table/arm=…/file=…/part.parquet)")
-	f.BoolVar(&o.Overwrite, "overwrite", false, "with --out: replace a directory that is not empty (refused otherwise)")
+	f.BoolVar(&o.Overwrite, "overwrite", false, "with --out: replace a directory that holds an nsysphase dataset and nothing else (refused otherwise)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the --format output to FILE instead of stdout (atomically)")
 	addQuietFlags(cmd, o)
 }
@@ -301,6 +301,15 @@ func (o *TableOutput) checkPaths(inputs []string) error {
 			}
 			if same {
 				return usageErr("--out %s is an input: choose another directory", o.Out)
+			}
+			// --overwrite swaps the whole directory: an input inside it
+			// would be deleted with the old dataset.
+			if export.Within(in, o.Out) {
+				return usageErr("--out %s holds the input %s: choose another directory", o.Out, in)
+			}
+			// An input directory (a dataset read by --from) is read whole.
+			if st, err := os.Stat(in); err == nil && st.IsDir() && export.Within(o.Out, in) {
+				return usageErr("--out %s lies inside the input directory %s: choose a directory outside it", o.Out, in)
 			}
 		}
 	}

@@ -24,7 +24,7 @@ const textWidth = 120
 func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) error {
 	md := f == Markdown
 	if md {
-		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", orNone(doc.Step))
+		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", export.EscapeMarkdown(orNone(doc.Step)))
 	}
 	for _, l := range contextLines(doc, opt) {
 		if md {
@@ -718,12 +718,17 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// escapeMarkdownText keeps a sentence a paragraph: a leading "|", "-", "#"
-// or digit-dot would turn it into a table row, list or heading.
+// escapeMarkdownText keeps a sentence a paragraph of plain text: a leading
+// "|", "-", "#" or digit-dot would turn it into a table row, list or
+// heading, and names from the export may hold HTML (every "<" is escaped)
+// or link syntax ("](" and "][" are escaped: the report's own brackets,
+// CIs such as [+615, +714 µs], stay as they are). Control characters are
+// escaped too.
 func escapeMarkdownText(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`, "`", "\\`")
-	return r.Replace(s)
+	return markdownTextReplacer.Replace(export.EscapeControl(s))
 }
+
+var markdownTextReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`, "`", "\\`", "](", `\](`, "][", `\]\[`)
 
 func round1(v float64) float64 { return float64(int64(v*10+copysignHalf(v))) / 10 }
 

@@ -39,7 +39,11 @@ func regionCI(ci *[2]float64, scale float64, format string) export.Value {
 func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 	md := f == Markdown
 	line := func(format string, args ...any) {
-		fmt.Fprintf(w, format+"\n", args...)
+		l := fmt.Sprintf(format, args...)
+		if md { // names from the export render as text (escaped once formatted: %q would undo it)
+			l = export.EscapeMarkdown(l)
+		}
+		fmt.Fprintln(w, l)
 		if md {
 			fmt.Fprintln(w)
 		}
@@ -140,12 +144,12 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 	} else {
 		line("not capturable as it stands: %s", strings.Join(not, ", "))
 	}
-	writeWarnings(w, b.Warnings)
+	writeWarnings(w, b.Warnings, md)
 	return nil
 }
 
 // writeWarnings prints statistics warnings, at most 10.
-func writeWarnings(w io.Writer, ws []analysis.Warning) {
+func writeWarnings(w io.Writer, ws []analysis.Warning, md bool) {
 	if len(ws) == 0 {
 		return
 	}
@@ -159,7 +163,11 @@ func writeWarnings(w io.Writer, ws []analysis.Warning) {
 		if scope != "" {
 			scope = " [" + scope + "]"
 		}
-		fmt.Fprintf(w, "  %s%s: %s\n", wr.Code, scope, wr.Message)
+		msg := wr.Message
+		if md {
+			scope, msg = export.EscapeMarkdown(scope), export.EscapeMarkdown(msg)
+		}
+		fmt.Fprintf(w, "  %s%s: %s\n", wr.Code, scope, msg)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/stats"
 )
 
@@ -72,7 +73,7 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 	head := fmt.Sprintf("%s: %s %s of %s, each arm vs %s, limit %s (%g%% CIs, B = %d, seed %d)",
 		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
 	if f == Markdown {
-		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", head)
+		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", export.EscapeMarkdown(head))
 		fmt.Fprintln(w, "| arm | ratio | CI | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
@@ -80,7 +81,7 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(rowLabel(g, r)), r.Method, r.NUnits, r.Reason)
+			fmt.Fprintf(w, "- **%s** (%s, n = %d): %s\n", escapeCell(rowLabel(g, r)), r.Method, r.NUnits, export.EscapeMarkdown(r.Reason))
 		}
 		return nil
 	}
@@ -107,7 +108,7 @@ func fmtCI(c *[2]float64) string {
 }
 
 // escapeCell keeps a value inside its Markdown table cell.
-func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+func escapeCell(s string) string { return export.EscapeMarkdown(s) }
 
 // writeHistoryGate renders check --history: each candidate arm against the
 // history runs, with the t prediction interval, then one line per warning
@@ -139,7 +140,7 @@ func writeHistoryGate(w io.Writer, g *Gate, f Format) error {
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(rowLabel(g, r)), historyNotes(r.History), r.Reason)
+			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(rowLabel(g, r)), historyNotes(r.History), export.EscapeMarkdown(r.Reason))
 		}
 		for _, k := range kinds {
 			fmt.Fprintf(w, "- warning %s\n", warn(k))
@@ -217,7 +218,7 @@ func writeWithinRunGate(w io.Writer, g *Gate, f Format) error {
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(rowLabel(g, r)), notes(r.WithinRun), r.Reason)
+			fmt.Fprintf(w, "- **%s** (%s): %s\n", escapeCell(rowLabel(g, r)), notes(r.WithinRun), export.EscapeMarkdown(r.Reason))
 		}
 		fmt.Fprintf(w, "- %s\n", withinRunNote)
 		return nil

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -92,6 +93,20 @@ type Infos []*nsys.Info
 // *analysis.Boundary, *analysis.Inventory, Infos (info) or Ranges (ranges).
 // A format a result has no rendering in is an error naming both.
 func Generate(w io.Writer, format Format, result any, opt Options) error {
+	if format != Text && format != Markdown {
+		return generate(w, format, result, opt)
+	}
+	// Names come from someone else's program: no control character reaches
+	// a terminal or a PR comment raw, whatever the renderer.
+	fw := export.ControlFilter(w)
+	err := generate(fw, format, result, opt)
+	if ferr := export.FlushControlFilter(fw); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func generate(w io.Writer, format Format, result any, opt Options) error {
 	if format == JSON {
 		return generateJSON(w, result)
 	}
@@ -193,9 +208,75 @@ func generateJSON(w io.Writer, result any) error {
 	case *analysis.Doc:
 		v = docJSON(r)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	// json.Encoder with SetIndent holds the compact document, its indented
+	// copy and the growth of both: with 10⁴ phases (84 MB of JSON) that was
+	// most of the run's memory. The compact document is indented as it is
+	// written instead, to the same bytes.
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeIndented(w, b)
+}
+
+// writeIndented writes the compact JSON src to w indented by two spaces and
+// followed by a newline, exactly as json.Encoder with SetIndent("", "  ")
+// writes it (empty objects and arrays stay {} and []), without building
+// the indented copy in memory.
+func writeIndented(w io.Writer, src []byte) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	depth := 0
+	inString, escaped, needIndent := false, false, false
+	newline := func() {
+		bw.WriteByte('\n')
+		for range depth {
+			bw.WriteString("  ")
+		}
+	}
+	for _, c := range src {
+		if inString {
+			bw.WriteByte(c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if needIndent && c != '}' && c != ']' {
+			needIndent = false
+			depth++
+			newline()
+		}
+		switch c {
+		case '{', '[':
+			needIndent = true // {} and [] stay on one line
+			bw.WriteByte(c)
+		case ',':
+			bw.WriteByte(c)
+			newline()
+		case ':':
+			bw.WriteString(": ")
+		case '}', ']':
+			if needIndent {
+				needIndent = false
+			} else {
+				depth--
+				newline()
+			}
+			bw.WriteByte(c)
+		case '"':
+			inString = true
+			bw.WriteByte(c)
+		default:
+			bw.WriteByte(c)
+		}
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 // writeTable renders one table of a text or Markdown report.

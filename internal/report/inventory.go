@@ -32,10 +32,10 @@ func writeInventoryText(w io.Writer, inv *analysis.Inventory, f Format) error {
 		"ranked by host time per step of the arm; a copy and the sync completing it count as one call",
 	}
 	for _, l := range lines {
-		fmt.Fprintln(w, l)
 		if md {
-			fmt.Fprintln(w)
+			l = export.EscapeMarkdown(l) + "\n"
 		}
+		fmt.Fprintln(w, l)
 	}
 	if len(inv.Items) == 0 {
 		fmt.Fprintln(w, "\nno blocking host interaction or allocation inside the steps")

@@ -56,8 +56,9 @@ func writeRangesCSV(w io.Writer, results Ranges) error {
 	for _, res := range results {
 		for _, r := range res.Ranges {
 			cells := rangesCells(r)
+			cells[0] = export.CSVCell(cells[0]) // the range name: no formula
 			if several {
-				cells = append([]string{res.File}, cells...)
+				cells = append([]string{export.CSVCell(res.File)}, cells...)
 			}
 			if err := cw.Write(cells); err != nil {
 				return err

@@ -1,11 +1,13 @@
 package report
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 )
 
@@ -25,13 +27,17 @@ func writeVerdictCSV(w io.Writer, v *analysis.Verdict) error {
 	b := v.Bound
 	rlo, rhi := ci(b.RemovableNs.MeanCI)
 	flo, fhi := ci(b.RemovableIfFixedNs.MeanCI)
-	_, err := fmt.Fprintf(w, "verdict,arm,phases,min_gain,removable_share,ci_lo,ci_hi,method,capturable,reason,"+
-		"removable_ns,removable_ns_ci_lo,removable_ns_ci_hi,host_ns,gpu_floor_ns,replay_ns,replay_source,ceiling_ns,no_launch_host_ns,blocked_host_ns,removable_if_fixed_ns,removable_if_fixed_ns_ci_lo,removable_if_fixed_ns_ci_hi,step_wall_ns,steps\n"+
-		"%s,%s,%q,%s,%s,%s,%s,%s,%t,%q,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%d\n",
-		v.Verdict, v.Arm, strings.Join(v.Phases, ","), num(v.MinGain), num(v.Removable.Value),
-		lo, hi, v.Removable.Method, v.Capturable, v.Reason,
-		ns(b.RemovableNs.Mean), rlo, rhi, ns(b.HostNs.Mean), ns(b.GPUFloorNs.Mean), b.Replay.PerStepNs, b.Replay.Source, ns(b.CeilingNs.Mean),
-		ns(b.NoLaunchHostNs.Mean), ns(b.BlockedHostNs.Mean), ns(b.RemovableIfFixedNs.Mean), flo, fhi, ns(b.StepWallNs.Mean), b.Steps)
+	// RFC 4180 quoting (Go's %q is not CSV), names neutralised as formulas.
+	cw := csv.NewWriter(w)
+	err := cw.WriteAll([][]string{
+		{"verdict", "arm", "phases", "min_gain", "removable_share", "ci_lo", "ci_hi", "method", "capturable", "reason",
+			"removable_ns", "removable_ns_ci_lo", "removable_ns_ci_hi", "host_ns", "gpu_floor_ns", "replay_ns", "replay_source", "ceiling_ns",
+			"no_launch_host_ns", "blocked_host_ns", "removable_if_fixed_ns", "removable_if_fixed_ns_ci_lo", "removable_if_fixed_ns_ci_hi", "step_wall_ns", "steps"},
+		{v.Verdict, export.CSVCell(v.Arm), export.CSVCell(strings.Join(v.Phases, ",")), num(v.MinGain), num(v.Removable.Value),
+			lo, hi, v.Removable.Method, strconv.FormatBool(v.Capturable), export.CSVCell(v.Reason),
+			ns(b.RemovableNs.Mean), rlo, rhi, ns(b.HostNs.Mean), ns(b.GPUFloorNs.Mean), strconv.FormatInt(b.Replay.PerStepNs, 10), b.Replay.Source, ns(b.CeilingNs.Mean),
+			ns(b.NoLaunchHostNs.Mean), ns(b.BlockedHostNs.Mean), ns(b.RemovableIfFixedNs.Mean), flo, fhi, ns(b.StepWallNs.Mean), strconv.Itoa(b.Steps)},
+	})
 	return err
 }
 
@@ -41,12 +47,18 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 		fmt.Fprintf(w, "## nsysphase verdict\n\n")
 		bullet = "- "
 	}
+	esc := func(s string) string { // names from the export render as text
+		if md {
+			return export.EscapeMarkdown(s)
+		}
+		return s
+	}
 	code := map[string]int{analysis.VerdictGo: 0, analysis.VerdictNoGo: 1, analysis.VerdictInconclusive: 3}[v.Verdict] // the exit statuses of nsysphase verdict
 	fmt.Fprintf(w, "verdict: %s (exit %d)\n", strings.ToUpper(v.Verdict), code)
 	if md {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "%s.\n", v.Reason)
+	fmt.Fprintf(w, "%s.\n", esc(v.Reason))
 	if md {
 		fmt.Fprintln(w)
 	}
@@ -56,14 +68,14 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 		}
 		return fmt.Sprintf("[%.1f, %.1f]", c[0]/1e3, c[1]/1e3)
 	}
-	arm := "arm " + v.Arm
+	arm := "arm " + esc(v.Arm)
 	if v.Arm == "" {
 		arm = "no arm ranges"
 	}
 	fmt.Fprintf(w, "%sremovable: %.1f µs/step %s of %.1f µs/step step wall %s (%s, %d steps; %s)\n", bullet,
 		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), arm, v.StepWallNs.N, v.Removable.Method)
 	fmt.Fprintf(w, "%sbefore the bound: launch + cpu_other of every region phase %.1f µs/step %s\n", bullet, v.HostUpperNs.Mean/1e3, ci(v.HostUpperNs.MeanCI))
-	fmt.Fprintf(w, "%sdefinition: %s\n", bullet, v.Definition)
+	fmt.Fprintf(w, "%sdefinition: %s\n", bullet, esc(v.Definition))
 	fmt.Fprintf(w, "%sstatistics: unit = block or profile (never the step); %g%% CIs; B = %d resamples; seed %d; --skip-steps %d\n", bullet,
 		100*v.Settings.Confidence, v.Settings.Resamples, v.Settings.Seed, v.Settings.SkipSteps)
 	if md {
@@ -82,16 +94,16 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 		fmt.Fprintln(w)
 	}
 	if v.Capturable {
-		fmt.Fprintf(w, "%scapture: no blocker inside the region in %s\n", bullet, analysis.ArmName(v.Arm))
+		fmt.Fprintf(w, "%scapture: no blocker inside the region in %s\n", bullet, esc(analysis.ArmName(v.Arm)))
 	} else {
 		var kinds []string
 		for _, b := range v.Blockers {
-			kinds = append(kinds, fmt.Sprintf("%s %s in %s (%.3g/step)", b.Kind, b.API, b.Phase, b.PerStep))
+			kinds = append(kinds, fmt.Sprintf("%s %s in %s (%.3g/step)", b.Kind, esc(b.API), esc(b.Phase), b.PerStep))
 		}
 		fmt.Fprintf(w, "%scapture: not capturable as it stands, %d blockers (see nsysphase boundary): %s\n", bullet, len(v.Blockers), strings.Join(kinds, "; "))
 	}
 	if len(v.ArmGains) > 0 {
-		fmt.Fprintf(w, "%smeasured gains over %s (step wall_ns mean, 1 − ratio):\n", bullet, v.Arm)
+		fmt.Fprintf(w, "%smeasured gains over %s (step wall_ns mean, 1 − ratio):\n", bullet, esc(v.Arm))
 		for _, g := range v.ArmGains {
 			s := "no ratio"
 			if g.Gain != nil {
@@ -104,10 +116,10 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 			if g.DiffCI != nil {
 				d += fmt.Sprintf(" [%+.1f, %+.1f]", g.DiffCI[0]/1e3, g.DiffCI[1]/1e3)
 			}
-			fmt.Fprintf(w, "%s  %s: %s, %s (%s, n = %d); predicted removable in %s: %.1f µs/step %s\n", bullet, g.Arm, s, d, g.Method, g.NUnits,
-				v.Arm, v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI))
+			fmt.Fprintf(w, "%s  %s: %s, %s (%s, n = %d); predicted removable in %s: %.1f µs/step %s\n", bullet, esc(g.Arm), s, d, g.Method, g.NUnits,
+				esc(v.Arm), v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI))
 		}
 	}
-	writeWarnings(w, v.Warnings)
+	writeWarnings(w, v.Warnings, md)
 	return nil
 }
