@@ -2,9 +2,6 @@ package nsysphase
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"regexp"
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
@@ -45,7 +42,7 @@ type Options struct {
 	ArmPattern string    // regexp of arm block ranges; group 1 = arm, group 2 = block
 	FileArms   []FileArm // arms from files; their files are inputs too
 	ArmKey     string    // dotted key into each export's run manifest naming its arm
-	Rules      string    // optional phase rules file (YAML)
+	Rules      string    // optional phase rules file (TOML or YAML); its depth, arm_pattern and skip_steps apply where the field above is at its default
 	Jobs       int       // files read in parallel (0 = GOMAXPROCS)
 
 	Confidence float64 // confidence level of the intervals, e.g. 0.95
@@ -58,7 +55,8 @@ type Options struct {
 
 // DefaultOptions are the settings of `nsysphase analyze` without flags.
 func DefaultOptions() Options {
-	return Options{Depth: 1, SkipSteps: 1, ArmPattern: phases.DefaultArmPattern, Confidence: 0.95, Resamples: 9999, Seed: 1}
+	d := analysis.DefaultOptions()
+	return Options{Depth: d.Depth, SkipSteps: d.SkipSteps, ArmPattern: d.ArmPattern, Confidence: d.Confidence, Resamples: d.Resamples, Seed: d.Seed}
 }
 
 // Analysis is the result of Analyze.
@@ -70,36 +68,52 @@ type Analysis struct {
 // the statistics. Bad input gives an error naming the file (an
 // *nsys.InputError for an unusable export).
 func Analyze(ctx context.Context, inputs []string, opts Options) (*Analysis, error) {
-	if opts.Resamples < 1999 && !opts.NoStats {
-		return nil, fmt.Errorf("resamples %d: at least 1999 are needed for stable interval endpoints", opts.Resamples)
-	}
-	if !(opts.Confidence > 0.5 && opts.Confidence < 1) && !opts.NoStats {
-		return nil, fmt.Errorf("confidence %v: want a level between 0.5 and 1", opts.Confidence)
-	}
-	if opts.Depth < 1 || opts.SkipSteps < 0 {
-		return nil, errors.New("depth must be ≥ 1 and skip steps ≥ 0")
-	}
-	pat, err := regexp.Compile(opts.ArmPattern)
+	ao, err := opts.analysisOptions(inputs)
 	if err != nil {
-		return nil, fmt.Errorf("arm pattern: %w", err)
+		return nil, err
 	}
-	seg := phases.Options{ArmPattern: pat, Step: opts.Step, Depth: opts.Depth, SkipSteps: opts.SkipSteps}
-	if opts.Rules != "" {
-		if seg.Rules, err = phases.LoadRules(opts.Rules); err != nil {
-			return nil, fmt.Errorf("%s: %w", opts.Rules, err)
-		}
+	cfg, err := ao.Config()
+	if err != nil {
+		return nil, err
 	}
-	cfg := analysis.Config{Files: inputs, FileArms: opts.FileArms, ArmKey: opts.ArmKey, Segment: seg, Jobs: opts.Jobs}
 	files, err := analysis.ReadFiles(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	sc := analysis.StatsConfig{Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed, Baseline: opts.Baseline, Quantiles: opts.Quantiles, Off: opts.NoStats}
-	doc, err := analysis.Build(ctx, files, sc, Version, opts.SkipSteps)
+	doc, err := analysis.Build(ctx, files, ao.StatsConfig(), Version, ao.SkipSteps)
 	if err != nil {
 		return nil, err
 	}
 	return &Analysis{doc: doc}, nil
+}
+
+// analysisOptions are opts as the one options type the command line also
+// fills: the rules file merged in (a field set to other than its default
+// wins over the file, as a given flag does) and checked against the same
+// bounds as the flags.
+func (opts Options) analysisOptions(inputs []string) (analysis.Options, error) {
+	ao := analysis.Options{Files: inputs, FileArms: opts.FileArms, ArmKey: opts.ArmKey, Jobs: opts.Jobs,
+		Step: opts.Step, Depth: opts.Depth, ArmPattern: opts.ArmPattern, SkipSteps: opts.SkipSteps,
+		Baseline: opts.Baseline, Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed, Quantiles: opts.Quantiles, NoStats: opts.NoStats}
+	if opts.Rules != "" {
+		rules, err := analysis.LoadRules(opts.Rules)
+		if err != nil {
+			return ao, err
+		}
+		def := DefaultOptions()
+		ao.MergeRules(rules, opts.Rules, func(name string) bool {
+			switch name {
+			case "depth":
+				return opts.Depth != def.Depth
+			case "skip-steps":
+				return opts.SkipSteps != def.SkipSteps
+			case "arm-pattern":
+				return opts.ArmPattern != def.ArmPattern
+			}
+			return false
+		})
+	}
+	return ao, ao.Validate()
 }
 
 // Document is the whole analysis as the JSON contract (json.Marshal it for

@@ -16,6 +16,7 @@ import (
 	"github.com/nsysphase/nsysphase/internal/badgen"
 	"github.com/nsysphase/nsysphase/internal/cli"
 	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/phases"
 )
 
 // sqlText is s as an SQLite text literal of the exact bytes (invalid UTF-8
@@ -241,7 +242,8 @@ func TestInvalidUTF8NamesStayDistinct(t *testing.T) {
 			got[s.Phase]++
 		}
 	}
-	for _, want := range []string{`m\xffx`, `m\xfex`, `rew\x1b]0;title\x07\x1b[2J\x0dx\u009b31m`} {
+	// Numbers in phase names are folded ("[2J" is "[NJ"), escapes and all.
+	for _, want := range []string{`m\xffx`, `m\xfex`, phases.PhaseName(`rew\x1b]0;title\x07\x1b[2J\x0dx\u009b31m`)} {
 		if got[want] != 1 {
 			t.Errorf("phase %q: %d summary rows of arm eager, want 1 (phases: %v)", want, got[want], got)
 		}

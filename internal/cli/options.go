@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,18 +30,14 @@ type SegmentOptions struct {
 	changed func(flag string) bool // whether a flag was given on the command line
 }
 
-// Bounds of the numeric flags, checked before any input is read: a value
-// outside them is a usage error (exit 2), never clamped, so that the value
-// a report echoes is the value used.
+// Bounds of the numeric flags: the analysis options' own (one set for the
+// command line and the Go API).
 const (
-	maxDepth     = 100       // --depth: NVTX nesting below the step
-	maxSkipSteps = 1_000_000 // --skip-steps: more steps than any capture holds
-	maxJobs      = 1024      // --jobs: files read in parallel
-	minResamples = 1999      // --resamples: stable 95% interval endpoints
-	maxResamples = 1_000_000 // --resamples: beyond, time and memory grow with no gain
-	// maxConfidence leaves at least one resample in each tail at the
-	// smallest B: (1 − 0.999)/2 × (1999 + 1) = 1.
-	maxConfidence = 0.999
+	maxDepth      = analysis.MaxDepth
+	maxJobs       = analysis.MaxJobs
+	minResamples  = analysis.MinResamples
+	maxResamples  = analysis.MaxResamples
+	maxConfidence = analysis.MaxConfidence
 )
 
 // addSegmentFlags registers the flags shared by every command that segments exports.
@@ -62,79 +58,55 @@ func addSegmentFlags(cmd *cobra.Command, o *SegmentOptions) {
 	}
 }
 
+// options are the segmentation flags as the analysis options (statistics
+// left at their defaults).
+func (o *SegmentOptions) options() (analysis.Options, error) {
+	ao := analysis.DefaultOptions()
+	ao.Files, ao.ArmKey, ao.Manifest, ao.Jobs = o.Files, o.ArmKey, o.Manifest, o.Jobs
+	ao.Step, ao.Depth, ao.ArmPattern, ao.SkipSteps = o.Step, o.Depth, o.ArmPattern, o.SkipSteps
+	ao.Rules, ao.RulesFile = o.rules, o.Config
+	for _, a := range o.Arms {
+		name, glob, ok := strings.Cut(a, "=")
+		if !ok || name == "" || glob == "" {
+			return ao, usageErr("--arm %q: want NAME=GLOB", a)
+		}
+		ao.FileArms = append(ao.FileArms, analysis.FileArm{Name: name, Glob: glob})
+	}
+	return ao, nil
+}
+
+// validate checks the flags with the analysis options' one Validate, after
+// merging the rules file (--config) into them once: a flag given on the
+// command line wins, else the rules file's value, else the flag's default.
+// The merged value is the one used and the one reports print.
 func (o *SegmentOptions) validate() error {
-	if len(o.Files) == 0 && len(o.Arms) == 0 {
-		return usageErr("no input: pass export files (or --arm NAME=GLOB)")
-	}
-	if o.Depth < 1 || o.Depth > maxDepth {
-		return usageErr("--depth %d: want 1 to %d", o.Depth, maxDepth)
-	}
-	if o.SkipSteps < 0 || o.SkipSteps > maxSkipSteps {
-		return usageErr("--skip-steps %d: want 0 to %d", o.SkipSteps, maxSkipSteps)
-	}
-	if o.Jobs < 0 || o.Jobs > maxJobs {
-		return usageErr("--jobs %d: want 0 (one per CPU) to %d", o.Jobs, maxJobs)
-	}
-	if err := checkArmPattern("--arm-pattern", o.ArmPattern); err != nil {
-		return err
-	}
 	if o.Manifest != "" {
 		if err := checkInputFile("--manifest", o.Manifest); err != nil {
 			return err
 		}
 	}
-	if o.Config != "" {
+	if o.Config != "" && o.rules == nil {
 		if err := checkInputFile("--config", o.Config); err != nil {
 			return err
 		}
-		rules, err := phases.LoadRules(o.Config)
-		if err != nil {
-			return &ExitError{Code: ExitInput, Err: fmt.Errorf("%s: %w", o.Config, err)}
+		rules, err := analysis.LoadRules(o.Config)
+		var ue *analysis.UsageError
+		switch {
+		case errors.As(err, &ue):
+			return usageErr("%v", ue.Err)
+		case err != nil:
+			return &ExitError{Code: ExitInput, Err: err}
 		}
-		if rules.ArmPattern != "" {
-			if err := checkArmPattern(o.Config+": arm_pattern", rules.ArmPattern); err != nil {
-				return err
-			}
-		}
-		if rules.Depth > maxDepth {
-			return usageErr("%s: depth %d: want 1 to %d", o.Config, rules.Depth, maxDepth)
-		}
-		if rules.SkipSteps != nil && *rules.SkipSteps > maxSkipSteps {
-			return usageErr("%s: skip_steps %d: want 0 to %d", o.Config, *rules.SkipSteps, maxSkipSteps)
-		}
-		o.mergeRules(rules)
+		ao := analysis.Options{Depth: o.Depth, ArmPattern: o.ArmPattern, SkipSteps: o.SkipSteps}
+		ao.MergeRules(rules, o.Config, func(name string) bool { return o.changed != nil && o.changed(name) })
+		o.Depth, o.ArmPattern, o.SkipSteps, o.rules = ao.Depth, ao.ArmPattern, ao.SkipSteps, ao.Rules
 	}
-	return nil
-}
-
-// mergeRules merges the rules file's depth, arm_pattern and skip_steps
-// into the options, once: a flag given on the command line wins, else the
-// rules file's value, else the flag's default. The merged value is the one
-// used and the one reports print (--skip-steps 0 used to print 0 while a
-// rule skipped 3, and the flag's default 1 hid skip_steps = 3).
-func (o *SegmentOptions) mergeRules(rules *phases.Rules) {
-	given := func(name string) bool { return o.changed != nil && o.changed(name) }
-	if rules.SkipSteps != nil && !given("skip-steps") {
-		o.SkipSteps = *rules.SkipSteps
-	}
-	if rules.Depth > 0 && !given("depth") {
-		o.Depth = rules.Depth
-	}
-	if rules.ArmPattern != "" && !given("arm-pattern") {
-		o.ArmPattern = rules.ArmPattern
-	}
-	o.rules = rules.WithoutOptions()
-}
-
-// checkArmPattern refuses an arm pattern that does not compile or has no
-// capture group: group 1 names the arm.
-func checkArmPattern(what, pattern string) error {
-	re, err := regexp.Compile(pattern)
+	ao, err := o.options()
 	if err != nil {
-		return usageErr("%s: %v", what, err)
+		return err
 	}
-	if re.NumSubexp() < 1 {
-		return usageErr("%s %q has no capture group: group 1 must capture the arm name, e.g. %s", what, pattern, phases.DefaultArmPattern)
+	if err := ao.ValidateSegment(); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
 }
@@ -154,30 +126,22 @@ func checkInputFile(flag, path string) error {
 
 // config turns flags into the analysis configuration.
 func (o *SegmentOptions) config() (analysis.Config, error) {
-	pat, err := regexp.Compile(o.ArmPattern)
+	if o.Config != "" && o.rules == nil { // validate not run (a caller building options by hand)
+		rules, err := analysis.LoadRules(o.Config)
+		if err != nil {
+			return analysis.Config{}, &ExitError{Code: ExitInput, Err: err}
+		}
+		o.rules = rules
+	}
+	ao, err := o.options()
 	if err != nil {
-		return analysis.Config{}, usageErr("--arm-pattern: %v", err)
+		return analysis.Config{}, err
 	}
-	seg := phases.Options{ArmPattern: pat, Step: o.Step, Depth: o.Depth, SkipSteps: o.SkipSteps}
-	if o.Config != "" {
-		rules := o.rules
-		if rules == nil { // validate not run (a caller building options by hand)
-			var err error
-			if rules, err = phases.LoadRules(o.Config); err != nil {
-				return analysis.Config{}, &ExitError{Code: ExitInput, Err: fmt.Errorf("%s: %w", o.Config, err)}
-			}
-		}
-		seg.Rules = rules
+	cfg, err := ao.Config()
+	if err != nil {
+		return cfg, usageErr("%v", err)
 	}
-	var arms []analysis.FileArm
-	for _, a := range o.Arms {
-		name, glob, ok := strings.Cut(a, "=")
-		if !ok || name == "" || glob == "" {
-			return analysis.Config{}, usageErr("--arm %q: want NAME=GLOB", a)
-		}
-		arms = append(arms, analysis.FileArm{Name: name, Glob: glob})
-	}
-	return analysis.Config{Files: o.Files, FileArms: arms, ArmKey: o.ArmKey, Manifest: o.Manifest, Segment: seg, Jobs: o.Jobs}, nil
+	return cfg, nil
 }
 
 // StatsOptions are the statistics flags.
@@ -202,14 +166,9 @@ func addStatsFlags(cmd *cobra.Command, o *StatsOptions, quantiles bool) {
 }
 
 func (o *StatsOptions) validate() error {
-	if o.Resamples < minResamples {
-		return usageErr("--resamples %d: at least %d are needed for stable 95%% interval endpoints", o.Resamples, minResamples)
-	}
-	if o.Resamples > maxResamples {
-		return usageErr("--resamples %d: at most %d (more add time and memory, not precision)", o.Resamples, maxResamples)
-	}
-	if !(o.Confidence > 0.5 && o.Confidence <= maxConfidence) {
-		return usageErr("--confidence %v: want a level above 0.5 and at most %g, e.g. 0.95", o.Confidence, maxConfidence)
+	ao := analysis.Options{Confidence: o.Confidence, Resamples: o.Resamples}
+	if err := ao.ValidateStats(); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
 }

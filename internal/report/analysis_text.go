@@ -165,10 +165,18 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		}
 		return section(title, func() error {
 			for _, l := range warningLines(doc.Warnings, opt.AllWarnings) {
-				if md {
+				switch {
+				case md:
 					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
-				} else {
+				case opt.AllWarnings:
 					fmt.Fprintln(w, wrap("  "+l, textWidth, "    "))
+				default:
+					// One line a kind; the whole sentence is in --warnings
+					// and JSON. With one input its name is in the context.
+					if len(doc.Inputs) == 1 {
+						l = strings.Replace(l, doc.Inputs[0].File+": ", "", 1)
+					}
+					fmt.Fprintln(w, clip("  "+l, textWidth))
 				}
 			}
 			return nil

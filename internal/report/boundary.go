@@ -225,6 +225,8 @@ func writeBound(w io.Writer, f Format, arms []string, bounds map[string]*analysi
 		name := a
 		if name == "" {
 			name = "(one arm)"
+		} else if f == Markdown {
+			name = export.EscapeMarkdown(name) // an arm name comes from the export
 		}
 		fmt.Fprintf(w, "%s%s: removable %.1f µs/step%s = %s of step wall %.1f µs (%s; %d steps in %d blocks or profiles)\n", bullet, name,
 			cb.RemovableNs.Mean/1e3, ciText(cb.RemovableNs.MeanCI), share, cb.StepWallNs.Mean/1e3, cb.RemovableNs.Method, cb.Steps, cb.Units)

@@ -1,0 +1,51 @@
+package nsysphase_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nsysphase/nsysphase"
+	"github.com/nsysphase/nsysphase/internal/analysis"
+)
+
+// TestOptionsOneWayIn: the Go API checks its options with the same bounds
+// as the command line (one Validate), and merges a rules file the same way:
+// the file's skip_steps applies where the option is at its default, and is
+// the value the document reports.
+func TestOptionsOneWayIn(t *testing.T) {
+	in := fixture // the bundled eager/graph export (example_test.go)
+	for name, mod := range map[string]func(*nsysphase.Options){
+		"confidence above 0.999": func(o *nsysphase.Options) { o.Confidence = 0.9995 },
+		"depth above 100":        func(o *nsysphase.Options) { o.Depth = 101 },
+		"resamples below 1999":   func(o *nsysphase.Options) { o.Resamples = 1000 },
+		"arm pattern no group":   func(o *nsysphase.Options) { o.ArmPattern = "^arm" },
+	} {
+		o := nsysphase.DefaultOptions()
+		mod(&o)
+		_, err := nsysphase.Analyze(context.Background(), []string{in}, o)
+		var ue *analysis.UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%s: error %v, want a usage error", name, err)
+		}
+	}
+	rules := filepath.Join(t.TempDir(), "rules.toml")
+	if err := os.WriteFile(rules, []byte("skip_steps = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := nsysphase.DefaultOptions()
+	o.Rules, o.NoStats = rules, true
+	a, err := nsysphase.Analyze(context.Background(), []string{in}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Document().Settings.SkipSteps; got != 3 {
+		t.Errorf("skip steps %d with a rules file holding skip_steps = 3, want 3", got)
+	}
+	o.SkipSteps = 0 // given: wins over the file
+	if a, err = nsysphase.Analyze(context.Background(), []string{in}, o); err != nil || a.Document().Settings.SkipSteps != 0 || a.Document().Excluded.SkippedSteps != 0 {
+		t.Errorf("skip steps 0 given: %v, settings %d, skipped %d", err, a.Document().Settings.SkipSteps, a.Document().Excluded.SkippedSteps)
+	}
+}
