@@ -22,6 +22,9 @@ const (
 	FormatMarkdown
 	FormatParquet
 	FormatArrow
+	// FormatHTML is a report format: a document (internal/report renders
+	// it), not a rendering of one table; Write refuses it.
+	FormatHTML
 )
 
 var formatNames = []struct {
@@ -36,6 +39,7 @@ var formatNames = []struct {
 	{FormatMarkdown, "markdown", []string{"md"}, ".md"},
 	{FormatParquet, "parquet", []string{"pq"}, ".parquet"},
 	{FormatArrow, "arrow", []string{"feather", "ipc"}, ".arrow"},
+	{FormatHTML, "html", nil, ".html"},
 }
 
 // FormatNames returns the canonical format names, for help texts.
@@ -48,7 +52,7 @@ func FormatNames() []string {
 }
 
 // ParseFormat parses a format name: table (or text), csv, json, markdown
-// (or md), parquet, arrow (or feather, ipc). Case is ignored.
+// (or md), parquet, arrow (or feather, ipc), html. Case is ignored.
 func ParseFormat(s string) (Format, error) {
 	l := strings.ToLower(strings.TrimSpace(s))
 	for _, n := range formatNames {
@@ -175,6 +179,8 @@ func Write(w io.Writer, t *Table, f Format, opt Options) error {
 		err = writeParquet(w, t, opt)
 	case FormatArrow:
 		err = writeArrowIPC(w, t, opt)
+	case FormatHTML:
+		return fmt.Errorf("write table %s: html is a report format, not a table format", t.Name)
 	default:
 		return fmt.Errorf("write table %s: invalid format %v", t.Name, f)
 	}

@@ -103,7 +103,7 @@ func orList(xs []string) string {
 // formats that are not table renderings (html).
 func tableFormat(name string) (export.Format, bool) {
 	f, err := export.ParseFormat(name)
-	return f, err == nil
+	return f, err == nil && f != export.FormatHTML
 }
 
 // datasetFormat is the format of --out: Arrow IPC when asked, else Parquet.

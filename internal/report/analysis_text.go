@@ -831,3 +831,12 @@ func abs(v float64) float64 {
 	}
 	return v
 }
+
+// Its renderers (Generate finds them by the result type).
+func init() {
+	register(func(w io.Writer, d *analysis.Doc, f Format, opt Options) error {
+		return writeAnalysisText(w, d, f, opt)
+	}, Text, Markdown)
+	register(func(w io.Writer, d *analysis.Doc, _ Format, opt Options) error { return writeHTML(w, d, opt) }, HTML)
+	register(tableRenderer(func(d *analysis.Doc) *export.Table { return d.SummaryTable() }, true), CSV, Parquet, Arrow)
+}

@@ -253,3 +253,12 @@ func writeBound(w io.Writer, f Format, arms []string, bounds map[string]*analysi
 	fmt.Fprintln(w)
 	return writeTable(w, p, f)
 }
+
+// Its renderers (Generate finds them by the result type).
+func init() {
+	register(func(w io.Writer, b *analysis.Boundary, f Format, _ Options) error { return writeBoundaryText(w, b, f) }, Markdown)
+	register(func(w io.Writer, b *analysis.Boundary, f Format, _ Options) error {
+		return writeWrapped(w, func(w io.Writer) error { return writeBoundaryText(w, b, f) })
+	}, Text)
+	register(tableRenderer(func(b *analysis.Boundary) *export.Table { return BlockersTable(b.Blockers) }, false), CSV, Parquet, Arrow)
+}

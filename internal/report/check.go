@@ -257,3 +257,8 @@ func rowLabel(g *Gate, r GateRow) string {
 	}
 	return r.Phase + " / " + r.Arm
 }
+
+// Its renderers (Generate finds them by the result type).
+func init() {
+	register(func(w io.Writer, g *Gate, f Format, _ Options) error { return writeGate(w, g, f) }, Text, Markdown)
+}

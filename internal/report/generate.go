@@ -5,191 +5,79 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+	"reflect"
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
-// Format is an output format of Generate.
-type Format int
+// Format is an output format of Generate: the one format enum of the
+// module (package export's), tables and documents alike.
+type Format = export.Format
 
-// Output formats. The zero Format is invalid so a forgotten field is caught.
+// The output formats, as report's callers name them.
 const (
-	Text Format = iota + 1
-	Markdown
-	JSON
-	CSV
-	Parquet
-	Arrow
-	HTML
+	Text     = export.FormatText
+	Markdown = export.FormatMarkdown
+	JSON     = export.FormatJSON
+	CSV      = export.FormatCSV
+	Parquet  = export.FormatParquet
+	Arrow    = export.FormatArrow
+	HTML     = export.FormatHTML
 )
-
-var formatNames = map[Format]string{Text: "table", Markdown: "markdown", JSON: "json", CSV: "csv", Parquet: "parquet", Arrow: "arrow", HTML: "html"}
-
-func (f Format) String() string { return formatNames[f] }
-
-// Binary reports whether f is not text (Parquet, Arrow): such output never
-// goes to a terminal.
-func (f Format) Binary() bool { return f == Parquet || f == Arrow }
 
 // ParseFormat reads a --format value: table (or text), markdown (or md),
 // json, csv, parquet, arrow or html. Case is ignored.
-func ParseFormat(s string) (Format, error) {
-	l := strings.ToLower(strings.TrimSpace(s))
-	if l == "html" {
-		return HTML, nil
-	}
-	ef, err := export.ParseFormat(l)
-	if err != nil {
-		return 0, err
-	}
-	return fromExport(ef), nil
-}
-
-func fromExport(ef export.Format) Format {
-	switch ef {
-	case export.FormatText:
-		return Text
-	case export.FormatMarkdown:
-		return Markdown
-	case export.FormatJSON:
-		return JSON
-	case export.FormatCSV:
-		return CSV
-	case export.FormatParquet:
-		return Parquet
-	case export.FormatArrow:
-		return Arrow
-	}
-	return 0
-}
-
-// ExportFormat is f as a table format of package export; ok is false for HTML.
-func (f Format) ExportFormat() (export.Format, bool) {
-	switch f {
-	case Text:
-		return export.FormatText, true
-	case Markdown:
-		return export.FormatMarkdown, true
-	case JSON:
-		return export.FormatJSON, true
-	case CSV:
-		return export.FormatCSV, true
-	case Parquet:
-		return export.FormatParquet, true
-	case Arrow:
-		return export.FormatArrow, true
-	}
-	return 0, false
-}
+func ParseFormat(s string) (Format, error) { return export.ParseFormat(s) }
 
 // Infos are the exports described by `nsysphase info`, in input order.
 type Infos []*nsys.Info
 
 // Generate writes result in format to w. result is the outcome of one
 // command: *analysis.Doc (analyze), *Gate (check), *analysis.Verdict,
-// *analysis.Boundary, *analysis.Inventory, Infos (info) or Ranges (ranges).
-// A format a result has no rendering in is an error naming both.
+// *analysis.Boundary, *analysis.Inventory, Infos (info) or Ranges (ranges);
+// each registers its renderers beside its own code (register), so a new
+// result type adds a file, not a case here. JSON is every result's
+// contract. A format a result has no rendering in is an error naming both.
 func Generate(w io.Writer, format Format, result any, opt Options) error {
-	if format != Text && format != Markdown {
-		return generate(w, format, result, opt)
-	}
-	// Names come from someone else's program: no control character reaches
-	// a terminal or a PR comment raw, whatever the renderer.
-	fw := export.ControlFilter(w)
-	err := generate(fw, format, result, opt)
-	if ferr := export.FlushControlFilter(fw); err == nil {
-		err = ferr
-	}
-	return err
-}
-
-func generate(w io.Writer, format Format, result any, opt Options) error {
 	if format == JSON {
 		return generateJSON(w, result)
 	}
-	unsupported := fmt.Errorf("no %s rendering of %T", format, result)
-	switch r := result.(type) {
-	case *analysis.Doc:
-		switch format {
-		case Text, Markdown:
-			return writeAnalysisText(w, r, format, opt)
-		case HTML:
-			return writeHTML(w, r, opt)
-		case CSV, Parquet, Arrow:
-			ef, _ := format.ExportFormat()
-			return export.Write(w, r.SummaryTable(), ef, export.Options{Metadata: opt.Metadata})
-		}
-	case *Gate:
-		switch format {
-		case Text, Markdown:
-			return writeGate(w, r, format)
-		}
-	case *analysis.Verdict:
-		switch format {
-		case CSV:
-			return writeVerdictCSV(w, r)
-		case Markdown:
-			return writeVerdictText(w, r, true)
-		case Text:
-			return writeWrapped(w, func(w io.Writer) error { return writeVerdictText(w, r, false) })
-		}
-	case *analysis.Boundary:
-		switch format {
-		case Markdown:
-			return writeBoundaryText(w, r, format)
-		case Text:
-			return writeWrapped(w, func(w io.Writer) error { return writeBoundaryText(w, r, format) })
-		case CSV, Parquet, Arrow:
-			ef, _ := format.ExportFormat()
-			return export.Write(w, BlockersTable(r.Blockers), ef, export.Options{})
-		}
-	case *analysis.Inventory:
-		switch format {
-		case Text, Markdown:
-			return writeInventoryText(w, r, format)
-		case CSV, Parquet, Arrow:
-			ef, _ := format.ExportFormat()
-			return export.Write(w, r.Table(), ef, export.Options{Metadata: opt.Metadata})
-		}
-	case Infos:
-		switch format {
-		case Text:
-			for i, in := range r {
-				if i > 0 {
-					fmt.Fprintln(w)
-				}
-				writeInfoTable(w, in, opt.Top)
-			}
-			return nil
-		case HTML:
-			return writeInfoHTML(w, InfosTable(r))
-		case CSV, Markdown, Parquet, Arrow:
-			ef, _ := format.ExportFormat()
-			return export.Write(w, InfosTable(r), ef, export.Options{Metadata: opt.Metadata})
-		}
-	case Ranges:
-		switch format {
-		case Text:
-			for i, f := range r {
-				if i > 0 {
-					fmt.Fprintln(w)
-				}
-				writeRangesTable(w, f)
-			}
-			return nil
-		case CSV:
-			return writeRangesCSV(w, r)
-		case Markdown, Parquet, Arrow:
-			ef, _ := format.ExportFormat()
-			return export.Write(w, RangesTable(r), ef, export.Options{})
-		}
-	default:
+	byFormat, ok := renderers[reflect.TypeOf(result)]
+	if !ok {
 		return fmt.Errorf("report: no rendering of %T", result)
 	}
-	return unsupported
+	render, ok := byFormat[format]
+	if !ok {
+		return fmt.Errorf("no %s rendering of %T", format, result)
+	}
+	return render(w, result, opt)
+}
+
+// renderers are, per result type, its renderer per format.
+var renderers = map[reflect.Type]map[Format]func(io.Writer, any, Options) error{}
+
+// register installs fn as the renderer of results of type T in formats.
+func register[T any](fn func(w io.Writer, r T, f Format, opt Options) error, formats ...Format) {
+	t := reflect.TypeFor[T]()
+	if renderers[t] == nil {
+		renderers[t] = map[Format]func(io.Writer, any, Options) error{}
+	}
+	for _, f := range formats {
+		renderers[t][f] = func(w io.Writer, r any, opt Options) error { return fn(w, r.(T), f, opt) }
+	}
+}
+
+// tableRenderer renders a result as one table in the tabular formats.
+func tableRenderer[T any](table func(T) *export.Table, metadata bool) func(io.Writer, T, Format, Options) error {
+	return func(w io.Writer, r T, f Format, opt Options) error {
+		eo := export.Options{}
+		if metadata {
+			eo.Metadata = opt.Metadata
+		}
+		return export.Write(w, table(r), f, eo)
+	}
 }
 
 // generateJSON writes the JSON contract of a result. Lists of inputs (info,
@@ -281,11 +169,7 @@ func writeIndented(w io.Writer, src []byte) error {
 
 // writeTable renders one table of a text or Markdown report.
 func writeTable(w io.Writer, t *export.Table, f Format) error {
-	ef, ok := f.ExportFormat()
-	if !ok {
-		return fmt.Errorf("no %s rendering of table %s", f, t.Name)
-	}
-	if err := export.Write(w, t, ef, export.Options{FloatDigits: 8}); err != nil {
+	if err := export.Write(w, t, f, export.Options{FloatDigits: 8}); err != nil {
 		return err
 	}
 	if f == Markdown {

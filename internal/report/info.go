@@ -190,3 +190,18 @@ func versionSource(in *nsys.Info) string {
 	}
 	return ", version from " + in.NsysVersionSource
 }
+
+// Its renderers (Generate finds them by the result type).
+func init() {
+	register(func(w io.Writer, r Infos, _ Format, opt Options) error {
+		for i, in := range r {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			writeInfoTable(w, in, opt.Top)
+		}
+		return nil
+	}, Text)
+	register(func(w io.Writer, r Infos, _ Format, _ Options) error { return writeInfoHTML(w, InfosTable(r)) }, HTML)
+	register(tableRenderer(InfosTable, true), CSV, Markdown, Parquet, Arrow)
+}

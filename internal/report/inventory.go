@@ -96,3 +96,11 @@ func waitSplit(it analysis.InventoryItem) string {
 	pct := func(v int64) float64 { return 100 * float64(v) / float64(w) }
 	return fmt.Sprintf("%.0f/%.0f/%.0f%%", pct(it.WaitOwnGPUNs), pct(it.WaitOtherGPUNs), pct(it.WaitNoGPUNs))
 }
+
+// Its renderers (Generate finds them by the result type).
+func init() {
+	register(func(w io.Writer, inv *analysis.Inventory, f Format, _ Options) error {
+		return writeInventoryText(w, inv, f)
+	}, Text, Markdown)
+	register(tableRenderer(func(inv *analysis.Inventory) *export.Table { return inv.Table() }, true), CSV, Parquet, Arrow)
+}

@@ -185,3 +185,18 @@ func RangesTable(results Ranges) *export.Table {
 	}
 	return t
 }
+
+// Its renderers (Generate finds them by the result type).
+func init() {
+	register(func(w io.Writer, r Ranges, _ Format, _ Options) error {
+		for i, f := range r {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			writeRangesTable(w, f)
+		}
+		return nil
+	}, Text)
+	register(func(w io.Writer, r Ranges, _ Format, _ Options) error { return writeRangesCSV(w, r) }, CSV)
+	register(tableRenderer(RangesTable, false), Markdown, Parquet, Arrow)
+}

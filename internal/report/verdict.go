@@ -123,3 +123,12 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 	writeWarnings(w, v.Warnings, md)
 	return nil
 }
+
+// Its renderers (Generate finds them by the result type).
+func init() {
+	register(func(w io.Writer, v *analysis.Verdict, _ Format, _ Options) error { return writeVerdictCSV(w, v) }, CSV)
+	register(func(w io.Writer, v *analysis.Verdict, _ Format, _ Options) error { return writeVerdictText(w, v, true) }, Markdown)
+	register(func(w io.Writer, v *analysis.Verdict, _ Format, _ Options) error {
+		return writeWrapped(w, func(w io.Writer) error { return writeVerdictText(w, v, false) })
+	}, Text)
+}
