@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/cli"
@@ -144,8 +145,17 @@ wait
 	for _, f := range strings.Fields(string(b)) {
 		pid, _ := strconv.Atoi(f)
 		// Reap nothing of ours: a killed process may stay a zombie of
-		// its parent for a moment, so look at its state, not its pid.
-		if st, err := os.ReadFile("/proc/" + f + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+		// its parent for a moment, so look at its state, not its pid; on a
+		// loaded machine a killed process may take a moment to die.
+		alive := func() ([]byte, bool) {
+			st, err := os.ReadFile("/proc/" + f + "/stat")
+			return st, err == nil && !strings.Contains(string(st), ") Z ")
+		}
+		st, ok := alive()
+		for deadline := time.Now().Add(5 * time.Second); ok && time.Now().Before(deadline); st, ok = alive() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if ok {
 			t.Errorf("process %d still runs: %s", pid, st)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
