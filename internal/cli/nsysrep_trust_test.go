@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/nsysphase/nsysphase/internal/cli"
 	"github.com/nsysphase/nsysphase/internal/fixture"
