@@ -3,9 +3,9 @@ package nsysphase
 import (
 	"context"
 
+	"github.com/nsysphase/nsysphase/diag"
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
@@ -13,25 +13,68 @@ import (
 // through this package.
 const Version = "library"
 
-// The analysis document and its rows (the JSON contract of
-// `nsysphase analyze --format json`, version SchemaVersion).
-type (
-	Document         = analysis.Doc
-	SummaryRow       = analysis.SummaryRow
-	MetricSummary    = analysis.MetricSummary
-	ComparisonRow    = analysis.ComparisonRow
-	DecompositionRow = analysis.DecompositionRow
-	ProvenanceRow    = analysis.ProvenanceRow
-	HistoryRow       = analysis.HistoryRow
-	Instance         = phases.Instance
-	Warning          = nsys.Warning
-)
+// Document is the whole analysis: the JSON contract of `nsysphase analyze
+// --format json` (version SchemaVersion), described field by field in
+// docs/schema.md.
+type Document analysis.Doc
+
+// SummaryRow is one arm × phase of the summary: n, steps, blocks and, per
+// metric, the point values and their confidence intervals.
+type SummaryRow analysis.SummaryRow
+
+// MetricSummary are one metric's mean, median, p90, p99 and CIs; null in
+// JSON when the metric was not measured (its source table is absent).
+type MetricSummary analysis.MetricSummary
+
+// MarshalJSON writes a metric that was not measured as null.
+func (m MetricSummary) MarshalJSON() ([]byte, error) { return analysis.MetricSummary(m).MarshalJSON() }
+
+// ComparisonRow is one arm against the baseline for one phase, metric and
+// statistic: ratio and difference with their CIs, and the verdict.
+type ComparisonRow analysis.ComparisonRow
+
+// DecompositionRow is one part of a phase's mean wall difference between an
+// arm and the baseline, with its CI and share of the baseline's wall.
+type DecompositionRow analysis.DecompositionRow
+
+// ProvenanceRow describes one input: file, nsys and schema versions, GPU,
+// driver, CUDA, processes, graph-trace mode.
+type ProvenanceRow analysis.ProvenanceRow
+
+// HistoryRow is one arm and phase against the history runs of the baseline
+// (CompareWithHistory): the t prediction interval over runs.
+type HistoryRow analysis.HistoryRow
+
+// Instance is one step or phase instance: one NVTX range on one thread,
+// with its measurements (the rows of phase_instances).
+type Instance phases.Instance
+
+// IsNull reports whether metric m of x was not measured.
+func (x *Instance) IsNull(m phases.Metric) bool { return (*phases.Instance)(x).IsNull(m) }
+
+// Warning is one diagnostic of any stage, with its code and scope.
+type Warning diag.Warning
+
+func (w Warning) Error() string { return w.Message }
+
+// convert copies a slice into a slice of a defined type with the same
+// underlying type.
+func convert[T any, U any](xs []U, f func(U) T) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}
 
 // SchemaVersion versions the document and the Parquet tables.
 const SchemaVersion = analysis.SchemaVersion
 
 // FileArm gives every file matching Glob the arm Name.
-type FileArm = analysis.FileArm
+type FileArm struct {
+	Name string // the arm
+	Glob string // files of the arm (a path or a glob)
+}
 
 // Options are the settings of an analysis; DefaultOptions gives those of
 // `nsysphase analyze` without flags.
@@ -92,7 +135,7 @@ func Analyze(ctx context.Context, inputs []string, opts Options) (*Analysis, err
 // wins over the file, as a given flag does) and checked against the same
 // bounds as the flags.
 func (opts Options) analysisOptions(inputs []string) (analysis.Options, error) {
-	ao := analysis.Options{Files: inputs, FileArms: opts.FileArms, ArmKey: opts.ArmKey, Jobs: opts.Jobs,
+	ao := analysis.Options{Files: inputs, FileArms: convert(opts.FileArms, func(a FileArm) analysis.FileArm { return analysis.FileArm{Name: a.Name, Glob: a.Glob} }), ArmKey: opts.ArmKey, Jobs: opts.Jobs,
 		Step: opts.Step, Depth: opts.Depth, ArmPattern: opts.ArmPattern, SkipSteps: opts.SkipSteps,
 		Baseline: opts.Baseline, Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed, Quantiles: opts.Quantiles, NoStats: opts.NoStats}
 	if opts.Rules != "" {
@@ -118,7 +161,7 @@ func (opts Options) analysisOptions(inputs []string) (analysis.Options, error) {
 
 // Document is the whole analysis as the JSON contract (json.Marshal it for
 // the document `nsysphase analyze --format json` prints).
-func (a *Analysis) Document() *Document { return a.doc }
+func (a *Analysis) Document() *Document { return (*Document)(a.doc) }
 
 // Arms are the arms in order of their first block; Arms()[0] is the
 // default baseline.
@@ -129,23 +172,35 @@ func (a *Analysis) Phases() []string { return a.doc.Phases }
 
 // Instances are every step and phase instance, in input order (the rows of
 // phase_instances).
-func (a *Analysis) Instances() []Instance { return a.doc.Instances() }
+func (a *Analysis) Instances() []Instance {
+	return convert(a.doc.Instances(), func(x phases.Instance) Instance { return Instance(x) })
+}
 
 // Summary is one row per arm and phase: point values and intervals.
-func (a *Analysis) Summary() []SummaryRow { return a.doc.Summary }
+func (a *Analysis) Summary() []SummaryRow {
+	return convert(a.doc.Summary, func(x analysis.SummaryRow) SummaryRow { return SummaryRow(x) })
+}
 
 // Comparisons are every arm against the baseline, per phase, metric and
 // statistic.
-func (a *Analysis) Comparisons() []ComparisonRow { return a.doc.Comparisons }
+func (a *Analysis) Comparisons() []ComparisonRow {
+	return convert(a.doc.Comparisons, func(x analysis.ComparisonRow) ComparisonRow { return ComparisonRow(x) })
+}
 
 // Decomposition splits each phase's mean wall difference into its parts.
-func (a *Analysis) Decomposition() []DecompositionRow { return a.doc.Decomposition }
+func (a *Analysis) Decomposition() []DecompositionRow {
+	return convert(a.doc.Decomposition, func(x analysis.DecompositionRow) DecompositionRow { return DecompositionRow(x) })
+}
 
 // Provenance is one row per input: what produced the export.
-func (a *Analysis) Provenance() []ProvenanceRow { return a.doc.Provenance }
+func (a *Analysis) Provenance() []ProvenanceRow {
+	return convert(a.doc.Provenance, func(x analysis.ProvenanceRow) ProvenanceRow { return ProvenanceRow(x) })
+}
 
 // Warnings are the diagnostics of every stage; filter them by Code.
-func (a *Analysis) Warnings() []Warning { return a.doc.Warnings }
+func (a *Analysis) Warnings() []Warning {
+	return convert(a.doc.Warnings, func(x diag.Warning) Warning { return Warning(x) })
+}
 
 // Tables are the analysis as the tables of `nsysphase analyze --out`
 // (phase_instances, phase_summary, comparisons, decomposition, provenance),
@@ -176,5 +231,6 @@ func (a *Analysis) CompareWithHistory(ctx context.Context, dirs []string, skipSt
 	if err != nil {
 		return nil, err
 	}
-	return a.doc.CompareWithHistory(h, a.doc.Phases, "wall_ns", "mean", "", confidence)
+	rows, err := a.doc.CompareWithHistory(h, a.doc.Phases, "wall_ns", "mean", "", confidence)
+	return convert(rows, func(x analysis.HistoryRow) HistoryRow { return HistoryRow(x) }), err
 }

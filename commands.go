@@ -1,0 +1,156 @@
+package nsysphase
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/report"
+)
+
+// What a Go program can do is what the command line does: Analyze (and
+// AnalyzeDatasets, analyze --from), Inventory, Boundary and Verdict, each
+// result rendered with Render in any format the command has and marshalled
+// to the command's JSON.
+
+// Render writes a result of this package — *Analysis, *InventoryReport,
+// *BoundaryReport or *VerdictReport — in format ("table", "markdown",
+// "json", "csv", "parquet", "arrow", "html"; the formats the matching
+// command offers): the same bytes the command prints.
+func Render(w io.Writer, result any, format string) error {
+	f, err := report.ParseFormat(format)
+	if err != nil {
+		return err
+	}
+	var r any
+	switch v := result.(type) {
+	case *Analysis:
+		r = v.doc
+	case *InventoryReport:
+		r = v.inv
+	case *BoundaryReport:
+		r = v.b
+	case *VerdictReport:
+		r = v.v
+	default:
+		return fmt.Errorf("render: %T is not a result of package nsysphase", result)
+	}
+	return report.Generate(w, f, r, report.Options{Tool: "nsysphase " + Version})
+}
+
+// AnalyzeDatasets analyses datasets written by `nsysphase analyze --out` (or
+// WriteDataset) instead of exports: the same statistics and the same
+// document as a direct analysis of the exports they came from
+// (`nsysphase analyze --from`). The options' statistics and SkipSteps apply;
+// segmentation options do not (the datasets hold the segmented instances).
+func AnalyzeDatasets(ctx context.Context, dirs []string, opts Options) (*Analysis, error) {
+	ao := analysis.Options{Files: dirs, Depth: 1, ArmPattern: DefaultOptions().ArmPattern, SkipSteps: opts.SkipSteps,
+		Baseline: opts.Baseline, Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed, Quantiles: opts.Quantiles, NoStats: opts.NoStats}
+	if err := ao.Validate(); err != nil {
+		return nil, err
+	}
+	doc, err := analysis.BuildFromDatasets(ctx, dirs, analysis.FromOptions{SkipSteps: opts.SkipSteps}, ao.StatsConfig(), Version)
+	if err != nil {
+		return nil, err
+	}
+	return &Analysis{doc: doc}, nil
+}
+
+// readCalls reads the inputs with each instance's CUDA calls recorded: what
+// Inventory, Boundary and Verdict need.
+func readCalls(ctx context.Context, inputs []string, opts Options) (analysis.Options, []*analysis.FileResult, analysis.Frames, error) {
+	ao, err := opts.analysisOptions(inputs)
+	if err != nil {
+		return ao, nil, nil, err
+	}
+	cfg, err := ao.Config()
+	if err != nil {
+		return ao, nil, nil, err
+	}
+	files, frames, err := analysis.ReadCalls(ctx, cfg)
+	return ao, files, frames, err
+}
+
+// InventoryReport is every blocking host interaction (synchronisations,
+// synchronous copies, allocations) per arm and phase, ranked by cost per
+// step, with a suggested fix: `nsysphase inventory`.
+type InventoryReport struct{ inv *analysis.Inventory }
+
+// Inventory lists the blocking host interactions of the exports.
+func Inventory(ctx context.Context, inputs []string, opts Options) (*InventoryReport, error) {
+	ao, files, frames, err := readCalls(ctx, inputs, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &InventoryReport{inv: analysis.BuildInventory(files, frames, ao.SkipSteps)}, nil
+}
+
+// Items is the number of distinct interactions listed (arm × phase × kind ×
+// API).
+func (r *InventoryReport) Items() int { return len(r.inv.Items) }
+
+// MarshalJSON is `nsysphase inventory --format json`.
+func (r *InventoryReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.inv) }
+
+// BoundaryReport says whether a region of phases can be captured as a CUDA
+// graph, what blocks it and the most capture could save per step:
+// `nsysphase boundary`.
+type BoundaryReport struct{ b *analysis.Boundary }
+
+// Boundary checks the candidate capture region (phase names, in any order).
+func Boundary(ctx context.Context, inputs []string, opts Options, region []string) (*BoundaryReport, error) {
+	ao, files, frames, err := readCalls(ctx, inputs, opts)
+	if err != nil {
+		return nil, err
+	}
+	b, err := analysis.BuildBoundary(files, frames, region, ao.StatsConfig(), ao.SkipSteps)
+	if err != nil {
+		return nil, err
+	}
+	return &BoundaryReport{b: b}, nil
+}
+
+// Capturable reports whether no arm has a blocker inside the region.
+func (r *BoundaryReport) Capturable() bool { return r.b.Capturable }
+
+// Blockers is the number of blockers found (over all arms).
+func (r *BoundaryReport) Blockers() int { return len(r.b.Blockers) }
+
+// MarshalJSON is `nsysphase boundary --format json`.
+func (r *BoundaryReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.b) }
+
+// VerdictReport is a go / no-go for capturing a region as a CUDA graph:
+// `nsysphase verdict`.
+type VerdictReport struct{ v *analysis.Verdict }
+
+// Verdict decides whether capturing the region would save at least minGain
+// (a share of step wall, 0.10 = 10%), from the bounded saving and its CI.
+func Verdict(ctx context.Context, inputs []string, opts Options, region []string, minGain float64) (*VerdictReport, error) {
+	ao, files, frames, err := readCalls(ctx, inputs, opts)
+	if err != nil {
+		return nil, err
+	}
+	v, err := analysis.BuildVerdict(files, frames, region, minGain, ao.StatsConfig(), ao.SkipSteps)
+	if err != nil {
+		return nil, err
+	}
+	return &VerdictReport{v: v}, nil
+}
+
+// Decision is "go", "no-go" or "inconclusive" (the command's exit codes 0,
+// 1 and 3).
+func (r *VerdictReport) Decision() string { return r.v.Verdict }
+
+// Removable is the bounded saving's share of step wall and its CI (nil
+// without one).
+func (r *VerdictReport) Removable() (share float64, ci *[2]float64) {
+	return r.v.Removable.Value, r.v.Removable.CI
+}
+
+// Reason says why, in one sentence.
+func (r *VerdictReport) Reason() string { return r.v.Reason }
+
+// MarshalJSON is `nsysphase verdict --format json`.
+func (r *VerdictReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.v) }
