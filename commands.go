@@ -15,8 +15,8 @@ import (
 // result rendered with Render in any format the command has and marshalled
 // to the command's JSON.
 
-// Render writes a result of this package — *Analysis, *InventoryReport,
-// *BoundaryReport or *VerdictReport — in format ("table", "markdown",
+// Render writes a result of this package — *Analysis, *CheckReport,
+// *InventoryReport, *BoundaryReport or *VerdictReport — in format ("table", "markdown",
 // "json", "csv", "parquet", "arrow", "html"; the formats the matching
 // command offers): the same bytes the command prints.
 func Render(w io.Writer, result any, format string) error {
@@ -34,6 +34,8 @@ func Render(w io.Writer, result any, format string) error {
 		r = v.b
 	case *VerdictReport:
 		r = v.v
+	case *CheckReport:
+		r = v.g
 	default:
 		return fmt.Errorf("render: %T is not a result of package nsysphase", result)
 	}
@@ -154,3 +156,63 @@ func (r *VerdictReport) Reason() string { return r.v.Reason }
 
 // MarshalJSON is `nsysphase verdict --format json`.
 func (r *VerdictReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.v) }
+
+// CheckSpec is what a CI gate judges: phases (default: the step), metric
+// (default "wall_ns"), statistic (default "mean") and the largest tolerated
+// slowdown, a fraction (0.05 tolerates +5%).
+type CheckSpec struct {
+	Phases []string
+	Metric string
+	Stat   string
+	Limit  float64
+}
+
+// CheckReport is the outcome of a gate: `nsysphase check`.
+type CheckReport struct{ g *analysis.Gate }
+
+// Failed reports a proven regression beyond the limit (the command's exit 1).
+func (r *CheckReport) Failed() bool { return r.g.Status == "FAIL" }
+
+// MarshalJSON is `nsysphase check --format json`.
+func (r *CheckReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.g) }
+
+func (a *Analysis) gateSpec(s CheckSpec) analysis.GateSpec {
+	if len(s.Phases) == 0 {
+		s.Phases = []string{a.doc.Step}
+	}
+	if s.Metric == "" {
+		s.Metric = "wall_ns"
+	}
+	if s.Stat == "" {
+		s.Stat = "mean"
+	}
+	st := a.doc.Settings
+	return analysis.GateSpec{Phases: s.Phases, Metric: s.Metric, Stat: s.Stat, Limit: s.Limit, Confidence: st.Confidence, Resamples: st.Resamples, Seed: st.Seed}
+}
+
+// Check gates every arm of the analysis against its baseline: FAIL only
+// when an arm is proven slower by more than the limit with a between-block
+// CI (`nsysphase check`).
+func (a *Analysis) Check(spec CheckSpec) (*CheckReport, error) {
+	g, err := analysis.ArmsGate(a.doc, a.gateSpec(spec))
+	if err != nil {
+		return nil, err
+	}
+	return &CheckReport{g: g}, nil
+}
+
+// CheckHistory gates the analysis' runs against the history datasets dirs
+// (written by `nsysphase analyze --out` in earlier runs of the baseline): the
+// t prediction interval over runs (`nsysphase check --history`).
+func (a *Analysis) CheckHistory(ctx context.Context, dirs []string, spec CheckSpec) (*CheckReport, error) {
+	h, _, err := analysis.LoadHistory(ctx, dirs, a.doc.Settings.SkipSteps, Version)
+	if err != nil {
+		return nil, err
+	}
+	gs := a.gateSpec(spec)
+	rows, err := a.doc.CompareWithHistory(h, gs.Phases, gs.Metric, gs.Stat, "", gs.Confidence)
+	if err != nil {
+		return nil, err
+	}
+	return &CheckReport{g: analysis.HistoryGate(rows, h, gs)}, nil
+}

@@ -105,3 +105,21 @@ func ExampleVerdict() {
 	// Output:
 	// go: 51.5% of step wall removable, CI [51.1%, 51.9%]
 }
+
+// Gate a change in CI: graph against eager on the step's mean wall, failing
+// only for a proven slowdown of more than 5%.
+func ExampleAnalysis_Check() {
+	a, err := nsysphase.Analyze(context.Background(), []string{interleaved}, nsysphase.DefaultOptions())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := a.Check(nsysphase.CheckSpec{Limit: 0.05})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("failed:", r.Failed())
+	// Output:
+	// failed: false
+}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/report"
-	"github.com/nsysphase/nsysphase/stats"
 )
 
 // CheckOptions are the flags and arguments of `nsysphase check`.
@@ -132,10 +131,8 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 
 // knownPhases refuses a --phases entry that is not a phase of doc.
 func knownPhases(doc *analysis.Doc, phs []string) error {
-	for _, ph := range phs {
-		if !slices.Contains(doc.Phases, ph) {
-			return usageErr("--phases %q: not a phase of these inputs (phases: %s)", ph, strings.Join(doc.Phases, ", "))
-		}
+	if err := analysis.KnownPhases(doc, phs); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
 }
@@ -149,19 +146,6 @@ func aliasFlag(cmd *cobra.Command, alias, name string) {
 		}
 		return prev(f, n)
 	})
-}
-
-// oneArmSentence says in one sentence what check needs when the inputs
-// hold a single arm.
-func oneArmSentence(arms []string) string {
-	what := "one arm"
-	if len(arms) == 1 && arms[0] != "" {
-		what = fmt.Sprintf("one arm (%s)", arms[0])
-	} else if len(arms) == 1 {
-		what = "one arm (no arm ranges)"
-	}
-	return fmt.Sprintf("check compares arms with a baseline and these inputs hold %s: record the baseline and the change as arms "+
-		"(NVTX ranges \"arm=NAME block=N\", --arm NAME=GLOB or --arm-key), or gate this run against earlier runs with --history DIR", what)
 }
 
 // parseShare reads a share written as a percentage ("5%") or a fraction
@@ -199,9 +183,9 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	g, err := gate(doc, o)
+	g, err := analysis.ArmsGate(doc, o.spec())
 	if err != nil {
-		return err
+		return asExit(err)
 	}
 	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
 		return err
@@ -209,7 +193,12 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	return gateExit(g)
 }
 
-func gateExit(g *report.Gate) error {
+// spec is what the gate judges.
+func (o *CheckOptions) spec() analysis.GateSpec {
+	return analysis.GateSpec{Phases: o.Phases, Metric: o.Metric, Stat: o.Stat, Limit: o.Limit, Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed}
+}
+
+func gateExit(g *analysis.Gate) error {
 	if g.Status == "FAIL" {
 		return &ExitError{Code: ExitGate, Err: silentErr{}}
 	}
@@ -263,96 +252,11 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return asExit(err)
 	}
-	g := historyGate(rows, h, o)
+	g := analysis.HistoryGate(rows, h, o.spec())
 	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
 		return err
 	}
 	return gateExit(g)
-}
-
-// historyGate judges each candidate arm against its history: a regression
-// only when the whole interval lies above 1 + limit.
-func historyGate(rows []analysis.HistoryRow, h *analysis.HistoryRuns, o *CheckOptions) *report.Gate {
-	g := &report.Gate{Status: "PASS", Mode: report.ModeHistory, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Limit: o.Limit,
-		Confidence: o.Confidence, HistoryDirs: h.Dirs, Arms: []report.GateRow{}}
-	bound := 1 + o.Limit
-	limit := report.LimitText(o.Limit)
-	for _, r := range rows {
-		c := r.HistoryComparison
-		if g.Baseline == "" {
-			g.Baseline = r.HistoryArm
-		} else if g.Baseline != r.HistoryArm {
-			g.Baseline = "each arm's own"
-		}
-		row := report.GateRow{Phase: r.Phase, Arm: r.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.HistoryRuns, Outcome: report.OutcomePass, History: c}
-		switch {
-		case c.RatioCI == nil:
-			row.Outcome = report.OutcomeInconclusive
-			row.Reason = c.Reason + ": a regression cannot be proven"
-		case c.RatioCI[0] > bound:
-			row.Outcome = report.OutcomeRegression
-			row.Reason = fmt.Sprintf("the whole interval lies above %.3f: %s is proven slower than the history of %s by more than %s", bound, r.Arm, r.HistoryArm, limit)
-			g.Status = "FAIL"
-		case c.RatioCI[1] > bound:
-			row.Reason = fmt.Sprintf("the interval reaches above %.3f and below it: not proven", bound)
-		default:
-			row.Reason = fmt.Sprintf("the interval lies below %.3f", bound)
-		}
-		g.Arms = append(g.Arms, row)
-	}
-	return g
-}
-
-// gate judges each arm. Only a between-unit CI can prove a regression: a
-// within-run CI (one file or one block per arm) leaves out run-to-run
-// variance, so, like analyze's "no CI", it is inconclusive and passes.
-func gate(doc *analysis.Doc, o *CheckOptions) (*report.Gate, error) {
-	if err := knownPhases(doc, o.Phases); err != nil {
-		return nil, err
-	}
-	if !slices.Contains(analysis.MetricNames(), o.Metric) {
-		return nil, usageErr("--metric %q: not a metric (metrics: %s)", o.Metric, strings.Join(analysis.MetricNames(), ", "))
-	}
-	if len(doc.Arms) < 2 {
-		return nil, usageErr("%s", oneArmSentence(doc.Arms))
-	}
-	g := &report.Gate{Status: "PASS", Mode: report.ModeArms, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
-		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}
-	bound := 1 + o.Limit
-	limit := report.LimitText(o.Limit)
-	for _, c := range doc.Comparisons {
-		if !slices.Contains(o.Phases, c.Phase) || c.Metric != o.Metric || c.Stat != o.Stat {
-			continue
-		}
-		r := report.GateRow{Phase: c.Phase, Arm: c.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.NUnits, Outcome: report.OutcomePass}
-		switch {
-		case c.RatioCI == nil:
-			r.Outcome = report.OutcomeInconclusive
-			r.Reason = fmt.Sprintf("no between-unit CI (%s, n = %d): a regression cannot be proven; record more blocks or runs", c.Method, c.NUnits)
-		case c.Method == stats.MethodWithinRun:
-			r.Outcome = report.OutcomeInconclusive
-			r.Reason = fmt.Sprintf("within-run CI [%.3f, %.3f] only (one block or file per arm): it leaves out run-to-run variance and cannot prove a regression; record more blocks or runs", c.RatioCI[0], c.RatioCI[1])
-		case c.RatioCI[0] > bound:
-			r.Outcome = report.OutcomeRegression
-			r.Reason = fmt.Sprintf("the whole CI lies above %.3f: %s is proven slower than %s by more than %s", bound, c.Arm, c.Baseline, limit)
-			g.Status = "FAIL"
-		case c.RatioCI[1] > bound:
-			r.Reason = fmt.Sprintf("the CI reaches above %.3f but also below it: not proven", bound)
-		default:
-			r.Reason = fmt.Sprintf("the CI lies below %.3f", bound)
-		}
-		g.Arms = append(g.Arms, r)
-	}
-	for _, ph := range o.Phases {
-		if !slices.ContainsFunc(g.Arms, func(r report.GateRow) bool { return r.Phase == ph }) && len(o.Phases) > 1 {
-			g.Arms = append(g.Arms, report.GateRow{Phase: ph, Arm: "-", Method: stats.MethodNone, Outcome: report.OutcomeInconclusive,
-				Reason: fmt.Sprintf("no comparison: the baseline %s or every other arm lacks this phase", doc.Baseline)})
-		}
-	}
-	if len(g.Arms) == 0 {
-		return nil, usageErr("nothing to compare for phases %s, metric %q, stat %q: the baseline %q lacks them", strings.Join(o.Phases, ", "), o.Metric, o.Stat, doc.Baseline)
-	}
-	return g, nil
 }
 
 // runCheckWithinRun gates each arm against the baseline with the
@@ -369,39 +273,9 @@ func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
 	if len(doc.Arms) < 2 {
 		return usageErr("--within-run compares an arm with the baseline, and these inputs hold one arm (%s): pass one export per arm with --arm NAME=FILE", strings.Join(doc.Arms, ", "))
 	}
-	g := &report.Gate{Status: "PASS", Mode: report.ModeWithinRun, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
-		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []report.GateRow{}}
-	bound := 1 + o.Limit
-	for _, ph := range o.Phases {
-		series, err := doc.ArmSeries(ph, o.Metric)
-		if err != nil {
-			return asExit(err)
-		}
-		for _, arm := range doc.Arms {
-			if arm == doc.Baseline || series[arm] == nil || series[doc.Baseline] == nil {
-				continue
-			}
-			w, err := stats.CompareWithinRun(ph, o.Metric, o.Stat, doc.Baseline, arm, series[doc.Baseline], series[arm],
-				stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed})
-			if err != nil {
-				return err
-			}
-			r := report.GateRow{Phase: ph, Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: report.OutcomePass, WithinRun: w}
-			switch {
-			case w.RatioCI == nil:
-				r.Outcome = report.OutcomeInconclusive
-				r.Reason = "no within-run interval (a zero statistic)"
-			case w.RatioCI[0] > bound:
-				r.Outcome = report.OutcomeRegression
-				r.Reason = fmt.Sprintf("within-run: the whole interval lies above %.3f: this run of %s is slower than this run of %s by more than %s", bound, arm, doc.Baseline, report.LimitText(o.Limit))
-				g.Status = "FAIL"
-			case w.RatioCI[1] > bound:
-				r.Reason = fmt.Sprintf("within-run: the interval reaches above %.3f and below it: not proven", bound)
-			default:
-				r.Reason = fmt.Sprintf("within-run: the interval lies below %.3f", bound)
-			}
-			g.Arms = append(g.Arms, r)
-		}
+	g, err := analysis.WithinRunGate(doc, o.spec())
+	if err != nil {
+		return asExit(err)
 	}
 	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
 		return err

@@ -7,61 +7,28 @@ import (
 	"strings"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/stats"
 )
 
-// Gate is the outcome of `nsysphase check`: each arm against the baseline
-// on one phase, metric and statistic.
-type Gate struct {
-	Status     string  `json:"status"` // PASS or FAIL
-	Mode       string  `json:"mode"`   // ModeArms, ModeHistory or ModeWithinRun
-	Phase      string  `json:"phase"`
-	Metric     string  `json:"metric"`
-	Stat       string  `json:"stat"`
-	Baseline   string  `json:"baseline"`
-	Limit      float64 `json:"limit"` // largest tolerated slowdown, a fraction: 0.05 is +5%
-	Confidence float64 `json:"confidence"`
-	Resamples  int     `json:"resamples"`
-	Seed       uint64  `json:"seed"`
-	// HistoryDirs are the datasets of the history runs (ModeHistory).
-	HistoryDirs []string  `json:"history_dirs,omitempty"`
-	Arms        []GateRow `json:"arms"`
-}
-
-// Gate modes: what each arm is compared with.
-const (
-	ModeArms      = "arms"       // the baseline arm of the same inputs (blocks or files as units)
-	ModeHistory   = "history"    // the datasets of earlier baseline runs (check --history)
-	ModeWithinRun = "within-run" // one run per arm, steps resampled in blocks (check --within-run)
+// The gate's result types live with its logic (internal/analysis/gate.go).
+type (
+	Gate    = analysis.Gate
+	GateRow = analysis.GateRow
 )
 
-// Gate outcomes of one arm.
+// Gate modes and outcomes, as the renderers name them.
 const (
-	OutcomeRegression   = "regression"   // the whole ratio CI lies above 1 + limit
-	OutcomePass         = "pass"         // the CI does not prove a regression
-	OutcomeInconclusive = "inconclusive" // no between-unit CI: nothing can be proven either way (passes)
+	ModeArms            = analysis.ModeArms
+	ModeHistory         = analysis.ModeHistory
+	ModeWithinRun       = analysis.ModeWithinRun
+	OutcomeRegression   = analysis.OutcomeRegression
+	OutcomePass         = analysis.OutcomePass
+	OutcomeInconclusive = analysis.OutcomeInconclusive
 )
-
-// GateRow is one arm's outcome.
-type GateRow struct {
-	Phase   string      `json:"phase"`
-	Arm     string      `json:"arm"`
-	Ratio   *float64    `json:"ratio"`
-	RatioCI *[2]float64 `json:"ratio_ci"`
-	Method  string      `json:"method"`
-	NUnits  int         `json:"n_units"`
-	Outcome string      `json:"outcome"`
-	Reason  string      `json:"reason"`
-	// History is the comparison with the history runs (ModeHistory).
-	History *stats.HistoryComparison `json:"history,omitempty"`
-	// WithinRun is the stationary-bootstrap comparison (ModeWithinRun).
-	WithinRun *stats.WithinRunComparison `json:"within_run,omitempty"`
-}
 
 // LimitText prints a limit fraction as the percentage it is: 0.05 → "+5%".
-func LimitText(limit float64) string {
-	return "+" + strconv.FormatFloat(100*limit, 'g', 4, 64) + "%"
-}
+func LimitText(limit float64) string { return analysis.LimitText(limit) }
 
 func writeGate(w io.Writer, g *Gate, f Format) error {
 	switch g.Mode {
