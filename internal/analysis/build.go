@@ -63,6 +63,9 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		d.StepChoice = &sc
 	}
 	d.instances = allInstances(files)
+	if w, ok := foldPhases(d.instances, d.Step, &d.Phases); ok {
+		d.Warnings = append(d.Warnings, w)
+	}
 	d.unitStart = unitStart
 	d.Arms = armsInOrder(d.instances, unitStart)
 	d.Settings = Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
@@ -393,4 +396,65 @@ func (d *Doc) Results() []*stats.Result { return d.results }
 func wallPartInts() []int {
 	w := phases.WallParts()
 	return metricInts(w[:])
+}
+
+// MaxPhases bounds the distinct phases of an analysis: each costs a summary
+// row, every metric with its statistics (about 20 KB of memory and 8 KB of
+// JSON), and a report of ten thousand phases is read by no one. Beyond it,
+// the phases with the most wall time are kept and the rest become one phase,
+// OtherPhases, with a warning.
+const MaxPhases = 500
+
+// OtherPhases names the phases folded beyond MaxPhases.
+const OtherPhases = "(other phases)"
+
+// foldPhases renames the phases beyond MaxPhases (by total wall time, the
+// step, (unannotated) and other threads' rows always kept) to OtherPhases in
+// xs and in order.
+func foldPhases(xs []phases.Instance, step string, order *[]string) (Warning, bool) {
+	keep := func(p string) bool { return p == step || p == phases.Unannotated || phases.IsOtherThreadRow(p) }
+	wall := map[string]int64{}
+	for i := range xs {
+		if p := xs[i].Phase; !keep(p) {
+			wall[p] += xs[i].M[phases.Wall]
+		}
+	}
+	if len(wall) <= MaxPhases {
+		return Warning{}, false
+	}
+	names := make([]string, 0, len(wall))
+	for p := range wall {
+		names = append(names, p)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if wall[a] != wall[b] {
+			if wall[a] > wall[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	folded := map[string]bool{}
+	for _, p := range names[MaxPhases:] {
+		folded[p] = true
+	}
+	for i := range xs {
+		if folded[xs[i].Phase] {
+			xs[i].Phase = OtherPhases
+		}
+	}
+	var kept []string
+	added := false
+	for _, p := range *order {
+		switch {
+		case !folded[p]:
+			kept = append(kept, p)
+		case !added:
+			kept, added = append(kept, OtherPhases), true
+		}
+	}
+	*order = kept
+	return Warning{Code: WarnPhasesFolded, Message: fmt.Sprintf("%d distinct phases: the %d with the most wall time are kept and the other %d are one phase %q; choose phases with --config or --depth",
+		len(names), MaxPhases, len(names)-MaxPhases, OtherPhases)}, true
 }

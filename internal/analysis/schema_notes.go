@@ -105,7 +105,9 @@ range is one measured value, n = 1), ` + "`input`" + ` (an input warning
 read from a dataset written before codes existed).
 
 Merging and commands: ` + "`step_differs`" + `, ` + "`dataset_without_context`" + `,
-` + "`skip_steps_differ`" + `, ` + "`no_kept_steps`" + `.
+` + "`skip_steps_differ`" + `, ` + "`no_kept_steps`" + `, ` + "`phases_folded`" + ` (more than 500
+distinct phases: the 500 with the most wall time are kept, the rest are one
+phase ` + "`(other phases)`" + `).
 
 Statistics (package stats; see [statistics.md](statistics.md) §7):
 ` + "`tail_limited_mean`" + `, ` + "`autocorrelation`" + `, ` + "`head_effect`" + `, ` + "`drift`" + `,

@@ -7,4 +7,5 @@ const (
 	WarnDatasetWithoutContext = "dataset_without_context" // --from: a dataset lacks the analysis context
 	WarnSkipStepsDiffer       = "skip_steps_differ"       // --from: datasets were written with different --skip-steps
 	WarnNoKeptSteps           = "no_kept_steps"           // boundary: no step left after --skip-steps
+	WarnPhasesFolded          = "phases_folded"           // more distinct phases than MaxPhases: the rest are one phase
 )
