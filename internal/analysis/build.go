@@ -114,17 +114,19 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	return d, nil
 }
 
-// allInstances is the files' instances in input order. The first file's
-// are used in place (capacity clipped, so a second file's append copies):
-// no copy of the biggest result for the usual single export.
-func allInstances(files []*FileResult) []phases.Instance {
-	var xs []phases.Instance
-	for i, fr := range files {
-		if i == 0 {
-			xs = slices.Clip(fr.Result.Instances)
-		} else {
-			xs = append(xs, fr.Result.Instances...)
-		}
+// allInstances is the files' instances in input order: a single file's
+// store in place (no copy of the biggest result for the usual single
+// export), else a merged store.
+func allInstances(files []*FileResult) *phases.Store {
+	switch len(files) {
+	case 0:
+		return phases.NewStore()
+	case 1:
+		return files[0].Result.InstanceStore()
+	}
+	xs := phases.NewStore()
+	for _, fr := range files {
+		xs.AppendStore(fr.Result.InstanceStore())
 	}
 	return xs
 }
@@ -211,8 +213,9 @@ func relabelArms(files []*FileResult) {
 		if fr.FileArm != "" {
 			anyFileArm = true
 		}
-		for _, x := range fr.Result.Instances {
-			nvtx[strings.TrimPrefix(strings.TrimPrefix(x.Arm, fr.FileArm), "/")] = true
+		st := fr.Result.InstanceStore()
+		for i := range st.Len() {
+			nvtx[strings.TrimPrefix(strings.TrimPrefix(st.Arm(i), fr.FileArm), "/")] = true
 		}
 	}
 	if !anyFileArm || len(nvtx) != 1 {
@@ -222,19 +225,16 @@ func relabelArms(files []*FileResult) {
 		if fr.FileArm == "" {
 			continue
 		}
-		r := fr.Result
-		for i := range r.Instances {
-			r.Instances[i].Arm = fr.FileArm
-		}
+		fr.Result.InstanceStore().SetArm(fr.FileArm)
 	}
 }
 
-func armsInOrder(xs []phases.Instance, unitStart map[phases.UnitID]int64) []string {
+func armsInOrder(xs *phases.Store, unitStart map[phases.UnitID]int64) []string {
 	first := map[string]int64{}
-	for _, x := range xs {
-		s := unitStart[x.Unit]
-		if v, ok := first[x.Arm]; !ok || s < v {
-			first[x.Arm] = s
+	for i := range xs.Len() {
+		s, arm := unitStart[xs.Unit(i)], xs.Arm(i)
+		if v, ok := first[arm]; !ok || s < v {
+			first[arm] = s
 		}
 	}
 	arms := make([]string, 0, len(first))
@@ -339,13 +339,13 @@ type armPhase struct{ arm, phase string }
 // AND of the instances' null masks).
 func (d *Doc) nullMetrics() map[armPhase]uint64 {
 	out := map[armPhase]uint64{}
-	for i := range d.instances {
-		x := &d.instances[i]
-		k := armPhase{x.Arm, x.Phase}
+	xs := d.instances
+	for i := range xs.Len() {
+		k, null := armPhase{xs.Arm(i), xs.Phase(i)}, xs.Null(i)
 		if v, ok := out[k]; ok {
-			out[k] = v & x.Null
+			out[k] = v & null
 		} else {
-			out[k] = x.Null
+			out[k] = null
 		}
 	}
 	return out
@@ -382,8 +382,12 @@ func (d *Doc) fillPoint(ph string, us []stats.Unit, names []string) {
 	}
 }
 
-// Instances returns the merged phase and step instances.
-func (d *Doc) Instances() []phases.Instance { return d.instances }
+// Instances returns the merged phase and step instances (decoded: as
+// much memory as the instances take uncompressed; see Store).
+func (d *Doc) Instances() []phases.Instance { return d.instances.All() }
+
+// Store returns the merged phase and step instances, compact.
+func (d *Doc) Store() *phases.Store { return d.instances }
 
 // Results returns the statistics per phase (nil entries when off).
 func (d *Doc) Results() []*stats.Result { return d.results }

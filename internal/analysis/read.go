@@ -202,6 +202,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	defer closeFn()
 	opt := cfg.Segment
 	opt.FileArm = fr.FileArm
+	opt.Compact = true // the analysis reads Result.Store
 	res, err := phases.Segment(f, opt)
 	if err != nil {
 		return nil, err
@@ -222,9 +223,10 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string) (*FileResult
 	if ns, ok, err := f.SessionStartUTC(); err == nil && ok {
 		fr.StartUTC = ns
 	}
-	fr.MinTime = res.Instances[0].Start
-	for _, x := range res.Instances {
-		fr.MinTime = min(fr.MinTime, x.Start)
+	st := res.InstanceStore()
+	fr.MinTime = st.Start(0)
+	for i := range st.Len() {
+		fr.MinTime = min(fr.MinTime, st.Start(i))
 	}
 	return fr, nil
 }
