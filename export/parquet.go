@@ -91,8 +91,9 @@ func writeParquetChunks(w io.Writer, first *Table, rest iter.Seq[*Table], opt Op
 	if err != nil {
 		return fmt.Errorf("create parquet writer: %w", err)
 	}
+	isFirst := true
 	write := func(t *Table) error {
-		if t != first {
+		if !isFirst {
 			s, err := arrowSchema(t, opt)
 			if err != nil {
 				return err
@@ -115,7 +116,9 @@ func writeParquetChunks(w io.Writer, first *Table, rest iter.Seq[*Table], opt Op
 		}
 		return nil
 	}
-	if err := write(first); err != nil {
+	err = write(first)
+	first, isFirst = nil, false // not held while the rest is written
+	if err != nil {
 		_ = pw.close() // the write's error is the one to report
 		return err
 	}

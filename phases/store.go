@@ -365,7 +365,7 @@ func (s *Store) getKey(i int, x *Instance) {
 // setMetrics stores the measurements (and null masks) of xs, instances
 // base.. of s, in a segment of their own.
 func (s *Store) setMetrics(xs []Instance, base int) {
-	b := make([]byte, 0, len(xs)*24)
+	b := make([]byte, 0, len(xs)*64)
 	for i := range xs {
 		x := &xs[i]
 		k := &s.keys[base+i]
@@ -373,7 +373,9 @@ func (s *Store) setMetrics(xs []Instance, base int) {
 		k.off = uint32(len(b))
 		b = appendMetrics(b, k, x)
 	}
-	b = slices.Clip(b)
+	if cap(b)-len(b) > len(b)/8 {
+		b = append([]byte(nil), b...) // the segment is kept to the end: no spare capacity
+	}
 	s.mu.Lock()
 	seg := uint32(len(s.segs))
 	s.segs = append(s.segs, b)
