@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"sync"
+	"runtime"
 
 	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
@@ -35,72 +35,71 @@ const vendorMargin = 1_000_000_000
 // path can.
 var errVendorUnordered = errors.New("vendor stream: input not in the order it relies on")
 
-// vendorBatch is how many rows a scanning goroutine hands over at once.
-const vendorBatch = 4096
-
 // vendorStreamAPI is a call row as streamed.
 type vendorStreamAPI struct {
 	globalTid, start, end, corr int64
 	call                        bool
 }
 
-// batches runs scan in a goroutine that sends its rows in batches; the
-// returned next yields them one by one (ok false at the end).
-type batches[T any] struct {
-	ch   chan []T
-	cur  []T
-	i    int
-	err  *error
-	done bool
+// vendorPart is one decoded part of a table: its rows (those the join
+// reads) and how many of all its rows end before they start.
+type vendorPart[T any] struct {
+	rows     []T
+	negative int64
 }
 
-func startBatches[T any](ctx context.Context, wg *sync.WaitGroup, errp *error, scan func(emit func(T) bool) error) *batches[T] {
-	b := &batches[T]{ch: make(chan []T, 4), err: errp}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(b.ch)
-		buf := make([]T, 0, vendorBatch)
-		send := func() bool {
-			select {
-			case b.ch <- buf:
-				buf = make([]T, 0, vendorBatch)
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		err := scan(func(v T) bool {
-			buf = append(buf, v)
-			return len(buf) < vendorBatch || send()
-		})
-		if err == nil && len(buf) > 0 {
-			send()
-		}
-		if err != nil {
-			*errp = err
-		}
-	}()
-	return b
+// vendorRows reads a table's parts, decoded ahead on all cores by the
+// engine's part decoders (startParts), row by row in table order.
+type vendorRows[T any] struct {
+	ps       *partStream[*vendorPart[T]]
+	cur      *vendorPart[T]
+	i        int
+	done     bool
+	err      error
+	negative int64
 }
 
-// peek returns the next row without consuming it.
-func (b *batches[T]) peek() (*T, bool) {
-	for b.i >= len(b.cur) {
-		if b.done {
+// vendorPartRows is the rows of a part, as the sweep's.
+const vendorPartRows = 1 << 14
+
+// startVendorRows decodes table t's parts with scan, which appends a part's
+// rows to the part it is given (emptied) and counts its negative rows.
+func startVendorRows[T any](stop <-chan struct{}, f *nsys.File, t string, scan func(r rowparts.Range, p *vendorPart[T]) error) *vendorRows[T] {
+	parts := partsOf(f, t, vendorPartRows)
+	ps := startParts(stop, parts, runtime.GOMAXPROCS(0)+1, 4, func(r rowparts.Range, reuse *vendorPart[T]) (*vendorPart[T], error) {
+		p := reuse
+		if p == nil {
+			p = &vendorPart[T]{}
+		}
+		p.rows, p.negative = p.rows[:0], 0
+		return p, scan(r, p)
+	})
+	return &vendorRows[T]{ps: ps}
+}
+
+// peek returns the next row without consuming it (false at the end, or on
+// an error, kept in err).
+func (v *vendorRows[T]) peek() (*T, bool) {
+	for v.cur == nil || v.i >= len(v.cur.rows) {
+		if v.done {
 			return nil, false
 		}
-		next, ok := <-b.ch
-		if !ok {
-			b.done = true
+		if v.cur != nil {
+			v.ps.give(v.cur)
+			v.cur = nil
+		}
+		p, ok, err := v.ps.pull()
+		if !ok || err != nil {
+			v.done, v.err = true, err
 			return nil, false
 		}
-		b.cur, b.i = next, 0
+		v.cur, v.i = p, 0
+		v.negative += p.negative
 	}
-	return &b.cur[b.i], true
+	return &v.cur.rows[v.i], true
 }
 
-func (b *batches[T]) advance() { b.i++ }
+func (v *vendorRows[T]) advance() { v.i++ }
 
 // vendorCall is a call waiting for its ops.
 type vendorCall struct {
@@ -159,62 +158,55 @@ func (s *vendorStreamThread) add(l *vendorLaunch, stackLimit int) bool {
 // tables; errVendorUnordered when the stream cannot serve the export.
 func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendorFound, error) {
 	skippedBefore := f.Skipped()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait() // the scans stop: nothing reads the file once this returns
-	}()
-
-	// The NVTX side first (the sweeps need the ranges), while the
-	// activity tables are already being decoded.
-	var apiErr error
-	var apiNegative int64
-	api := startBatches(ctx, &wg, &apiErr, func(emit func(vendorStreamAPI) bool) error {
-		for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, rowparts.All) {
+	stop := make(chan struct{})
+	defer close(stop) // the decoders still running stop at their next row
+	api := startVendorRows(stop, f, nsys.TableRuntime, func(r rowparts.Range, p *vendorPart[vendorStreamAPI]) error {
+		n := 0
+		for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, r) {
 			if err != nil {
 				return fmt.Errorf("read CUDA API calls: %w", err)
 			}
+			if n++; n%vendorCheckEvery == 0 && stopped(stop) {
+				return errStopped
+			}
 			if c.End < c.Start {
-				apiNegative++
+				p.negative++
 			}
-			if c.CorrelationID == 0 {
-				continue
-			}
-			if !emit(vendorStreamAPI{c.GlobalTid, c.Start, c.End, c.CorrelationID, isCallRow(c)}) {
-				return nil
+			if c.CorrelationID != 0 {
+				p.rows = append(p.rows, vendorStreamAPI{c.GlobalTid, c.Start, c.End, c.CorrelationID, isCallRow(c)})
 			}
 		}
 		return nil
 	})
 	type opStream struct {
-		b        *batches[vendorOpRow]
-		err      error
-		negative int64
-		last     int64
-		table    string
+		b     *vendorRows[vendorOpRow]
+		last  int64
+		table string
 	}
 	var streams []*opStream
 	for _, vt := range vendorOpTables {
-		s := &opStream{table: opTables[vt.src], last: math.MinInt64}
-		s.b = startBatches(ctx, &wg, &s.err, func(emit func(vendorOpRow) bool) error {
-			for o, err := range opRows(f, vt.src, rowparts.All) {
+		t := opTables[vt.src]
+		s := &opStream{table: t, last: math.MinInt64}
+		s.b = startVendorRows(stop, f, t, func(r rowparts.Range, p *vendorPart[vendorOpRow]) error {
+			n := 0
+			for o, err := range opRows(f, vt.src, r) {
 				if err != nil {
 					return fmt.Errorf("read %s: %w", vt.noun, err)
 				}
+				if n++; n%vendorCheckEvery == 0 && stopped(stop) {
+					return errStopped
+				}
 				if o.end < o.start {
-					s.negative++
+					p.negative++
 				}
-				if !emit(vendorOpRow{o.globalPid, o.corr, o.start, o.end}) {
-					return nil
-				}
+				p.rows = append(p.rows, vendorOpRow{o.globalPid, o.corr, o.start, o.end})
 			}
 			return nil
 		})
 		streams = append(streams, s)
 	}
 	var nv vendorNVTX
-	if err := scanVendorNVTX(ctx, f, &nv); err != nil {
+	if err := scanVendorNVTX(context.Background(), f, &nv); err != nil {
 		return nil, nil, err
 	}
 	in, _ := buildVendorThreads(&nv)
@@ -340,14 +332,12 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 			p.orphans.add(id)
 		}
 	}
-	cancel()
-	wg.Wait()
-	if apiErr != nil {
-		return nil, nil, apiErr
+	if api.err != nil {
+		return nil, nil, api.err
 	}
 	for _, s := range streams {
-		if s.err != nil {
-			return nil, nil, s.err
+		if s.b.err != nil {
+			return nil, nil, s.b.err
 		}
 	}
 	var found []vendorFound
@@ -363,11 +353,11 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 	d := &in.diag
 	d.endBeforeStart = map[string]int64{}
 	for _, s := range streams {
-		if s.negative > 0 {
-			d.endBeforeStart[s.table] = s.negative
+		if s.b.negative > 0 {
+			d.endBeforeStart[s.table] = s.b.negative
 		}
 	}
-	d.endBeforeStart[nsys.TableRuntime] = apiNegative
+	d.endBeforeStart[nsys.TableRuntime] = api.negative
 	d.endBeforeStart[nsys.TableNVTX] = nv.endBeforeStart
 	d.unclosed, d.otherThreadEnds, d.unnamed, d.danglingTextIDs = nv.unclosed, nv.otherThreadEnds, nv.unnamed, nv.danglingTextIDs
 	d.skipped = map[string]int64{}
