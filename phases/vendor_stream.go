@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"runtime"
+	"sort"
 
 	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"

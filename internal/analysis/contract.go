@@ -41,7 +41,7 @@ type Doc struct {
 	Excluded      phases.Exclusions  `json:"excluded"`
 	Warnings      []Warning          `json:"warnings"`
 
-	instances *phases.Store // every file's instances, in input order
+	instances *phases.Store           // every file's instances, in input order
 	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
 	statsOff  bool                    // statistics were not requested (--no-stats)
 	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
