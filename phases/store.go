@@ -137,13 +137,31 @@ func (s *Store) setKey(k *instKey, x *Instance) {
 		step: int32(x.Step), depth: int16(x.Depth), flags: f}
 }
 
+// Three metrics are stored as their difference from what the others make
+// them in nearly every instance (zero, so not stored at all): wall from
+// end − start, cpu_other from wall minus the API parts, sync_no_gpu from
+// sync minus its GPU parts. The encoding is lossless whatever the values.
+func wallGuess(k *instKey) int64 { return k.end - k.start }
+
+func cpuOtherGuess(m *[NumMetrics]int64) int64 {
+	return m[Wall] - m[Launch] - m[SyncAPI] - m[MemcpyAPI] - m[Alloc] - m[OtherAPI]
+}
+
+func syncNoGPUGuess(m *[NumMetrics]int64) int64 {
+	return m[SyncAPI] - m[SyncOwnGPU] - m[SyncOtherGPU]
+}
+
 // appendMetrics appends x's measurements to b and returns it, setting the
-// key's measurement flags.
+// key's measurement flags (k.start and k.end must be x's).
 func appendMetrics(b []byte, k *instKey, x *Instance) []byte {
+	m := x.M
+	m[Wall] -= wallGuess(k)
+	m[CPUOther] -= cpuOtherGuess(&x.M)
+	m[SyncNoGPU] -= syncNoGPUGuess(&x.M)
 	var mask uint64
-	for m, v := range x.M {
+	for j, v := range m {
 		if v != 0 {
-			mask |= 1 << uint(m)
+			mask |= 1 << uint(j)
 		}
 	}
 	k.flags &^= flagQueue | flagStepOnly
@@ -158,40 +176,54 @@ func appendMetrics(b []byte, k *instKey, x *Instance) []byte {
 		b = binary.AppendVarint(b, x.UnattrKerNs)
 	}
 	for mask != 0 {
-		m := bits.TrailingZeros64(mask)
+		j := bits.TrailingZeros64(mask)
 		mask &= mask - 1
-		b = binary.AppendVarint(b, x.M[m])
+		b = binary.AppendVarint(b, m[j])
 	}
 	return b
 }
 
-// readMetrics decodes the measurements of k into x (whose M is zero).
-func (s *Store) readMetrics(k *instKey, x *Instance) {
-	if k.seg == 0 {
+// decodeMetrics decodes the measurements of k into m (zeroed first) and,
+// when x is not nil, its nullable measurements into x.
+func (s *Store) decodeMetrics(k *instKey, m *[NumMetrics]int64, x *Instance) {
+	*m = [NumMetrics]int64{}
+	if k.seg == 0 { // not measured (yet)
 		return
 	}
-	b := s.segs[k.seg][k.off:]
-	mask, n := binary.Uvarint(b)
-	b = b[n:]
-	if k.flags&flagQueue != 0 {
-		x.HasQueue = true
-		x.QueueMeanNs = math.Float64frombits(binary.LittleEndian.Uint64(b))
-		b = b[8:]
-	}
-	if k.flags&flagStepOnly != 0 {
-		x.HasStepOnly = true
-		x.PhaseGapNs, n = binary.Varint(b)
+	{
+		b := s.segs[k.seg][k.off:]
+		mask, n := binary.Uvarint(b)
 		b = b[n:]
-		x.UnattrKerNs, n = binary.Varint(b)
-		b = b[n:]
+		if k.flags&flagQueue != 0 {
+			if x != nil {
+				x.HasQueue = true
+				x.QueueMeanNs = math.Float64frombits(binary.LittleEndian.Uint64(b))
+			}
+			b = b[8:]
+		}
+		if k.flags&flagStepOnly != 0 {
+			gap, n := binary.Varint(b)
+			b = b[n:]
+			unattr, n := binary.Varint(b)
+			b = b[n:]
+			if x != nil {
+				x.HasStepOnly, x.PhaseGapNs, x.UnattrKerNs = true, gap, unattr
+			}
+		}
+		for mask != 0 {
+			j := bits.TrailingZeros64(mask)
+			mask &= mask - 1
+			m[j], n = binary.Varint(b)
+			b = b[n:]
+		}
 	}
-	for mask != 0 {
-		m := bits.TrailingZeros64(mask)
-		mask &= mask - 1
-		x.M[m], n = binary.Varint(b)
-		b = b[n:]
-	}
+	m[Wall] += wallGuess(k)
+	m[CPUOther] += cpuOtherGuess(m)
+	m[SyncNoGPU] += syncNoGPUGuess(m)
 }
+
+// readMetrics decodes the measurements of k into x.
+func (s *Store) readMetrics(k *instKey, x *Instance) { s.decodeMetrics(k, &x.M, x) }
 
 // Append adds x at the end.
 func (s *Store) Append(x *Instance) {
@@ -259,27 +291,7 @@ func StoreOf(xs []Instance) *Store {
 // null mask.
 func (s *Store) Metrics(i int, m *[NumMetrics]int64) uint64 {
 	k := &s.keys[i]
-	*m = [NumMetrics]int64{}
-	if k.seg != 0 {
-		b := s.segs[k.seg][k.off:]
-		mask, n := binary.Uvarint(b)
-		b = b[n:]
-		if k.flags&flagQueue != 0 {
-			b = b[8:]
-		}
-		if k.flags&flagStepOnly != 0 {
-			_, n = binary.Varint(b)
-			b = b[n:]
-			_, n = binary.Varint(b)
-			b = b[n:]
-		}
-		for mask != 0 {
-			j := bits.TrailingZeros64(mask)
-			mask &= mask - 1
-			m[j], n = binary.Varint(b)
-			b = b[n:]
-		}
-	}
+	s.decodeMetrics(k, m, nil)
 	return k.null
 }
 
