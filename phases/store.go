@@ -18,7 +18,9 @@ import (
 // 10× export's 480,000 instances take ~45 MB instead of ~300 MB.
 //
 // Instances are read back with At or Get (a decoded copy) or field by
-// field (Start, Phase, Metric, …); Append and Set write them.
+// field (Start, Phase, Metric, …); Append and Set write them. The nullable
+// fields are kept only with their flags (QueueMeanNs with HasQueue,
+// PhaseGapNs and UnattrKerNs with HasStepOnly), as the engine writes them.
 type Store struct {
 	keys []instKey
 	segs [][]byte // measurement blobs; a key points into one of them
