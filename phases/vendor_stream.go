@@ -210,6 +210,7 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 		return nil, nil, err
 	}
 	in, _ := buildVendorThreads(&nv)
+	nv.ranges = nil // now in the threads
 	sweeps := make(map[int64]*vendorStreamThread, len(in.threads))
 	for _, t := range in.threads {
 		in.diag.crossed += sortVendorRanges(t)

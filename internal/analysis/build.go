@@ -83,7 +83,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	d.plan = Units(d.instances, d.Phases, unitStart)
 	if !sc.Off {
 		names := MetricNames()
-		err := inOrder(ctx, len(d.Phases), max(1, runtime.GOMAXPROCS(0)/2), func(_ context.Context, i int) error {
+		err := inOrder(ctx, len(d.Phases), d.plan.statsConcurrency(runtime.GOMAXPROCS(0)/2), func(_ context.Context, i int) error {
 			ph := d.Phases[i]
 			units := d.plan.Units(i)
 			if len(units) == 0 {

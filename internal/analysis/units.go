@@ -94,6 +94,31 @@ func Units(xs *phases.Store, phaseNames []string, starts map[phases.UnitID]int64
 	return p
 }
 
+// statsBudget is the memory the phases whose statistics run at once may
+// take together: each holds its per-step series of every metric (Units)
+// and the statistics' working arrays, about statsBytesPerValue bytes a
+// value.
+const (
+	statsBudget        = 128 << 20
+	statsBytesPerValue = 20
+)
+
+// statsConcurrency is how many phases' statistics may run at once: at
+// most limit, fewer when the largest phase's series would take more than
+// statsBudget together (a 30× export on 16 cores: one at a time, where
+// eight would take ~700 MB), at least one.
+func (p *UnitPlan) statsConcurrency(limit int) int {
+	largest := 0
+	for _, idx := range p.byPhase {
+		largest = max(largest, len(idx))
+	}
+	per := largest * int(phases.NumMetrics) * statsBytesPerValue
+	if per == 0 {
+		return max(1, limit)
+	}
+	return max(1, min(limit, statsBudget/per))
+}
+
 // nanSeries is nMetrics series of n steps, all NaN (absent).
 func nanSeries(nMetrics, n int) [][]float64 {
 	out := make([][]float64, nMetrics)
