@@ -31,7 +31,7 @@ type Options struct {
 	Rules      *Rules         // optional rules file
 	Calls      bool           // also record each instance's top-level CUDA API calls (Result.Calls)
 	// Compact leaves Result.Instances nil: the instances are in
-	// Result.Store only (a tenth of the memory on a large export).
+	// Result.Store only (about a sixth of the memory).
 	Compact bool
 
 	engine engineConfig // the activity engine's tuning (tests); zero: the defaults
