@@ -2,6 +2,7 @@ package phases
 
 import (
 	"encoding/binary"
+	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -266,6 +267,21 @@ func (s *Store) At(i int) Instance {
 	var x Instance
 	s.Get(i, &x)
 	return x
+}
+
+// Each yields every instance in order, decoded into one reused Instance
+// (copy it to keep it): `for i, x := range st.Each()` replaces a loop over
+// Result.Instances.
+func (s *Store) Each() iter.Seq2[int, *Instance] {
+	return func(yield func(int, *Instance) bool) {
+		var x Instance
+		for i := range s.Len() {
+			s.Get(i, &x)
+			if !yield(i, &x) {
+				return
+			}
+		}
+	}
 }
 
 // All decodes every instance (the whole list: as much memory as before the

@@ -43,6 +43,11 @@ func TestStoreRoundTrip(t *testing.T) {
 	if d := cmp.Diff(xs, s.All()); d != "" {
 		t.Fatalf("round trip (-want +got):\n%s", d)
 	}
+	for i, x := range s.Each() {
+		if *x != xs[i] {
+			t.Fatalf("Each: instance %d differs", i)
+		}
+	}
 	for i, x := range xs {
 		var m [NumMetrics]int64
 		if null := s.Metrics(i, &m); null != x.Null || m != x.M {
