@@ -46,9 +46,10 @@ func bigLimit(total int64) int64 { return max(int64(minMemoryTarget), 96<<20+tot
 //     phase_instances being encoded (10× large_interleaved, 1.1 GB: ~170
 //     MiB at most). GOGC is turned off and the heap collected only at a
 //     soft limit of 96 MiB + a tenth of the input (bigLimit: 199 MiB
-//     there, ~235 MB resident; 405 MiB for the 3.2 GB 30× export), with
-//     the governor raising it to 1.25× the live heap when the live heap
-//     comes within 1/8 of it.
+//     there, ~235 MB resident; 415 MiB for the 3.3 GB 30× export), with
+//     the governor raising it to 1.15× the live heap when the live heap
+//     comes within 8% of it (the 30× export's live heap reaches ~420 MB
+//     at the end of the sweep: ~500 MB resident).
 func SetMemoryTarget(paths []string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
@@ -79,8 +80,8 @@ func SetMemoryTarget(paths []string) {
 	}
 	debug.SetMemoryLimit(bigLimit(total))
 	debug.SetGCPercent(-1)
-	raiseAt.Store(875)
-	raiseTo.Store(1250)
+	raiseAt.Store(920)
+	raiseTo.Store(1150)
 	governorOnce.Do(func() { go governLimit() })
 }
 
