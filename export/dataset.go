@@ -364,7 +364,11 @@ func partitionValue(t *Table, row, col int) string {
 func writeParquetRanges(path string, first *Table, n, step int, rows func(lo, hi int) *Table, opt Options) error {
 	return writeNewFileWith(path, func(w io.Writer) error {
 		return writeBuffered(w, func(bw *bufio.Writer) error {
-			return writeParquetChunks(bw, first, func(yield func(*Table) bool) {
+			// The first chunk is not kept once written (a row group of
+			// the biggest table is tens of MB): only the writer holds it.
+			f := first
+			first = nil
+			return writeParquetChunks(bw, f, func(yield func(*Table) bool) {
 				for lo := step; lo < n; lo += step {
 					if !yield(rows(lo, min(n, lo+step))) {
 						return

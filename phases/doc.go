@@ -21,17 +21,23 @@
 // launched during the range; what the process's GPUs ran during the range
 // (other processes' work, nothing) with sync time split by it exactly; host
 // syncs on the process's other threads. Warnings and exclusions travel with the result.
+// The instances are kept compactly in Result.Store (store.go: ~110 bytes an
+// instance, pointer-free) and, unless Options.Compact, also decoded in
+// Result.Instances.
 //
 // VendorProjection reproduces `nsys stats -r nvtx_gpu_proj_sum` exactly, blind
-// spots included, for reconciling with existing workflows.
+// spots included, for reconciling with existing workflows; it streams the
+// join of calls and ops (vendor_stream.go) as the engine does, with the
+// whole-table path (vendor_read.go) as its fallback.
 //
 // Before the engine, the NVTX side (load.go, segment.go) — the serial part
 // of an analysis: the head (NVTX events in parts along the table's B-tree,
 // strings, thread names) is read concurrently, before anything else; each
 // distinct range name is resolved once (rangeName: display name, family,
 // arm match, warm-up), not once per range; then every instance is laid out
-// (layout), its place known, and written concurrently before any is
-// measured.
+// (layout), its place known, and its key written to the store concurrently
+// before any is measured; the engine decodes a window's instances, measures
+// them and stores their measurements.
 //
 // Structure, reader → source → engine:
 //   - the reader (activity.go) decodes each activity table's rows once:

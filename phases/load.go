@@ -74,6 +74,7 @@ func (ix *corrIndex) lookup(ops []gpuOp, pid, corr int32) []gpuOp {
 
 // trace is everything analysis needs from one export, reduced.
 type trace struct {
+	absentNull  uint64 // null bits of the metrics whose tables are absent
 	file        *nsys.File
 	strs        *nsys.Strings
 	nvtx        *nvtxRows                // until the range trees are built

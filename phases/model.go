@@ -256,9 +256,15 @@ type Exclusions struct {
 
 // Result is the segmentation and attribution of one or more exports.
 type Result struct {
-	Inputs     []Input
-	Arms       []string   // in order of first block start
-	Instances  []Instance // file order, then time order
+	Inputs []Input
+	Arms   []string // in order of first block start
+	// Instances are the step and phase instances, file order, then time
+	// order (nil with Options.Compact: see Store).
+	Instances []Instance
+	// Store holds the same instances compactly (~100 bytes each instead of
+	// ~620); Segment always fills it. InstanceStore gives it for a Result
+	// built by hand with Instances only.
+	Store      *Store
 	Excluded   Exclusions
 	Warnings   []nsys.Warning
 	StepName   string
@@ -268,4 +274,13 @@ type Result struct {
 	// instance (Options.Calls only; nil otherwise).
 	Calls    []CallRecord
 	CallAPIs []string // API base names, indexed by CallRecord.API
+}
+
+// InstanceStore is r's instances as a store: r.Store, else one built from
+// r.Instances (and kept).
+func (r *Result) InstanceStore() *Store {
+	if r.Store == nil || (r.Store.Len() == 0 && len(r.Instances) > 0) {
+		r.Store = StoreOf(r.Instances)
+	}
+	return r.Store
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nsysphase/nsysphase/internal/memtune"
-
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -32,6 +30,9 @@ type Options struct {
 	FileArm    string         // arm label given to the whole file ("" none)
 	Rules      *Rules         // optional rules file
 	Calls      bool           // also record each instance's top-level CUDA API calls (Result.Calls)
+	// Compact leaves Result.Instances nil: the instances are in
+	// Result.Store only (about a sixth of the memory).
+	Compact bool
 
 	engine engineConfig // the activity engine's tuning (tests); zero: the defaults
 }
@@ -240,29 +241,25 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if res.Excluded.UnclosedRanges > 0 {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnUnclosedRange, f.Path, "%d NVTX ranges were never closed (NULL end) and were left out", res.Excluded.UnclosedRanges))
 	}
+	tr.absentNull = absentMask(in.Absent)
 	if err := tr.segment(sw, threads, blocks, stepName, opt, res); err != nil {
 		return nil, err
 	}
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
-	if null := absentMask(in.Absent); null != 0 {
-		for i := range res.Instances {
-			res.Instances[i].Null |= null
-		}
-	}
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
-	if g := gpuCoverage(res.Instances, tr.use); g != nil {
+	if g := gpuCoverage(res.Store, tr.use); g != nil {
 		res.StepChoice.GPUCoverage, in.StepChoice.GPUCoverage = g, g
 	}
 	steps := 0
 	seen := map[string]bool{}
-	for _, x := range res.Instances {
-		if x.IsStep {
+	for i := range res.Store.Len() {
+		if res.Store.IsStep(i) {
 			steps++
 			continue
 		}
-		if !seen[x.Phase] {
-			seen[x.Phase] = true
-			in.Phases = append(in.Phases, x.Phase)
+		if ph := res.Store.Phase(i); !seen[ph] {
+			seen[ph] = true
+			in.Phases = append(in.Phases, ph)
 		}
 	}
 	in.Steps = steps
@@ -271,7 +268,10 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	}
 	res.Inputs = []Input{in}
 	res.PhaseOrder = append([]string{stepName}, in.Phases...)
-	res.Arms = armOrder(res.Instances)
+	res.Arms = armOrder(res.Store)
+	if !opt.Compact {
+		res.Instances = res.Store.All()
+	}
 	return res, nil
 }
 
@@ -516,44 +516,50 @@ func inArmBlock(blocks []armBlock, pid, start, end int64) int {
 
 // segment finds the step instances and their phases and attributes activity.
 func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) error {
-	gtids, spans := tr.layout(threads, blocks, stepName, opt, res)
-	rec, err := tr.measureAll(sw, res.Instances, gtids, spans, opt.Calls)
+	st, gtids, spans := tr.layout(threads, blocks, stepName, opt, res)
+	rec, err := tr.measureAll(sw, st, gtids, spans, opt.Calls)
 	if err != nil {
 		return err
 	}
-	for _, sp := range spans {
-		st := &res.Instances[sp.step]
-		var phaseIv []interval
-		var phaseKernel int64
-		var rest *Instance
-		for i := sp.first; i < sp.end; i++ {
-			ph := &res.Instances[i]
-			switch {
-			case ph.Depth != 1 || ph.OtherThread:
-			case ph.Phase == Unannotated && ph.Null == unannotatedNull:
-				rest = ph
-			default:
-				phaseIv = append(phaseIv, interval{ph.Start, ph.End})
-				phaseKernel += ph.M[KernelSum]
-			}
-		}
-		st.HasStepOnly = true
-		st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
-		st.UnattrKerNs = st.M[KernelSum] - phaseKernel
-		if rest != nil {
-			fillUnannotated(rest, st, res.Instances[sp.first:sp.end], st.PhaseGapNs)
-		}
-	}
+	st.addNull(tr.absentNull)
+	res.Store = st
 	if rec != nil {
 		rec.finish(tr, res)
 	}
 	return nil
 }
 
-// layout finds the step instances and their phases and writes them to
-// res.Instances, measurements empty; it returns each instance's thread and
-// each step's span of instances.
-func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) ([]int64, []stepSpan) {
+// finishSpan completes the step of span sp from its measured phases: its
+// phase gap, its kernel time outside them and its (unannotated) row. xs
+// holds the instances from index base on.
+func finishSpan(xs []Instance, sp stepSpan, base int) {
+	st := &xs[sp.step-base]
+	var phaseIv []interval
+	var phaseKernel int64
+	var rest *Instance
+	for i := sp.first; i < sp.end; i++ {
+		ph := &xs[i-base]
+		switch {
+		case ph.Depth != 1 || ph.OtherThread:
+		case ph.Phase == Unannotated && ph.Null == unannotatedNull:
+			rest = ph
+		default:
+			phaseIv = append(phaseIv, interval{ph.Start, ph.End})
+			phaseKernel += ph.M[KernelSum]
+		}
+	}
+	st.HasStepOnly = true
+	st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
+	st.UnattrKerNs = st.M[KernelSum] - phaseKernel
+	if rest != nil {
+		fillUnannotated(rest, st, xs[sp.first-base:sp.end-base], st.PhaseGapNs)
+	}
+}
+
+// layout finds the step instances and their phases and writes their keys
+// to a store, measurements empty; it returns the store, each instance's
+// thread and each step's span of instances.
+func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) (*Store, []int64, []stepSpan) {
 	hasArms := map[int64]bool{}
 	for _, b := range blocks {
 		hasArms[b.pid] = true
@@ -642,7 +648,7 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 	firstStart := map[UnitID]int64{}
 	kids := map[*threadRanges]*childIndex{}
 	plans := make([]stepPlan, len(steps))
-	at := len(res.Instances)
+	at := 0
 	spans := make([]stepSpan, len(steps))
 	for k, s := range steps {
 		r := &s.t.ranges[s.i]
@@ -695,19 +701,10 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		at += 1 + n
 		plans[k] = p
 	}
-	// Then write the instances, concurrently: the list is the largest
-	// result (hundreds of bytes an instance), and writing it is most of
-	// this stretch.
-	// Instances are written field by field over zeroed memory: most of an
-	// instance is its measurements, zero until measured.
-	if n := len(res.Instances); n == 0 {
-		res.Instances = make([]Instance, at)
-		// Written once from end to end: huge pages fault 512 times less.
-		memtune.AdviseHugePages(memtune.Bytes(res.Instances))
-	} else {
-		res.Instances = slices.Grow(res.Instances, at-n)[:at]
-		clear(res.Instances[n:])
-	}
+	// Then write the instances' keys, concurrently: each plan's instances
+	// are filled in a small buffer and written to the store compactly.
+	st := NewStore()
+	st.keys = make([]instKey, at)
 	gtids := make([]int64, at)
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(plans)/256))
 	var wg sync.WaitGroup
@@ -716,13 +713,22 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			kw := st.keyWriter()
+			var buf []Instance
 			for k := lo; k < hi; k++ {
-				plans[k].write(tr, stepName, opt, res.Instances, gtids)
+				p := &plans[k]
+				n := spans[k].end - spans[k].step
+				buf = slices.Grow(buf[:0], n)[:n]
+				clear(buf)
+				p.write(tr, stepName, opt, buf, gtids[p.at:p.at+n])
+				for i := range buf {
+					kw.write(p.at+i, &buf[i])
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	return gtids, spans
+	return st, gtids, spans
 }
 
 // stepPlan is one step instance laid out: where its instances go and what
@@ -794,7 +800,8 @@ func (p *stepPlan) count(i int32, depth, maxDepth int) int {
 	return n
 }
 
-// write writes the step's instances to xs and their threads to gtids.
+// write writes the step's instances to xs and their threads to gtids
+// (both start at the step).
 func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance, gtids []int64) {
 	r := &p.t.ranges[p.i]
 	pid, tid, thread := nsys.Pid(r.gtid), nsys.Tid(r.gtid), tr.threadNm[r.gtid]
@@ -805,14 +812,14 @@ func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance,
 		x.Arm, x.Block, x.BlockStart, x.Unit, x.Step, x.Warmup = p.arm, p.block, p.blockStart, p.unit, p.step, warmup
 		x.Phase, x.Depth, x.Start, x.End = phase, depth, start, end
 	}
-	st := &xs[p.at]
+	st := &xs[0]
 	fill(st, stepName, 0, r.start, r.end)
 	st.IsStep = true
 	if r.nm.name != stepName {
 		st.StepLabel = r.nm.name // the instance's own name in a numbered family
 	}
-	gtids[p.at] = r.gtid
-	j := p.at + 1
+	gtids[0] = r.gtid
+	j := 1
 	p.phases(opt, func(c int32, depth int, name string) {
 		cr := &p.t.ranges[c]
 		fill(&xs[j], name, depth, cr.start, cr.end)
@@ -905,11 +912,12 @@ func joinArm(fileArm, nvtxArm string) string {
 }
 
 // armOrder lists arms by the start of their first block.
-func armOrder(xs []Instance) []string {
+func armOrder(st *Store) []string {
 	first := map[string]int64{}
-	for _, x := range xs {
-		if s, ok := first[x.Arm]; !ok || x.BlockStart < s {
-			first[x.Arm] = x.BlockStart
+	for i := range st.Len() {
+		arm, bs := st.Arm(i), st.BlockStart(i)
+		if s, ok := first[arm]; !ok || bs < s {
+			first[arm] = bs
 		}
 	}
 	arms := make([]string, 0, len(first))

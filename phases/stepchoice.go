@@ -670,14 +670,13 @@ func singleRange(threads []*threadRanges, ext []nsys.ThreadExtent) (string, int,
 
 // gpuCoverage is the share of the steps' processes' GPU busy time that the
 // step instances and their other-thread rows hold; nil without GPU work.
-func gpuCoverage(xs []Instance, use []GPUUse) *float64 {
+func gpuCoverage(xs *Store, use []GPUUse) *float64 {
 	var inSteps int64
 	pids := map[int64]bool{}
-	for i := range xs {
-		x := &xs[i]
-		if (x.IsStep || x.OtherThread) && !x.IsNull(GPUBusy) {
-			inSteps += x.M[GPUBusy]
-			pids[x.Pid] = true
+	for i := range xs.Len() {
+		if (xs.IsStep(i) || xs.OtherThread(i)) && xs.Null(i)&(1<<uint(GPUBusy)) == 0 {
+			inSteps += xs.Metric(i, GPUBusy)
+			pids[xs.Pid(i)] = true
 		}
 	}
 	var total int64

@@ -78,8 +78,8 @@ func (e *unorderedError) Error() string { return "activity not in time order: " 
 // with the analysis, falling back to the memory source when the stream
 // breaks the order the engine relies on. It returns the call recorder when
 // calls are recorded.
-func (tr *trace) measureAll(sw *sweep, xs []Instance, gtids []int64, spans []stepSpan, calls bool) (*callRecorder, error) {
-	rec, err := sw.measure(xs, gtids, spans, calls)
+func (tr *trace) measureAll(sw *sweep, st *Store, gtids []int64, spans []stepSpan, calls bool) (*callRecorder, error) {
+	rec, err := sw.measure(st, gtids, spans, calls)
 	var uo *unorderedError
 	if !errors.As(err, &uo) {
 		return rec, err
@@ -87,27 +87,44 @@ func (tr *trace) measureAll(sw *sweep, xs []Instance, gtids []int64, spans []ste
 	sw.close()
 	// Worth a word: memory then grows with the export.
 	tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnWholeRead, tr.file.Path, "%s: the activity tables were read whole, which takes about as much memory as the export", uo.what))
-	for i := range xs {
-		x := &xs[i]
-		x.M, x.QueueMeanNs, x.HasQueue = [NumMetrics]int64{}, 0, false
-	}
+	st.dropMetrics()
 	whole := newSweep(startMemory(tr.file, tr.gpuOf, sw.cfg.partRows), sw.cfg, true)
 	whole.tr = tr
 	defer whole.close()
-	return whole.measure(xs, gtids, spans, calls)
+	return whole.measure(st, gtids, spans, calls)
 }
 
-// measureRange measures instances [lo, hi): in parallel chunks, or in order
-// when calls are recorded (a step's records come before its phases').
-func (tr *trace) measureRange(xs []Instance, gtids []int64, lo, hi int, rec *callRecorder) {
+// measureWindow measures the instances of window w: it decodes their keys
+// into buf (the window's instances, a few thousand, are the only ones ever
+// held whole), measures them, completes each step from its phases
+// (finishSpan) and stores their measurements.
+func (tr *trace) measureWindow(st *Store, buf *[]Instance, gtids []int64, spans []stepSpan, w sweepWindow, rec *callRecorder) {
+	n := w.end - w.first
+	xs := slices.Grow((*buf)[:0], n)[:n]
+	for i := range xs {
+		st.getKey(w.first+i, &xs[i])
+	}
+	tr.measureRange(xs, gtids[w.first:w.end], w.first, rec)
+	for _, sp := range spans[w.sp0:w.sp1] {
+		finishSpan(xs, sp, w.first)
+	}
+	st.setMetrics(xs, w.first)
+	clear(xs) // no strings kept alive by the buffer
+	*buf = xs
+}
+
+// measureRange measures the instances xs (index base on in the result,
+// threads gtids): in parallel chunks, or in order when calls are recorded
+// (a step's records come before its phases').
+func (tr *trace) measureRange(xs []Instance, gtids []int64, base int, rec *callRecorder) {
 	if rec == nil {
-		measureParallel(tr, xs[lo:hi], gtids[lo:hi])
+		measureParallel(tr, xs, gtids)
 		return
 	}
 	at := newAttributor(tr)
 	at.rec = rec
-	for i := lo; i < hi; i++ {
-		at.inst = int32(i)
+	for i := range xs {
+		at.inst = int32(base + i)
 		at.measure(&xs[i], gtids[i])
 	}
 }
@@ -117,24 +134,26 @@ func (tr *trace) measureRange(xs []Instance, gtids []int64, lo, hi int, rec *cal
 type sweepWindow struct {
 	first, end int
 	lo, hi     int64
+	sp0, sp1   int // its spans
 }
 
 // planWindows groups the spans (steps in start order) into windows of at
 // least span.
-func planWindows(xs []Instance, spans []stepSpan, span int64) []sweepWindow {
+func planWindows(st *Store, spans []stepSpan, span int64) []sweepWindow {
 	var out []sweepWindow
 	for i := 0; i < len(spans); {
-		w := sweepWindow{first: spans[i].step, lo: math.MaxInt64, hi: math.MinInt64}
+		w := sweepWindow{first: spans[i].step, lo: math.MaxInt64, hi: math.MinInt64, sp0: i}
 		for ; i < len(spans); i++ {
 			sp := spans[i]
 			if w.end > w.first && w.hi-w.lo >= span {
 				break
 			}
 			for j := sp.step; j < sp.end; j++ { // the step, then its phases
-				w.lo, w.hi = min(w.lo, xs[j].Start), max(w.hi, xs[j].End)
+				w.lo, w.hi = min(w.lo, st.keys[j].start), max(w.hi, st.keys[j].end)
 			}
 			w.end = sp.end
 		}
+		w.sp1 = i
 		out = append(out, w)
 	}
 	return out
@@ -292,7 +311,7 @@ func (s *sweep) close() { s.src.close() }
 // measured on a frozen view of what it can see (windowView) while the
 // next one is read, marked and indexed: at most two windows are in
 // flight, one being measured and one being prepared.
-func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bool) (rec *callRecorder, err error) {
+func (s *sweep) measure(st *Store, gtids []int64, spans []stepSpan, calls bool) (rec *callRecorder, err error) {
 	tr := s.tr
 	tr.threads = map[int64]*threadCalls{}
 	tr.procThreads = map[int32][]*threadCalls{}
@@ -302,14 +321,15 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 			return nil, err
 		}
 	}
-	wins := planWindows(xs, spans, s.span)
+	wins := planWindows(st, spans, s.span)
+	var buf []Instance // the window being measured
 	// keepFrom[i]: the earliest start of windows i.. — what must be retained.
 	keepFrom := make([]int64, len(wins)+1)
 	keepFrom[len(wins)] = math.MaxInt64
 	for i := len(wins) - 1; i >= 0; i-- {
 		keepFrom[i] = min(keepFrom[i+1], wins[i].lo)
 	}
-	var measuring sync.WaitGroup // the window in flight; nothing writes xs once measure returns
+	var measuring sync.WaitGroup // the window in flight; nothing writes st once measure returns
 	defer measuring.Wait()
 	for wi, w := range wins {
 		if err := s.prepareWindow(w, wi&1); err != nil {
@@ -327,9 +347,9 @@ func (s *sweep) measure(xs []Instance, gtids []int64, spans []stepSpan, calls bo
 			r.tr = v
 		}
 		if last {
-			v.measureRange(xs, gtids, w.first, w.end, r)
+			v.measureWindow(st, &buf, gtids, spans, w, r)
 		} else {
-			measuring.Go(func() { v.measureRange(xs, gtids, w.first, w.end, r) })
+			measuring.Go(func() { v.measureWindow(st, &buf, gtids, spans, w, r) })
 		}
 		if err := s.evict(keepFrom[wi+1]); err != nil {
 			return nil, err
@@ -1097,7 +1117,9 @@ func (c *corrSet) add(id int32) {
 	}
 	w := int(id-c.base) >> 6
 	if w >= len(c.bits) {
-		grown := make([]uint64, max(w+1, 2*len(c.bits)))
+		// Grown by a quarter, not doubled: the sets live to the end of the
+		// sweep and grow with the export (a bit per id: 17 MB a set at 30×).
+		grown := make([]uint64, max(w+1, len(c.bits)+len(c.bits)/4+64))
 		copy(grown, c.bits)
 		c.bits = grown
 	}

@@ -108,11 +108,10 @@ type VendorReport struct {
 //     last op's end, and the op count is of distinct correlation ids;
 //   - ranges without ops are left out of every column.
 func VendorProjection(f *nsys.File) (*VendorReport, error) {
-	in, err := readVendorInput(f)
+	in, found, err := vendorProject(f, vendorStackLimit)
 	if err != nil {
 		return nil, err
 	}
-	found := in.project(vendorStackLimit)
 	return &VendorReport{Ranges: in.summarize(found), Absent: vendorAbsent(f), Warnings: in.warnings(f)}, nil
 }
 
@@ -121,11 +120,10 @@ func VendorProjection(f *nsys.File) (*VendorReport, error) {
 // them (projected start, then longer projection first; ties by CPU start,
 // name and thread).
 func VendorTrace(f *nsys.File) (*VendorReport, error) {
-	in, err := readVendorInput(f)
+	in, found, err := vendorProject(f, vendorStackLimit)
 	if err != nil {
 		return nil, err
 	}
-	found := in.project(vendorStackLimit)
 	trace := make([]VendorInstance, len(found))
 	for i, x := range found {
 		n := in.names[x.name]

@@ -495,6 +495,16 @@ func (nv *vendorNVTX) resolveText(textID int64, text string) string {
 // joinVendorInput resolves names, joins API calls to their GPU work and
 // groups ranges and launches by thread.
 func joinVendorInput(nv *vendorNVTX, ops *vendorOps, api *vendorAPI) *vendorInput {
+	in, threadIndex := buildVendorThreads(nv)
+	for _, t := range in.threads {
+		t.launches = make([]vendorLaunch, 0, api.perThread[t.globalTid])
+	}
+	return joinVendorAPI(in, threadIndex, ops, api)
+}
+
+// buildVendorThreads resolves the ranges' names and groups the ranges by
+// thread (in order of each thread's first range).
+func buildVendorThreads(nv *vendorNVTX) (*vendorInput, map[int64]*vendorThread) {
 	in := &vendorInput{}
 	// Names: (domain, text, style) may come from several interned keys (the
 	// same text as a registered and a plain string); rows group by the result.
@@ -531,9 +541,12 @@ func joinVendorInput(nv *vendorNVTX, ops *vendorOps, api *vendorAPI) *vendorInpu
 		t.ranges = append(t.ranges, vendorRange{start: r.start, end: end, name: keyName[r.key],
 			closedPushPop: r.pushPop && r.hasEnd && r.globalTid != 0})
 	}
-	for _, t := range in.threads {
-		t.launches = make([]vendorLaunch, 0, api.perThread[t.globalTid])
-	}
+	return in, threadIndex
+}
+
+// joinVendorAPI joins the API calls to their GPU work into the threads'
+// launch lists.
+func joinVendorAPI(in *vendorInput, threadIndex map[int64]*vendorThread, ops *vendorOps, api *vendorAPI) *vendorInput {
 
 	// Every row is checked for a repeated id; only rows on threads that hold
 	// ranges can count. Rows of one thread and of one process come in runs,

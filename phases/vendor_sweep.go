@@ -55,16 +55,40 @@ func (in *vendorInput) project(stackLimit int) []vendorFound {
 // overlap an enclosing one without nesting in it (an unbalanced stack),
 // counted as nsys.Quality counts them.
 func sweepVendorThread(t *vendorThread, stackLimit int) (crossed int64) {
+	crossed = sortVendorRanges(t)
 	rs := t.ranges
-	slices.SortFunc(rs, func(a, b vendorRange) int {
-		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
-	})
 	ls := t.launches
 	byStart := func(a, b vendorLaunch) int { return cmp.Compare(a.start, b.start) }
 	if !slices.IsSortedFunc(ls, byStart) { // calls usually come in start order
 		slices.SortFunc(ls, byStart)
 	}
+	if !attributeByStack(t, rs, ls, stackLimit) {
+		for i := range rs {
+			rs[i].ops = 0
+		}
+		attributeByIndex(t, rs, ls)
+	}
+	vendorTree(rs, stackLimit)
+	return crossed
+}
 
+// vendorTree builds the vendor's range tree of the thread's sorted ranges:
+// parents and levels.
+func vendorTree(rs []vendorRange, stackLimit int) {
+	if !parentsByStack(rs, stackLimit) {
+		parentsByIndex(rs)
+	}
+	vendorLevels(rs)
+}
+
+// sortVendorRanges sorts the thread's ranges by start, longer first, and
+// returns how many closed push/pop ranges overlap an enclosing one without
+// nesting in it.
+func sortVendorRanges(t *vendorThread) (crossed int64) {
+	rs := t.ranges
+	slices.SortFunc(rs, func(a, b vendorRange) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+	})
 	var stack []int64 // ends of the enclosing push/pop ranges, innermost last
 	for _, r := range rs {
 		if !r.closedPushPop {
@@ -78,17 +102,6 @@ func sweepVendorThread(t *vendorThread, stackLimit int) (crossed int64) {
 		}
 		stack = append(stack, r.end)
 	}
-
-	if !attributeByStack(t, rs, ls, stackLimit) {
-		for i := range rs {
-			rs[i].ops = 0
-		}
-		attributeByIndex(t, rs, ls)
-	}
-	if !parentsByStack(rs, stackLimit) {
-		parentsByIndex(rs)
-	}
-	vendorLevels(rs)
 	return crossed
 }
 

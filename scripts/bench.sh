@@ -5,7 +5,9 @@
 # analyze reads) and the lean scan (five statements, the columns a minimal
 # projection needs). Prints medians, the median of the pairwise ratios and
 # peak RSS; and analyze of the .sqlite.xz against `xz -dc` + analyze of the
-# .sqlite. Usage: scripts/bench.sh [export.sqlite[.xz]]  (RUNS=5, SCALE=N)
+# .sqlite. Usage: scripts/bench.sh [export.sqlite[.xz]]  (RUNS=5, SCALE="N…")
+# SCALE="10 30" also times analyze (time, peak RSS), ranges and the lean scan
+# on 10× and 30× copies (1.1 and 3.2 GB in $TMPDIR), interleaved with the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:-../shared/fixtures/nsys-2025.3-h200/large_interleaved.sqlite.xz}
@@ -53,15 +55,15 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 # ratios A[] B[]: the median of A[i]/B[i] (pairwise, run i of each).
 pairwise() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ print $1 / $2 }' | median; }
 
-# SCALE=N: also time analyze on an N-times larger export (replicated with
-# shifted timestamps and fresh correlation ids by internal/cmd/scaleexport),
-# interleaved with the other runs so that both see the same machine, and
-# print the time and peak-RSS ratios against the original.
-if [ -n "${SCALE:-}" ]; then
-  big="$tmp/scaled.sqlite"
-  go run ./internal/cmd/scaleexport -n "$SCALE" "$db" "$big"
-  cat "$big" > /dev/null
-fi
+# SCALE="N…": also time analyze, ranges and the lean scan on N-times larger
+# exports (replicated with shifted timestamps and fresh correlation ids by
+# internal/cmd/scaleexport), interleaved with the other runs so that all see
+# the same machine, and print the time and peak-RSS ratios against the
+# original.
+scales=${SCALE:-}
+for n in $scales; do
+  go run ./internal/cmd/scaleexport -n "$n" "$db" "$tmp/scaled$n.sqlite"
+done
 
 echo "input: $src ($(du -h "$db" | cut -f1) decompressed); $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ)"
 # analyze remembers each input's SHA-256 (internal/filehash): "analyze"
@@ -82,10 +84,14 @@ for i in $(seq "$runs"); do
   rm -rf "$tmp/out"
   read -r w r < <(measure "$tmp/nsysphase" analyze --quiet --out "$tmp/out" "$xzsrc"); xzs+=("$w"); rss_xz=$((r > rss_xz ? r : rss_xz))
   read -r w _ < <(measure sh -c "xz -dc '$xzsrc' > '$tmp/dc.sqlite'"); dcs+=("$w"); rm -f "$tmp/dc.sqlite"
-  if [ -n "${SCALE:-}" ]; then
+  for n in $scales; do
+    big="$tmp/scaled$n.sqlite"
+    cat "$big" > /dev/null
     rm -rf "$tmp/outbig"
-    read -r w r < <(measure "$tmp/nsysphase" analyze --quiet --out "$tmp/outbig" "$big"); bigs+=("$w"); rss_big=$((r > rss_big ? r : rss_big))
-  fi
+    measure "$tmp/nsysphase" analyze --quiet --out "$tmp/outbig" "$big" >> "$tmp/analyze$n"
+    measure "$tmp/nsysphase" ranges --format csv "$big" >> "$tmp/ranges$n"
+    measure sqlite3 "file:$big?immutable=1" "$lean_sql" >> "$tmp/lean$n"
+  done
 done
 ms=$(printf '%s\n' "${scan[@]}" | median)
 ml=$(printf '%s\n' "${lean[@]}" | median)
@@ -97,12 +103,18 @@ printf 'nsysphase analyze       runs: %s  median %.2f s  peak RSS %d MB\n' "${an
 printf 'first analysis (hashed) runs: %s  median %.2f s  peak RSS %d MB\n' "${cold[*]}" "$(printf '%s\n' "${cold[@]}" | median)" $((rss_cold / 1024))
 printf 'analyze of .sqlite.xz   runs: %s  median %.2f s  peak RSS %d MB\n' "${xzs[*]}" "$mx" $((rss_xz / 1024))
 printf 'analyze / wide scan: %.2f (pairwise median)\n' "$(pairwise "${ana[*]}" "${scan[*]}")"
-printf 'analyze / lean scan: %.2f (pairwise median; target <= 1.5)\n' "$(pairwise "${ana[*]}" "${lean[*]}")"
+printf 'analyze / lean scan: %.2f (pairwise median; target <= 1.3)\n' "$(pairwise "${ana[*]}" "${lean[*]}")"
 printf 'first analysis / lean scan: %.2f (pairwise median)\n' "$(pairwise "${cold[*]}" "${lean[*]}")"
 sums=(); for i in "${!ana[@]}"; do sums+=("$(awk -v a="${ana[$i]}" -v d="${dcs[$i]}" 'BEGIN { print a + d }')"); done
 printf '.sqlite.xz / (xz -dc + analyze): %.2f (pairwise median; target <= 1.3)\n' "$(pairwise "${xzs[*]}" "${sums[*]}")"
-if [ -n "${SCALE:-}" ]; then
-  mb=$(printf '%s\n' "${bigs[@]}" | median)
-  printf 'analyze on %sx (%s)  runs: %s  median %.2f s  peak RSS %d MB\n' "$SCALE" "$(du -h "$big" | cut -f1)" "${bigs[*]}" "$mb" $((rss_big / 1024))
-  awk -v b="$mb" -v a="$ma" -v rb="$rss_big" -v ra="$rss_ana" -v n="$SCALE" 'BEGIN { printf "scale %sx: time %.1fx (target <= %sx), peak RSS %.1fx (sub-linear)\n", n, b / a, n, rb / ra }'
-fi
+for n in $scales; do
+  big="$tmp/scaled$n.sqlite"
+  for k in analyze ranges lean; do
+    runs_k=$(cut -d' ' -f1 "$tmp/$k$n" | xargs)
+    printf '%-7s on %sx (%s)  runs: %s  median %.2f s  peak RSS %d MB\n' "$k" "$n" "$(du -h "$big" | cut -f1)" "$runs_k" \
+      "$(cut -d' ' -f1 "$tmp/$k$n" | median)" "$(($(cut -d' ' -f2 "$tmp/$k$n" | sort -n | tail -1) / 1024))"
+  done
+  mb=$(cut -d' ' -f1 "$tmp/analyze$n" | median); rb=$(cut -d' ' -f2 "$tmp/analyze$n" | sort -n | tail -1)
+  awk -v b="$mb" -v a="$ma" -v rb="$rb" -v ra="$rss_ana" -v n="$n" -v l="$(cut -d' ' -f1 "$tmp/lean$n" | median)" 'BEGIN {
+    printf "scale %sx: analyze time %.1fx the 1x (target <= 10x at 10x), %.2fx its lean scan; peak RSS %d MB = %.1fx the 1x (targets <= 256 MB at 10x, <= 512 MB at 30x)\n", n, b / a, b / l, rb / 1024, rb / ra }'
+done

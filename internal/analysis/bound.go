@@ -154,11 +154,12 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 	type key struct{ arm, phase string }
 	launches := map[key]int64{}
 	present := map[key]bool{}
-	for i := range plan.xs {
-		x := &plan.xs[i]
-		if plan.unit[i] < 0 || x.IsStep || b.Arms[x.Arm] == nil {
+	var x phases.Instance
+	for i := range plan.xs.Len() {
+		if plan.unit[i] < 0 || plan.xs.IsStep(i) || b.Arms[plan.xs.Arm(i)] == nil {
 			continue
 		}
+		plan.xs.Get(i, &x)
 		present[key{x.Arm, x.Phase}] = true
 		if counted(x.Phase) {
 			launches[key{x.Arm, x.Phase}] += x.M[phases.Launches] + x.M[phases.OtherThreadOps]
@@ -233,12 +234,14 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 			sums[u][m] = make([]int64, plan.kept[u])
 		}
 	}
-	for i := range plan.xs {
+	var xv phases.Instance
+	for i := range plan.xs.Len() {
 		u, t := plan.unit[i], plan.step[i]
 		if u < 0 || sums[u] == nil {
 			continue
 		}
-		x, s := &plan.xs[i], sums[u]
+		plan.xs.Get(i, &xv)
+		x, s := &xv, sums[u]
 		if x.IsStep {
 			s[bWall][t] = x.M[phases.Wall]
 			s[bFloor][t] = max(x.M[phases.GPUBusy], x.M[phases.Wall]-x.M[phases.GPUIdle]-x.M[phases.OtherProcessGPU])

@@ -28,7 +28,7 @@ func measure(files []*FileResult, arm string, region []string, replay int64) ste
 	}
 	for _, fr := range files {
 		in := false
-		for _, x := range fr.Result.Instances {
+		for _, x := range fr.Result.Store.All() {
 			if x.IsStep {
 				if in {
 					flush()
@@ -71,7 +71,7 @@ func wallPerStep(files []*FileResult, arm string, phaseNames []string) float64 {
 	var sum float64
 	n := 0
 	for _, fr := range files {
-		for _, x := range fr.Result.Instances {
+		for _, x := range fr.Result.Store.All() {
 			if x.Arm != arm || x.Warmup {
 				continue
 			}

@@ -158,12 +158,14 @@ func BuildBoundary(files []*FileResult, frames Frames, region []string, sc Stats
 	// Which arms have which phases.
 	present := map[string]map[string]bool{}
 	for _, fr := range files {
-		for _, x := range fr.Result.Instances {
-			if !x.IsStep && slices.Contains(region, x.Phase) {
-				if present[x.Arm] == nil {
-					present[x.Arm] = map[string]bool{}
+		st := fr.Result.InstanceStore()
+		for i := range st.Len() {
+			if ph := st.Phase(i); !st.IsStep(i) && slices.Contains(region, ph) {
+				arm := st.Arm(i)
+				if present[arm] == nil {
+					present[arm] = map[string]bool{}
 				}
-				present[x.Arm][x.Phase] = true
+				present[arm][ph] = true
 			}
 		}
 	}
@@ -242,14 +244,17 @@ func branches(files []*FileResult, inRegion func(string) bool, arms map[string]*
 	var keys []key
 	for _, fr := range files {
 		r := fr.Result
-		stepOf := stepIndex(r.Instances)
+		st := r.InstanceStore()
+		stepOf := stepIndex(st)
 		// API names of the top-level calls of each step, in time order.
 		callsOf := map[int32][]phases.CallRecord{}
 		for _, c := range r.Calls {
 			s := stepOf[c.Instance]
 			callsOf[s] = append(callsOf[s], c)
 		}
-		for i, x := range r.Instances {
+		var x phases.Instance
+		for i := range st.Len() {
+			st.Get(i, &x)
 			if x.IsStep || x.Depth != 1 || !inRegion(x.Phase) || arms[x.Arm] == nil {
 				continue
 			}
@@ -327,17 +332,17 @@ func gaps(files []*FileResult, inRegion func(string) bool, arms map[string]*Boun
 	count := map[key]int64{}
 	var keys []key
 	for _, fr := range files {
-		xs := fr.Result.Instances
-		for i := 0; i < len(xs); {
+		xs := fr.Result.InstanceStore()
+		for i := 0; i < xs.Len(); {
 			j := i + 1
-			for j < len(xs) && !xs[j].IsStep {
+			for j < xs.Len() && !xs.IsStep(j) {
 				j++
 			}
-			if arms[xs[i].Arm] != nil {
+			if arms[xs.Arm(i)] != nil {
 				var top []phases.Instance
-				for _, x := range xs[i+1 : j] {
-					if x.Depth == 1 {
-						top = append(top, x)
+				for k := i + 1; k < j; k++ {
+					if xs.Depth(k) == 1 {
+						top = append(top, xs.At(k))
 					}
 				}
 				slices.SortStableFunc(top, func(a, b phases.Instance) int { return cmp.Compare(a.Start, b.Start) })
@@ -352,7 +357,7 @@ func gaps(files []*FileResult, inRegion func(string) bool, arms map[string]*Boun
 				}
 				for k := first + 1; first >= 0 && k < last; k++ {
 					if !inRegion(top[k].Phase) {
-						kk := key{xs[i].Arm, top[k].Phase}
+						kk := key{xs.Arm(i), top[k].Phase}
 						if _, ok := count[kk]; !ok {
 							keys = append(keys, kk)
 						}

@@ -37,7 +37,7 @@ func TestBoundaryGraphRegion(t *testing.T) {
 	// saving_ns is launch_ns + cpu_other_ns of the region's phases, per kept step.
 	var sum, wall float64
 	n := 0
-	for _, x := range files[0].Result.Instances {
+	for _, x := range files[0].Result.Store.All() {
 		if x.Arm != "eager" || x.Warmup {
 			continue
 		}

@@ -87,7 +87,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	d.plan = Units(d.instances, d.Phases, unitStart)
 	if !sc.Off {
 		names := MetricNames()
-		err := inOrder(ctx, len(d.Phases), max(1, runtime.GOMAXPROCS(0)/2), func(_ context.Context, i int) error {
+		err := inOrder(ctx, len(d.Phases), d.plan.statsConcurrency(runtime.GOMAXPROCS(0)/2), func(_ context.Context, i int) error {
 			ph := d.Phases[i]
 			units := d.plan.Units(i)
 			if len(units) == 0 {
@@ -118,17 +118,19 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	return d, nil
 }
 
-// allInstances is the files' instances in input order. The first file's
-// are used in place (capacity clipped, so a second file's append copies):
-// no copy of the biggest result for the usual single export.
-func allInstances(files []*FileResult) []phases.Instance {
-	var xs []phases.Instance
-	for i, fr := range files {
-		if i == 0 {
-			xs = slices.Clip(fr.Result.Instances)
-		} else {
-			xs = append(xs, fr.Result.Instances...)
-		}
+// allInstances is the files' instances in input order: a single file's
+// store in place (no copy of the biggest result for the usual single
+// export), else a merged store.
+func allInstances(files []*FileResult) *phases.Store {
+	switch len(files) {
+	case 0:
+		return phases.NewStore()
+	case 1:
+		return files[0].Result.InstanceStore()
+	}
+	xs := phases.NewStore()
+	for _, fr := range files {
+		xs.AppendStore(fr.Result.InstanceStore())
 	}
 	return xs
 }
@@ -215,8 +217,9 @@ func relabelArms(files []*FileResult) {
 		if fr.FileArm != "" {
 			anyFileArm = true
 		}
-		for _, x := range fr.Result.Instances {
-			nvtx[strings.TrimPrefix(strings.TrimPrefix(x.Arm, fr.FileArm), "/")] = true
+		st := fr.Result.InstanceStore()
+		for i := range st.Len() {
+			nvtx[strings.TrimPrefix(strings.TrimPrefix(st.Arm(i), fr.FileArm), "/")] = true
 		}
 	}
 	if !anyFileArm || len(nvtx) != 1 {
@@ -226,19 +229,16 @@ func relabelArms(files []*FileResult) {
 		if fr.FileArm == "" {
 			continue
 		}
-		r := fr.Result
-		for i := range r.Instances {
-			r.Instances[i].Arm = fr.FileArm
-		}
+		fr.Result.InstanceStore().SetArm(fr.FileArm)
 	}
 }
 
-func armsInOrder(xs []phases.Instance, unitStart map[phases.UnitID]int64) []string {
+func armsInOrder(xs *phases.Store, unitStart map[phases.UnitID]int64) []string {
 	first := map[string]int64{}
-	for _, x := range xs {
-		s := unitStart[x.Unit]
-		if v, ok := first[x.Arm]; !ok || s < v {
-			first[x.Arm] = s
+	for i := range xs.Len() {
+		s, arm := unitStart[xs.Unit(i)], xs.Arm(i)
+		if v, ok := first[arm]; !ok || s < v {
+			first[arm] = s
 		}
 	}
 	arms := make([]string, 0, len(first))
@@ -343,13 +343,13 @@ type armPhase struct{ arm, phase string }
 // AND of the instances' null masks).
 func (d *Doc) nullMetrics() map[armPhase]uint64 {
 	out := map[armPhase]uint64{}
-	for i := range d.instances {
-		x := &d.instances[i]
-		k := armPhase{x.Arm, x.Phase}
+	xs := d.instances
+	for i := range xs.Len() {
+		k, null := armPhase{xs.Arm(i), xs.Phase(i)}, xs.Null(i)
 		if v, ok := out[k]; ok {
-			out[k] = v & x.Null
+			out[k] = v & null
 		} else {
-			out[k] = x.Null
+			out[k] = null
 		}
 	}
 	return out
@@ -386,8 +386,12 @@ func (d *Doc) fillPoint(ph string, us []stats.Unit, names []string) {
 	}
 }
 
-// Instances returns the merged phase and step instances.
-func (d *Doc) Instances() []phases.Instance { return d.instances }
+// Instances returns the merged phase and step instances (decoded: as
+// much memory as the instances take uncompressed; see Store).
+func (d *Doc) Instances() []phases.Instance { return d.instances.All() }
+
+// Store returns the merged phase and step instances, compact.
+func (d *Doc) Store() *phases.Store { return d.instances }
 
 // Results returns the statistics per phase (nil entries when off).
 func (d *Doc) Results() []*stats.Result { return d.results }
@@ -411,12 +415,12 @@ const OtherPhases = "(other phases)"
 // foldPhases renames the phases beyond MaxPhases (by total wall time, the
 // step, (unannotated) and other threads' rows always kept) to OtherPhases in
 // xs and in order.
-func foldPhases(xs []phases.Instance, step string, order *[]string) (Warning, bool) {
+func foldPhases(xs *phases.Store, step string, order *[]string) (Warning, bool) {
 	keep := func(p string) bool { return p == step || p == phases.Unannotated || phases.IsOtherThreadRow(p) }
 	wall := map[string]int64{}
-	for i := range xs {
-		if p := xs[i].Phase; !keep(p) {
-			wall[p] += xs[i].M[phases.Wall]
+	for i := range xs.Len() {
+		if p := xs.Phase(i); !keep(p) {
+			wall[p] += xs.Metric(i, phases.Wall)
 		}
 	}
 	if len(wall) <= MaxPhases {
@@ -439,9 +443,9 @@ func foldPhases(xs []phases.Instance, step string, order *[]string) (Warning, bo
 	for _, p := range names[MaxPhases:] {
 		folded[p] = true
 	}
-	for i := range xs {
-		if folded[xs[i].Phase] {
-			xs[i].Phase = OtherPhases
+	for i := range xs.Len() {
+		if folded[xs.Phase(i)] {
+			xs.SetPhase(i, OtherPhases)
 		}
 	}
 	var kept []string

@@ -148,27 +148,29 @@ const fillBlock = 256
 // fillInstanceColumns.
 const fillRowsPerWorker = 8192
 
-// fillInstanceColumns writes xs into the rows of a, column by column
-// (export.RowsAppender) within each block of rows: this is the biggest
-// table by far, and a boxed Value per cell cost a third of its encoding.
-// Large tables are filled by several goroutines, each owning a share of the
-// columns (the cells of different columns are independent; each string
-// column is still interned in row order, so its dictionary is the same).
-func fillInstanceColumns(a *export.RowsAppender, xs []phases.Instance) {
-	workers := min(runtime.GOMAXPROCS(0), len(instanceColumns), 1+len(xs)/fillRowsPerWorker)
+// fillInstanceColumns writes instances [lo, hi) of xs into the rows of a,
+// column by column (export.RowsAppender) within each block of rows: this
+// is the biggest table by far, and a boxed Value per cell cost a third of
+// its encoding. Large tables are filled by several goroutines, each owning
+// a share of the columns (the cells of different columns are independent;
+// each string column is still interned in row order, so its dictionary is
+// the same); each decodes the blocks of the store it fills.
+func fillInstanceColumns(a *export.RowsAppender, xs *phases.Store, lo, hi int) {
+	workers := min(runtime.GOMAXPROCS(0), len(instanceColumns), 1+(hi-lo)/fillRowsPerWorker)
 	if workers <= 1 {
-		fillColumns(a, xs, 0, 1)
+		fillColumns(a, xs, lo, hi, 0, 1)
 		return
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() { fillColumns(a, xs, w, workers) })
+		wg.Go(func() { fillColumns(a, xs, lo, hi, w, workers) })
 	}
 	wg.Wait()
 }
 
-// fillColumns fills the columns col ≡ first (mod step).
-func fillColumns(a *export.RowsAppender, xs []phases.Instance, first, step int) {
+// fillColumns fills the columns col ≡ first (mod step) with instances
+// [lo, hi) of st.
+func fillColumns(a *export.RowsAppender, st *phases.Store, lo, hi, first, step int) {
 	ints := make([][]int64, len(instanceColumns))
 	floats := make([][]float64, len(instanceColumns))
 	for col := first; col < len(instanceColumns); col += step {
@@ -181,43 +183,49 @@ func fillColumns(a *export.RowsAppender, xs []phases.Instance, first, step int) 
 	}
 	var unit phases.UnitID // the unit of label; rows come unit by unit
 	label := ""
-	if len(xs) > 0 {
-		unit, label = xs[0].Unit, xs[0].Unit.String()
+	if hi > lo {
+		unit = st.Unit(lo)
+		label = unit.String()
 	}
-	for lo := 0; lo < len(xs); lo += fillBlock {
-		hi := min(len(xs), lo+fillBlock)
+	xs := make([]phases.Instance, fillBlock) // one block, decoded
+	for b0 := lo; b0 < hi; b0 += fillBlock {
+		n := min(hi, b0+fillBlock) - b0
+		for k := range n {
+			st.Get(b0+k, &xs[k])
+		}
+		r0 := b0 - lo // row of xs[0]
 		for col := first; col < len(instanceColumns); col += step {
 			switch c := &instanceColumns[col]; {
 			case c.isMetric:
-				v, m := ints[col], c.metric
-				for i := lo; i < hi; i++ {
+				v, m := ints[col][r0:], c.metric
+				for i := range n {
 					if xs[i].Null != 0 && xs[i].IsNull(m) {
-						a.SetNull(col, i)
+						a.SetNull(col, r0+i)
 						continue
 					}
 					v[i] = xs[i].M[m]
 				}
 			case c.unitLabel:
-				for i := lo; i < hi; i++ {
+				for i := range n {
 					if xs[i].Unit != unit {
 						unit, label = xs[i].Unit, xs[i].Unit.String()
 					}
-					a.SetString(col, i, label)
+					a.SetString(col, r0+i, label)
 				}
 			case c.has != nil:
-				fillNullable(a, col, c, xs, lo, hi, ints[col], floats[col])
+				fillNullable(a, col, c, xs[:n], r0, ints[col], floats[col])
 			case c.str != nil:
-				for i := lo; i < hi; i++ {
-					a.SetString(col, i, c.str(&xs[i]))
+				for i := range n {
+					a.SetString(col, r0+i, c.str(&xs[i]))
 				}
 			case c.i64 != nil:
-				v := ints[col]
-				for i := lo; i < hi; i++ {
+				v := ints[col][r0:]
+				for i := range n {
 					v[i] = c.i64(&xs[i])
 				}
 			case c.f64 != nil:
-				v := floats[col]
-				for i := lo; i < hi; i++ {
+				v := floats[col][r0:]
+				for i := range n {
 					v[i] = c.f64(&xs[i])
 				}
 			}
@@ -225,10 +233,11 @@ func fillColumns(a *export.RowsAppender, xs []phases.Instance, first, step int) 
 	}
 }
 
-// fillNullable fills rows [lo, hi) of a column whose cells may be null.
-func fillNullable(a *export.RowsAppender, col int, c *instanceColumn, xs []phases.Instance, lo, hi int, ints []int64, floats []float64) {
-	for i := lo; i < hi; i++ {
-		x := &xs[i]
+// fillNullable fills the rows r0.. of a column whose cells may be null
+// from xs.
+func fillNullable(a *export.RowsAppender, col int, c *instanceColumn, xs []phases.Instance, r0 int, ints []int64, floats []float64) {
+	for k := range xs {
+		x, i := &xs[k], r0+k
 		switch {
 		case !c.has(x):
 			a.SetNull(col, i)

@@ -50,7 +50,7 @@ type Doc struct {
 	// docs/statistics.md §12): within these runs only.
 	WithinRun []WithinRunRow `json:"within_run,omitempty"`
 
-	instances []phases.Instance
+	instances *phases.Store // every file's instances, in input order
 	// rankInputs are each export's rank processes as read (before rank
 	// ids), which the dataset context carries for --from; nil without ranks.
 	rankInputs map[string][]phases.RankProcess

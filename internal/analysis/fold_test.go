@@ -24,7 +24,9 @@ func TestFoldPhases(t *testing.T) {
 	}
 	xs = append(xs, phases.Instance{Phase: phases.Unannotated, Depth: 1}, phases.Instance{Phase: "backward (autograd thread)", Depth: 1, OtherThread: true})
 	order = append(order, phases.Unannotated, "backward (autograd thread)")
-	w, ok := foldPhases(xs, "step", &order)
+	st := phases.StoreOf(xs)
+	w, ok := foldPhases(st, "step", &order)
+	xs = st.All()
 	if !ok || w.Code != WarnPhasesFolded {
 		t.Fatalf("no fold warning: %+v", w)
 	}
@@ -39,7 +41,7 @@ func TestFoldPhases(t *testing.T) {
 		t.Errorf("order %d long, %q at %d", len(order), OtherPhases, slices.Index(order, OtherPhases))
 	}
 	few := []phases.Instance{{Phase: "a"}, {Phase: "b"}}
-	if _, ok := foldPhases(few, "s", &[]string{"s", "a", "b"}); ok {
+	if _, ok := foldPhases(phases.StoreOf(few), "s", &[]string{"s", "a", "b"}); ok {
 		t.Error("folded two phases")
 	}
 }

@@ -287,6 +287,11 @@ func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, i
 			}
 		}
 	}
+	for _, fr := range out {
+		// The analysis reads the compact store (see phases.Store).
+		fr.Result.Store = phases.StoreOf(fr.Result.Instances)
+		fr.Result.Instances = nil
+	}
 	return out, max(skip, 0), warns, nil
 }
 

@@ -80,6 +80,9 @@ func relabelFile(fr *FileResult, label string) {
 		r.Instances[i].File = label
 		r.Instances[i].Unit.File = label
 	}
+	if r.Store != nil {
+		r.Store.SetFile(label)
+	}
 	for i := range r.Inputs {
 		r.Inputs[i].File = label
 	}

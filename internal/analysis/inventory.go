@@ -70,7 +70,8 @@ type Interaction struct {
 func Interactions(res *phases.Result) []Interaction {
 	calls := res.Calls
 	var out []Interaction
-	stepOf := stepIndex(res.Instances)
+	st := res.InstanceStore()
+	stepOf := stepIndex(st)
 	for lo := 0; lo < len(calls); {
 		hi := lo + 1
 		for hi < len(calls) && stepOf[calls[hi].Instance] == stepOf[calls[lo].Instance] {
@@ -84,11 +85,11 @@ func Interactions(res *phases.Result) []Interaction {
 
 // stepIndex maps each instance to the index of its step instance (phases
 // follow their step in Result.Instances).
-func stepIndex(xs []phases.Instance) []int32 {
-	out := make([]int32, len(xs))
+func stepIndex(xs *phases.Store) []int32 {
+	out := make([]int32, xs.Len())
 	cur := int32(-1)
-	for i, x := range xs {
-		if x.IsStep {
+	for i := range out {
+		if xs.IsStep(i) {
 			cur = int32(i)
 		}
 		out[i] = cur
@@ -130,7 +131,7 @@ func appendStepInteractions(out []Interaction, res *phases.Result, run []phases.
 			continue
 		}
 		// Look-ahead stays inside the owning instance (and its descendants).
-		end := res.Instances[c.Instance].End
+		end := res.InstanceStore().End(int(c.Instance))
 		it := Interaction{Instance: c.Instance, API: api(c), Ns: c.Dur, Callchain: c.Callchain,
 			WaitOwnGPUNs: c.OwnGPUNs, WaitOtherGPUNs: c.OtherGPUNs, WaitNoGPUNs: c.NoGPUNs}
 		switch {
@@ -245,7 +246,7 @@ func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bo
 	relabelArms(files)
 	inv := &Inventory{StepsByArm: map[string]int{}, SkipSteps: skipSteps, Items: []InventoryItem{}, Mismatches: Mismatches(files)}
 	starts := UnitStarts(files)
-	var all []phases.Instance
+	all := phases.NewStore()
 	inv.phaseRank = map[string]int{}
 	for _, fr := range files {
 		inv.Inputs = append(inv.Inputs, fr.Path)
@@ -258,7 +259,7 @@ func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bo
 				inv.phaseRank[p] = len(inv.phaseRank)
 			}
 		}
-		all = append(all, r.Instances...)
+		all.AppendStore(r.InstanceStore())
 		if _, ok := frames[fr.Path]; ok {
 			inv.Backtraces = true
 		}
@@ -275,13 +276,14 @@ func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bo
 	var order []key
 	for _, fr := range files {
 		r := fr.Result
-		for _, x := range r.Instances {
-			if x.IsStep && (census || !x.Warmup) {
-				inv.StepsByArm[x.Arm]++
+		st := r.InstanceStore()
+		for i := range st.Len() {
+			if st.IsStep(i) && (census || !st.Warmup(i)) {
+				inv.StepsByArm[st.Arm(i)]++
 			}
 		}
 		for _, it := range Interactions(r) {
-			x := r.Instances[it.Instance]
+			x := st.At(int(it.Instance))
 			if x.Warmup && !census {
 				continue
 			}

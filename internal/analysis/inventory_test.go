@@ -36,13 +36,14 @@ func TestInventoryCollectorInteractions(t *testing.T) {
 	fx := fixture.Get(t, "interleaved_graph")
 	files, frames := readCalls(t, fx.XZ, 0)
 	res := files[0].Result
+	all := res.Store.All()
 	type key struct {
 		inst int32
 		kind string
 	}
 	count := map[key]int{}
 	for _, it := range Interactions(res) {
-		x := res.Instances[it.Instance]
+		x := all[it.Instance]
 		if x.IsStep {
 			t.Errorf("%s step %d: %s %s outside every phase", x.Unit, x.Step, it.Kind, it.API)
 		}
@@ -52,7 +53,7 @@ func TestInventoryCollectorInteractions(t *testing.T) {
 		count[key{it.Instance, it.Kind}]++
 	}
 	resets := 0
-	for i, x := range res.Instances {
+	for i, x := range all {
 		if x.IsStep {
 			continue
 		}

@@ -145,10 +145,12 @@ func buildEvidence(fr *FileResult) ProvenanceRow {
 	if ev.MPSProcessesSeen == nil {
 		ev.MPSProcessesSeen = []string{}
 	}
-	for _, x := range fr.Result.Instances {
-		if x.IsStep {
-			ev.GraphLaunchesByArm[x.Arm] += x.M[phases.GraphLaunches]
-			ev.StepsByArm[x.Arm]++
+	st := fr.Result.InstanceStore()
+	for i := range st.Len() {
+		if st.IsStep(i) {
+			arm := st.Arm(i)
+			ev.GraphLaunchesByArm[arm] += st.Metric(i, phases.GraphLaunches)
+			ev.StepsByArm[arm]++
 		}
 	}
 	if fr.Info.CUDAContexts == nil {

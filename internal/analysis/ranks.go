@@ -193,10 +193,10 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		kinds[p.Kind] = true
 		sources[p.RankSource] = true
 	}
-	for i := range d.instances {
-		x := &d.instances[i]
-		if r, ok := rankOf[rankRef{x.File, x.Pid}]; ok {
-			x.Rank, x.HasRank = r, true
+	st := d.instances
+	for i := range st.Len() {
+		if r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]; ok {
+			st.SetRank(i, r)
 		}
 	}
 	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
@@ -246,9 +246,10 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	// them, and each use leaves them out.
 	byRank := map[int][]phases.Instance{}
 	for _, fr := range files {
-		for _, x := range fr.Result.Instances {
-			if r, ok := rankOf[rankRef{fr.Path, x.Pid}]; ok {
-				byRank[r] = append(byRank[r], x)
+		st := fr.Result.InstanceStore()
+		for i := range st.Len() {
+			if r, ok := rankOf[rankRef{fr.Path, st.Pid(i)}]; ok {
+				byRank[r] = append(byRank[r], st.At(i))
 			}
 		}
 	}

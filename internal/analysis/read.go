@@ -228,6 +228,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	defer closeFn()
 	opt := cfg.Segment
 	opt.FileArm = fr.FileArm
+	opt.Compact = true // the analysis reads Result.Store
 	// The export's quality findings (aggregate queries on a connection of
 	// their own) are checked beside the segmentation, off its path.
 	var (
@@ -274,9 +275,10 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	if ns, ok, err := f.SessionStartUTC(); err == nil && ok {
 		fr.StartUTC = ns
 	}
-	fr.MinTime = res.Instances[0].Start
-	for _, x := range res.Instances {
-		fr.MinTime = min(fr.MinTime, x.Start)
+	st := res.InstanceStore()
+	fr.MinTime = st.Start(0)
+	for i := range st.Len() {
+		fr.MinTime = min(fr.MinTime, st.Start(i))
 	}
 	return fr, nil
 }

@@ -13,10 +13,10 @@ import (
 )
 
 // InstancesTable is phase_instances: one row per step and phase instance.
-func (d *Doc) InstancesTable() *export.Table { return d.InstancesRows(0, len(d.instances)) }
+func (d *Doc) InstancesTable() *export.Table { return d.InstancesRows(0, d.instances.Len()) }
 
 // NumInstances is the number of rows of phase_instances.
-func (d *Doc) NumInstances() int { return len(d.instances) }
+func (d *Doc) NumInstances() int { return d.instances.Len() }
 
 // InstancesRows is rows [lo, hi) of phase_instances, for writers that
 // encode the biggest table range by range (export.DatasetWriter.AddRows).
@@ -26,8 +26,7 @@ func (d *Doc) InstancesRows(lo, hi int) *export.Table {
 		cols[i] = c.Column
 	}
 	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics as docs/schema.md ('What each number means') defines them, int64 ns", cols...)
-	xs := d.instances[lo:hi]
-	fillInstanceColumns(t.AppendRows(len(xs)), xs)
+	fillInstanceColumns(t.AppendRows(hi-lo), d.instances, lo, hi)
 	return t
 }
 

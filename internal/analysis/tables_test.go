@@ -15,8 +15,8 @@ import (
 func TestInstancesTableCells(t *testing.T) {
 	d := analyseFixture(t, "sharing_mps_1", 2, StatsConfig{Off: true})
 	tab := d.InstancesTable()
-	if tab.Len() != len(d.instances) || tab.Len() == 0 {
-		t.Fatalf("%d rows for %d instances", tab.Len(), len(d.instances))
+	if tab.Len() != d.instances.Len() || tab.Len() == 0 {
+		t.Fatalf("%d rows for %d instances", tab.Len(), d.instances.Len())
 	}
 	col := func(name string) int {
 		i := tab.ColumnIndex(name)
@@ -29,7 +29,7 @@ func TestInstancesTableCells(t *testing.T) {
 	num := func(r int, name string) int64 { v, _ := tab.Int64(r, col(name)); return v }
 	flag := func(r int, name string) bool { v, _ := tab.Bool(r, col(name)); return v }
 	nulls := 0
-	for r, x := range d.instances {
+	for r, x := range d.instances.All() {
 		if str(r, "file") != x.File || str(r, "thread") != x.Thread || str(r, "arm") != x.Arm || str(r, "block_label") != x.Unit.String() || str(r, "phase") != x.Phase ||
 			num(r, "pid") != x.Pid || num(r, "tid") != x.Tid || num(r, "block") != int64(x.Block) || num(r, "step") != int64(x.Step) ||
 			flag(r, "is_step") != x.IsStep || num(r, "depth") != int64(x.Depth) || flag(r, "warmup") != x.Warmup ||
@@ -75,17 +75,17 @@ func TestInstancesFillConcurrentSameAsSerial(t *testing.T) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	}
 	base := analyseFixture(t, "sharing_mps_1", 2, StatsConfig{Off: true})
-	d := &Doc{}
-	for rep := 0; len(d.instances) < 3*fillRowsPerWorker; rep++ {
-		for _, x := range base.instances {
+	d := &Doc{instances: phases.NewStore()}
+	for rep := 0; d.instances.Len() < 3*fillRowsPerWorker; rep++ {
+		for _, x := range base.instances.All() {
 			x.Block += rep // new units, so block_label changes along the rows
 			x.M[phases.Wall] += int64(rep)
-			d.instances = append(d.instances, x)
+			d.instances.Append(&x)
 		}
 	}
 	got := d.InstancesTable()
 	want := d.InstancesRows(0, 0)
-	fillColumns(want.AppendRows(len(d.instances)), d.instances, 0, 1)
+	fillColumns(want.AppendRows(d.instances.Len()), d.instances, 0, d.instances.Len(), 0, 1)
 	if got.Len() != want.Len() {
 		t.Fatalf("%d rows, want %d", got.Len(), want.Len())
 	}

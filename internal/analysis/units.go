@@ -17,12 +17,13 @@ import (
 func UnitStarts(files []*FileResult) map[phases.UnitID]int64 {
 	out := map[phases.UnitID]int64{}
 	for _, fr := range files {
-		for _, x := range fr.Result.Instances {
-			start := x.BlockStart
+		st := fr.Result.InstanceStore()
+		for i := range st.Len() {
+			start := st.BlockStart(i)
 			if fr.StartUTC != 0 {
-				start = fr.StartUTC + (x.BlockStart - fr.MinTime)
+				start = fr.StartUTC + (start - fr.MinTime)
 			}
-			out[x.Unit] = start
+			out[st.Unit(i)] = start
 		}
 	}
 	return out
@@ -34,7 +35,7 @@ func UnitStarts(files []*FileResult) map[phases.UnitID]int64 {
 // values), RegionUnits those of a region of phases (boundary), both by
 // integer comparisons over the same placement.
 type UnitPlan struct {
-	xs                []phases.Instance
+	xs                *phases.Store
 	starts            map[phases.UnitID]int64 // unit → start (UnitStarts)
 	ids               []phases.UnitID         // per unit, in order of first kept step
 	arms, profiles    []string                // per unit
@@ -46,8 +47,9 @@ type UnitPlan struct {
 // Units places the instances xs (steps followed by their phases, in file
 // order) in units and kept steps; phaseNames index the phases Units takes.
 // Warm-up steps (--skip-steps) and their phases are left out.
-func Units(xs []phases.Instance, phaseNames []string, starts map[phases.UnitID]int64) *UnitPlan {
-	p := &UnitPlan{xs: xs, starts: starts, unit: make([]int32, len(xs)), step: make([]int32, len(xs)), phase: make([]int32, len(xs))}
+func Units(xs *phases.Store, phaseNames []string, starts map[phases.UnitID]int64) *UnitPlan {
+	n := xs.Len()
+	p := &UnitPlan{xs: xs, starts: starts, unit: make([]int32, n), step: make([]int32, n), phase: make([]int32, n)}
 	phaseIdx := make(map[string]int32, len(phaseNames))
 	for i, ph := range phaseNames {
 		phaseIdx[ph] = int32(i)
@@ -55,16 +57,16 @@ func Units(xs []phases.Instance, phaseNames []string, starts map[phases.UnitID]i
 	unitIdx := map[phases.UnitID]int32{}
 	cur, skipping := int32(-1), false
 	lastPhase, lastIdx := "", int32(-1)
-	for i := range xs {
-		x := &xs[i]
-		if x.IsStep {
-			skipping = x.Warmup
+	for i := range n {
+		if xs.IsStep(i) {
+			skipping = xs.Warmup(i)
 			if !skipping {
-				u, ok := unitIdx[x.Unit]
+				unit := xs.Unit(i)
+				u, ok := unitIdx[unit]
 				if !ok {
 					u = int32(len(p.ids))
-					unitIdx[x.Unit] = u
-					p.ids, p.arms, p.profiles, p.kept = append(p.ids, x.Unit), append(p.arms, x.Arm), append(p.profiles, x.File), append(p.kept, 0)
+					unitIdx[unit] = u
+					p.ids, p.arms, p.profiles, p.kept = append(p.ids, unit), append(p.arms, xs.Arm(i)), append(p.profiles, xs.File(i)), append(p.kept, 0)
 				}
 				cur = u
 				p.kept[u]++
@@ -74,12 +76,12 @@ func Units(xs []phases.Instance, phaseNames []string, starts map[phases.UnitID]i
 			p.unit[i], p.phase[i] = -1, -1
 			continue
 		}
-		if x.Phase != lastPhase || lastIdx < 0 {
-			idx, ok := phaseIdx[x.Phase]
+		if ph := xs.Phase(i); ph != lastPhase || lastIdx < 0 {
+			idx, ok := phaseIdx[ph]
 			if !ok {
 				idx = -1
 			}
-			lastPhase, lastIdx = x.Phase, idx
+			lastPhase, lastIdx = ph, idx
 		}
 		p.unit[i], p.step[i], p.phase[i] = cur, int32(p.kept[cur]-1), lastIdx
 	}
@@ -90,6 +92,31 @@ func Units(xs []phases.Instance, phaseNames []string, starts map[phases.UnitID]i
 		}
 	}
 	return p
+}
+
+// statsBudget is the memory the phases whose statistics run at once may
+// take together: each holds its per-step series of every metric (Units)
+// and the statistics' working arrays, about statsBytesPerValue bytes a
+// value.
+const (
+	statsBudget        = 128 << 20
+	statsBytesPerValue = 20
+)
+
+// statsConcurrency is how many phases' statistics may run at once: at
+// most limit, fewer when the largest phase's series would take more than
+// statsBudget together (a 30× export on 16 cores: one at a time, where
+// eight would take ~700 MB), at least one.
+func (p *UnitPlan) statsConcurrency(limit int) int {
+	largest := 0
+	for _, idx := range p.byPhase {
+		largest = max(largest, len(idx))
+	}
+	per := largest * int(phases.NumMetrics) * statsBytesPerValue
+	if per == 0 {
+		return max(1, limit)
+	}
+	return max(1, min(limit, statsBudget/per))
 }
 
 // nanSeries is nMetrics series of n steps, all NaN (absent).
@@ -189,16 +216,18 @@ func (p *UnitPlan) Units(ph int) []stats.Unit {
 	// in runs of consecutive steps rather than 40 rows a step apart.
 	const chunk = 64
 	var at [chunk]int
+	var ms [chunk][phases.NumMetrics]int64 // the chunk's measurements, decoded once
 	for c0 := 0; c0 < len(idx); c0 += chunk {
 		part := idx[c0:min(c0+chunk, len(idx))]
 		for k, i := range part {
 			at[k] = pos[p.unit[i]] - 1 + int(p.step[i])
+			p.xs.Metrics(int(i), &ms[k])
 		}
 		for m := range nm {
 			row := rows[m*total : (m+1)*total]
-			for k, i := range part {
+			for k := range part {
 				// addTo: the first instance of a step sets it, later ones add.
-				v := float64(p.xs[i].M[m])
+				v := float64(ms[k][m])
 				if w := row[at[k]]; math.IsNaN(w) {
 					row[at[k]] = v
 				} else {
@@ -245,24 +274,26 @@ func (p *UnitPlan) RegionUnits(keep func(arm string) bool, inRegion func(phase s
 			series[u] = nanSeries(len(boundaryMetrics), p.kept[u])
 		}
 	}
-	for i := range p.xs {
+	var m [phases.NumMetrics]int64
+	for i := range p.xs.Len() {
 		u, t := p.unit[i], p.step[i]
 		if u < 0 || series[u] == nil {
 			continue
 		}
-		x := &p.xs[i]
 		s := series[u]
-		if x.IsStep {
-			s[4][t] = float64(x.M[phases.Wall])
+		if p.xs.IsStep(i) {
+			p.xs.Metrics(i, &m)
+			s[4][t] = float64(m[phases.Wall])
 			continue
 		}
-		if !inRegion(x.Phase) {
+		if !inRegion(p.xs.Phase(i)) {
 			continue
 		}
-		addTo(s[0], t, float64(x.M[phases.Launch]+x.M[phases.CPUOther]))
-		addTo(s[1], t, float64(x.M[phases.Launch]))
-		addTo(s[2], t, float64(x.M[phases.CPUOther]))
-		addTo(s[3], t, float64(x.M[phases.Wall]))
+		p.xs.Metrics(i, &m)
+		addTo(s[0], t, float64(m[phases.Launch]+m[phases.CPUOther]))
+		addTo(s[1], t, float64(m[phases.Launch]))
+		addTo(s[2], t, float64(m[phases.CPUOther]))
+		addTo(s[3], t, float64(m[phases.Wall]))
 	}
 	out := map[string][]stats.Unit{}
 	for u, s := range series {

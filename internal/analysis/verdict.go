@@ -151,8 +151,9 @@ func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm 
 	out := []ArmGain{}
 	arms := map[string]bool{}
 	for _, fr := range files {
-		for _, x := range fr.Result.Instances {
-			arms[x.Arm] = true
+		st := fr.Result.InstanceStore()
+		for i := range st.Len() {
+			arms[st.Arm(i)] = true
 		}
 	}
 	if len(arms) < 2 {

@@ -20,6 +20,9 @@ const smallGCPercent = 50
 // soft limit alone.
 const bigInput = 256 << 20
 
+// bigLimit is the soft heap limit for total bytes of input from bigInput.
+func bigLimit(total int64) int64 { return max(int64(minMemoryTarget), 96<<20+total/10) }
+
 // SetMemoryTarget tunes the collector to the inputs, unless GOMEMLIMIT
 // is set (GOGC set: only the soft limit):
 //
@@ -36,13 +39,17 @@ const bigInput = 256 << 20
 //     decode more parts ahead; an export the sweep must load whole keeps
 //     ~1 byte per input byte), so a bigger live set costs memory, never a
 //     collector that runs without end.
-//   - from 256 MiB: what stays live is mostly the instance list, ~500
-//     bytes per step or phase instance, allocated once, which every
-//     collection must scan. GOGC is turned off and the heap collected only
-//     at a soft limit of half the input: fewer, fuller collections than
-//     GOGC=30 at the same resident size (10× large_interleaved, 1.1 GB:
-//     ~550 MB). The governor raises the limit to 1.6× the live heap
-//     whenever the live heap passes 3/4 of it.
+//   - from 256 MiB: what stays live grows slowly with the input: the
+//     compact instance store (phases.Store, ~120 bytes per step or phase
+//     instance, pointer-free, so collections do not scan it), the sweep's
+//     windows, the statistics of a phase and a row group of
+//     phase_instances being encoded (10× large_interleaved, 1.1 GB: ~170
+//     MiB at most). GOGC is turned off and the heap collected only at a
+//     soft limit of 96 MiB + a tenth of the input (bigLimit: 199 MiB
+//     there, ~235 MB resident; 415 MiB for the 3.3 GB 30× export), with
+//     the governor raising it to 1.15× the live heap when the live heap
+//     comes within 8% of it (the 30× export's live heap reaches ~420 MB
+//     at the end of the sweep: ~500 MB resident).
 func SetMemoryTarget(paths []string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
@@ -71,10 +78,10 @@ func SetMemoryTarget(paths []string) {
 		governorOnce.Do(func() { go governLimit() })
 		return
 	}
-	debug.SetMemoryLimit(max(int64(minMemoryTarget), total/2))
+	debug.SetMemoryLimit(bigLimit(total))
 	debug.SetGCPercent(-1)
-	raiseAt.Store(750)
-	raiseTo.Store(1600)
+	raiseAt.Store(920)
+	raiseTo.Store(1150)
 	governorOnce.Do(func() { go governLimit() })
 }
 

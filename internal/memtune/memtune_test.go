@@ -11,9 +11,9 @@ import (
 )
 
 // TestSetMemoryTargetBigInput: from 256 MiB of input the heap is collected
-// at a soft limit of half the input, GOGC off, and the governor raises the
-// limit once the live heap passes 3/4 of it instead of letting the
-// collector run without end.
+// at a soft limit of 96 MiB + a tenth of the input, GOGC off, and the
+// governor raises the limit once the live heap comes within 8% of it
+// instead of letting the collector run without end.
 func TestSetMemoryTargetBigInput(t *testing.T) {
 	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
 		t.Skip("GOMEMLIMIT or GOGC set: SetMemoryTarget leaves the collector alone")
@@ -41,22 +41,23 @@ func TestSetMemoryTargetBigInput(t *testing.T) {
 	}
 	f.Close()
 	SetMemoryTarget([]string{big})
-	if got := debug.SetMemoryLimit(-1); got != 150<<20 {
-		t.Errorf("300 MiB input: limit %d, want %d", got, 150<<20)
+	want := int64(96<<20 + 30<<20)
+	if got := debug.SetMemoryLimit(-1); got != want {
+		t.Errorf("300 MiB input: limit %d, want %d", got, want)
 	}
 	if old := debug.SetGCPercent(-1); old != -1 {
 		t.Errorf("300 MiB input: GOGC %d, want off", old)
 	}
-	live := make([]byte, 128<<20) // past 3/4 of 150 MiB
+	live := make([]byte, 128<<20) // past 92% of 126 MiB
 	for i := range live {
 		live[i] = byte(i)
 	}
 	runtime.GC()
 	deadline := time.Now().Add(5 * time.Second)
-	for debug.SetMemoryLimit(-1) == 150<<20 && time.Now().Before(deadline) {
+	for debug.SetMemoryLimit(-1) == want && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := debug.SetMemoryLimit(-1); got < 128<<20*3/2 {
+	if got := debug.SetMemoryLimit(-1); got < 128<<20*9/8 {
 		t.Errorf("live heap of 128 MiB: limit still %d MiB", got>>20)
 	}
 	runtime.KeepAlive(live)

@@ -1,0 +1,547 @@
+package phases
+
+import (
+	"encoding/binary"
+	"iter"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+)
+
+// Store is the compact form of a list of instances: what the engine writes
+// and the analysis reads. An Instance is 624 bytes holding six strings; in
+// a Store it is a 56-byte pointer-free key (range, null mask, interned ids
+// of its block, thread, phase and step label, step, depth, flags) and its
+// non-zero measurements as zigzag varints in a byte segment (~52 bytes on
+// large_interleaved, wall, cpu_other and sync_no_gpu stored as differences
+// from what the rest makes them). The few distinct strings, threads and
+// blocks are interned once per Store. The collector scans none of it but
+// the small intern tables; the 10× export's 480,000 instances take ~52 MB
+// instead of ~300 MB.
+//
+// Instances are read back with At or Get (a decoded copy) or field by
+// field (Start, Phase, Metric, …); Append and Set write them. The nullable
+// fields are kept only with their flags (QueueMeanNs with HasQueue,
+// PhaseGapNs and UnattrKerNs with HasStepOnly), as the engine writes them.
+type Store struct {
+	keys []instKey
+	segs [][]byte // measurement blobs; a key points into one of them
+
+	mu     sync.Mutex // guards the intern tables while instances are written concurrently
+	strs   []string
+	strIdx map[string]uint32
+	thrs   []thrKey
+	thrIdx map[thrKey]uint32
+	blks   []blkKey
+	blkIdx map[blkKey]uint32
+}
+
+// instKey is one instance without its measurements.
+type instKey struct {
+	start, end int64
+	null       uint64
+	blk, thr   uint32 // blks, thrs
+	phase      uint32 // strs
+	label      uint32 // strs: the step label
+	step       int32
+	seg, off   uint32 // measurements: segs[seg][off:]; seg 0 is "none" (all zero)
+	rank       int32  // with flagRank: the rank of the instance's process in a distributed job
+	depth      int16
+	flags      uint8
+}
+
+const (
+	flagStep = 1 << iota
+	flagWarmup
+	flagOtherThread
+	flagQueue    // HasQueue
+	flagStepOnly // HasStepOnly
+	flagRank     // HasRank
+)
+
+// thrKey is an interned (pid, tid, thread name).
+type thrKey struct {
+	pid, tid int64
+	name     uint32
+}
+
+// blkKey is an interned block: what every instance of one arm block (or
+// process unit) of one file shares.
+type blkKey struct {
+	file, arm  uint32
+	block      int
+	blockStart int64
+	unit       UnitID
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	s := &Store{strIdx: map[string]uint32{"": 0}, strs: []string{""}, thrIdx: map[thrKey]uint32{}, blkIdx: map[blkKey]uint32{}}
+	s.segs = [][]byte{nil} // seg 0: no measurements
+	return s
+}
+
+// Len is the number of instances.
+func (s *Store) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.keys)
+}
+
+func (s *Store) str(v string) uint32 {
+	if id, ok := s.strIdx[v]; ok {
+		return id
+	}
+	id := uint32(len(s.strs))
+	s.strs = append(s.strs, v)
+	s.strIdx[v] = id
+	return id
+}
+
+func (s *Store) thr(pid, tid int64, name string) uint32 {
+	k := thrKey{pid, tid, s.str(name)}
+	if id, ok := s.thrIdx[k]; ok {
+		return id
+	}
+	id := uint32(len(s.thrs))
+	s.thrs = append(s.thrs, k)
+	s.thrIdx[k] = id
+	return id
+}
+
+func (s *Store) blk(file, arm string, block int, blockStart int64, unit UnitID) uint32 {
+	k := blkKey{s.str(file), s.str(arm), block, blockStart, unit}
+	if id, ok := s.blkIdx[k]; ok {
+		return id
+	}
+	id := uint32(len(s.blks))
+	s.blks = append(s.blks, k)
+	s.blkIdx[k] = id
+	return id
+}
+
+// setKey writes x's key fields into k (interning under the lock); the
+// measurements are left to setMetrics.
+func (s *Store) setKey(k *instKey, x *Instance) {
+	s.mu.Lock()
+	blk := s.blk(x.File, x.Arm, x.Block, x.BlockStart, x.Unit)
+	thr := s.thr(x.Pid, x.Tid, x.Thread)
+	phase, label := s.str(x.Phase), s.str(x.StepLabel)
+	s.mu.Unlock()
+	var f uint8
+	if x.IsStep {
+		f |= flagStep
+	}
+	if x.Warmup {
+		f |= flagWarmup
+	}
+	if x.OtherThread {
+		f |= flagOtherThread
+	}
+	if x.HasRank {
+		f |= flagRank
+	}
+	*k = instKey{start: x.Start, end: x.End, null: x.Null, blk: blk, thr: thr, phase: phase, label: label,
+		step: int32(x.Step), rank: int32(x.Rank), depth: int16(x.Depth), flags: f}
+}
+
+// Three metrics are stored as their difference from what the others make
+// them in nearly every instance (zero, so not stored at all): wall from
+// end − start, cpu_other from wall minus the API parts, sync_no_gpu from
+// sync minus its GPU parts. The encoding is lossless whatever the values.
+func wallGuess(k *instKey) int64 { return k.end - k.start }
+
+func cpuOtherGuess(m *[NumMetrics]int64) int64 {
+	return m[Wall] - m[Launch] - m[SyncAPI] - m[MemcpyAPI] - m[Alloc] - m[OtherAPI]
+}
+
+func syncNoGPUGuess(m *[NumMetrics]int64) int64 {
+	return m[SyncAPI] - m[SyncOwnGPU] - m[SyncOtherGPU]
+}
+
+// appendMetrics appends x's measurements to b and returns it, setting the
+// key's measurement flags (k.start and k.end must be x's).
+func appendMetrics(b []byte, k *instKey, x *Instance) []byte {
+	m := x.M
+	m[Wall] -= wallGuess(k)
+	m[CPUOther] -= cpuOtherGuess(&x.M)
+	m[SyncNoGPU] -= syncNoGPUGuess(&x.M)
+	var mask uint64
+	for j, v := range m {
+		if v != 0 {
+			mask |= 1 << uint(j)
+		}
+	}
+	k.flags &^= flagQueue | flagStepOnly
+	b = binary.AppendUvarint(b, mask)
+	if x.HasQueue {
+		k.flags |= flagQueue
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.QueueMeanNs))
+	}
+	if x.HasStepOnly {
+		k.flags |= flagStepOnly
+		b = binary.AppendVarint(b, x.PhaseGapNs)
+		b = binary.AppendVarint(b, x.UnattrKerNs)
+	}
+	for mask != 0 {
+		j := bits.TrailingZeros64(mask)
+		mask &= mask - 1
+		b = binary.AppendVarint(b, m[j])
+	}
+	return b
+}
+
+// decodeMetrics decodes the measurements of k into m (zeroed first) and,
+// when x is not nil, its nullable measurements into x.
+func (s *Store) decodeMetrics(k *instKey, m *[NumMetrics]int64, x *Instance) {
+	*m = [NumMetrics]int64{}
+	if k.seg == 0 { // not measured (yet)
+		return
+	}
+	{
+		b := s.segs[k.seg][k.off:]
+		mask, n := binary.Uvarint(b)
+		b = b[n:]
+		if k.flags&flagQueue != 0 {
+			if x != nil {
+				x.HasQueue = true
+				x.QueueMeanNs = math.Float64frombits(binary.LittleEndian.Uint64(b))
+			}
+			b = b[8:]
+		}
+		if k.flags&flagStepOnly != 0 {
+			gap, n := binary.Varint(b)
+			b = b[n:]
+			unattr, n := binary.Varint(b)
+			b = b[n:]
+			if x != nil {
+				x.HasStepOnly, x.PhaseGapNs, x.UnattrKerNs = true, gap, unattr
+			}
+		}
+		for mask != 0 {
+			j := bits.TrailingZeros64(mask)
+			mask &= mask - 1
+			m[j], n = binary.Varint(b)
+			b = b[n:]
+		}
+	}
+	m[Wall] += wallGuess(k)
+	m[CPUOther] += cpuOtherGuess(m)
+	m[SyncNoGPU] += syncNoGPUGuess(m)
+}
+
+// readMetrics decodes the measurements of k into x.
+func (s *Store) readMetrics(k *instKey, x *Instance) { s.decodeMetrics(k, &x.M, x) }
+
+// Append adds x at the end.
+func (s *Store) Append(x *Instance) {
+	s.keys = append(s.keys, instKey{})
+	s.Set(len(s.keys)-1, x)
+}
+
+// Set replaces instance i with x. Its former measurements stay in their
+// segment (Set is for the few edits after the engine, not for bulk writes).
+func (s *Store) Set(i int, x *Instance) {
+	k := &s.keys[i]
+	s.setKey(k, x)
+	last := len(s.segs) - 1
+	if last == 0 || len(s.segs[last]) > 1<<20 {
+		s.segs = append(s.segs, make([]byte, 0, 4096))
+		last++
+	}
+	k.seg, k.off = uint32(last), uint32(len(s.segs[last]))
+	s.segs[last] = appendMetrics(s.segs[last], k, x)
+}
+
+// Get decodes instance i into x.
+func (s *Store) Get(i int, x *Instance) {
+	k := &s.keys[i]
+	b := &s.blks[k.blk]
+	t := &s.thrs[k.thr]
+	*x = Instance{File: s.strs[b.file], Pid: t.pid, Tid: t.tid, Thread: s.strs[t.name], Arm: s.strs[b.arm], Block: b.block,
+		BlockStart: b.blockStart, Unit: b.unit, Step: int(k.step), StepLabel: s.strs[k.label], Phase: s.strs[k.phase],
+		IsStep: k.flags&flagStep != 0, Depth: int(k.depth), Start: k.start, End: k.end, Warmup: k.flags&flagWarmup != 0,
+		OtherThread: k.flags&flagOtherThread != 0, Null: k.null, Rank: int(k.rank), HasRank: k.flags&flagRank != 0}
+	s.readMetrics(k, x)
+}
+
+// At returns a decoded copy of instance i.
+func (s *Store) At(i int) Instance {
+	var x Instance
+	s.Get(i, &x)
+	return x
+}
+
+// Each yields every instance in order, decoded into one reused Instance
+// (copy it to keep it): `for i, x := range st.Each()` replaces a loop over
+// Result.Instances.
+func (s *Store) Each() iter.Seq2[int, *Instance] {
+	return func(yield func(int, *Instance) bool) {
+		var x Instance
+		for i := range s.Len() {
+			s.Get(i, &x)
+			if !yield(i, &x) {
+				return
+			}
+		}
+	}
+}
+
+// All decodes every instance (the whole list: as much memory as before the
+// store; for callers that want a slice).
+func (s *Store) All() []Instance {
+	if s.Len() == 0 {
+		return nil
+	}
+	out := make([]Instance, s.Len())
+	for i := range out {
+		s.Get(i, &out[i])
+	}
+	return out
+}
+
+// StoreOf builds a store from a list of instances.
+func StoreOf(xs []Instance) *Store {
+	s := NewStore()
+	s.keys = make([]instKey, 0, len(xs))
+	for i := range xs {
+		s.Append(&xs[i])
+	}
+	return s
+}
+
+// Metrics decodes the measurements of instance i into m and returns its
+// null mask.
+func (s *Store) Metrics(i int, m *[NumMetrics]int64) uint64 {
+	k := &s.keys[i]
+	s.decodeMetrics(k, m, nil)
+	return k.null
+}
+
+// Metric is metric m of instance i.
+func (s *Store) Metric(i int, m Metric) int64 {
+	var all [NumMetrics]int64
+	s.Metrics(i, &all)
+	return all[m]
+}
+
+// Key fields of instance i, without decoding the rest.
+
+func (s *Store) IsStep(i int) bool      { return s.keys[i].flags&flagStep != 0 }
+func (s *Store) Warmup(i int) bool      { return s.keys[i].flags&flagWarmup != 0 }
+func (s *Store) OtherThread(i int) bool { return s.keys[i].flags&flagOtherThread != 0 }
+func (s *Store) Phase(i int) string     { return s.strs[s.keys[i].phase] }
+func (s *Store) Start(i int) int64      { return s.keys[i].start }
+func (s *Store) End(i int) int64        { return s.keys[i].end }
+func (s *Store) Step(i int) int         { return int(s.keys[i].step) }
+func (s *Store) Depth(i int) int        { return int(s.keys[i].depth) }
+func (s *Store) Null(i int) uint64      { return s.keys[i].null }
+func (s *Store) Unit(i int) UnitID      { return s.blks[s.keys[i].blk].unit }
+func (s *Store) Arm(i int) string       { return s.strs[s.blks[s.keys[i].blk].arm] }
+func (s *Store) File(i int) string      { return s.strs[s.blks[s.keys[i].blk].file] }
+func (s *Store) BlockStart(i int) int64 { return s.blks[s.keys[i].blk].blockStart }
+func (s *Store) Pid(i int) int64        { return s.thrs[s.keys[i].thr].pid }
+func (s *Store) Tid(i int) int64        { return s.thrs[s.keys[i].thr].tid }
+func (s *Store) Thread(i int) string    { return s.strs[s.thrs[s.keys[i].thr].name] }
+func (s *Store) StepLabel(i int) string { return s.strs[s.keys[i].label] }
+// Rank is instance i's rank; ok is false outside a multi-rank analysis.
+func (s *Store) Rank(i int) (rank int, ok bool) {
+	return int(s.keys[i].rank), s.keys[i].flags&flagRank != 0
+}
+
+// SetRank sets instance i's rank.
+func (s *Store) SetRank(i, rank int) {
+	s.keys[i].rank = int32(rank)
+	s.keys[i].flags |= flagRank
+}
+
+// SetPhase renames instance i's phase.
+func (s *Store) SetPhase(i int, phase string) {
+	s.mu.Lock()
+	s.keys[i].phase = s.str(phase)
+	s.mu.Unlock()
+}
+
+func (s *Store) SetWarmup(i int, w bool) {
+	if w {
+		s.keys[i].flags |= flagWarmup
+	} else {
+		s.keys[i].flags &^= flagWarmup
+	}
+}
+
+// SetFile relabels every instance's file, its unit's included.
+func (s *Store) SetFile(file string) {
+	id := s.str(file)
+	for b := range s.blks {
+		s.blks[b].file = id
+		s.blks[b].unit.File = file
+	}
+	s.blkIdx = map[blkKey]uint32{}
+	for b, k := range s.blks {
+		s.blkIdx[k] = uint32(b)
+	}
+}
+
+// SetArm relabels every instance's arm (not its unit).
+func (s *Store) SetArm(arm string) {
+	id := s.str(arm)
+	for b := range s.blks {
+		s.blks[b].arm = id
+	}
+	s.blkIdx = map[blkKey]uint32{}
+	for b, k := range s.blks {
+		s.blkIdx[k] = uint32(b)
+	}
+}
+
+// AppendStore adds o's instances at the end.
+func (s *Store) AppendStore(o *Store) {
+	if o.Len() == 0 {
+		return
+	}
+	var x Instance
+	s.keys = slices.Grow(s.keys, o.Len())
+	for i := range o.Len() {
+		o.Get(i, &x)
+		s.Append(&x)
+	}
+}
+
+// Bytes is the store's size: keys and measurement segments.
+func (s *Store) Bytes() int {
+	n := cap(s.keys) * 56
+	for _, b := range s.segs {
+		n += cap(b)
+	}
+	return n
+}
+
+// getKey decodes instance i without its measurements into x.
+func (s *Store) getKey(i int, x *Instance) {
+	k := &s.keys[i]
+	b := &s.blks[k.blk]
+	t := &s.thrs[k.thr]
+	*x = Instance{File: s.strs[b.file], Pid: t.pid, Tid: t.tid, Thread: s.strs[t.name], Arm: s.strs[b.arm], Block: b.block,
+		BlockStart: b.blockStart, Unit: b.unit, Step: int(k.step), StepLabel: s.strs[k.label], Phase: s.strs[k.phase],
+		IsStep: k.flags&flagStep != 0, Depth: int(k.depth), Start: k.start, End: k.end, Warmup: k.flags&flagWarmup != 0,
+		OtherThread: k.flags&flagOtherThread != 0, Null: k.null}
+}
+
+// setMetrics stores the measurements (and null masks) of xs, instances
+// base.. of s, in a segment of their own.
+func (s *Store) setMetrics(xs []Instance, base int) {
+	b := make([]byte, 0, len(xs)*64)
+	for i := range xs {
+		x := &xs[i]
+		k := &s.keys[base+i]
+		k.null = x.Null
+		k.off = uint32(len(b))
+		b = appendMetrics(b, k, x)
+	}
+	if cap(b)-len(b) > len(b)/8 {
+		b = append([]byte(nil), b...) // the segment is kept to the end: no spare capacity
+	}
+	s.mu.Lock()
+	seg := uint32(len(s.segs))
+	s.segs = append(s.segs, b)
+	s.mu.Unlock()
+	for i := range xs {
+		s.keys[base+i].seg = seg
+	}
+}
+
+// addNull adds null to every instance's null mask.
+func (s *Store) addNull(null uint64) {
+	if null == 0 {
+		return
+	}
+	for i := range s.keys {
+		s.keys[i].null |= null
+	}
+}
+
+// dropMetrics forgets every measurement (the engine starts over).
+func (s *Store) dropMetrics() {
+	clear(s.segs[1:])
+	s.segs = s.segs[:1]
+	for i := range s.keys {
+		s.keys[i].seg, s.keys[i].off = 0, 0
+		s.keys[i].flags &^= flagQueue | flagStepOnly
+	}
+}
+
+// keyWriter writes keys from one goroutine, interning through small
+// caches so that the store's lock is taken once per new block, thread or
+// name, not once per instance.
+type keyWriter struct {
+	s       *Store
+	strs    map[string]uint32
+	lastBlk blkArgs
+	blkID   uint32
+	hasBlk  bool
+	thrs    map[thrArgs]uint32
+}
+
+type blkArgs struct {
+	file, arm  string
+	block      int
+	blockStart int64
+	unit       UnitID
+}
+
+type thrArgs struct {
+	pid, tid int64
+	name     string
+}
+
+func (s *Store) keyWriter() *keyWriter {
+	return &keyWriter{s: s, strs: map[string]uint32{}, thrs: map[thrArgs]uint32{}}
+}
+
+func (w *keyWriter) str(v string) uint32 {
+	if v == "" {
+		return 0
+	}
+	if id, ok := w.strs[v]; ok {
+		return id
+	}
+	w.s.mu.Lock()
+	id := w.s.str(v)
+	w.s.mu.Unlock()
+	w.strs[v] = id
+	return id
+}
+
+// write writes x's key (not its measurements) to instance i.
+func (w *keyWriter) write(i int, x *Instance) {
+	ba := blkArgs{x.File, x.Arm, x.Block, x.BlockStart, x.Unit}
+	if !w.hasBlk || ba != w.lastBlk {
+		w.s.mu.Lock()
+		w.blkID = w.s.blk(x.File, x.Arm, x.Block, x.BlockStart, x.Unit)
+		w.s.mu.Unlock()
+		w.lastBlk, w.hasBlk = ba, true
+	}
+	ta := thrArgs{x.Pid, x.Tid, x.Thread}
+	thr, ok := w.thrs[ta]
+	if !ok {
+		w.s.mu.Lock()
+		thr = w.s.thr(x.Pid, x.Tid, x.Thread)
+		w.s.mu.Unlock()
+		w.thrs[ta] = thr
+	}
+	var f uint8
+	if x.IsStep {
+		f |= flagStep
+	}
+	if x.Warmup {
+		f |= flagWarmup
+	}
+	if x.OtherThread {
+		f |= flagOtherThread
+	}
+	w.s.keys[i] = instKey{start: x.Start, end: x.End, null: x.Null, blk: w.blkID, thr: thr, phase: w.str(x.Phase), label: w.str(x.StepLabel),
+		step: int32(x.Step), depth: int16(x.Depth), flags: f}
+}

@@ -1,0 +1,385 @@
+package phases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+
+	"github.com/nsysphase/nsysphase/internal/rowparts"
+	"github.com/nsysphase/nsysphase/nsys"
+)
+
+// The vendor's projection in bounded memory. nsys writes the API and GPU-op
+// tables in start order (see the sweep), so the join of calls and ops runs
+// as the tables stream, as the sweep's does: a call waits in its process's
+// queue until no unread op can start before its end + vendorMargin, and is
+// then handed, with the span of its ops, to its thread's stack sweep
+// (attributeByStack, one call at a time). Nothing holds a table: only the
+// calls of the last second or so, a bit per correlation id, and the NVTX
+// ranges. Every assumption is checked as the rows come (API rows in start
+// order, each op table in start order, correlation ids increasing per
+// process, no repeated id, no wrapper rows, no op after its call was
+// handed over, no call after an op of its id, the stack sweep's limits);
+// when one fails, the projection starts over on the whole tables
+// (readVendorInput), which gives the same answer for any input.
+
+// vendorMargin is how long after a call ends its ops may still start before
+// the call is handed over (the longest launch-to-start delay in
+// large_interleaved is 13.6 ms).
+const vendorMargin = 1_000_000_000
+
+// errVendorUnordered: the stream cannot serve this export; the whole-table
+// path can.
+var errVendorUnordered = errors.New("vendor stream: input not in the order it relies on")
+
+// vendorStreamAPI is a call row as streamed.
+type vendorStreamAPI struct {
+	globalTid, start, end, corr int64
+	call                        bool
+}
+
+// vendorPart is one decoded part of a table: its rows (those the join
+// reads) and how many of all its rows end before they start.
+type vendorPart[T any] struct {
+	rows     []T
+	negative int64
+}
+
+// vendorRows reads a table's parts, decoded ahead on all cores by the
+// engine's part decoders (startParts), row by row in table order.
+type vendorRows[T any] struct {
+	ps       *partStream[*vendorPart[T]]
+	cur      *vendorPart[T]
+	i        int
+	done     bool
+	err      error
+	negative int64
+}
+
+// vendorPartRows is the rows of a part, as the sweep's.
+const vendorPartRows = 1 << 14
+
+// startVendorRows decodes table t's parts with scan, which appends a part's
+// rows to the part it is given (emptied) and counts its negative rows.
+func startVendorRows[T any](stop <-chan struct{}, f *nsys.File, t string, scan func(r rowparts.Range, p *vendorPart[T]) error) *vendorRows[T] {
+	parts := partsOf(f, t, vendorPartRows)
+	ps := startParts(stop, parts, runtime.GOMAXPROCS(0)+1, 4, func(r rowparts.Range, reuse *vendorPart[T]) (*vendorPart[T], error) {
+		p := reuse
+		if p == nil {
+			p = &vendorPart[T]{}
+		}
+		p.rows, p.negative = p.rows[:0], 0
+		return p, scan(r, p)
+	})
+	return &vendorRows[T]{ps: ps}
+}
+
+// peek returns the next row without consuming it (false at the end, or on
+// an error, kept in err).
+func (v *vendorRows[T]) peek() (*T, bool) {
+	for v.cur == nil || v.i >= len(v.cur.rows) {
+		if v.done {
+			return nil, false
+		}
+		if v.cur != nil {
+			v.ps.give(v.cur)
+			v.cur = nil
+		}
+		p, ok, err := v.ps.pull()
+		if !ok || err != nil {
+			v.done, v.err = true, err
+			return nil, false
+		}
+		v.cur, v.i = p, 0
+		v.negative += p.negative
+	}
+	return &v.cur.rows[v.i], true
+}
+
+func (v *vendorRows[T]) advance() { v.i++ }
+
+// vendorCall is a call waiting for its ops.
+type vendorCall struct {
+	globalTid, start, end, corr int64
+	opStart, opEnd              int64
+	hasOps                      bool
+}
+
+// vendorProc is one process's calls in flight.
+type vendorProc struct {
+	calls   []vendorCall // in start (and id) order; calls[head:] wait
+	head    int
+	lastID  int64
+	callIDs corrSet // every call id read
+	orphans corrSet // ids of ops read before any call of theirs
+}
+
+// vendorStreamThread is a thread's stack sweep, fed one call at a time.
+type vendorStreamThread struct {
+	t       *vendorThread
+	active  []int32
+	next    int
+	counter vendorCounter
+}
+
+// add attributes launch l (calls come in start order) as attributeByStack
+// does; false when that sweep would give up.
+func (s *vendorStreamThread) add(l *vendorLaunch, stackLimit int) bool {
+	rs := s.t.ranges
+	if l.end < l.start {
+		return false
+	}
+	for s.next < len(rs) && rs[s.next].start <= l.start {
+		s.active = append(s.active, int32(s.next))
+		s.next++
+	}
+	if len(s.active) > stackLimit {
+		return false
+	}
+	kept := s.active[:0]
+	for _, ri := range s.active {
+		r := &rs[ri]
+		if r.end < l.start {
+			continue
+		}
+		kept = append(kept, ri)
+		if r.end >= l.end {
+			s.counter.add(r, int(ri), l)
+		}
+	}
+	s.active = kept
+	return true
+}
+
+// streamVendorProjection is readVendorInput + project on the streamed
+// tables; errVendorUnordered when the stream cannot serve the export.
+func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendorFound, error) {
+	skippedBefore := f.Skipped()
+	stop := make(chan struct{})
+	defer close(stop) // the decoders still running stop at their next row
+	api := startVendorRows(stop, f, nsys.TableRuntime, func(r rowparts.Range, p *vendorPart[vendorStreamAPI]) error {
+		n := 0
+		for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, r) {
+			if err != nil {
+				return fmt.Errorf("read CUDA API calls: %w", err)
+			}
+			if n++; n%vendorCheckEvery == 0 && stopped(stop) {
+				return errStopped
+			}
+			if c.End < c.Start {
+				p.negative++
+			}
+			if c.CorrelationID != 0 {
+				p.rows = append(p.rows, vendorStreamAPI{c.GlobalTid, c.Start, c.End, c.CorrelationID, isCallRow(c)})
+			}
+		}
+		return nil
+	})
+	type opStream struct {
+		b     *vendorRows[vendorOpRow]
+		last  int64
+		table string
+	}
+	var streams []*opStream
+	for _, vt := range vendorOpTables {
+		t := opTables[vt.src]
+		s := &opStream{table: t, last: math.MinInt64}
+		s.b = startVendorRows(stop, f, t, func(r rowparts.Range, p *vendorPart[vendorOpRow]) error {
+			n := 0
+			for o, err := range opRows(f, vt.src, r) {
+				if err != nil {
+					return fmt.Errorf("read %s: %w", vt.noun, err)
+				}
+				if n++; n%vendorCheckEvery == 0 && stopped(stop) {
+					return errStopped
+				}
+				if o.end < o.start {
+					p.negative++
+				}
+				p.rows = append(p.rows, vendorOpRow{o.globalPid, o.corr, o.start, o.end})
+			}
+			return nil
+		})
+		streams = append(streams, s)
+	}
+	var nv vendorNVTX
+	if err := scanVendorNVTX(context.Background(), f, &nv); err != nil {
+		return nil, nil, err
+	}
+	in, _ := buildVendorThreads(&nv)
+	nv.ranges = nil // now in the threads
+	sweeps := make(map[int64]*vendorStreamThread, len(in.threads))
+	for _, t := range in.threads {
+		in.diag.crossed += sortVendorRanges(t)
+		sweeps[t.globalTid] = &vendorStreamThread{t: t, counter: vendorCounter{t: t}}
+	}
+
+	procs := map[int64]*vendorProc{}
+	var lastKey int64
+	var last *vendorProc
+	procOf := func(key int64) *vendorProc {
+		if last == nil || key != lastKey {
+			lastKey, last = key, procs[key]
+			if last == nil {
+				last = &vendorProc{lastID: math.MinInt64, callIDs: corrSet{base: -1}, orphans: corrSet{base: -1}}
+				procs[key] = last
+			}
+		}
+		return last
+	}
+	lastAPIStart := int64(math.MinInt64)
+	// readAPI reads the calls that start by wm.
+	readAPI := func(wm int64) error {
+		for {
+			c, ok := api.peek()
+			if !ok || c.start > wm {
+				return nil
+			}
+			api.advance()
+			if !c.call || c.start < lastAPIStart || c.corr < 0 || c.corr > math.MaxInt32 {
+				return errVendorUnordered
+			}
+			lastAPIStart = c.start
+			p := procOf(nsys.ProcessKey(c.globalTid))
+			id := int32(c.corr)
+			if c.corr <= p.lastID || p.orphans.has(id) {
+				return errVendorUnordered // a repeated or decreasing id, or an op came first
+			}
+			p.lastID = c.corr
+			p.callIDs.add(id)
+			p.calls = append(p.calls, vendorCall{globalTid: c.globalTid, start: c.start, end: c.end, corr: c.corr})
+		}
+	}
+	// handOver passes the calls that end before wm − vendorMargin to their
+	// threads' sweeps.
+	handOver := func(wm int64) error {
+		for _, p := range procs {
+			for p.head < len(p.calls) {
+				c := &p.calls[p.head]
+				if wm != math.MaxInt64 && c.end >= wm-vendorMargin {
+					break
+				}
+				if c.hasOps {
+					if s := sweeps[c.globalTid]; s != nil {
+						l := vendorLaunch{start: c.start, end: c.end, opStart: c.opStart, opEnd: c.opEnd, corr: c.corr}
+						if !s.add(&l, stackLimit) {
+							return errVendorUnordered
+						}
+					}
+				}
+				p.head++
+			}
+			if p.head > 4096 && p.head*2 > len(p.calls) {
+				n := copy(p.calls, p.calls[p.head:])
+				p.calls, p.head = p.calls[:n], 0
+			}
+		}
+		return nil
+	}
+	n := 0
+	for {
+		var next *opStream
+		var op *vendorOpRow
+		for _, s := range streams {
+			if o, ok := s.b.peek(); ok && (op == nil || o.start < op.start) {
+				next, op = s, o
+			}
+		}
+		wm := int64(math.MaxInt64)
+		if op != nil {
+			wm = op.start
+		}
+		if err := readAPI(wm); err != nil {
+			return nil, nil, err
+		}
+		if n++; op == nil || n%1024 == 0 {
+			if err := handOver(wm); err != nil {
+				return nil, nil, err
+			}
+		}
+		if op == nil {
+			break
+		}
+		o := *op
+		next.b.advance()
+		if o.start < next.last {
+			return nil, nil, errVendorUnordered
+		}
+		next.last = o.start
+		if o.corr == 0 || o.processKey == 0 { // globalPid 0: joins nothing (vendorOps.add)
+			continue
+		}
+		if o.corr < 0 || o.corr > math.MaxInt32 {
+			return nil, nil, errVendorUnordered
+		}
+		p := procOf(nsys.ProcessKey(o.processKey))
+		id := int32(o.corr)
+		w := p.calls[p.head:]
+		k := sort.Search(len(w), func(i int) bool { return w[i].corr >= o.corr })
+		switch {
+		case k < len(w) && w[k].corr == o.corr:
+			c := &w[k]
+			if c.hasOps {
+				c.opStart, c.opEnd = min(c.opStart, o.start), max(c.opEnd, o.end)
+			} else {
+				c.opStart, c.opEnd, c.hasOps = o.start, o.end, true
+			}
+		case p.callIDs.has(id):
+			return nil, nil, errVendorUnordered // its call was handed over already
+		default:
+			p.orphans.add(id)
+		}
+	}
+	if api.err != nil {
+		return nil, nil, api.err
+	}
+	for _, s := range streams {
+		if s.b.err != nil {
+			return nil, nil, s.b.err
+		}
+	}
+	var found []vendorFound
+	for _, t := range in.threads {
+		vendorTree(t.ranges, stackLimit)
+		for _, r := range t.ranges {
+			if r.ops > 0 {
+				found = append(found, vendorFound{vendorRange: r, globalTid: t.globalTid})
+			}
+		}
+		t.ranges = nil
+	}
+	d := &in.diag
+	d.endBeforeStart = map[string]int64{}
+	for _, s := range streams {
+		if s.b.negative > 0 {
+			d.endBeforeStart[s.table] = s.b.negative
+		}
+	}
+	d.endBeforeStart[nsys.TableRuntime] = api.negative
+	d.endBeforeStart[nsys.TableNVTX] = nv.endBeforeStart
+	d.unclosed, d.otherThreadEnds, d.unnamed, d.danglingTextIDs = nv.unclosed, nv.otherThreadEnds, nv.unnamed, nv.danglingTextIDs
+	d.skipped = map[string]int64{}
+	for t, n := range f.Skipped() {
+		if n > skippedBefore[t] {
+			d.skipped[t] = n - skippedBefore[t]
+		}
+	}
+	return in, found, nil
+}
+
+// vendorProject is the projection of f: streamed, or from the whole
+// tables when the stream cannot serve the export.
+func vendorProject(f *nsys.File, stackLimit int) (*vendorInput, []vendorFound, error) {
+	in, found, err := streamVendorProjection(f, stackLimit)
+	if !errors.Is(err, errVendorUnordered) {
+		return in, found, err
+	}
+	in, err = readVendorInput(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return in, in.project(stackLimit), nil
+}
