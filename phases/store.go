@@ -346,6 +346,7 @@ func (s *Store) Pid(i int) int64        { return s.thrs[s.keys[i].thr].pid }
 func (s *Store) Tid(i int) int64        { return s.thrs[s.keys[i].thr].tid }
 func (s *Store) Thread(i int) string    { return s.strs[s.thrs[s.keys[i].thr].name] }
 func (s *Store) StepLabel(i int) string { return s.strs[s.keys[i].label] }
+
 // Rank is instance i's rank; ok is false outside a multi-rank analysis.
 func (s *Store) Rank(i int) (rank int, ok bool) {
 	return int(s.keys[i].rank), s.keys[i].flags&flagRank != 0
