@@ -332,7 +332,7 @@ func TestRanksDataset(t *testing.T) {
 	}
 	n := 0
 	for _, fr := range frs {
-		for _, x := range fr.Result.Instances {
+		for _, x := range fr.Result.InstanceStore().Each() {
 			n++
 			if !x.HasRank || x.Rank != pidRank[x.Pid] {
 				t.Fatalf("--from: pid %d rank %d (has %v)", x.Pid, x.Rank, x.HasRank)
