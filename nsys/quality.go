@@ -1,8 +1,10 @@
 package nsys
 
 import (
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"zombiezen.com/go/sqlite"
 )
@@ -58,26 +60,8 @@ func (f *File) CheckQuality() (*Quality, error) {
 	defer c.Close()
 	query := func(q string, fn func(*sqlite.Stmt) error) error { return queryConn(c, q, fn) }
 	q := &Quality{EndBeforeStart: map[string]int64{}, NonIntegerTimes: map[string]int64{}}
-	for _, t := range timedTables {
-		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
-			continue
-		}
-		// A number sorts before any text or blob, so "x >= ''" finds the
-		// stored strings cheaply; the WHERE keeps the sums off most rows.
-		sql := `SELECT coalesce(sum("end" < start AND start < '' AND "end" < ''), 0), coalesce(sum(start >= '' OR "end" >= ''), 0) FROM ` +
-			quoteIdent(t) + ` WHERE "end" < start OR start >= '' OR "end" >= ''`
-		err := query(sql, func(st *sqlite.Stmt) error {
-			if n := st.ColumnInt64(0); n > 0 {
-				q.EndBeforeStart[t] = n
-			}
-			if n := st.ColumnInt64(1); n > 0 {
-				q.NonIntegerTimes[t] = n
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, f.readError("cannot check "+t, err)
-		}
+	if err := f.checkTimes(q); err != nil {
+		return nil, err
 	}
 	if err := f.checkNVTX(q, query); err != nil {
 		return nil, err
@@ -234,4 +218,62 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 		add(WarnDuplicateCorrelation, "%d CUDA API calls share their (process, correlationId) with another call (%s)", q.DuplicateCorrelations, or(notes.DuplicateCorrelations, "GPU work joined on those ids is ambiguous"))
 	}
 	return out
+}
+
+// checkTimes counts, in every timed table, the rows that end before they
+// start (both numbers) and the rows whose start or end is stored as text or
+// a blob. It reads the two columns through the page reader, each table cut
+// into parts scanned in parallel: an aggregate SQL query over the largest
+// tables costs as much as the whole analysis (a third of its CPU time on a
+// 100 MB export).
+func (f *File) checkTimes(q *Quality) error {
+	type part struct {
+		table         string
+		r             rowRange
+		before, texts int64
+	}
+	var parts []*part
+	for _, t := range timedTables {
+		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
+			continue
+		}
+		for _, r := range f.split(t, runtime.GOMAXPROCS(0), 1<<16) {
+			parts = append(parts, &part{table: t, r: r})
+		}
+	}
+	cols := []column{{name: "start"}, {name: "end"}}
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, p := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f.scanRange(p.table, cols, "", p.r, func(st row) bool {
+				ts, te := st.ColumnType(0), st.ColumnType(1)
+				switch {
+				case ts == sqlite.TypeNull || te == sqlite.TypeNull:
+				case ts == sqlite.TypeText || ts == sqlite.TypeBlob || te == sqlite.TypeText || te == sqlite.TypeBlob:
+					p.texts++
+				case st.ColumnInt64(1) < st.ColumnInt64(0):
+					p.before++
+				}
+				return true
+			})
+		}()
+	}
+	wg.Wait()
+	for i, p := range parts {
+		if errs[i] != nil {
+			return f.readError("cannot check "+p.table, errs[i])
+		}
+		if p.before > 0 {
+			q.EndBeforeStart[p.table] += p.before
+		}
+		if p.texts > 0 {
+			q.NonIntegerTimes[p.table] += p.texts
+		}
+	}
+	return nil
 }
