@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
-	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 

@@ -13,8 +13,8 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/nsysphase/nsysphase/internal/badgen"
+	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
-	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nsysphase/nsysphase/internal/filehash"
+	"github.com/nsysphase/nsysphase/internal/base/filehash"
 )
 
 // reportExts are the extensions of an Nsight Systems report, which nsysphase

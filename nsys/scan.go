@@ -8,7 +8,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
-	"github.com/nsysphase/nsysphase/internal/rowparts"
+	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys/internal/btree"
 )
 
@@ -113,7 +113,7 @@ func (f *File) scan(t string, cols []column, hint string, fn func(row) bool) err
 
 // rowRange is one part of a table as split cuts it: the rows whose rowids
 // lie between two keys of the table's B-tree, both ends included. It lives
-// in internal/rowparts so that the engine (package phases) can cut tables
+// in internal/base/rowparts so that the engine (package phases) can cut tables
 // into parts without this being public API.
 type rowRange = rowparts.Range
 

@@ -3,8 +3,8 @@ package nsys_test
 import (
 	"testing"
 
+	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
-	"github.com/nsysphase/nsysphase/internal/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ulikunitz/xz"
 
-	"github.com/nsysphase/nsysphase/internal/xzshare"
+	"github.com/nsysphase/nsysphase/internal/base/xzshare"
 )
 
 // xzBuffer sizes the reads of the compressed file and the writes of the

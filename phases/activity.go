@@ -10,7 +10,7 @@ package phases
 import (
 	"iter"
 
-	"github.com/nsysphase/nsysphase/internal/rowparts"
+	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"sort"
 
-	"github.com/nsysphase/nsysphase/internal/rowparts"
+	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 

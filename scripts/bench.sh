@@ -66,7 +66,7 @@ for n in $scales; do
 done
 
 echo "input: $src ($(du -h "$db" | cut -f1) decompressed); $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ)"
-# analyze remembers each input's SHA-256 (internal/filehash): "analyze"
+# analyze remembers each input's SHA-256 (internal/base/filehash): "analyze"
 # runs with a remembered sum (the repeated analysis of one export), "first
 # analysis" with an empty cache each time (the sum computed: one more read
 # of the file, on a core the serial stretches leave idle).

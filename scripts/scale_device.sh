@@ -46,7 +46,7 @@ PY
 lean() { if command -v sqlite3 > /dev/null; then sqlite3 "file:$1?immutable=1" "$lean_sql"; else python3 "$tmp/lean.py" "$1" "$lean_sql"; fi; }
 export -f lean; export tmp lean_sql
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(date -u +%Y-%m-%dT%H:%MZ); $(for n in 1 $scales; do printf '%sx %s ' $n "$(du -hL "$dir/x$n.sqlite" | cut -f1)"; done)"
-# Input sums are remembered (internal/filehash): warm them once.
+# Input sums are remembered (internal/base/filehash): warm them once.
 export XDG_CACHE_HOME=$tmp/cache; sleep 2
 for n in 1 $scales; do cat "$dir/x$n.sqlite" > /dev/null; $bin analyze --quiet --out "$tmp/w" "$dir/x$n.sqlite"; rm -rf "$tmp/w"; done
 # t NAME CMD...: one run, appended to $tmp/NAME as "wall_s rss_kb".

@@ -43,7 +43,7 @@ for q in ['select total(start)+total(end)+total(correlationId)+total(globalTid)+
           'select total(start)+total(end)+total(correlationId)+total(syncType) from CUPTI_ACTIVITY_KIND_SYNCHRONIZATION']:
     c.execute(q).fetchall()
 PY
-# Input sums are remembered (internal/filehash): warm them once; "cold" runs
+# Input sums are remembered (internal/base/filehash): warm them once; "cold" runs
 # below start from an empty cache each time (the first analysis of a file).
 export XDG_CACHE_HOME=$tmp/cache; sleep 2
 for f in $db $big $xzsrc $([ "$nbig" -gt 0 ] && echo $huge); do $bin analyze --quiet --out $tmp/w $f >/dev/null; rm -rf $tmp/w; done

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nsysphase/nsysphase/internal/filehash"
+	"github.com/nsysphase/nsysphase/internal/base/filehash"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )

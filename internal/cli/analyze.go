@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nsysphase/nsysphase/internal/filehash"
+	"github.com/nsysphase/nsysphase/internal/base/filehash"
 
 	"github.com/spf13/cobra"
 

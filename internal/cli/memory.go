@@ -2,7 +2,7 @@ package cli
 
 import (
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"github.com/nsysphase/nsysphase/internal/memtune"
+	"github.com/nsysphase/nsysphase/internal/base/memtune"
 )
 
 // tuneMemory sets the process's garbage-collector targets for the inputs of

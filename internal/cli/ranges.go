@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"github.com/nsysphase/nsysphase/internal/memtune"
+	"github.com/nsysphase/nsysphase/internal/base/memtune"
 	"github.com/nsysphase/nsysphase/internal/report"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
