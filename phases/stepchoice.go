@@ -63,15 +63,14 @@ const (
 
 // candTally accumulates one family's evidence over all threads.
 type candTally struct {
-	name                  string
-	n, maxPerThread       int
-	perThread             int
-	lastTid               int64
-	numbered, lib, allLib bool
-	ns                    int64 // Σ duration of instances not nested in one of the same family
-	depth                 int32
-	pids                  map[int64]bool
-	first                 int64
+	n, maxPerThread int
+	perThread       int
+	lastTid         int64
+	numbered        bool
+	lib             bool  // every instance is a library's range
+	ns              int64 // Σ duration of instances not nested in one of the same family
+	depth           int32
+	pids            map[int64]bool
 }
 
 // nestedMinRepeats and nestedMinShare define an outer loop: a child name
@@ -119,7 +118,7 @@ func newChooser(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) 
 			fam := r.nm.family
 			x := c.tallies[fam]
 			if x == nil {
-				x = &candTally{name: fam, lastTid: -1, allLib: true, depth: r.depth, first: r.start, pids: map[int64]bool{}}
+				x = &candTally{lastTid: -1, lib: true, depth: r.depth, pids: map[int64]bool{}}
 				c.tallies[fam] = x
 			}
 			x.n++
@@ -129,10 +128,8 @@ func newChooser(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) 
 			x.perThread++
 			x.maxPerThread = max(x.maxPerThread, x.perThread)
 			x.numbered = x.numbered || r.nm.name != r.nm.family
-			x.allLib = x.allLib && r.nm.lib
-			x.lib = x.allLib
+			x.lib = x.lib && r.nm.lib
 			x.depth = min(x.depth, r.depth)
-			x.first = min(x.first, r.start)
 			x.pids[nsys.Pid(t.gtid)] = true
 			if end, ok := open[fam]; ok && r.start < end {
 				continue
@@ -162,7 +159,6 @@ type choice struct {
 	name   string
 	n      int
 	mode   string
-	family bool
 	cycle  *cycleStep // mode StepCycle: the cycle to wrap into implicit steps
 	inArms bool       // chosen among the children of arm blocks
 	cands  []Candidate
@@ -203,7 +199,7 @@ func (c *chooser) choose() choice {
 		}, false)
 		if name != "" {
 			set(name, StepRepeated, weightArm)
-			ch = choice{name: name, n: n, mode: StepRepeated, family: fam, inArms: true}
+			ch = choice{name: name, n: n, mode: StepRepeated, inArms: true}
 			if fam {
 				ch.mode = StepFamily
 			}
@@ -222,7 +218,7 @@ func (c *chooser) choose() choice {
 			}
 			if fam {
 				set(name, StepFamily, weightFamily)
-				ch = choice{name: name, n: n, mode: StepFamily, family: true}
+				ch = choice{name: name, n: n, mode: StepFamily}
 				break
 			}
 			if cy := c.findCycle(d); cy != nil {
@@ -239,7 +235,7 @@ func (c *chooser) choose() choice {
 					break
 				}
 				set(inner, StepNested, weightNested)
-				ch = choice{name: inner, n: k, mode: StepNested, family: c.tallies[inner].numbered}
+				ch = choice{name: inner, n: k, mode: StepNested}
 			}
 		}
 	}
