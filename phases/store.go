@@ -130,20 +130,21 @@ func (s *Store) setKey(k *instKey, x *Instance) {
 	thr := s.thr(x.Pid, x.Tid, x.Thread)
 	phase, label := s.str(x.Phase), s.str(x.StepLabel)
 	s.mu.Unlock()
+	*k = keyOf(x, blk, thr, phase, label)
+}
+
+// keyOf is x's key given its interned ids (measurements left to setMetrics).
+func keyOf(x *Instance, blk, thr, phase, label uint32) instKey {
 	var f uint8
-	if x.IsStep {
-		f |= flagStep
+	for _, b := range [...]struct {
+		on   bool
+		flag uint8
+	}{{x.IsStep, flagStep}, {x.Warmup, flagWarmup}, {x.OtherThread, flagOtherThread}, {x.HasRank, flagRank}} {
+		if b.on {
+			f |= b.flag
+		}
 	}
-	if x.Warmup {
-		f |= flagWarmup
-	}
-	if x.OtherThread {
-		f |= flagOtherThread
-	}
-	if x.HasRank {
-		f |= flagRank
-	}
-	*k = instKey{start: x.Start, end: x.End, null: x.Null, blk: blk, thr: thr, phase: phase, label: label,
+	return instKey{start: x.Start, end: x.End, null: x.Null, blk: blk, thr: thr, phase: phase, label: label,
 		step: int32(x.Step), rank: int32(x.Rank), depth: int16(x.Depth), flags: f}
 }
 
@@ -533,16 +534,5 @@ func (w *keyWriter) write(i int, x *Instance) {
 		w.s.mu.Unlock()
 		w.thrs[ta] = thr
 	}
-	var f uint8
-	if x.IsStep {
-		f |= flagStep
-	}
-	if x.Warmup {
-		f |= flagWarmup
-	}
-	if x.OtherThread {
-		f |= flagOtherThread
-	}
-	w.s.keys[i] = instKey{start: x.Start, end: x.End, null: x.Null, blk: w.blkID, thr: thr, phase: w.str(x.Phase), label: w.str(x.StepLabel),
-		step: int32(x.Step), depth: int16(x.Depth), flags: f}
+	w.s.keys[i] = keyOf(x, w.blkID, thr, w.str(x.Phase), w.str(x.StepLabel))
 }
