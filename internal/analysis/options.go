@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 
@@ -162,15 +161,9 @@ func (o *Options) StatsConfig() StatsConfig {
 	return StatsConfig{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Baseline: o.Baseline, Quantiles: o.Quantiles, Off: o.NoStats}
 }
 
-// errNoRules is returned by LoadRules for an empty path.
-var errNoRules = errors.New("no rules file")
-
 // LoadRules loads a rules file (TOML or YAML) and checks the options it
 // carries against the same bounds as the options themselves.
 func LoadRules(path string) (*phases.Rules, error) {
-	if path == "" {
-		return nil, errNoRules
-	}
 	rules, err := phases.LoadRules(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
