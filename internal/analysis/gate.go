@@ -67,6 +67,20 @@ func LimitText(limit float64) string {
 	return "+" + strconv.FormatFloat(100*limit, 'g', 4, 64) + "%"
 }
 
+// judge places a row's ratio interval (not nil) against bound: a
+// regression, failing the gate, when it lies wholly above; else a pass. The
+// three reasons say which, in the words of the gate's mode.
+func (g *Gate) judge(r *GateRow, bound float64, above, straddles, below string) {
+	switch {
+	case r.RatioCI[0] > bound:
+		r.Outcome, r.Reason, g.Status = OutcomeRegression, above, "FAIL"
+	case r.RatioCI[1] > bound:
+		r.Reason = straddles
+	default:
+		r.Reason = below
+	}
+}
+
 // GateSpec is what a gate judges: the phases, metric and statistic, the
 // largest tolerated slowdown and the statistics settings.
 type GateSpec struct {
@@ -117,18 +131,14 @@ func HistoryGate(rows []HistoryRow, h *HistoryRuns, o GateSpec) *Gate {
 			g.Baseline = "each arm's own"
 		}
 		row := GateRow{Phase: r.Phase, Arm: r.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.HistoryRuns, Outcome: OutcomePass, History: c}
-		switch {
-		case c.RatioCI == nil:
+		if c.RatioCI == nil {
 			row.Outcome = OutcomeInconclusive
 			row.Reason = c.Reason + ": a regression cannot be proven"
-		case c.RatioCI[0] > bound:
-			row.Outcome = OutcomeRegression
-			row.Reason = fmt.Sprintf("the whole interval lies above %.3f: %s is proven slower than the history of %s by more than %s", bound, r.Arm, r.HistoryArm, limit)
-			g.Status = "FAIL"
-		case c.RatioCI[1] > bound:
-			row.Reason = fmt.Sprintf("the interval reaches above %.3f and below it: not proven", bound)
-		default:
-			row.Reason = fmt.Sprintf("the interval lies below %.3f", bound)
+		} else {
+			g.judge(&row, bound,
+				fmt.Sprintf("the whole interval lies above %.3f: %s is proven slower than the history of %s by more than %s", bound, r.Arm, r.HistoryArm, limit),
+				fmt.Sprintf("the interval reaches above %.3f and below it: not proven", bound),
+				fmt.Sprintf("the interval lies below %.3f", bound))
 		}
 		g.Arms = append(g.Arms, row)
 	}
@@ -164,14 +174,11 @@ func ArmsGate(doc *Doc, o GateSpec) (*Gate, error) {
 		case c.Method == stats.MethodWithinRun:
 			r.Outcome = OutcomeInconclusive
 			r.Reason = fmt.Sprintf("within-run CI [%.3f, %.3f] only (one block or file per arm): it leaves out run-to-run variance and cannot prove a regression; record more blocks or runs", c.RatioCI[0], c.RatioCI[1])
-		case c.RatioCI[0] > bound:
-			r.Outcome = OutcomeRegression
-			r.Reason = fmt.Sprintf("the whole CI lies above %.3f: %s is proven slower than %s by more than %s", bound, c.Arm, c.Baseline, limit)
-			g.Status = "FAIL"
-		case c.RatioCI[1] > bound:
-			r.Reason = fmt.Sprintf("the CI reaches above %.3f but also below it: not proven", bound)
 		default:
-			r.Reason = fmt.Sprintf("the CI lies below %.3f", bound)
+			g.judge(&r, bound,
+				fmt.Sprintf("the whole CI lies above %.3f: %s is proven slower than %s by more than %s", bound, c.Arm, c.Baseline, limit),
+				fmt.Sprintf("the CI reaches above %.3f but also below it: not proven", bound),
+				fmt.Sprintf("the CI lies below %.3f", bound))
 		}
 		g.Arms = append(g.Arms, r)
 	}
@@ -209,18 +216,14 @@ func WithinRunGate(doc *Doc, o GateSpec) (*Gate, error) {
 				return nil, err
 			}
 			r := GateRow{Phase: ph, Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: OutcomePass, WithinRun: w}
-			switch {
-			case w.RatioCI == nil:
+			if w.RatioCI == nil {
 				r.Outcome = OutcomeInconclusive
 				r.Reason = "no within-run interval (a zero statistic)"
-			case w.RatioCI[0] > bound:
-				r.Outcome = OutcomeRegression
-				r.Reason = fmt.Sprintf("within-run: the whole interval lies above %.3f: this run of %s is slower than this run of %s by more than %s", bound, arm, doc.Baseline, LimitText(o.Limit))
-				g.Status = "FAIL"
-			case w.RatioCI[1] > bound:
-				r.Reason = fmt.Sprintf("within-run: the interval reaches above %.3f and below it: not proven", bound)
-			default:
-				r.Reason = fmt.Sprintf("within-run: the interval lies below %.3f", bound)
+			} else {
+				g.judge(&r, bound,
+					fmt.Sprintf("within-run: the whole interval lies above %.3f: this run of %s is slower than this run of %s by more than %s", bound, arm, doc.Baseline, LimitText(o.Limit)),
+					fmt.Sprintf("within-run: the interval reaches above %.3f and below it: not proven", bound),
+					fmt.Sprintf("within-run: the interval lies below %.3f", bound))
 			}
 			g.Arms = append(g.Arms, r)
 		}
