@@ -486,7 +486,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 
 // hasOtherThreadRows reports rows of other threads' work (named "… thread)").
 func hasOtherThreadRows(doc *analysis.Doc) bool {
-	return slices.ContainsFunc(doc.Phases, func(p string) bool { return strings.HasSuffix(p, " thread)") || strings.HasPrefix(p, "(thread ") })
+	return slices.ContainsFunc(doc.Phases, phases.IsOtherThreadRow)
 }
 
 // timeScale is a column's display unit.
