@@ -86,22 +86,17 @@ func (tr *trace) otherThreadRows(procThreads []*threadRanges, t *threadRanges, s
 		if o == t {
 			continue
 		}
-		rs := o.ranges
-		i := sort.Search(len(rs), func(i int) bool { return rs[i].end > s })
-		// Ranges are sorted by start; an earlier long range can still
-		// overlap: walk back over top-level ranges that end after s.
-		for i > 0 && rs[i-1].end > s {
-			i--
-		}
+		// The thread's top-level ranges, sorted by start: none holds
+		// another, so their ends increase too and the first that ends
+		// after s is found by binary search.
+		tops := o.topLevel()
+		i := sort.Search(len(tops), func(i int) bool { return o.ranges[tops[i]].end > s })
 		lo, hi := int64(0), int64(0)
 		names := map[string]bool{}
 		lib := true
 		found := false
-		for ; i < len(rs) && rs[i].start < e; i++ {
-			r := &rs[i]
-			if r.depth != 0 || r.end <= s {
-				continue
-			}
+		for ; i < len(tops) && o.ranges[tops[i]].start < e; i++ {
+			r := &o.ranges[tops[i]]
 			if !found {
 				lo, hi, found = max(r.start, s), min(r.end, e), true
 			}
@@ -115,6 +110,20 @@ func (tr *trace) otherThreadRows(procThreads []*threadRanges, t *threadRanges, s
 		out = append(out, otherRow{gtid: o.gtid, start: lo, end: hi, name: tr.otherThreadName(o.gtid, names, lib)})
 	}
 	return out
+}
+
+// topLevel lists the indexes of t's top-level ranges, in start order;
+// computed once (layout's serial pass calls it).
+func (t *threadRanges) topLevel() []int32 {
+	if t.tops == nil {
+		t.tops = []int32{}
+		for i := range t.ranges {
+			if t.ranges[i].depth == 0 {
+				t.tops = append(t.tops, int32(i))
+			}
+		}
+	}
+	return t.tops
 }
 
 // IsOtherThreadRow reports whether a phase name is one otherThreadName

@@ -129,3 +129,18 @@ func TestWarmupPerProcess(t *testing.T) {
 		t.Errorf("%d skipped steps over %v, want 8: one per process, block and arm", res.Excluded.SkippedSteps, perProc)
 	}
 }
+
+// TestOtherThreadRowsLongRange: another thread's long top-level range that
+// began before the step, with short ranges nested in it, still gives the
+// step a row (a search over all ranges by end is not monotone; over the
+// top-level ones it is).
+func TestOtherThreadRowsLongRange(t *testing.T) {
+	const pid = 7
+	main := synthThreads(pid<<24|1, synthRange{"", "step", 50, 60})
+	other := synthThreads(pid<<24|2, synthRange{"", "loader", 0, 100}, synthRange{"", "read", 1, 2}, synthRange{"", "loader", 200, 300})
+	tr := &trace{threadNm: map[int64]string{pid<<24 | 2: "worker"}}
+	rows := tr.otherThreadRows([]*threadRanges{main, other}, main, 50, 60)
+	if len(rows) != 1 || rows[0].start != 50 || rows[0].end != 60 || rows[0].name != "loader (thread worker)" {
+		t.Errorf("rows %+v, want loader (thread worker) over [50, 60]", rows)
+	}
+}

@@ -104,6 +104,7 @@ func syntheticName(name string) *rangeName {
 type threadRanges struct {
 	gtid   int64
 	ranges []rng
+	tops   []int32 // top-level ranges (topLevel), once asked for
 }
 
 // armBlock is one arm range.
