@@ -1,6 +1,8 @@
 package phases
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 
 	"zombiezen.com/go/sqlite"
@@ -218,6 +220,57 @@ func TestOtherThreadSync(t *testing.T) {
 			}
 			if ns != c.ns || n != c.syncs {
 				t.Errorf("steps: other_thread_sync_ns %d, other_thread_syncs %d; want %d and %d", ns, n, c.ns, c.syncs)
+			}
+		})
+	}
+}
+
+// TestGPUCoverageFromSQL: step_choice.gpu_coverage's denominator — the
+// GPU busy time of the step's processes — equals the union of their
+// kernels and copies per GPU computed by plain SQL (these exports record no
+// memset).
+func TestGPUCoverageFromSQL(t *testing.T) {
+	for _, name := range []string{"sharing_null_1", "interleaved_graph"} {
+		t.Run(name, func(t *testing.T) {
+			fx := fixture.Get(t, name)
+			conn, err := sqlite.OpenConn("file:"+fx.SQLite(t)+"?mode=ro&immutable=1", sqlite.OpenReadOnly|sqlite.OpenURI)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			type key struct{ pid, gpu int64 }
+			raw := map[key][]interval{}
+			err = sqlitex.ExecuteTransient(conn, `SELECT o.globalPid, d.gpuId, o.start, o.end FROM (
+  SELECT globalPid, deviceId, start, end, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL
+  UNION ALL SELECT globalPid, deviceId, start, end, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY) o
+JOIN TARGET_INFO_CUDA_DEVICE d ON d.pid = o.globalPid / 16777216 % 16777216 AND d.cudaId = o.deviceId
+WHERE o.end > o.start AND o.correlationId >= 0`, &sqlitex.ExecOptions{ResultFunc: func(st *sqlite.Stmt) error {
+				k := key{nsys.Pid(st.ColumnInt64(0)), st.ColumnInt64(1)}
+				raw[k] = append(raw[k], interval{st.ColumnInt64(2), st.ColumnInt64(3)})
+				return nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := segmentPath(t, fx.SQLite(t), Options{})
+			var inSteps int64
+			pids := map[int64]bool{}
+			for _, x := range res.Instances {
+				if x.IsStep || x.OtherThread {
+					inSteps += x.M[GPUBusy]
+					pids[x.Pid] = true
+				}
+			}
+			var busy int64
+			for k, iv := range raw {
+				if pids[k.pid] {
+					slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
+					busy += totalLength(mergeIntervals(iv))
+				}
+			}
+			got := res.StepChoice.GPUCoverage
+			if want := round3(float64(inSteps) / float64(busy)); got == nil || *got != want {
+				t.Errorf("gpu_coverage %v, want %v (%d ns in steps of %d ns busy by SQL)", got, want, inSteps, busy)
 			}
 		})
 	}

@@ -51,8 +51,13 @@ func TestStepChoiceByEvidence(t *testing.T) {
 		for i := range int64(5) {
 			rs = append(rs, synthRange{"", "saxpy", 2000*us + i*100*us, 2000*us + i*100*us + 10*us})
 		}
-		if ch := chooseOn(synthThreads(1<<24|1, rs...)); ch.name != "saxpy" || ch.mode != StepRepeated {
+		ch := chooseOn(synthThreads(1<<24|1, rs...))
+		if ch.name != "saxpy" || ch.mode != StepRepeated {
 			t.Errorf("step %q (%s), want saxpy", ch.name, ch.mode)
+		}
+		// Coverage: 5 × 10 µs of the process's traced span, 0 to 2,410 µs.
+		if sc := ch.stepChoice(); sc.Coverage != round3(50.0/2410) || sc.RunnerUp != "" {
+			t.Errorf("coverage %v, runner-up %q; want %v and none (MPI's ranges are a library's)", sc.Coverage, sc.RunnerUp, round3(50.0/2410))
 		}
 		// Only aten:: op ranges: no step.
 		rs = nil
