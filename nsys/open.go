@@ -133,6 +133,12 @@ type File struct {
 
 	hintMu sync.Mutex
 	hints  map[string]int64 // rowHint's answers
+
+	// audits hold, per table and part, what the page scans that read the
+	// table's start and end counted (see timeAudit): a table whose parts
+	// were all scanned needs no second pass in CheckTimes.
+	auditMu sync.Mutex
+	audits  map[string]map[rowRange][2]int64
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")

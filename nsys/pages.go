@@ -306,6 +306,10 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn 
 			}
 		}
 	}
+	// The time audit: rows whose end precedes their start, and rows whose
+	// start or end is text or a blob, counted as the scan goes by (before
+	// any row is skipped), so that CheckTimes need not read the table again.
+	audit := newTimeAudit(cols, pr.pos)
 	lo, hi := bounds(r)
 	var stop func() error
 	if f.ctx != nil && f.ctx.Done() != nil {
@@ -314,6 +318,7 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn 
 	var skipped int64
 	defer func() { f.addSkipped(t, skipped) }()
 	var recErr error
+	stopped := false // fn ended the scan early: the audit saw part of r only
 	sc := f.pages.NewScanner(stop)
 	defer sc.Release()
 	err := sc.Scan(pt.root, lo, hi, func(rowid int64, rec []byte) bool {
@@ -324,6 +329,9 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn 
 				return false
 			}
 			if ok {
+				if audit.on && nulls&audit.nullMask == 0 && pr.ints[audit.end] < pr.ints[audit.start] {
+					audit.before++
+				}
 				if nulls&requiredSel != 0 {
 					skipped++
 					return true
@@ -344,7 +352,11 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn 
 					clear(pr.slow)
 					pr.anySlow = false
 				}
-				return fn(pr)
+				if !fn(pr) {
+					stopped = true
+					return false
+				}
+				return true
 			}
 		}
 		pr.fast = false
@@ -353,17 +365,30 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn 
 			return false
 		}
 		pr.rowid = rowid
+		if audit.on {
+			pr.load()
+			audit.slowRow(pr)
+		}
 		for _, p := range required {
 			if pr.isNull(p) {
 				skipped++
 				return true
 			}
 		}
-		pr.load()
-		return fn(pr)
+		if !audit.on {
+			pr.load()
+		}
+		if !fn(pr) {
+			stopped = true
+			return false
+		}
+		return true
 	})
 	if err == nil && recErr != nil {
 		err = recErr
+	}
+	if err == nil && !stopped && audit.on {
+		f.addTimeAudit(t, r, audit.before, audit.texts)
 	}
 	if err != nil {
 		if f.ctx != nil && f.ctx.Err() != nil {
@@ -372,4 +397,45 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn 
 		return f.readError("cannot read "+t, err)
 	}
 	return nil
+}
+
+// timeAudit counts, during a page scan that selects a table's start and
+// end, what CheckTimes counts: rows whose end precedes their start (both
+// non-NULL) and rows whose start or end is text or a blob.
+type timeAudit struct {
+	on            bool
+	start, end    int    // selected column indices
+	nullMask      uint64 // their bits in ParseInts' NULL mask
+	before, texts int64
+}
+
+func newTimeAudit(cols []column, pos []int) timeAudit {
+	a := timeAudit{start: -1, end: -1}
+	for i, c := range cols {
+		switch {
+		case pos[i] < 0 || i >= 64:
+		case strings.EqualFold(c.name, "start"):
+			a.start = i
+		case strings.EqualFold(c.name, "end"):
+			a.end = i
+		}
+	}
+	if a.start >= 0 && a.end >= 0 {
+		a.on = true
+		a.nullMask = 1<<uint(a.start) | 1<<uint(a.end)
+	}
+	return a
+}
+
+// slowRow audits a row decoded the slow way (loaded): its values may be of
+// any storage class, read as CheckTimes reads them.
+func (a *timeAudit) slowRow(pr *pageRow) {
+	ks, ke := pr.kind(a.start), pr.kind(a.end)
+	switch {
+	case ks == btree.Null || ke == btree.Null:
+	case ks == btree.Text || ks == btree.Blob || ke == btree.Text || ke == btree.Blob:
+		a.texts++
+	case pr.ColumnInt64(a.end) < pr.ColumnInt64(a.start):
+		a.before++
+	}
 }

@@ -1,8 +1,11 @@
 package nsys
 
 import (
+	"cmp"
+	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -43,16 +46,28 @@ type Quality struct {
 // timedTables are the tables whose rows have start and end timestamps.
 var timedTables = []string{TableKernel, TableMemcpy, TableMemset, TableSync, TableRuntime, TableGraphTrace, TableOSRT, TableNVTX}
 
-// CheckQuality scans the export for readable-but-odd rows with aggregate
-// queries and one ordered pass over the push/pop ranges; its memory does not
-// grow with the file. DuplicateCorrelations is left 0: SummarizeActivity
-// counts it in its pass over the API calls (ActivitySummary), and Describe
-// reports both.
-//
+// CheckQuality scans the export for readable-but-odd rows: CheckRanges,
+// then CheckTimes. Its memory does not grow with the file.
+// DuplicateCorrelations is left 0: SummarizeActivity counts it in its pass
+// over the API calls (ActivitySummary), and Describe reports both.
+func (f *File) CheckQuality() (*Quality, error) {
+	q, err := f.CheckRanges()
+	if err != nil {
+		return nil, err
+	}
+	if err := f.CheckTimes(q); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// CheckRanges counts the NVTX oddities (unclosed, other-thread ends,
+// unnamed, dangling textIds, crossed push/pop ranges) into a new Quality
+// with aggregate queries and one ordered pass over the push/pop ranges.
 // The queries run on a connection of their own, not the shared metadata
 // connection: analyze runs them beside the segmentation, which reads the
 // small tables through that one.
-func (f *File) CheckQuality() (*Quality, error) {
+func (f *File) CheckRanges() (*Quality, error) {
 	c, err := f.conn()
 	if err != nil {
 		return nil, err
@@ -60,8 +75,11 @@ func (f *File) CheckQuality() (*Quality, error) {
 	defer c.Close()
 	query := func(q string, fn func(*sqlite.Stmt) error) error { return queryConn(c, q, fn) }
 	q := &Quality{EndBeforeStart: map[string]int64{}, NonIntegerTimes: map[string]int64{}}
-	if err := f.checkTimes(q); err != nil {
-		return nil, err
+	if ok, err := f.checkRangePages(q, query); err != nil || ok {
+		if err != nil {
+			return nil, f.readError("cannot check "+TableNVTX, err)
+		}
+		return q, nil
 	}
 	if err := f.checkNVTX(q, query); err != nil {
 		return nil, err
@@ -70,6 +88,21 @@ func (f *File) CheckQuality() (*Quality, error) {
 		return nil, err
 	}
 	return q, nil
+}
+
+// CheckTimes counts into q, for every timed table, the rows that end before
+// they start and the rows whose start or end is text or a blob. A table
+// whose every row an earlier page scan of this File has read (the engine's
+// decoders read the activity and NVTX tables whole) is not read again:
+// those scans counted as they went.
+func (f *File) CheckTimes(q *Quality) error {
+	if q.EndBeforeStart == nil {
+		q.EndBeforeStart = map[string]int64{}
+	}
+	if q.NonIntegerTimes == nil {
+		q.NonIntegerTimes = map[string]int64{}
+	}
+	return f.checkTimes(q)
 }
 
 const rangeTypes = "eventType IN (59, 60, 70, 71)"
@@ -237,6 +270,15 @@ func (f *File) checkTimes(q *Quality) error {
 		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
 			continue
 		}
+		if c, ok := f.auditedTimes(t); ok {
+			if c[0] > 0 {
+				q.EndBeforeStart[t] += c[0]
+			}
+			if c[1] > 0 {
+				q.NonIntegerTimes[t] += c[1]
+			}
+			continue
+		}
 		for _, r := range f.split(t, runtime.GOMAXPROCS(0), 1<<16) {
 			parts = append(parts, &part{table: t, r: r})
 		}
@@ -276,4 +318,201 @@ func (f *File) checkTimes(q *Quality) error {
 		}
 	}
 	return nil
+}
+
+// addTimeAudit records what a complete page scan of part r of table t
+// counted. Scans of the same part count the same rows, so a part scanned
+// twice is recorded once.
+func (f *File) addTimeAudit(t string, r rowRange, before, texts int64) {
+	f.auditMu.Lock()
+	defer f.auditMu.Unlock()
+	if f.audits == nil {
+		f.audits = map[string]map[rowRange][2]int64{}
+	}
+	if f.audits[t] == nil {
+		f.audits[t] = map[rowRange][2]int64{}
+	}
+	f.audits[t][r] = [2]int64{before, texts}
+}
+
+// auditedTimes returns table t's counts (end before start, text or blob
+// times) when earlier page scans covered every row exactly once: one
+// scan of the whole table, or parts that tile the rowids from end to end.
+func (f *File) auditedTimes(t string) ([2]int64, bool) {
+	f.auditMu.Lock()
+	defer f.auditMu.Unlock()
+	parts := f.audits[t]
+	if c, ok := parts[allRows]; ok {
+		return c, true
+	}
+	if len(parts) == 0 {
+		return [2]int64{}, false
+	}
+	rs := slices.SortedFunc(maps.Keys(parts), func(a, b rowRange) int { return cmp.Compare(a.Lo, b.Lo) })
+	next := int64(-1 << 63)
+	var sum [2]int64
+	for i, r := range rs {
+		if r.Lo != next || r.Hi < r.Lo {
+			return [2]int64{}, false
+		}
+		c := parts[r]
+		sum[0] += c[0]
+		sum[1] += c[1]
+		if r.Hi == 1<<63-1 {
+			if i != len(rs)-1 {
+				break // parts beyond the end: not one tiling
+			}
+			return sum, true
+		}
+		next = r.Hi + 1
+	}
+	return [2]int64{}, false
+}
+
+// checkRangePages is checkNVTX and checkCrossedRanges in one pass over the
+// NVTX table's pages: the queries cost more than the rest of the analysis
+// on a 2-core machine. It answers ok=false, having counted nothing, where
+// only SQLite can say what the queries would: a value of another storage
+// class than the integers the queries compare (SQLite's comparison and sort
+// rules across classes), a column declared NOT NULL (SQLite folds IS NULL
+// on it), or no page reader.
+func (f *File) checkRangePages(q *Quality, query queryFunc) (ok bool, err error) {
+	t := TableNVTX
+	if !f.HasTable(t) || !f.HasColumn(t, "eventType") || f.sqlScans || f.pages == nil || f.pageTables[t] == nil {
+		return false, nil
+	}
+	names := []string{"eventType", "start", "end", "globalTid", "endGlobalTid", "text", "textId"}
+	const (
+		cType = iota
+		cStart
+		cEnd
+		cTid
+		cEndTid
+		cText
+		cTextID
+	)
+	var cols []column
+	var has, declared [7]bool
+	for i, n := range names {
+		has[i] = f.HasColumn(t, n)
+		declared[i] = has[i] && slices.Contains(f.declaredNotNull[t], strings.ToLower(n))
+		cols = append(cols, column{name: n}) // absent columns read as NULL
+	}
+	crossed := has[cStart] && has[cEnd] && has[cTid]
+	dangling := has[cTextID] && f.HasColumn(TableStrings, "id")
+	type pushPop struct {
+		tid, start, end int64
+		nullStart       bool
+	}
+	var (
+		ranges  []pushPop
+		textIDs = map[int64]int64{} // textId → rows naming it
+		mixed   bool                // a value the queries compare is not an integer
+		n       Quality
+	)
+	// intOrNull reads column i, noting a value of another storage class, or
+	// a NULL in a column declared NOT NULL (SQLite folds IS NULL there).
+	intOrNull := func(st row, i int) (v int64, null bool) {
+		switch st.ColumnType(i) {
+		case sqlite.TypeNull:
+			mixed = mixed || declared[i]
+			return 0, true
+		case sqlite.TypeInteger:
+			return st.ColumnInt64(i), false
+		}
+		mixed = true
+		return 0, false
+	}
+	err = f.scanRange(t, cols, "", allRows, func(st row) bool {
+		et, etNull := intOrNull(st, cType)
+		start, startNull := intOrNull(st, cStart)
+		end, endNull := intOrNull(st, cEnd)
+		tid, tidNull := intOrNull(st, cTid)
+		textID, textIDNull := intOrNull(st, cTextID)
+		if mixed {
+			return false
+		}
+		isRange := !etNull && (et == 59 || et == 60 || et == 70 || et == 71)
+		if isRange {
+			if has[cEnd] && endNull {
+				n.UnclosedRanges++
+			}
+			if has[cEndTid] && (declared[cEndTid] || st.ColumnType(cEndTid) != sqlite.TypeNull) {
+				n.OtherThreadEnds++
+			}
+			if has[cText] && has[cTextID] && !declared[cText] && st.ColumnType(cText) == sqlite.TypeNull && textIDNull {
+				n.UnnamedRanges++
+			}
+		}
+		if dangling && !textIDNull {
+			textIDs[textID]++
+		}
+		if crossed && !etNull && (et == 59 || et == 70) && !endNull && !tidNull {
+			ranges = append(ranges, pushPop{tid: tid, start: start, end: end, nullStart: startNull})
+		}
+		return true
+	})
+	if err != nil || mixed {
+		return false, err
+	}
+	if dangling {
+		// Few distinct ids: each is looked up as the query's NOT EXISTS does.
+		ids := slices.Sorted(maps.Keys(textIDs))
+		found := map[int64]bool{}
+		for len(ids) > 0 {
+			batch := ids[:min(len(ids), 500)]
+			ids = ids[len(batch):]
+			list := make([]string, len(batch))
+			for i, id := range batch {
+				list[i] = "(" + strconv.FormatInt(id, 10) + ")"
+			}
+			err := query("WITH ids(v) AS (VALUES "+strings.Join(list, ",")+") SELECT v FROM ids WHERE EXISTS (SELECT 1 FROM StringIds s WHERE s.id = v)", func(st *sqlite.Stmt) error {
+				found[st.ColumnInt64(0)] = true
+				return nil
+			})
+			if err != nil {
+				return false, err
+			}
+		}
+		for id, rows := range textIDs {
+			if !found[id] {
+				n.DanglingTextIDs += rows
+			}
+		}
+	}
+	if crossed {
+		// The query's order: globalTid, start (NULL first, read as 0), end
+		// descending.
+		slices.SortFunc(ranges, func(a, b pushPop) int {
+			if c := cmp.Compare(a.tid, b.tid); c != 0 {
+				return c
+			}
+			if a.nullStart != b.nullStart {
+				if a.nullStart {
+					return -1
+				}
+				return 1
+			}
+			if c := cmp.Compare(a.start, b.start); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.end, a.end)
+		})
+		var stack []int64
+		for i, r := range ranges {
+			if i == 0 || r.tid != ranges[i-1].tid {
+				stack = stack[:0]
+			}
+			for len(stack) > 0 && stack[len(stack)-1] <= r.start {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) > 0 && r.end > stack[len(stack)-1] {
+				n.CrossedRanges++
+			}
+			stack = append(stack, r.end)
+		}
+	}
+	q.UnclosedRanges, q.OtherThreadEnds, q.UnnamedRanges = n.UnclosedRanges, n.OtherThreadEnds, n.UnnamedRanges
+	q.DanglingTextIDs, q.CrossedRanges = n.DanglingTextIDs, n.CrossedRanges
+	return true, nil
 }

@@ -14,6 +14,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/nsysphase/nsysphase/internal/badgen"
+	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -174,6 +175,23 @@ func TestQualityCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkQuality(t, *q, w.q)
+			// The same counts through SQLite's aggregate queries, and after
+			// the tables were read whole or in parts: CheckTimes then takes
+			// what those page scans counted instead of reading again.
+			viaSQL := openExport(t, path)
+			rowparts.SQLScans(viaSQL, true)
+			if q, err = viaSQL.CheckQuality(); err != nil {
+				t.Fatal(err)
+			}
+			checkQuality(t, *q, w.q)
+			for _, parts := range []int{1, 3} {
+				read := openExport(t, path)
+				readTimedTables(t, read, parts)
+				if q, err = read.CheckQuality(); err != nil {
+					t.Fatal(err)
+				}
+				checkQuality(t, *q, w.q)
+			}
 			strs, err := f.Strings()
 			if err != nil {
 				t.Fatal(err)
@@ -187,6 +205,45 @@ func TestQualityCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readTimedTables reads the activity and NVTX tables of f to their ends,
+// each cut into up to n parts, as the engine's decoders do.
+func readTimedTables(t *testing.T, f *nsys.File, n int) {
+	t.Helper()
+	for _, tbl := range []string{nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableRuntime, nsys.TableGraphTrace, nsys.TableNVTX} {
+		for _, r := range rowparts.Split(f, tbl, n, 1) {
+			var err error
+			switch tbl {
+			case nsys.TableKernel:
+				err = drain(rowparts.Rows[nsys.Kernel](f, tbl, r))
+			case nsys.TableMemcpy:
+				err = drain(rowparts.Rows[nsys.Memcpy](f, tbl, r))
+			case nsys.TableMemset:
+				err = drain(rowparts.Rows[nsys.Memset](f, tbl, r))
+			case nsys.TableRuntime:
+				err = drain(rowparts.Rows[nsys.APICall](f, tbl, r))
+			case nsys.TableGraphTrace:
+				err = drain(rowparts.Rows[nsys.GraphTrace](f, tbl, r))
+			case nsys.TableNVTX:
+				err = drain(rowparts.Rows[nsys.NVTXEvent](f, tbl, r))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func drain[T any](seq func(func(T, error) bool)) error {
+	var first error
+	seq(func(_ T, err error) bool {
+		if err != nil && first == nil {
+			first = err
+		}
+		return true
+	})
+	return first
 }
 
 func checkQuality(t *testing.T, got, want nsys.Quality) {

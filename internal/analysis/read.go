@@ -229,8 +229,10 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	opt := cfg.Segment
 	opt.FileArm = fr.FileArm
 	opt.Compact = true // the analysis reads Result.Store
-	// The export's quality findings (aggregate queries on a connection of
-	// their own) are checked beside the segmentation, off its path.
+	// The export's NVTX quality findings (aggregate queries on a connection
+	// of their own) are checked beside the segmentation, off its path; its
+	// times after it, which then reads again only the tables the
+	// segmentation did not read whole.
 	var (
 		quality    *nsys.Quality
 		qualityErr error
@@ -238,12 +240,15 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	)
 	go func() {
 		defer close(checked)
-		quality, qualityErr = f.CheckQuality()
+		quality, qualityErr = f.CheckRanges()
 	}()
 	res, err := phases.Segment(f, opt)
 	<-checked // closeFn must not run under the check
 	if err != nil {
 		return nil, err
+	}
+	if qualityErr == nil {
+		qualityErr = f.CheckTimes(quality)
 	}
 	// Provenance first: reading it may warn too (an older export without
 	// PROCESSES or with a short GPU table), and f.Warnings is copied below.
