@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,8 +64,12 @@ func ExampleAnalyzeDatasets() {
 		return
 	}
 	fmt.Println("same instances:", len(b.Instances()) == len(a.Instances()), "same phases:", fmt.Sprint(b.Phases()) == fmt.Sprint(a.Phases()))
+	sa, _ := json.Marshal(a.Summary())
+	sb, _ := json.Marshal(b.Summary())
+	fmt.Println("same summary:", bytes.Equal(sa, sb))
 	// Output:
 	// same instances: true same phases: true
+	// same summary: true
 }
 
 // List the blocking host interactions a CUDA graph capture would meet,
