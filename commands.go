@@ -2,7 +2,6 @@ package nsysphase
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -10,15 +9,22 @@ import (
 	"github.com/nsysphase/nsysphase/internal/report"
 )
 
-// What a Go program can do is what the command line does: Analyze (and
-// AnalyzeDatasets, analyze --from), Inventory, Boundary and Verdict, each
-// result rendered with Render in any format the command has and marshalled
-// to the command's JSON.
-
-// Render writes a result of this package — *Analysis, *CheckReport,
-// *InventoryReport, *BoundaryReport or *VerdictReport — in format ("table", "markdown",
-// "json", "csv", "parquet", "arrow", "html"; the formats the matching
-// command offers): the same bytes the command prints.
+// Render writes a result of this package in format, the bytes the
+// matching command prints with --format (where a report names the tool,
+// it names "nsysphase library", Version). Each result has the formats its
+// command offers:
+//
+//   - *Analysis: "table", "markdown", "html", "json" (the document), and
+//     "csv", "parquet", "arrow" (phase_summary);
+//   - *CheckReport: "table", "markdown", "json";
+//   - *InventoryReport: "table", "markdown", "json", and "csv", "parquet",
+//     "arrow" (items);
+//   - *BoundaryReport: "table", "markdown", "json", and "csv", "parquet",
+//     "arrow" (blockers);
+//   - *VerdictReport: "table", "markdown", "json", "csv".
+//
+// "text" and "txt" are "table". Another format, or another result type,
+// is an error.
 func Render(w io.Writer, result any, format string) error {
 	f, err := report.ParseFormat(format)
 	if err != nil {
@@ -80,7 +86,10 @@ func readCalls(ctx context.Context, inputs []string, opts Options) (analysis.Opt
 // step, with a suggested fix: `nsysphase inventory`.
 type InventoryReport struct{ inv *analysis.Inventory }
 
-// Inventory lists the blocking host interactions of the exports.
+// Inventory lists the blocking host interactions of the exports, leaving
+// out the first opts.SkipSteps steps of each block. DefaultOptions are
+// analyze's (one warm-up step); `nsysphase inventory` counts every step, a
+// census: SkipSteps 0 gives its rows.
 func Inventory(ctx context.Context, inputs []string, opts Options) (*InventoryReport, error) {
 	ao, files, frames, err := readCalls(ctx, inputs, opts)
 	if err != nil {
@@ -94,7 +103,7 @@ func Inventory(ctx context.Context, inputs []string, opts Options) (*InventoryRe
 func (r *InventoryReport) Items() int { return len(r.inv.Items) }
 
 // MarshalJSON is `nsysphase inventory --format json`.
-func (r *InventoryReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.inv) }
+func (r *InventoryReport) MarshalJSON() ([]byte, error) { return report.Marshal(r.inv) }
 
 // BoundaryReport says whether a region of phases can be captured as a CUDA
 // graph, what blocks it and the most capture could save per step:
@@ -121,14 +130,17 @@ func (r *BoundaryReport) Capturable() bool { return r.b.Capturable }
 func (r *BoundaryReport) Blockers() int { return len(r.b.Blockers) }
 
 // MarshalJSON is `nsysphase boundary --format json`.
-func (r *BoundaryReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.b) }
+func (r *BoundaryReport) MarshalJSON() ([]byte, error) { return report.Marshal(r.b) }
 
 // VerdictReport is a go / no-go for capturing a region as a CUDA graph:
 // `nsysphase verdict`.
 type VerdictReport struct{ v *analysis.Verdict }
 
-// Verdict decides whether capturing the region would save at least minGain
-// (a share of step wall, 0.10 = 10%), from the bounded saving and its CI.
+// Verdict decides whether capturing the region (phase names, in any
+// order) would save at least minGain of step wall (a fraction: 0.10 is 10%;
+// the share Removable reports), from the bounded saving and its CI. The
+// overhead is measured in Options.Baseline, else in the first arm that has
+// the region's phases.
 func Verdict(ctx context.Context, inputs []string, opts Options, region []string, minGain float64) (*VerdictReport, error) {
 	ao, files, frames, err := readCalls(ctx, inputs, opts)
 	if err != nil {
@@ -145,8 +157,10 @@ func Verdict(ctx context.Context, inputs []string, opts Options, region []string
 // 1 and 3).
 func (r *VerdictReport) Decision() string { return r.v.Verdict }
 
-// Removable is the bounded saving's share of step wall and its CI (nil
-// without one).
+// Removable is the bounded saving's share of step wall: the saving per step
+// summed over the kept steps of the measured arm, divided by the step wall
+// summed over the same steps (a fraction: 0.1 is 10%); with its CI, nil
+// without one.
 func (r *VerdictReport) Removable() (share float64, ci *[2]float64) {
 	return r.v.Removable.Value, r.v.Removable.CI
 }
@@ -155,16 +169,20 @@ func (r *VerdictReport) Removable() (share float64, ci *[2]float64) {
 func (r *VerdictReport) Reason() string { return r.v.Reason }
 
 // MarshalJSON is `nsysphase verdict --format json`.
-func (r *VerdictReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.v) }
+func (r *VerdictReport) MarshalJSON() ([]byte, error) { return report.Marshal(r.v) }
 
-// CheckSpec is what a CI gate judges: phases (default: the step), metric
-// (default "wall_ns"), statistic (default "mean") and the largest tolerated
-// slowdown, a fraction (0.05 tolerates +5%).
+// CheckSpec is what a CI gate judges (the flags of `nsysphase check`).
 type CheckSpec struct {
+	// Phases are the phases gated, each on its own; nil: the step.
 	Phases []string
+	// Metric is the metric gated (a MetricInfo.Name); "": "wall_ns".
 	Metric string
-	Stat   string
-	Limit  float64
+	// Stat is the statistic gated: "mean", "median", "p90" or "p99"; "":
+	// "mean".
+	Stat string
+	// Limit is the largest tolerated slowdown, a fraction of the baseline's
+	// value: 0.05 tolerates +5%.
+	Limit float64
 }
 
 // CheckReport is the outcome of a gate: `nsysphase check`.
@@ -174,7 +192,7 @@ type CheckReport struct{ g *analysis.Gate }
 func (r *CheckReport) Failed() bool { return r.g.Status == "FAIL" }
 
 // MarshalJSON is `nsysphase check --format json`.
-func (r *CheckReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.g) }
+func (r *CheckReport) MarshalJSON() ([]byte, error) { return report.Marshal(r.g) }
 
 func (a *Analysis) gateSpec(s CheckSpec) analysis.GateSpec {
 	if len(s.Phases) == 0 {

@@ -9,7 +9,25 @@
 // summaries and the comparisons against a baseline arm with confidence
 // intervals whose unit of replication is the block, never the step.
 //
-// The metrics are defined in docs/schema.md ("What each number means"), the
-// statistics in docs/statistics.md. The stage packages (nsys, phases, stats,
-// export) are usable on their own; this package joins them.
+// What a Go program can do is what the command line does:
+//
+//   - analyze: Analyze gives an *Analysis, read as Go values (Summary,
+//     Comparisons, Decomposition, Instances, Provenance, Warnings), as the
+//     JSON document (MarshalJSON), or as the Parquet dataset of `analyze
+//     --out` (WriteDataset, Tables);
+//   - analyze --from: AnalyzeDatasets reads such datasets back;
+//   - analyze --history: Analysis.CompareWithHistory;
+//   - check and check --history: Analysis.Check and Analysis.CheckHistory;
+//   - inventory, boundary and verdict: Inventory, Boundary and Verdict;
+//   - --format: Render writes any of these results in any format its command
+//     offers, the bytes the command prints.
+//
+// Durations are nanoseconds throughout. A value that was not measured, or
+// does not apply, is a nil pointer or a nil map entry (null in JSON and
+// Parquet), never a zero: a measured zero and "not measured" differ. Every
+// share names its denominator.
+//
+// The metrics are defined in docs/schema.md ("What each number means", and
+// Metrics), the statistics in docs/statistics.md. The stage packages (nsys,
+// phases, stats, export) are usable on their own; this package joins them.
 package nsysphase

@@ -2,10 +2,11 @@ package nsysphase
 
 import (
 	"context"
+	"slices"
 
-	"github.com/nsysphase/nsysphase/diag"
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/report"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
@@ -13,62 +14,10 @@ import (
 // through this package.
 const Version = "library"
 
-// Document is the whole analysis: the JSON contract of `nsysphase analyze
-// --format json` (version SchemaVersion), described field by field in
-// docs/schema.md.
-type Document analysis.Doc
-
-// SummaryRow is one arm × phase of the summary: n, steps, blocks and, per
-// metric, the point values and their confidence intervals.
-type SummaryRow analysis.SummaryRow
-
-// MetricSummary are one metric's mean, median, p90, p99 and CIs; null in
-// JSON when the metric was not measured (its source table is absent).
-type MetricSummary analysis.MetricSummary
-
-// MarshalJSON writes a metric that was not measured as null.
-func (m MetricSummary) MarshalJSON() ([]byte, error) { return analysis.MetricSummary(m).MarshalJSON() }
-
-// ComparisonRow is one arm against the baseline for one phase, metric and
-// statistic: ratio and difference with their CIs, and the verdict.
-type ComparisonRow analysis.ComparisonRow
-
-// DecompositionRow is one part of a phase's mean wall difference between an
-// arm and the baseline, with its CI and share of the baseline's wall.
-type DecompositionRow analysis.DecompositionRow
-
-// ProvenanceRow describes one input: file, nsys and schema versions, GPU,
-// driver, CUDA, processes, graph-trace mode.
-type ProvenanceRow analysis.ProvenanceRow
-
-// HistoryRow is one arm and phase against the history runs of the baseline
-// (CompareWithHistory): the t prediction interval over runs.
-type HistoryRow analysis.HistoryRow
-
-// Instance is one step or phase instance: one NVTX range on one thread,
-// with its measurements (the rows of phase_instances).
-type Instance phases.Instance
-
-// IsNull reports whether metric m of x was not measured.
-func (x *Instance) IsNull(m phases.Metric) bool { return (*phases.Instance)(x).IsNull(m) }
-
-// Warning is one diagnostic of any stage, with its code and scope.
-type Warning diag.Warning
-
-func (w Warning) Error() string { return w.Message }
-
-// convert copies a slice into a slice of a defined type with the same
-// underlying type.
-func convert[T any, U any](xs []U, f func(U) T) []T {
-	out := make([]T, len(xs))
-	for i, x := range xs {
-		out[i] = f(x)
-	}
-	return out
-}
-
-// SchemaVersion versions the document and the Parquet tables.
-const SchemaVersion = analysis.SchemaVersion
+// SchemaVersion versions the JSON document and the Parquet tables (the
+// minor grows when a column or table is added, the major when one changes
+// meaning or goes away).
+const SchemaVersion = "2.1"
 
 // FileArm gives every file matching Glob the arm Name.
 type FileArm struct {
@@ -102,7 +51,8 @@ func DefaultOptions() Options {
 	return Options{Depth: d.Depth, SkipSteps: d.SkipSteps, ArmPattern: d.ArmPattern, Confidence: d.Confidence, Resamples: d.Resamples, Seed: d.Seed}
 }
 
-// Analysis is the result of Analyze.
+// Analysis is the result of Analyze or AnalyzeDatasets. Its methods return
+// copies: changing a returned value changes nothing in the analysis.
 type Analysis struct {
 	doc *analysis.Doc
 }
@@ -135,7 +85,7 @@ func Analyze(ctx context.Context, inputs []string, opts Options) (*Analysis, err
 // wins over the file, as a given flag does) and checked against the same
 // bounds as the flags.
 func (opts Options) analysisOptions(inputs []string) (analysis.Options, error) {
-	ao := analysis.Options{Files: inputs, FileArms: convert(opts.FileArms, func(a FileArm) analysis.FileArm { return analysis.FileArm{Name: a.Name, Glob: a.Glob} }), ArmKey: opts.ArmKey, Jobs: opts.Jobs,
+	ao := analysis.Options{Files: inputs, FileArms: convert(opts.FileArms, func(a *FileArm) analysis.FileArm { return analysis.FileArm{Name: a.Name, Glob: a.Glob} }), ArmKey: opts.ArmKey, Jobs: opts.Jobs,
 		Step: opts.Step, Depth: opts.Depth, ArmPattern: opts.ArmPattern, SkipSteps: opts.SkipSteps,
 		Baseline: opts.Baseline, Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed, Quantiles: opts.Quantiles, NoStats: opts.NoStats}
 	if opts.Rules != "" {
@@ -159,52 +109,80 @@ func (opts Options) analysisOptions(inputs []string) (analysis.Options, error) {
 	return ao, ao.Validate()
 }
 
-// Document is the whole analysis as the JSON contract (json.Marshal it for
-// the document `nsysphase analyze --format json` prints).
-func (a *Analysis) Document() *Document { return (*Document)(a.doc) }
+// MarshalJSON is the whole analysis as the JSON document `nsysphase
+// analyze --format json` prints (version SchemaVersion, described in
+// docs/schema.md), compact: Render with format "json" writes the same
+// document indented, byte for byte as the command does.
+func (a *Analysis) MarshalJSON() ([]byte, error) { return report.Marshal(a.doc) }
+
+// Step is the name of the step range: the unit of work each input repeats,
+// which Analyze chose (Options.Step) and cut into phases.
+func (a *Analysis) Step() string { return a.doc.Step }
 
 // Arms are the arms in order of their first block; Arms()[0] is the
 // default baseline.
-func (a *Analysis) Arms() []string { return a.doc.Arms }
+func (a *Analysis) Arms() []string { return slices.Clone(a.doc.Arms) }
 
-// Phases are the step's name, then the phases in step order.
-func (a *Analysis) Phases() []string { return a.doc.Phases }
+// Baseline is the arm the others are compared with: Options.Baseline, or
+// the arm of the earliest block.
+func (a *Analysis) Baseline() string { return a.doc.Baseline }
+
+// Phases are the step's name, then the phases in step order, then the
+// (unannotated) row and other threads' rows.
+func (a *Analysis) Phases() []string { return slices.Clone(a.doc.Phases) }
+
+// Settings are how the statistics were computed, the warm-up rule included.
+func (a *Analysis) Settings() Settings { return settings(&a.doc.Settings) }
+
+// Excluded counts what segmentation left out or flagged, by reason.
+func (a *Analysis) Excluded() Exclusions { return exclusions(&a.doc.Excluded) }
 
 // Instances are every step and phase instance, in input order (the rows of
-// phase_instances).
+// phase_instances), warm-up steps included (Instance.Warmup).
 func (a *Analysis) Instances() []Instance {
-	return convert(a.doc.Instances(), func(x phases.Instance) Instance { return Instance(x) })
+	st := a.doc.Store()
+	out := make([]Instance, 0, st.Len())
+	for _, x := range st.Each() {
+		out = append(out, instance(x))
+	}
+	return out
 }
 
-// Summary is one row per arm and phase: point values and intervals.
-func (a *Analysis) Summary() []SummaryRow {
-	return convert(a.doc.Summary, func(x analysis.SummaryRow) SummaryRow { return SummaryRow(x) })
-}
+// Summary is one row per arm and phase: point values and intervals per
+// metric.
+func (a *Analysis) Summary() []SummaryRow { return convert(a.doc.Summary, summaryRow) }
 
 // Comparisons are every arm against the baseline, per phase, metric and
-// statistic.
-func (a *Analysis) Comparisons() []ComparisonRow {
-	return convert(a.doc.Comparisons, func(x analysis.ComparisonRow) ComparisonRow { return ComparisonRow(x) })
-}
+// statistic; none without a second arm.
+func (a *Analysis) Comparisons() []ComparisonRow { return convert(a.doc.Comparisons, comparisonRow) }
 
-// Decomposition splits each phase's mean wall difference into its parts.
+// Decomposition splits each phase's mean wall difference between every arm
+// and the baseline into its parts.
 func (a *Analysis) Decomposition() []DecompositionRow {
-	return convert(a.doc.Decomposition, func(x analysis.DecompositionRow) DecompositionRow { return DecompositionRow(x) })
+	return convert(a.doc.Decomposition, decompositionRow)
 }
 
-// Provenance is one row per input: what produced the export.
+// Provenance is one row per input, in input order: what produced the
+// export and what it shows.
 func (a *Analysis) Provenance() []ProvenanceRow {
-	return convert(a.doc.Provenance, func(x analysis.ProvenanceRow) ProvenanceRow { return ProvenanceRow(x) })
+	out := make([]ProvenanceRow, len(a.doc.Provenance))
+	for i := range a.doc.Provenance {
+		var in *phases.Input
+		if len(a.doc.Inputs) == len(a.doc.Provenance) { // one input each, in the same order
+			in = &a.doc.Inputs[i]
+		}
+		out[i] = provenanceRow(&a.doc.Provenance[i], in)
+	}
+	return out
 }
 
 // Warnings are the diagnostics of every stage; filter them by Code.
-func (a *Analysis) Warnings() []Warning {
-	return convert(a.doc.Warnings, func(x diag.Warning) Warning { return Warning(x) })
-}
+func (a *Analysis) Warnings() []Warning { return convert(a.doc.Warnings, warning) }
 
 // Tables are the analysis as the tables of `nsysphase analyze --out`
-// (phase_instances, phase_summary, comparisons, decomposition, provenance),
-// described in docs/schema.md.
+// (phase_instances, phase_summary, comparisons, decomposition, provenance,
+// and with ranks stragglers and rank_collectives), described in
+// docs/schema.md.
 func (a *Analysis) Tables() []*export.Table { return a.doc.Tables() }
 
 // WriteDataset writes the tables into the new directory dir, one Parquet
@@ -232,5 +210,8 @@ func (a *Analysis) CompareWithHistory(ctx context.Context, dirs []string, skipSt
 		return nil, err
 	}
 	rows, err := a.doc.CompareWithHistory(h, a.doc.Phases, "wall_ns", "mean", "", confidence)
-	return convert(rows, func(x analysis.HistoryRow) HistoryRow { return HistoryRow(x) }), err
+	if err != nil {
+		return nil, err
+	}
+	return convert(rows, historyRow), nil
 }

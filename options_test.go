@@ -41,11 +41,11 @@ func TestOptionsOneWayIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.Document().Settings.SkipSteps; got != 3 {
+	if got := a.Settings().SkipSteps; got != 3 {
 		t.Errorf("skip steps %d with a rules file holding skip_steps = 3, want 3", got)
 	}
 	o.SkipSteps = 0 // given: wins over the file
-	if a, err = nsysphase.Analyze(context.Background(), []string{in}, o); err != nil || a.Document().Settings.SkipSteps != 0 || a.Document().Excluded.SkippedSteps != 0 {
-		t.Errorf("skip steps 0 given: %v, settings %d, skipped %d", err, a.Document().Settings.SkipSteps, a.Document().Excluded.SkippedSteps)
+	if a, err = nsysphase.Analyze(context.Background(), []string{in}, o); err != nil || a.Settings().SkipSteps != 0 || a.Excluded().SkippedSteps != 0 {
+		t.Errorf("skip steps 0 given: %v, settings %d, skipped %d", err, a.Settings().SkipSteps, a.Excluded().SkippedSteps)
 	}
 }

@@ -80,10 +80,24 @@ func tableRenderer[T any](table func(T) *export.Table, metadata bool) func(io.Wr
 	}
 }
 
-// generateJSON writes the JSON contract of a result. Lists of inputs (info,
-// ranges) are always arrays, whatever their length, so `jq '.[]'` works on
-// one input as on several.
+// generateJSON writes the JSON contract of a result, indented.
+// json.Encoder with SetIndent holds the compact document, its indented copy
+// and the growth of both: with 10⁴ phases (84 MB of JSON) that was most of
+// the run's memory. The compact document is indented as it is written
+// instead, to the same bytes.
 func generateJSON(w io.Writer, result any) error {
+	b, err := Marshal(result)
+	if err != nil {
+		return err
+	}
+	return writeIndented(w, b)
+}
+
+// Marshal is the JSON contract of a result, compact: what Generate writes in
+// format JSON, before indenting. Lists of inputs (info, ranges) are always
+// arrays, whatever their length, so `jq '.[]'` works on one input as on
+// several.
+func Marshal(result any) ([]byte, error) {
 	v := result
 	switch r := result.(type) {
 	case Infos:
@@ -96,15 +110,7 @@ func generateJSON(w io.Writer, result any) error {
 	case *analysis.Doc:
 		v = docJSON(r)
 	}
-	// json.Encoder with SetIndent holds the compact document, its indented
-	// copy and the growth of both: with 10⁴ phases (84 MB of JSON) that was
-	// most of the run's memory. The compact document is indented as it is
-	// written instead, to the same bytes.
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return writeIndented(w, b)
+	return json.Marshal(v)
 }
 
 // writeIndented writes the compact JSON src to w indented by two spaces and
