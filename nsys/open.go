@@ -132,7 +132,7 @@ type File struct {
 	declaredNotNull map[string][]string
 
 	hintMu sync.Mutex
-	hints  map[string]int64 // rowHint's answers
+	hints  map[string]int64 // RowEstimate's answers
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -683,14 +683,15 @@ func (f *File) RowCount(t string) (int64, error) {
 	return n, nil
 }
 
-// rowHint estimates the rows of table t, for sizing buffers and parts.
-// A table read from the pages is measured from its B-tree (its leaves,
+// RowEstimate estimates the rows of table t, cheaply, for sizing buffers
+// and parts (see SplitTable); RowCount counts them exactly. A table read
+// from the pages is measured from its B-tree (its leaves,
 // counted from the interior pages, times the cells of its first and last
 // leaves): the estimate follows the rows, never the rowid values, which
 // may be sparse. Other tables (views, WITHOUT ROWID) are counted by SQLite.
 // Answers are kept per table; a damaged table reads as 0 and its scan
 // reports the damage.
-func (f *File) rowHint(t string) int64 {
+func (f *File) RowEstimate(t string) int64 {
 	if !f.HasTable(t) {
 		return 0
 	}

@@ -229,7 +229,7 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 func (f *File) checkTimes(q *Quality) error {
 	type part struct {
 		table         string
-		r             rowRange
+		r             Part
 		before, texts int64
 	}
 	var parts []*part
@@ -237,7 +237,7 @@ func (f *File) checkTimes(q *Quality) error {
 		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
 			continue
 		}
-		for _, r := range f.split(t, runtime.GOMAXPROCS(0), 1<<16) {
+		for _, r := range f.SplitTable(t, runtime.GOMAXPROCS(0), 1<<16) {
 			parts = append(parts, &part{table: t, r: r})
 		}
 	}

@@ -10,7 +10,6 @@ package phases
 import (
 	"iter"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -50,7 +49,7 @@ type opRow struct {
 	graphNode  bool  // a kernel, memcpy or memset of a graph launch traced per node
 }
 
-// kernelInts is a kernel's op from its integers as rowparts.Ints hands
+// kernelInts is a kernel's op from its integers as nsys.File.IntsIn hands
 // them over (Start, End, GlobalPid, DeviceID, CorrelationID, GraphNodeID).
 func kernelInts(v *[6]int64) opRow {
 	return opRow{start: v[0], end: v[1], globalPid: v[2], corr: v[4], device: v[3], kind: opKernel, graphNode: v[5] != 0}
@@ -78,17 +77,17 @@ func graphRow(g nsys.GraphTrace) opRow {
 
 // opRows streams the rows of GPU-op table src (srcKernel…) in rowid range
 // r, then at most one error.
-func opRows(f *nsys.File, src int, r rowparts.Range) iter.Seq2[opRow, error] {
+func opRows(f *nsys.File, src int, r nsys.Part) iter.Seq2[opRow, error] {
 	return func(yield func(opRow, error) bool) {
 		switch src {
 		case srcKernel:
-			rowsOf(rowparts.Rows[nsys.Kernel](f, nsys.TableKernel, r), kernelRow, yield)
+			rowsOf(f.KernelsCoreIn(r), kernelRow, yield)
 		case srcMemcpy:
-			rowsOf(rowparts.Rows[nsys.Memcpy](f, nsys.TableMemcpy, r), memcpyRow, yield)
+			rowsOf(f.MemcpysIn(r), memcpyRow, yield)
 		case srcMemset:
-			rowsOf(rowparts.Rows[nsys.Memset](f, nsys.TableMemset, r), memsetRow, yield)
+			rowsOf(f.MemsetsIn(r), memsetRow, yield)
 		case srcGraph:
-			rowsOf(rowparts.Rows[nsys.GraphTrace](f, nsys.TableGraphTrace, r), graphRow, yield)
+			rowsOf(f.GraphTracesIn(r), graphRow, yield)
 		}
 	}
 }
@@ -153,7 +152,7 @@ type opPart struct {
 // decodeAPIPart reads the calls of rowid range r into reuse's memory (or a
 // new slice of capacity capHint). It gives up with errStopped once stop is
 // closed.
-func decodeAPIPart(f *nsys.File, r rowparts.Range, stop <-chan struct{}, reuse apiPart, capHint int) (apiPart, error) {
+func decodeAPIPart(f *nsys.File, r nsys.Part, stop <-chan struct{}, reuse apiPart, capHint int) (apiPart, error) {
 	p := apiPart{calls: reuse.calls[:0]}
 	if cap(p.calls) < capHint {
 		p.calls = make([]streamCall, 0, capHint)
@@ -179,11 +178,11 @@ func decodeAPIPart(f *nsys.File, r rowparts.Range, stop <-chan struct{}, reuse a
 }
 
 // intRows hands each row of part r of table (API calls or kernels) to fn as
-// rowparts.Ints reads it, giving up with errStopped once stop is closed.
-func intRows(f *nsys.File, table string, r rowparts.Range, stop <-chan struct{}, fn func(v *[6]int64)) error {
+// nsys.File.IntsIn reads it, giving up with errStopped once stop is closed.
+func intRows(f *nsys.File, table string, r nsys.Part, stop <-chan struct{}, fn func(v *[6]int64)) error {
 	n := 0
 	halted := false
-	err := rowparts.Ints(f, table, r, func(v *[6]int64) bool {
+	err := f.IntsIn(table, r, func(v *[6]int64) bool {
 		if n++; n&4095 == 0 && stopped(stop) {
 			halted = true
 			return false
@@ -199,7 +198,7 @@ func intRows(f *nsys.File, table string, r rowparts.Range, stop <-chan struct{},
 
 // decodeOpPart reads the ops of table src in rowid range r, as
 // decodeAPIPart reads calls.
-func decodeOpPart(f *nsys.File, src int, r rowparts.Range, gpuOf map[[2]int64]int32, stop <-chan struct{}, reuse opPart, capHint int) (opPart, error) {
+func decodeOpPart(f *nsys.File, src int, r nsys.Part, gpuOf map[[2]int64]int32, stop <-chan struct{}, reuse opPart, capHint int) (opPart, error) {
 	p := opPart{ops: reuse.ops[:0]}
 	if cap(p.ops) < capHint {
 		p.ops = make([]gpuOp, 0, capHint)

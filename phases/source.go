@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -42,16 +41,16 @@ func startStream(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *stream
 	s := &streamSource{stop: make(chan struct{})}
 	ahead := runtime.GOMAXPROCS(0) + 1
 	stop := s.stop
-	apiCap := partCap(rowparts.RowHint(f, nsys.TableRuntime), partRows)
-	s.api = startParts(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, ahead+1, func(r rowparts.Range, reuse apiPart) (apiPart, error) {
+	apiCap := partCap(f.RowEstimate(nsys.TableRuntime), partRows)
+	s.api = startParts(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, ahead+1, func(r nsys.Part, reuse apiPart) (apiPart, error) {
 		return decodeAPIPart(f, r, stop, reuse, apiCap)
 	})
 	for src, t := range opTables {
-		opCap := partCap(rowparts.RowHint(f, t), partRows)
+		opCap := partCap(f.RowEstimate(t), partRows)
 		// The engine keeps op parts until their ops are let go and then
 		// hands back a window's worth at once: a longer free list lets the
 		// decoders reuse them instead of allocating.
-		s.ops[src] = startParts(stop, partsOf(f, t, partRows), ahead, ahead+1+opPartsKept, func(r rowparts.Range, reuse opPart) (opPart, error) {
+		s.ops[src] = startParts(stop, partsOf(f, t, partRows), ahead, ahead+1+opPartsKept, func(r nsys.Part, reuse opPart) (opPart, error) {
 			return decodeOpPart(f, src, r, gpuOf, stop, reuse, opCap)
 		})
 	}
@@ -221,7 +220,7 @@ var errStopped = errors.New("stopped")
 
 // startParts decodes parts ahead of the consumer, at most ahead at once; up
 // to free consumed parts wait for reuse.
-func startParts[T any](stop <-chan struct{}, parts []rowparts.Range, ahead, free int, decode func(r rowparts.Range, reuse T) (T, error)) *partStream[T] {
+func startParts[T any](stop <-chan struct{}, parts []nsys.Part, ahead, free int, decode func(r nsys.Part, reuse T) (T, error)) *partStream[T] {
 	p := &partStream[T]{stop: stop, results: make([]chan partResult[T], len(parts)), tokens: make(chan struct{}, ahead), free: make(chan T, free)}
 	for i := range p.results {
 		p.results[i] = make(chan partResult[T], 1)
@@ -284,9 +283,9 @@ func stopped(stop <-chan struct{}) bool {
 }
 
 // partsOf cuts table t into parts of about partRows rows.
-func partsOf(f *nsys.File, t string, partRows int64) []rowparts.Range {
-	n := rowparts.RowHint(f, t)/partRows + 1
-	return rowparts.Split(f, t, int(n), partRows)
+func partsOf(f *nsys.File, t string, partRows int64) []nsys.Part {
+	n := f.RowEstimate(t)/partRows + 1
+	return f.SplitTable(t, int(n), partRows)
 }
 
 // partCap is the capacity a decoded part starts with: a part of a table

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -263,7 +262,7 @@ const vendorCheckEvery = 1 << 14
 // the file's size (no row takes under 16 bytes) so that a stray huge rowid
 // cannot make it allocate gigabytes.
 func vendorRowHint(f *nsys.File, t string) int64 {
-	n := rowparts.RowHint(f, t)
+	n := f.RowEstimate(t)
 	if st, err := os.Stat(f.Disk); err == nil {
 		n = min(n, st.Size()/16)
 	}
@@ -330,7 +329,7 @@ func scanVendorOps(ctx context.Context, f *nsys.File, ops *vendorOps) (map[strin
 	n := 0
 	for _, vt := range vendorOpTables {
 		t := opTables[vt.src]
-		for o, err := range opRows(f, vt.src, rowparts.All) {
+		for o, err := range opRows(f, vt.src, nsys.AllRows) {
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", vt.noun, err)
 			}
@@ -355,7 +354,7 @@ func scanVendorAPI(ctx context.Context, f *nsys.File, api *vendorAPI) (int64, er
 	var lastTid, lastKey int64
 	var lastProc *vendorIDRange
 	lastCount, n := 0, 0
-	for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, rowparts.All) { // column-pruned: the fields used below
+	for c, err := range f.APICallsCoreIn(nsys.AllRows) { // column-pruned: the fields used below
 		if err != nil {
 			return 0, fmt.Errorf("read CUDA API calls: %w", err)
 		}

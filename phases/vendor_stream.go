@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sort"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -64,9 +63,9 @@ const vendorPartRows = 1 << 14
 
 // startVendorRows decodes table t's parts with scan, which appends a part's
 // rows to the part it is given (emptied) and counts its negative rows.
-func startVendorRows[T any](stop <-chan struct{}, f *nsys.File, t string, scan func(r rowparts.Range, p *vendorPart[T]) error) *vendorRows[T] {
+func startVendorRows[T any](stop <-chan struct{}, f *nsys.File, t string, scan func(r nsys.Part, p *vendorPart[T]) error) *vendorRows[T] {
 	parts := partsOf(f, t, vendorPartRows)
-	ps := startParts(stop, parts, runtime.GOMAXPROCS(0)+1, 4, func(r rowparts.Range, reuse *vendorPart[T]) (*vendorPart[T], error) {
+	ps := startParts(stop, parts, runtime.GOMAXPROCS(0)+1, 4, func(r nsys.Part, reuse *vendorPart[T]) (*vendorPart[T], error) {
 		p := reuse
 		if p == nil {
 			p = &vendorPart[T]{}
@@ -160,9 +159,9 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 	skippedBefore := f.Skipped()
 	stop := make(chan struct{})
 	defer close(stop) // the decoders still running stop at their next row
-	api := startVendorRows(stop, f, nsys.TableRuntime, func(r rowparts.Range, p *vendorPart[vendorStreamAPI]) error {
+	api := startVendorRows(stop, f, nsys.TableRuntime, func(r nsys.Part, p *vendorPart[vendorStreamAPI]) error {
 		n := 0
-		for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, r) {
+		for c, err := range f.APICallsCoreIn(r) {
 			if err != nil {
 				return fmt.Errorf("read CUDA API calls: %w", err)
 			}
@@ -187,7 +186,7 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 	for _, vt := range vendorOpTables {
 		t := opTables[vt.src]
 		s := &opStream{table: t, last: math.MinInt64}
-		s.b = startVendorRows(stop, f, t, func(r rowparts.Range, p *vendorPart[vendorOpRow]) error {
+		s.b = startVendorRows(stop, f, t, func(r nsys.Part, p *vendorPart[vendorOpRow]) error {
 			n := 0
 			for o, err := range opRows(f, vt.src, r) {
 				if err != nil {
