@@ -381,6 +381,15 @@ const (
 	ClassDriver  = 1 // cu* driver API; may nest inside a runtime call
 )
 
+// IsCallClass reports whether a row of CUPTI_ACTIVITY_KIND_RUNTIME with
+// this eventClass is a call: a runtime or driver one. With --cudabacktrace
+// each traced call also appears as an eventClass 67 "CUDA backtrace" row
+// that wraps it and repeats its correlation id: counting it as a call would
+// double the call's time and GPU work.
+func IsCallClass(eventClass int64) bool {
+	return eventClass == ClassRuntime || eventClass == ClassDriver
+}
+
 // APICall is one row of CUPTI_ACTIVITY_KIND_RUNTIME: a CUDA runtime or driver call.
 type APICall struct {
 	Start, End    int64

@@ -10,6 +10,7 @@ package phases
 import (
 	"iter"
 
+	"github.com/nsysphase/nsysphase/internal/base/parts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -101,18 +102,6 @@ func rowsOf[T any](rows iter.Seq2[T, error], decode func(T) opRow, yield func(op
 	}
 }
 
-// isCallRow reports whether a row of CUPTI_ACTIVITY_KIND_RUNTIME is a call.
-// With --cudabacktrace each traced call also appears as an eventClass 67
-// "CUDA backtrace" row that wraps it and repeats its correlation id:
-// counting it would double the call's time and GPU work. Only runtime and
-// driver rows are calls.
-func isCallRow(c nsys.APICall) bool { return isCallClass(c.EventClass) }
-
-// isCallClass is isCallRow of a row's eventClass.
-func isCallClass(eventClass int64) bool {
-	return eventClass == nsys.ClassRuntime || eventClass == nsys.ClassDriver
-}
-
 // gpuOp is one GPU operation, compact: the big tables are reduced to this as
 // they stream, and nothing else of their rows is kept.
 type gpuOp struct {
@@ -150,7 +139,7 @@ type opPart struct {
 }
 
 // decodeAPIPart reads the calls of rowid range r into reuse's memory (or a
-// new slice of capacity capHint). It gives up with errStopped once stop is
+// new slice of capacity capHint). It gives up with parts.ErrStopped once stop is
 // closed.
 func decodeAPIPart(f *nsys.File, r nsys.Part, stop <-chan struct{}, reuse apiPart, capHint int) (apiPart, error) {
 	p := apiPart{calls: reuse.calls[:0]}
@@ -161,7 +150,7 @@ func decodeAPIPart(f *nsys.File, r nsys.Part, stop <-chan struct{}, reuse apiPar
 	// a million rows per export, each a few nanoseconds cheaper.
 	err := intRows(f, nsys.TableRuntime, r, stop, func(v *[6]int64) {
 		start, end, gtid, corr, name, class := v[0], v[1], v[2], v[3], v[4], v[5]
-		if !isCallClass(class) {
+		if !nsys.IsCallClass(class) {
 			return
 		}
 		if corr > 1<<31-1 || name > 1<<31-1 {
@@ -178,12 +167,12 @@ func decodeAPIPart(f *nsys.File, r nsys.Part, stop <-chan struct{}, reuse apiPar
 }
 
 // intRows hands each row of part r of table (API calls or kernels) to fn as
-// nsys.File.IntsIn reads it, giving up with errStopped once stop is closed.
+// nsys.File.IntsIn reads it, giving up with parts.ErrStopped once stop is closed.
 func intRows(f *nsys.File, table string, r nsys.Part, stop <-chan struct{}, fn func(v *[6]int64)) error {
 	n := 0
 	halted := false
 	err := f.IntsIn(table, r, func(v *[6]int64) bool {
-		if n++; n&4095 == 0 && stopped(stop) {
+		if n++; n&4095 == 0 && parts.Stopped(stop) {
 			halted = true
 			return false
 		}
@@ -191,7 +180,7 @@ func intRows(f *nsys.File, table string, r nsys.Part, stop <-chan struct{}, fn f
 		return true
 	})
 	if err == nil && halted {
-		err = errStopped
+		err = parts.ErrStopped
 	}
 	return err
 }
@@ -216,8 +205,8 @@ func decodeOpPart(f *nsys.File, src int, r nsys.Part, gpuOf map[[2]int64]int32, 
 		if err != nil {
 			return p, err
 		}
-		if n++; n&4095 == 0 && stopped(stop) {
-			return p, errStopped
+		if n++; n&4095 == 0 && parts.Stopped(stop) {
+			return p, parts.ErrStopped
 		}
 		p.ops = append(p.ops, fix.op(o))
 	}

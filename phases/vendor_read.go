@@ -384,7 +384,7 @@ func scanVendorAPI(ctx context.Context, f *nsys.File, api *vendorAPI) (int64, er
 		lastProc.lo, lastProc.hi = min(lastProc.lo, c.CorrelationID), max(lastProc.hi, c.CorrelationID)
 		lastProc.rows++
 		row := vendorAPIRow{c.GlobalTid, c.Start, c.End, c.CorrelationID}
-		if isCallRow(c) {
+		if nsys.IsCallClass(c.EventClass) {
 			api.rows = append(api.rows, row)
 		} else {
 			api.wrappers = append(api.wrappers, row)

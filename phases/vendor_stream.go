@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sort"
 
+	"github.com/nsysphase/nsysphase/internal/base/corrset"
+	"github.com/nsysphase/nsysphase/internal/base/parts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -50,7 +52,7 @@ type vendorPart[T any] struct {
 // vendorRows reads a table's parts, decoded ahead on all cores by the
 // engine's part decoders (startParts), row by row in table order.
 type vendorRows[T any] struct {
-	ps       *partStream[*vendorPart[T]]
+	ps       *parts.Stream[*vendorPart[T]]
 	cur      *vendorPart[T]
 	i        int
 	done     bool
@@ -64,8 +66,8 @@ const vendorPartRows = 1 << 14
 // startVendorRows decodes table t's parts with scan, which appends a part's
 // rows to the part it is given (emptied) and counts its negative rows.
 func startVendorRows[T any](stop <-chan struct{}, f *nsys.File, t string, scan func(r nsys.Part, p *vendorPart[T]) error) *vendorRows[T] {
-	parts := partsOf(f, t, vendorPartRows)
-	ps := startParts(stop, parts, runtime.GOMAXPROCS(0)+1, 4, func(r nsys.Part, reuse *vendorPart[T]) (*vendorPart[T], error) {
+	cut := partsOf(f, t, vendorPartRows)
+	ps := parts.Start(stop, cut, runtime.GOMAXPROCS(0)+1, 4, func(r nsys.Part, reuse *vendorPart[T]) (*vendorPart[T], error) {
 		p := reuse
 		if p == nil {
 			p = &vendorPart[T]{}
@@ -84,10 +86,10 @@ func (v *vendorRows[T]) peek() (*T, bool) {
 			return nil, false
 		}
 		if v.cur != nil {
-			v.ps.give(v.cur)
+			v.ps.Give(v.cur)
 			v.cur = nil
 		}
-		p, ok, err := v.ps.pull()
+		p, ok, err := v.ps.Pull()
 		if !ok || err != nil {
 			v.done, v.err = true, err
 			return nil, false
@@ -112,8 +114,8 @@ type vendorProc struct {
 	calls   []vendorCall // in start (and id) order; calls[head:] wait
 	head    int
 	lastID  int64
-	callIDs corrSet // every call id read
-	orphans corrSet // ids of ops read before any call of theirs
+	callIDs corrset.Set // every call id read
+	orphans corrset.Set // ids of ops read before any call of theirs
 }
 
 // vendorStreamThread is a thread's stack sweep, fed one call at a time.
@@ -165,14 +167,14 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 			if err != nil {
 				return fmt.Errorf("read CUDA API calls: %w", err)
 			}
-			if n++; n%vendorCheckEvery == 0 && stopped(stop) {
-				return errStopped
+			if n++; n%vendorCheckEvery == 0 && parts.Stopped(stop) {
+				return parts.ErrStopped
 			}
 			if c.End < c.Start {
 				p.negative++
 			}
 			if c.CorrelationID != 0 {
-				p.rows = append(p.rows, vendorStreamAPI{c.GlobalTid, c.Start, c.End, c.CorrelationID, isCallRow(c)})
+				p.rows = append(p.rows, vendorStreamAPI{c.GlobalTid, c.Start, c.End, c.CorrelationID, nsys.IsCallClass(c.EventClass)})
 			}
 		}
 		return nil
@@ -192,8 +194,8 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 				if err != nil {
 					return fmt.Errorf("read %s: %w", vt.noun, err)
 				}
-				if n++; n%vendorCheckEvery == 0 && stopped(stop) {
-					return errStopped
+				if n++; n%vendorCheckEvery == 0 && parts.Stopped(stop) {
+					return parts.ErrStopped
 				}
 				if o.end < o.start {
 					p.negative++
@@ -223,7 +225,7 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 		if last == nil || key != lastKey {
 			lastKey, last = key, procs[key]
 			if last == nil {
-				last = &vendorProc{lastID: math.MinInt64, callIDs: corrSet{base: -1}, orphans: corrSet{base: -1}}
+				last = &vendorProc{lastID: math.MinInt64, callIDs: corrset.Set{}, orphans: corrset.Set{}}
 				procs[key] = last
 			}
 		}
@@ -244,11 +246,11 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 			lastAPIStart = c.start
 			p := procOf(nsys.ProcessKey(c.globalTid))
 			id := int32(c.corr)
-			if c.corr <= p.lastID || p.orphans.has(id) {
+			if c.corr <= p.lastID || p.orphans.Has(id) {
 				return errVendorUnordered // a repeated or decreasing id, or an op came first
 			}
 			p.lastID = c.corr
-			p.callIDs.add(id)
+			p.callIDs.Add(id)
 			p.calls = append(p.calls, vendorCall{globalTid: c.globalTid, start: c.start, end: c.end, corr: c.corr})
 		}
 	}
@@ -326,10 +328,10 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 			} else {
 				c.opStart, c.opEnd, c.hasOps = o.start, o.end, true
 			}
-		case p.callIDs.has(id):
+		case p.callIDs.Has(id):
 			return nil, nil, errVendorUnordered // its call was handed over already
 		default:
-			p.orphans.add(id)
+			p.orphans.Add(id)
 		}
 	}
 	if api.err != nil {
