@@ -2,10 +2,9 @@ package phases
 
 // The activity reader: each activity table's row decode and row filter,
 // written once. The engine's sources (source.go) decode rowid parts with
-// decodeAPIPart and decodeOpPart; the vendor projection (vendor_read.go)
-// reads the same rows through opRows and isCallRow into its own compact
-// structures. Adding a GPU-op table means one opTables entry, one row
-// function and one case in opRows.
+// decodeAPIPart and decodeOpPart (API calls and kernels as bare integers,
+// the other GPU-op tables through opRows). Adding a GPU-op table means one
+// opTables entry, one row function and one case in opRows.
 
 import (
 	"iter"
@@ -36,8 +35,8 @@ const (
 	opGraph // a whole-graph record of CUPTI_ACTIVITY_KIND_GRAPH_TRACE (graph trace mode)
 )
 
-// opRow is a row of any GPU-op table, decoded: every field a consumer
-// reads, at the table's own width (the vendor's join keeps 64-bit ids).
+// opRow is a row of any GPU-op table, decoded: every field the engine
+// reads, at the table's own width (opFixer narrows it to a gpuOp).
 type opRow struct {
 	start, end int64
 	globalPid  int64
@@ -56,7 +55,8 @@ func kernelInts(v *[6]int64) opRow {
 	return opRow{start: v[0], end: v[1], globalPid: v[2], corr: v[4], device: v[3], kind: opKernel, graphNode: v[5] != 0}
 }
 
-// kernelRow is kernelInts of a kernel row (the vendor projection's scan).
+// kernelRow is kernelInts of a kernel row: opRows' kernel case (the engine
+// itself reads kernels as integers, through kernelInts).
 func kernelRow(k nsys.Kernel) opRow {
 	return kernelInts(&[6]int64{k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID})
 }

@@ -75,7 +75,7 @@ func TestSweepEqualsWholeTrace(t *testing.T) {
 		{"plain", Options{}},
 		{"calls-depth2", Options{Calls: true, Depth: 2}},
 	}
-	for _, fx := range vendorFixtures(t) {
+	for _, fx := range fixture.WithExtra(t) {
 		f := openFixture(t, fx)
 		for _, o := range opts {
 			if fx.Name == fixture.LargeName && o.name == "plain" {
