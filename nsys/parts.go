@@ -12,8 +12,9 @@ import "fmt"
 
 // Part is one part of a table as SplitTable cuts it: the rows whose rowids
 // lie between two keys of the table's B-tree, both ends included. A part
-// holds whole pages, so parts of one table are decoded independently and
-// together hold every row once. The zero Part (AllRows) is every row.
+// holds whole pages, so the parts of one table can be scanned concurrently
+// (each scan reads on its own) and together hold every row once. The zero
+// Part (AllRows) is every row.
 type Part struct {
 	lo, hi  int64
 	bounded bool // false: every row
