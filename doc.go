@@ -29,5 +29,7 @@
 //
 // The metrics are defined in docs/schema.md ("What each number means", and
 // Metrics), the statistics in docs/statistics.md. The stage packages (nsys,
-// phases, stats, export) are usable on their own; this package joins them.
+// phases, stats, export) are usable on their own, as is projection
+// (`nsysphase ranges`: the vendor's nvtx_gpu_proj_sum, reproduced exactly);
+// this package joins the stages.
 package nsysphase

@@ -22,7 +22,10 @@
 // provenance tables (strings, threads, processes, GPUs, capture/export
 // metadata). The big activity tables are never held in memory: each scan runs
 // on its own so that independent tables, and the parts of one table (runs
-// of B-tree subtrees), are read concurrently.
+// of B-tree subtrees), are read concurrently. File.SplitTable cuts a table
+// into Parts, File.RowEstimate sizes them, and a part scan (KernelsCoreIn,
+// MemcpysIn, MemsetsIn, GraphTracesIn, APICallsCoreIn, NVTXEventsCoreIn, or
+// IntsIn, which hands over bare integers) reads one.
 //
 // Scans read the rows straight from the file's B-tree pages (package
 // internal/btree, opened read-only on the same file) — about ten times

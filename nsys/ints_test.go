@@ -2,9 +2,9 @@ package nsys_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -24,10 +24,10 @@ func TestIntsEqualRows(t *testing.T) {
 			}
 			defer f.Close()
 			for _, sql := range []bool{false, true} {
-				rowparts.SQLScans(f, sql)
+				f.ScanThroughSQLite(sql)
 				rows := 0
 				for _, table := range []string{nsys.TableRuntime, nsys.TableKernel} {
-					for _, r := range rowparts.Split(f, table, 3, 2) {
+					for _, r := range f.SplitTable(table, 3, 2) {
 						want := rowInts(t, f, table, r)
 						rows += len(want)
 						compareInts(t, f, table, r, want)
@@ -42,12 +42,12 @@ func TestIntsEqualRows(t *testing.T) {
 }
 
 // rowInts reads part r of table through its row scan, as the six integers
-// rowparts.Ints promises.
-func rowInts(t *testing.T, f *nsys.File, table string, r rowparts.Range) [][6]int64 {
+// IntsIn promises.
+func rowInts(t *testing.T, f *nsys.File, table string, r nsys.Part) [][6]int64 {
 	t.Helper()
 	var out [][6]int64
 	if table == nsys.TableKernel {
-		for k, err := range rowparts.Rows[nsys.Kernel](f, table, r) {
+		for k, err := range f.KernelsCoreIn(r) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func rowInts(t *testing.T, f *nsys.File, table string, r rowparts.Range) [][6]in
 		}
 		return out
 	}
-	for c, err := range rowparts.Rows[nsys.APICall](f, table, r) {
+	for c, err := range f.APICallsCoreIn(r) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,13 +64,27 @@ func rowInts(t *testing.T, f *nsys.File, table string, r rowparts.Range) [][6]in
 	return out
 }
 
-func compareInts(t *testing.T, f *nsys.File, table string, r rowparts.Range, want [][6]int64) {
+func compareInts(t *testing.T, f *nsys.File, table string, r nsys.Part, want [][6]int64) {
 	t.Helper()
 	var got [][6]int64
-	if err := rowparts.Ints(f, table, r, func(v *[6]int64) bool { got = append(got, *v); return true }); err != nil {
+	if err := f.IntsIn(table, r, func(v *[6]int64) bool { got = append(got, *v); return true }); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("%s %+v: the integer scan gives %d rows that differ from the row scan's %d", table, r, len(got), len(want))
+	}
+}
+
+// TestIntsInOtherTable: IntsIn reads the API and kernel tables only; any
+// other is an error, not a scan of the wrong columns.
+func TestIntsInOtherTable(t *testing.T) {
+	f, err := nsys.Open(fixture.Get(t, "emit_nvtx").SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = f.IntsIn(nsys.TableMemcpy, nsys.AllRows, func(*[6]int64) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), nsys.TableMemcpy) {
+		t.Fatalf("IntsIn(%s) = %v, want an error naming the table", nsys.TableMemcpy, err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/nsysphase/nsysphase/internal/badgen"
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -162,7 +161,7 @@ func scanErr(t *testing.T, p string, viaSQL bool) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	rowparts.SQLScans(f, viaSQL)
+	f.ScanThroughSQLite(viaSQL)
 	var n int64
 	for _, err := range f.APICalls() {
 		if err != nil {
@@ -277,7 +276,7 @@ func readAPI(t *testing.T, p string) []nsys.APICall {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rowparts.SQLScans(f, viaSQL)
+		f.ScanThroughSQLite(viaSQL)
 		for c, err := range f.APICalls() {
 			if err != nil {
 				t.Fatalf("sql %v: %v", viaSQL, err)
@@ -338,17 +337,17 @@ func TestValidUnusualRowids(t *testing.T) {
 				t.Fatalf("%d rows, total %d ns; want %d rows, %d ns", len(got), sum, len(want), wantSum)
 			}
 			f := openExport(t, p)
-			if h := rowparts.RowHint(f, T); h < int64(len(want))/2 || h > 2*int64(len(want)) {
+			if h := f.RowEstimate(T); h < int64(len(want))/2 || h > 2*int64(len(want)) {
 				t.Errorf("RowHint %d for %d rows", h, len(want))
 			}
-			parts := rowparts.Split(f, T, 8, 1)
+			parts := f.SplitTable(T, 8, 1)
 			if len(parts) < 2 || len(parts) > 8 {
 				t.Errorf("Split gave %d parts, want 2–8", len(parts))
 			}
 			var n int
 			var last int64
 			for _, r := range parts {
-				for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, r) {
+				for c, err := range f.APICallsCoreIn(r) {
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -400,7 +399,7 @@ func TestSchemaTextDESC(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rowparts.SQLScans(f, viaSQL)
+				f.ScanThroughSQLite(viaSQL)
 				got, err := f.Strings()
 				f.Close()
 				if err != nil {
@@ -427,7 +426,7 @@ func TestSchemaCaseAndView(t *testing.T) {
 	base := baseCopy(t)
 	kernels := func(t *testing.T, p string, viaSQL bool) []nsys.Kernel {
 		f := openExport(t, p)
-		rowparts.SQLScans(f, viaSQL)
+		f.ScanThroughSQLite(viaSQL)
 		var out []nsys.Kernel
 		for k, err := range f.Kernels() {
 			if err != nil {
@@ -493,7 +492,7 @@ func TestStoredNaN(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rowparts.SQLScans(f, viaSQL)
+		f.ScanThroughSQLite(viaSQL)
 		var n int64
 		for k, err := range f.Kernels() {
 			if err != nil {

@@ -3,7 +3,6 @@ package nsys_test
 import (
 	"testing"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -34,14 +33,14 @@ func TestNVTXPartsEqualEvents(t *testing.T) {
 				want = append(want, e)
 			}
 			for _, viaSQL := range []bool{false, true} {
-				rowparts.SQLScans(f, viaSQL)
+				f.ScanThroughSQLite(viaSQL)
 				var got []nsys.NVTXEvent
-				parts := rowparts.Split(f, nsys.TableNVTX, 4, 0)
+				parts := f.SplitTable(nsys.TableNVTX, 4, 0)
 				if len(parts) > 1 {
 					cut++
 				}
 				for _, r := range parts {
-					for e, err := range rowparts.Rows[nsys.NVTXEvent](f, nsys.TableNVTX, r) {
+					for e, err := range f.NVTXEventsCoreIn(r) {
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -57,7 +56,7 @@ func TestNVTXPartsEqualEvents(t *testing.T) {
 					}
 				}
 			}
-			rowparts.SQLScans(f, false)
+			f.ScanThroughSQLite(false)
 		})
 	}
 	if cut == 0 {

@@ -132,13 +132,13 @@ type File struct {
 	declaredNotNull map[string][]string
 
 	hintMu sync.Mutex
-	hints  map[string]int64 // rowHint's answers
+	hints  map[string]int64 // RowEstimate's answers
 
 	// audits hold, per table and part, what the page scans that read the
 	// table's start and end counted (see timeAudit): a table whose parts
 	// were all scanned needs no second pass in CheckTimes.
 	auditMu sync.Mutex
-	audits  map[string]map[rowRange][2]int64
+	audits  map[string]map[Part][2]int64
 }
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -689,14 +689,15 @@ func (f *File) RowCount(t string) (int64, error) {
 	return n, nil
 }
 
-// rowHint estimates the rows of table t, for sizing buffers and parts.
-// A table read from the pages is measured from its B-tree (its leaves,
+// RowEstimate estimates the rows of table t, cheaply, for sizing buffers
+// and parts (see SplitTable); RowCount counts them exactly. A table read
+// from the pages is measured from its B-tree (its leaves,
 // counted from the interior pages, times the cells of its first and last
 // leaves): the estimate follows the rows, never the rowid values, which
 // may be sparse. Other tables (views, WITHOUT ROWID) are counted by SQLite.
 // Answers are kept per table; a damaged table reads as 0 and its scan
 // reports the damage.
-func (f *File) rowHint(t string) int64 {
+func (f *File) RowEstimate(t string) int64 {
 	if !f.HasTable(t) {
 		return 0
 	}

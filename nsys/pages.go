@@ -255,7 +255,7 @@ func (r *pageRow) isNull(p int) bool {
 }
 
 // scanPages is scanRange read straight from the B-tree pages.
-func (f *File) scanPages(pt *pageTable, t string, cols []column, r rowRange, fn func(row) bool) error {
+func (f *File) scanPages(pt *pageTable, t string, cols []column, r Part, fn func(row) bool) error {
 	n := len(cols)
 	pr := &pageRow{f: f, pos: make([]int, n), real: make([]bool, n), def: make([]int64, n), hasDf: make([]bool, n), ints: make([]int64, n), slow: make([]bool, n)}
 	var required []int // record positions of the notNull columns

@@ -70,7 +70,7 @@ func scanTable(f *File, t string, viaSQL bool) ([][]cell, error) {
 	f.sqlScans = viaSQL
 	defer func() { f.sqlScans = false }()
 	var rows [][]cell
-	err := f.scanRange(t, cols, "", allRows, func(st row) bool {
+	err := f.scanRange(t, cols, "", AllRows, func(st row) bool {
 		cs := make([]cell, len(cols))
 		for i := range cols {
 			cs[i] = cell{typ: st.ColumnType(i), i: st.ColumnInt64(i)}

@@ -24,7 +24,7 @@ type cell struct {
 
 // readCells scans table t (all columns, as optional columns, plus one with a
 // NULL default) over r through SQLite or through the pages.
-func readCells(t *testing.T, f *File, table string, r rowRange, viaSQL bool) [][]cell {
+func readCells(t *testing.T, f *File, table string, r Part, viaSQL bool) [][]cell {
 	t.Helper()
 	cols := cellColumns(f, table)
 	f.sqlScans = viaSQL
@@ -110,8 +110,8 @@ func TestPageScansEqualSQLite(t *testing.T) {
 					comparePartsSampled(t, f, table)
 					continue
 				}
-				compareCells(t, table, readCells(t, f, table, allRows, true), readCells(t, f, table, allRows, false))
-				parts := f.split(table, 3, 2)
+				compareCells(t, table, readCells(t, f, table, AllRows, true), readCells(t, f, table, AllRows, false))
+				parts := f.SplitTable(table, 3, 2)
 				for _, r := range parts {
 					compareCells(t, fmt.Sprintf("%s %+v", table, r), readCells(t, f, table, r, true), readCells(t, f, table, r, false))
 				}
@@ -132,8 +132,8 @@ func TestPageScansEqualSQLite(t *testing.T) {
 // pages in the first, a middle and the last part.
 func comparePartsSampled(t *testing.T, f *File, table string) {
 	t.Helper()
-	whole := readDigests(t, f, table, allRows)
-	parts := f.split(table, 16, 2)
+	whole := readDigests(t, f, table, AllRows)
+	parts := f.SplitTable(table, 16, 2)
 	var joined []uint64
 	for _, r := range parts {
 		joined = append(joined, readDigests(t, f, table, r)...)
@@ -150,7 +150,7 @@ func comparePartsSampled(t *testing.T, f *File, table string) {
 // readDigests reads table t over r through the pages as readCells does and
 // returns one digest of each row's cells (a large table's cells would take
 // gigabytes).
-func readDigests(t *testing.T, f *File, table string, r rowRange) []uint64 {
+func readDigests(t *testing.T, f *File, table string, r Part) []uint64 {
 	t.Helper()
 	cols := cellColumns(f, table)
 	var out []uint64
@@ -242,13 +242,13 @@ func TestPageScansOddRecords(t *testing.T) {
 		if f.pageTables[table] == nil {
 			t.Fatalf("%s: not read from the pages", table)
 		}
-		compareCells(t, table, readCells(t, f, table, allRows, true), readCells(t, f, table, allRows, false))
-		for _, r := range []rowRange{{Lo: -100, Hi: 4, Bounded: true}, {Lo: 5, Hi: 5, Bounded: true}, {Lo: 1000, Hi: 1<<63 - 1, Bounded: true}, {Lo: 7, Hi: 6, Bounded: true}, {Lo: -1 << 63, Hi: -3999, Bounded: true}} {
+		compareCells(t, table, readCells(t, f, table, AllRows, true), readCells(t, f, table, AllRows, false))
+		for _, r := range []Part{{lo: -100, hi: 4, bounded: true}, {lo: 5, hi: 5, bounded: true}, {lo: 1000, hi: 1<<63 - 1, bounded: true}, {lo: 7, hi: 6, bounded: true}, {lo: -1 << 63, hi: -3999, bounded: true}} {
 			compareCells(t, fmt.Sprintf("%s %+v", table, r), readCells(t, f, table, r, true), readCells(t, f, table, r, false))
 		}
 	}
 	// The rows really did take the paths under test.
-	rows := readCells(t, f, "odd", allRows, false)
+	rows := readCells(t, f, "odd", AllRows, false)
 	if len(rows) != 3000 || rows[0][0].i != -4000 || len(rows[392][3].text) < 3000 {
 		t.Errorf("odd: %d rows, first id %d, row 392 text %d bytes", len(rows), rows[0][0].i, len(rows[392][3].text))
 	}

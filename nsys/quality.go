@@ -262,7 +262,7 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 func (f *File) checkTimes(q *Quality) error {
 	type part struct {
 		table         string
-		r             rowRange
+		r             Part
 		before, texts int64
 	}
 	var parts []*part
@@ -279,7 +279,7 @@ func (f *File) checkTimes(q *Quality) error {
 			}
 			continue
 		}
-		for _, r := range f.split(t, runtime.GOMAXPROCS(0), 1<<16) {
+		for _, r := range f.SplitTable(t, runtime.GOMAXPROCS(0), 1<<16) {
 			parts = append(parts, &part{table: t, r: r})
 		}
 	}
@@ -323,14 +323,14 @@ func (f *File) checkTimes(q *Quality) error {
 // addTimeAudit records what a complete page scan of part r of table t
 // counted. Scans of the same part count the same rows, so a part scanned
 // twice is recorded once.
-func (f *File) addTimeAudit(t string, r rowRange, before, texts int64) {
+func (f *File) addTimeAudit(t string, r Part, before, texts int64) {
 	f.auditMu.Lock()
 	defer f.auditMu.Unlock()
 	if f.audits == nil {
-		f.audits = map[string]map[rowRange][2]int64{}
+		f.audits = map[string]map[Part][2]int64{}
 	}
 	if f.audits[t] == nil {
-		f.audits[t] = map[rowRange][2]int64{}
+		f.audits[t] = map[Part][2]int64{}
 	}
 	f.audits[t][r] = [2]int64{before, texts}
 }
@@ -342,29 +342,29 @@ func (f *File) auditedTimes(t string) ([2]int64, bool) {
 	f.auditMu.Lock()
 	defer f.auditMu.Unlock()
 	parts := f.audits[t]
-	if c, ok := parts[allRows]; ok {
+	if c, ok := parts[AllRows]; ok {
 		return c, true
 	}
 	if len(parts) == 0 {
 		return [2]int64{}, false
 	}
-	rs := slices.SortedFunc(maps.Keys(parts), func(a, b rowRange) int { return cmp.Compare(a.Lo, b.Lo) })
+	rs := slices.SortedFunc(maps.Keys(parts), func(a, b Part) int { return cmp.Compare(a.lo, b.lo) })
 	next := int64(-1 << 63)
 	var sum [2]int64
 	for i, r := range rs {
-		if r.Lo != next || r.Hi < r.Lo {
+		if r.lo != next || r.hi < r.lo {
 			return [2]int64{}, false
 		}
 		c := parts[r]
 		sum[0] += c[0]
 		sum[1] += c[1]
-		if r.Hi == 1<<63-1 {
+		if r.hi == 1<<63-1 {
 			if i != len(rs)-1 {
 				break // parts beyond the end: not one tiling
 			}
 			return sum, true
 		}
-		next = r.Hi + 1
+		next = r.hi + 1
 	}
 	return [2]int64{}, false
 }
@@ -423,7 +423,7 @@ func (f *File) checkRangePages(q *Quality, query queryFunc) (ok bool, err error)
 		mixed = true
 		return 0, false
 	}
-	err = f.scanRange(t, cols, "", allRows, func(st row) bool {
+	err = f.scanRange(t, cols, "", AllRows, func(st row) bool {
 		et, etNull := intOrNull(st, cType)
 		start, startNull := intOrNull(st, cStart)
 		end, endNull := intOrNull(st, cEnd)

@@ -11,25 +11,25 @@ import (
 // parts tile the rowids exactly once; otherwise CheckTimes reads again.
 func TestAuditedTimesTiling(t *testing.T) {
 	const lo, hi = -1 << 63, 1<<63 - 1
-	part := func(a, b int64) rowRange { return rowRange{Lo: a, Hi: b, Bounded: true} }
+	part := func(a, b int64) Part { return Part{lo: a, hi: b, bounded: true} }
 	cases := []struct {
 		name  string
-		parts map[rowRange][2]int64
+		parts map[Part][2]int64
 		want  [2]int64
 		ok    bool
 	}{
 		{"none", nil, [2]int64{}, false},
-		{"whole", map[rowRange][2]int64{allRows: {2, 1}}, [2]int64{2, 1}, true},
-		{"whole beside parts", map[rowRange][2]int64{allRows: {2, 1}, part(lo, 10): {9, 9}}, [2]int64{2, 1}, true},
-		{"tiled", map[rowRange][2]int64{part(lo, 10): {1, 0}, part(11, 99): {2, 3}, part(100, hi): {0, 1}}, [2]int64{3, 4}, true},
-		{"gap", map[rowRange][2]int64{part(lo, 10): {1, 0}, part(12, hi): {2, 3}}, [2]int64{}, false},
-		{"overlap", map[rowRange][2]int64{part(lo, 10): {1, 0}, part(5, hi): {2, 3}}, [2]int64{}, false},
-		{"open end", map[rowRange][2]int64{part(lo, 10): {1, 0}, part(11, 50): {2, 3}}, [2]int64{}, false},
-		{"open start", map[rowRange][2]int64{part(0, hi): {1, 0}}, [2]int64{}, false},
-		{"beyond the end", map[rowRange][2]int64{part(lo, hi): {1, 0}, part(5, 6): {2, 3}}, [2]int64{}, false},
+		{"whole", map[Part][2]int64{AllRows: {2, 1}}, [2]int64{2, 1}, true},
+		{"whole beside parts", map[Part][2]int64{AllRows: {2, 1}, part(lo, 10): {9, 9}}, [2]int64{2, 1}, true},
+		{"tiled", map[Part][2]int64{part(lo, 10): {1, 0}, part(11, 99): {2, 3}, part(100, hi): {0, 1}}, [2]int64{3, 4}, true},
+		{"gap", map[Part][2]int64{part(lo, 10): {1, 0}, part(12, hi): {2, 3}}, [2]int64{}, false},
+		{"overlap", map[Part][2]int64{part(lo, 10): {1, 0}, part(5, hi): {2, 3}}, [2]int64{}, false},
+		{"open end", map[Part][2]int64{part(lo, 10): {1, 0}, part(11, 50): {2, 3}}, [2]int64{}, false},
+		{"open start", map[Part][2]int64{part(0, hi): {1, 0}}, [2]int64{}, false},
+		{"beyond the end", map[Part][2]int64{part(lo, hi): {1, 0}, part(5, 6): {2, 3}}, [2]int64{}, false},
 	}
 	for _, c := range cases {
-		f := &File{audits: map[string]map[rowRange][2]int64{TableKernel: c.parts}}
+		f := &File{audits: map[string]map[Part][2]int64{TableKernel: c.parts}}
 		got, ok := f.auditedTimes(TableKernel)
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: auditedTimes = %v, %v; want %v, %v", c.name, got, ok, c.want, c.ok)
@@ -50,18 +50,18 @@ func TestScansAuditTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	for range f.kernelOps(allRows) {
+	for range f.KernelsCoreIn(AllRows) {
 		break // stopped early: no audit
 	}
 	if _, ok := f.auditedTimes(TableKernel); ok {
 		t.Fatal("a scan stopped after one row left an audit")
 	}
-	parts := f.split(TableRuntime, 3, 1)
+	parts := f.SplitTable(TableRuntime, 3, 1)
 	if len(parts) < 2 {
 		t.Fatalf("%s came back in %d part; the test needs several", TableRuntime, len(parts))
 	}
 	for _, r := range parts {
-		for _, err := range f.apiCallsCore(r) {
+		for _, err := range f.APICallsCoreIn(r) {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,6 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/nsysphase/nsysphase/internal/badgen"
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -179,7 +178,7 @@ func TestQualityCounts(t *testing.T) {
 			// the tables were read whole or in parts: CheckTimes then takes
 			// what those page scans counted instead of reading again.
 			viaSQL := openExport(t, path)
-			rowparts.SQLScans(viaSQL, true)
+			viaSQL.ScanThroughSQLite(true)
 			if q, err = viaSQL.CheckQuality(); err != nil {
 				t.Fatal(err)
 			}
@@ -212,21 +211,21 @@ func TestQualityCounts(t *testing.T) {
 func readTimedTables(t *testing.T, f *nsys.File, n int) {
 	t.Helper()
 	for _, tbl := range []string{nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset, nsys.TableRuntime, nsys.TableGraphTrace, nsys.TableNVTX} {
-		for _, r := range rowparts.Split(f, tbl, n, 1) {
+		for _, r := range f.SplitTable(tbl, n, 1) {
 			var err error
 			switch tbl {
 			case nsys.TableKernel:
-				err = drain(rowparts.Rows[nsys.Kernel](f, tbl, r))
+				err = drain(f.KernelsCoreIn(r))
 			case nsys.TableMemcpy:
-				err = drain(rowparts.Rows[nsys.Memcpy](f, tbl, r))
+				err = drain(f.MemcpysIn(r))
 			case nsys.TableMemset:
-				err = drain(rowparts.Rows[nsys.Memset](f, tbl, r))
+				err = drain(f.MemsetsIn(r))
 			case nsys.TableRuntime:
-				err = drain(rowparts.Rows[nsys.APICall](f, tbl, r))
+				err = drain(f.APICallsCoreIn(r))
 			case nsys.TableGraphTrace:
-				err = drain(rowparts.Rows[nsys.GraphTrace](f, tbl, r))
+				err = drain(f.GraphTracesIn(r))
 			case nsys.TableNVTX:
-				err = drain(rowparts.Rows[nsys.NVTXEvent](f, tbl, r))
+				err = drain(f.NVTXEventsCoreIn(r))
 			}
 			if err != nil {
 				t.Fatal(err)

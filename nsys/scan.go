@@ -8,7 +8,6 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys/internal/btree"
 )
 
@@ -108,90 +107,10 @@ func (f *File) selectSQL(t string, cols []column, hint string) (string, error) {
 // scan streams table t through fn on a connection of its own. An absent table
 // yields no rows. Rows with NULL in a notNull column are skipped and counted.
 func (f *File) scan(t string, cols []column, hint string, fn func(row) bool) error {
-	return f.scanRange(t, cols, hint, allRows, fn)
+	return f.scanRange(t, cols, hint, AllRows, fn)
 }
 
-// rowRange is one part of a table as split cuts it: the rows whose rowids
-// lie between two keys of the table's B-tree, both ends included. It lives
-// in internal/base/rowparts so that the engine (package phases) can cut tables
-// into parts without this being public API.
-type rowRange = rowparts.Range
-
-// allRows selects every row.
-var allRows = rowparts.All
-
-func init() {
-	rowparts.Register(rowparts.Reader{
-		Split:   func(f any, t string, n int, minRows int64) []rowRange { return f.(*File).split(t, n, minRows) },
-		RowHint: func(f any, t string) int64 { return f.(*File).rowHint(t) },
-		Scans: map[string]func(f any, r rowRange) any{
-			TableKernel:     func(f any, r rowRange) any { return f.(*File).kernelOps(r) },
-			TableMemcpy:     func(f any, r rowRange) any { return f.(*File).memcpysIn(r) },
-			TableMemset:     func(f any, r rowRange) any { return f.(*File).memsetsIn(r) },
-			TableGraphTrace: func(f any, r rowRange) any { return f.(*File).graphTracesIn(r) },
-			TableRuntime:    func(f any, r rowRange) any { return f.(*File).apiCallsCore(r) },
-			TableNVTX:       func(f any, r rowRange) any { return f.(*File).nvtxCore(r) },
-		},
-		SQLScans: func(f any, on bool) { f.(*File).sqlScans = on },
-		IntScans: map[string]func(f any, r rowRange, fn func(*[6]int64) bool) error{
-			TableKernel: func(f any, r rowRange, fn func(*[6]int64) bool) error {
-				return f.(*File).scanSix(TableKernel, kernelOpCols, r, fn)
-			},
-			TableRuntime: func(f any, r rowRange, fn func(*[6]int64) bool) error {
-				return f.(*File).scanSix(TableRuntime, apiCoreCols, r, fn)
-			},
-		},
-	})
-}
-
-// bounds returns the first and last rowid range r admits.
-func bounds(r rowRange) (int64, int64) {
-	if !r.Bounded {
-		return -1 << 63, 1<<63 - 1
-	}
-	return r.Lo, r.Hi
-}
-
-// Split cuts table t into at most n parts of about equal size, along the
-// pages of its B-tree: each part is a run of whole subtrees, so the parts
-// follow the pages (and so the rows), never the rowid values, which may be
-// sparse, negative or near ±2^63 in a valid file. Tables with fewer than
-// minRows rows (by rowHint), n ≤ 1, and tables not read from the pages come
-// back whole: a scan through SQLite reads the table in one pass, which lets
-// it check that rowids increase.
-func (f *File) split(t string, n int, minRows int64) []rowRange {
-	whole := []rowRange{allRows}
-	pt := f.pageTables[t]
-	if n <= 1 || pt == nil || f.pages == nil || f.sqlScans || f.rowHint(t) < minRows {
-		return whole
-	}
-	_, keys, _, err := f.pages.Subtrees(pt.root, n)
-	if err != nil || len(keys) == 0 {
-		return whole // the scan reports the damage
-	}
-	for i, k := range keys {
-		if (i > 0 && k <= keys[i-1]) || k == 1<<63-1 {
-			return whole // keys out of order: the scan reports the damage
-		}
-	}
-	m := len(keys) + 1 // subtrees
-	n = min(n, m)
-	out := make([]rowRange, 0, n)
-	for j := 0; j < n; j++ {
-		a, b := j*m/n, (j+1)*m/n // subtrees [a, b)
-		r := rowRange{Lo: -1 << 63, Hi: 1<<63 - 1, Bounded: true}
-		if a > 0 {
-			r.Lo = keys[a-1] + 1
-		}
-		if b < m {
-			r.Hi = keys[b-1]
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-func (f *File) scanRange(t string, cols []column, hint string, r rowRange, fn func(row) bool) error {
+func (f *File) scanRange(t string, cols []column, hint string, r Part, fn func(row) bool) error {
 	if !f.HasTable(t) {
 		return nil
 	}
@@ -209,8 +128,8 @@ func (f *File) scanRange(t string, cols []column, hint string, r rowRange, fn fu
 	if rowid != "" {
 		from := strings.LastIndex(q, " FROM ")
 		q = q[:from] + ", " + rowid + q[from:]
-		if r.Bounded {
-			q += fmt.Sprintf(" WHERE %s >= %d AND %s <= %d", rowid, r.Lo, rowid, r.Hi)
+		if r.bounded {
+			q += fmt.Sprintf(" WHERE %s >= %d AND %s <= %d", rowid, r.lo, rowid, r.hi)
 		}
 	}
 	c, err := f.conn()
@@ -255,10 +174,10 @@ func (f *File) scanRange(t string, cols []column, hint string, r rowRange, fn fu
 // seq adapts a scan to a range-over-func iterator that yields rows, then at
 // most one error.
 func seq[T any](f *File, t string, cols []column, hint string, decode func(row) T) iter.Seq2[T, error] {
-	return seqRange(f, t, cols, hint, allRows, decode)
+	return seqRange(f, t, cols, hint, AllRows, decode)
 }
 
-func seqRange[T any](f *File, t string, cols []column, hint string, r rowRange, decode func(row) T) iter.Seq2[T, error] {
+func seqRange[T any](f *File, t string, cols []column, hint string, r Part, decode func(row) T) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		stopped := false
 		err := f.scanRange(t, cols, hint, r, func(st row) bool {
@@ -316,18 +235,20 @@ func (f *File) Kernels() iter.Seq2[Kernel, error] {
 // kernelCols on the biggest GPU table.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
-// kernelOps streams the kernels of part r (see split) with only Start, End, GlobalPid, DeviceID,
-// CorrelationID and GraphNodeID filled: the column-pruned scan for hot paths.
-func (f *File) kernelOps(r rowRange) iter.Seq2[Kernel, error] {
-	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, r, func(st row) Kernel {
+// KernelsCoreIn streams the kernels of part p (see SplitTable) with only
+// Start, End, GlobalPid, DeviceID, CorrelationID and GraphNodeID filled: the
+// columns attribution reads, half the decoding of Kernels on the biggest
+// GPU table.
+func (f *File) KernelsCoreIn(p Part) iter.Seq2[Kernel, error] {
+	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, p, func(st row) Kernel {
 		v := six(st)
 		return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
 	})
 }
 
 // scanSix scans part r of table t, whose six columns cols are integers,
-// handing each row's values to fn (see rowparts.Ints).
-func (f *File) scanSix(t string, cols []column, r rowRange, fn func(*[6]int64) bool) error {
+// handing each row's values to fn (see IntsIn).
+func (f *File) scanSix(t string, cols []column, r Part, fn func(*[6]int64) bool) error {
 	var v [6]int64
 	return f.scanRange(t, cols, hintCUDA, r, func(st row) bool {
 		v = six(st)
@@ -384,11 +305,12 @@ type Memcpy struct {
 var memcpyCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), req("streamId"), reqInt("correlationId", 0), req("bytes"), req("copyKind"), optInt("srcKind", -1), optInt("dstKind", -1), optInt("graphNodeId", 0)}
 
 // Memcpys streams the memcpy table.
-func (f *File) Memcpys() iter.Seq2[Memcpy, error] { return f.memcpysIn(allRows) }
+func (f *File) Memcpys() iter.Seq2[Memcpy, error] { return f.MemcpysIn(AllRows) }
 
-// memcpysIn streams the rows of part r (see split).
-func (f *File) memcpysIn(r rowRange) iter.Seq2[Memcpy, error] {
-	return seqRange(f, TableMemcpy, memcpyCols, hintCUDA, r, func(st row) Memcpy {
+// MemcpysIn streams the memcpy rows of part p (see SplitTable), every field
+// filled, as Memcpys does for the whole table.
+func (f *File) MemcpysIn(p Part) iter.Seq2[Memcpy, error] {
+	return seqRange(f, TableMemcpy, memcpyCols, hintCUDA, p, func(st row) Memcpy {
 		return Memcpy{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: st.ColumnInt64(2),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: st.ColumnInt64(5),
@@ -413,11 +335,12 @@ type Memset struct {
 var memsetCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), req("bytes"), opt("memKind"), opt("graphNodeId")}
 
 // Memsets streams the memset table.
-func (f *File) Memsets() iter.Seq2[Memset, error] { return f.memsetsIn(allRows) }
+func (f *File) Memsets() iter.Seq2[Memset, error] { return f.MemsetsIn(AllRows) }
 
-// memsetsIn streams the rows of part r (see split).
-func (f *File) memsetsIn(r rowRange) iter.Seq2[Memset, error] {
-	return seqRange(f, TableMemset, memsetCols, hintCUDA, r, func(st row) Memset {
+// MemsetsIn streams the memset rows of part p (see SplitTable), every field
+// filled, as Memsets does for the whole table.
+func (f *File) MemsetsIn(p Part) iter.Seq2[Memset, error] {
+	return seqRange(f, TableMemset, memsetCols, hintCUDA, p, func(st row) Memset {
 		return Memset{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
@@ -458,6 +381,15 @@ const (
 	ClassDriver  = 1 // cu* driver API; may nest inside a runtime call
 )
 
+// IsCallClass reports whether a row of CUPTI_ACTIVITY_KIND_RUNTIME with
+// this eventClass is a call: a runtime or driver one. With --cudabacktrace
+// each traced call also appears as an eventClass 67 "CUDA backtrace" row
+// that wraps it and repeats its correlation id: counting it as a call would
+// double the call's time and GPU work.
+func IsCallClass(eventClass int64) bool {
+	return eventClass == ClassRuntime || eventClass == ClassDriver
+}
+
 // APICall is one row of CUPTI_ACTIVITY_KIND_RUNTIME: a CUDA runtime or driver call.
 type APICall struct {
 	Start, End    int64
@@ -484,10 +416,12 @@ func (f *File) APICalls() iter.Seq2[APICall, error] {
 
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
-// apiCallsCore streams the API calls of part r (see split) with only Start, End, GlobalTid,
-// CorrelationID, NameID and EventClass filled (no return value, no callchain).
-func (f *File) apiCallsCore(r rowRange) iter.Seq2[APICall, error] {
-	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, r, func(st row) APICall {
+// APICallsCoreIn streams the API calls of part p (see SplitTable) with only
+// Start, End, GlobalTid, CorrelationID, NameID and EventClass filled (no
+// return value, no callchain): the columns the engine reads, of the table
+// with the most rows.
+func (f *File) APICallsCoreIn(p Part) iter.Seq2[APICall, error] {
+	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, p, func(st row) APICall {
 		v := six(st)
 		return APICall{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
 	})
@@ -508,11 +442,12 @@ type GraphTrace struct {
 var graphTraceCols = []column{req("start"), req("end"), reqN("globalPid"), req("deviceId"), req("streamId"), reqN("correlationId"), opt("graphId"), opt("graphExecId")}
 
 // GraphTraces streams whole-graph launch records.
-func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] { return f.graphTracesIn(allRows) }
+func (f *File) GraphTraces() iter.Seq2[GraphTrace, error] { return f.GraphTracesIn(AllRows) }
 
-// graphTracesIn streams the rows of part r (see split).
-func (f *File) graphTracesIn(r rowRange) iter.Seq2[GraphTrace, error] {
-	return seqRange(f, TableGraphTrace, graphTraceCols, hintCUDA, r, func(st row) GraphTrace {
+// GraphTracesIn streams the graph launch records of part p (see
+// SplitTable), every field filled, as GraphTraces does for the whole table.
+func (f *File) GraphTracesIn(p Part) iter.Seq2[GraphTrace, error] {
+	return seqRange(f, TableGraphTrace, graphTraceCols, hintCUDA, p, func(st row) GraphTrace {
 		return GraphTrace{
 			Start: st.ColumnInt64(0), End: st.ColumnInt64(1), GlobalPid: nullInt(st, 2, 0),
 			DeviceID: st.ColumnInt64(3), StreamID: st.ColumnInt64(4), CorrelationID: nullInt(st, 5, 0),
@@ -573,12 +508,13 @@ func (f *File) NVTXEvents() iter.Seq2[NVTXEvent, error] {
 // columns that segmentation does not read.
 var nvtxCoreCols = []column{req("start"), reqN("end"), req("eventType"), reqN("text"), reqN("globalTid"), opt("endGlobalTid"), opt("textId"), opt("domainId")}
 
-// nvtxCore streams the NVTX events of part r (see split) with RangeID,
-// Category and Color left zero.
-func (f *File) nvtxCore(r rowRange) iter.Seq2[NVTXEvent, error] {
+// NVTXEventsCoreIn streams the NVTX events of part p (see SplitTable) with
+// RangeID, Category and Color left zero: the columns segmentation does not
+// read. Texts repeat, and each distinct one is a single string per call.
+func (f *File) NVTXEventsCoreIn(p Part) iter.Seq2[NVTXEvent, error] {
 	return func(yield func(NVTXEvent, error) bool) {
 		var texts interner
-		seqRange(f, TableNVTX, nvtxCoreCols, hintNVTX, r, func(st row) NVTXEvent {
+		seqRange(f, TableNVTX, nvtxCoreCols, hintNVTX, p, func(st row) NVTXEvent {
 			e := NVTXEvent{Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), GlobalTid: nullInt(st, 4, 0), DomainID: nullInt(st, 7, 0)}
 			if st.ColumnType(1) != sqlite.TypeNull {
 				e.End, e.HasEnd = st.ColumnInt64(1), true

@@ -3,7 +3,6 @@ package nsys_test
 import (
 	"testing"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -23,7 +22,7 @@ func BenchmarkScanAPICore(b *testing.B) {
 	f := openLarge(b)
 	for b.Loop() {
 		var n, s int64
-		for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, rowparts.All) {
+		for c, err := range f.APICallsCoreIn(nsys.AllRows) {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -38,7 +37,7 @@ func BenchmarkScanAPICore(b *testing.B) {
 func BenchmarkScanKernelOps(b *testing.B) {
 	f := openLarge(b)
 	for b.Loop() {
-		for _, err := range rowparts.Rows[nsys.Kernel](f, nsys.TableKernel, rowparts.All) {
+		for _, err := range f.KernelsCoreIn(nsys.AllRows) {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -62,9 +61,9 @@ func BenchmarkScanAPIFull(b *testing.B) {
 // (File.SQLScans), the path the page reader replaced.
 func BenchmarkScanAPICoreSQL(b *testing.B) {
 	f := openLarge(b)
-	rowparts.SQLScans(f, true)
+	f.ScanThroughSQLite(true)
 	for b.Loop() {
-		for _, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, rowparts.All) {
+		for _, err := range f.APICallsCoreIn(nsys.AllRows) {
 			if err != nil {
 				b.Fatal(err)
 			}

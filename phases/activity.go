@@ -2,15 +2,14 @@ package phases
 
 // The activity reader: each activity table's row decode and row filter,
 // written once. The engine's sources (source.go) decode rowid parts with
-// decodeAPIPart and decodeOpPart; the vendor projection (vendor_read.go)
-// reads the same rows through opRows and isCallRow into its own compact
-// structures. Adding a GPU-op table means one opTables entry, one row
-// function and one case in opRows.
+// decodeAPIPart and decodeOpPart (API calls and kernels as bare integers,
+// the other GPU-op tables through opRows). Adding a GPU-op table means one
+// opTables entry, one row function and one case in opRows.
 
 import (
 	"iter"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
+	"github.com/nsysphase/nsysphase/internal/base/parts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -36,8 +35,8 @@ const (
 	opGraph // a whole-graph record of CUPTI_ACTIVITY_KIND_GRAPH_TRACE (graph trace mode)
 )
 
-// opRow is a row of any GPU-op table, decoded: every field a consumer
-// reads, at the table's own width (the vendor's join keeps 64-bit ids).
+// opRow is a row of any GPU-op table, decoded: every field the engine
+// reads, at the table's own width (opFixer narrows it to a gpuOp).
 type opRow struct {
 	start, end int64
 	globalPid  int64
@@ -50,13 +49,14 @@ type opRow struct {
 	graphNode  bool  // a kernel, memcpy or memset of a graph launch traced per node
 }
 
-// kernelInts is a kernel's op from its integers as rowparts.Ints hands
+// kernelInts is a kernel's op from its integers as nsys.File.IntsIn hands
 // them over (Start, End, GlobalPid, DeviceID, CorrelationID, GraphNodeID).
 func kernelInts(v *[6]int64) opRow {
 	return opRow{start: v[0], end: v[1], globalPid: v[2], corr: v[4], device: v[3], kind: opKernel, graphNode: v[5] != 0}
 }
 
-// kernelRow is kernelInts of a kernel row (the vendor projection's scan).
+// kernelRow is kernelInts of a kernel row: opRows' kernel case (the engine
+// itself reads kernels as integers, through kernelInts).
 func kernelRow(k nsys.Kernel) opRow {
 	return kernelInts(&[6]int64{k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID})
 }
@@ -78,17 +78,17 @@ func graphRow(g nsys.GraphTrace) opRow {
 
 // opRows streams the rows of GPU-op table src (srcKernel…) in rowid range
 // r, then at most one error.
-func opRows(f *nsys.File, src int, r rowparts.Range) iter.Seq2[opRow, error] {
+func opRows(f *nsys.File, src int, r nsys.Part) iter.Seq2[opRow, error] {
 	return func(yield func(opRow, error) bool) {
 		switch src {
 		case srcKernel:
-			rowsOf(rowparts.Rows[nsys.Kernel](f, nsys.TableKernel, r), kernelRow, yield)
+			rowsOf(f.KernelsCoreIn(r), kernelRow, yield)
 		case srcMemcpy:
-			rowsOf(rowparts.Rows[nsys.Memcpy](f, nsys.TableMemcpy, r), memcpyRow, yield)
+			rowsOf(f.MemcpysIn(r), memcpyRow, yield)
 		case srcMemset:
-			rowsOf(rowparts.Rows[nsys.Memset](f, nsys.TableMemset, r), memsetRow, yield)
+			rowsOf(f.MemsetsIn(r), memsetRow, yield)
 		case srcGraph:
-			rowsOf(rowparts.Rows[nsys.GraphTrace](f, nsys.TableGraphTrace, r), graphRow, yield)
+			rowsOf(f.GraphTracesIn(r), graphRow, yield)
 		}
 	}
 }
@@ -100,18 +100,6 @@ func rowsOf[T any](rows iter.Seq2[T, error], decode func(T) opRow, yield func(op
 			return
 		}
 	}
-}
-
-// isCallRow reports whether a row of CUPTI_ACTIVITY_KIND_RUNTIME is a call.
-// With --cudabacktrace each traced call also appears as an eventClass 67
-// "CUDA backtrace" row that wraps it and repeats its correlation id:
-// counting it would double the call's time and GPU work. Only runtime and
-// driver rows are calls.
-func isCallRow(c nsys.APICall) bool { return isCallClass(c.EventClass) }
-
-// isCallClass is isCallRow of a row's eventClass.
-func isCallClass(eventClass int64) bool {
-	return eventClass == nsys.ClassRuntime || eventClass == nsys.ClassDriver
 }
 
 // gpuOp is one GPU operation, compact: the big tables are reduced to this as
@@ -151,9 +139,9 @@ type opPart struct {
 }
 
 // decodeAPIPart reads the calls of rowid range r into reuse's memory (or a
-// new slice of capacity capHint). It gives up with errStopped once stop is
+// new slice of capacity capHint). It gives up with parts.ErrStopped once stop is
 // closed.
-func decodeAPIPart(f *nsys.File, r rowparts.Range, stop <-chan struct{}, reuse apiPart, capHint int) (apiPart, error) {
+func decodeAPIPart(f *nsys.File, r nsys.Part, stop <-chan struct{}, reuse apiPart, capHint int) (apiPart, error) {
 	p := apiPart{calls: reuse.calls[:0]}
 	if cap(p.calls) < capHint {
 		p.calls = make([]streamCall, 0, capHint)
@@ -162,7 +150,7 @@ func decodeAPIPart(f *nsys.File, r rowparts.Range, stop <-chan struct{}, reuse a
 	// a million rows per export, each a few nanoseconds cheaper.
 	err := intRows(f, nsys.TableRuntime, r, stop, func(v *[6]int64) {
 		start, end, gtid, corr, name, class := v[0], v[1], v[2], v[3], v[4], v[5]
-		if !isCallClass(class) {
+		if !nsys.IsCallClass(class) {
 			return
 		}
 		if corr > 1<<31-1 || name > 1<<31-1 {
@@ -179,12 +167,12 @@ func decodeAPIPart(f *nsys.File, r rowparts.Range, stop <-chan struct{}, reuse a
 }
 
 // intRows hands each row of part r of table (API calls or kernels) to fn as
-// rowparts.Ints reads it, giving up with errStopped once stop is closed.
-func intRows(f *nsys.File, table string, r rowparts.Range, stop <-chan struct{}, fn func(v *[6]int64)) error {
+// nsys.File.IntsIn reads it, giving up with parts.ErrStopped once stop is closed.
+func intRows(f *nsys.File, table string, r nsys.Part, stop <-chan struct{}, fn func(v *[6]int64)) error {
 	n := 0
 	halted := false
-	err := rowparts.Ints(f, table, r, func(v *[6]int64) bool {
-		if n++; n&4095 == 0 && stopped(stop) {
+	err := f.IntsIn(table, r, func(v *[6]int64) bool {
+		if n++; n&4095 == 0 && parts.Stopped(stop) {
 			halted = true
 			return false
 		}
@@ -192,14 +180,14 @@ func intRows(f *nsys.File, table string, r rowparts.Range, stop <-chan struct{},
 		return true
 	})
 	if err == nil && halted {
-		err = errStopped
+		err = parts.ErrStopped
 	}
 	return err
 }
 
 // decodeOpPart reads the ops of table src in rowid range r, as
 // decodeAPIPart reads calls.
-func decodeOpPart(f *nsys.File, src int, r rowparts.Range, gpuOf map[[2]int64]int32, stop <-chan struct{}, reuse opPart, capHint int) (opPart, error) {
+func decodeOpPart(f *nsys.File, src int, r nsys.Part, gpuOf map[[2]int64]int32, stop <-chan struct{}, reuse opPart, capHint int) (opPart, error) {
 	p := opPart{ops: reuse.ops[:0]}
 	if cap(p.ops) < capHint {
 		p.ops = make([]gpuOp, 0, capHint)
@@ -217,8 +205,8 @@ func decodeOpPart(f *nsys.File, src int, r rowparts.Range, gpuOf map[[2]int64]in
 		if err != nil {
 			return p, err
 		}
-		if n++; n&4095 == 0 && stopped(stop) {
-			return p, errStopped
+		if n++; n&4095 == 0 && parts.Stopped(stop) {
+			return p, parts.ErrStopped
 		}
 		p.ops = append(p.ops, fix.op(o))
 	}

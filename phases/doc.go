@@ -25,10 +25,9 @@
 // instance, pointer-free) and, unless Options.Compact, also decoded in
 // Result.Instances.
 //
-// VendorProjection reproduces `nsys stats -r nvtx_gpu_proj_sum` exactly, blind
-// spots included, for reconciling with existing workflows; it streams the
-// join of calls and ops (vendor_stream.go) as the engine does, with the
-// whole-table path (vendor_read.go) as its fallback.
+// The vendor's `nsys stats -r nvtx_gpu_proj_sum`, reproduced exactly for
+// reconciling with existing workflows, is package projection, beside this
+// one on the same reader and part decoder.
 //
 // Before the engine, the NVTX side (load.go, segment.go) — the serial part
 // of an analysis: the head (NVTX events in parts along the table's B-tree,
@@ -41,11 +40,11 @@
 //
 // Structure, reader → source → engine:
 //   - the reader (activity.go) decodes each activity table's rows once:
-//     opRows for the GPU-op tables, isCallRow and decodeAPIPart for the API
-//     table. Every consumer reads through it, the vendor projection included;
+//     opRows and decodeOpPart for the GPU-op tables, decodeAPIPart (calls
+//     by nsys.IsCallClass) for the API table;
 //   - a source (source.go) hands the decoded rows to the engine in start
 //     order, part by part: the stream source decodes rowid parts on all
-//     cores ahead of the engine; the memory source holds the whole export,
+//     cores ahead of the engine (package internal/base/parts); the memory source holds the whole export,
 //     sorted by start;
 //   - the engine (sweep.go) attributes instances window by window and
 //     accounts GPU busy time and cross-process overlap as ops pass (one way
@@ -57,5 +56,5 @@
 //     Tuning (window, margin, part size, memory source) is an unexported
 //     engineConfig carried by Options.
 //
-// phases imports only nsys.
+// phases imports only nsys and internal/base.
 package phases

@@ -16,7 +16,7 @@ import (
 // of sync_ns sum to it exactly, and the GPU context times stay inside wall;
 // per recorded call that waits, its split sums to its host time.
 func TestSyncPartsSumToSync(t *testing.T) {
-	for _, fx := range vendorFixtures(t) {
+	for _, fx := range fixture.WithExtra(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			res, err := Segment(openFixture(t, fx), Options{Depth: 2, Calls: true})
 			if err != nil {

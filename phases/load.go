@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -196,8 +195,8 @@ type rawName struct {
 // it is on the critical path, and the activity decoders have not yet filled
 // the cores.
 func readNVTX(f *nsys.File) (*nvtxRows, error) {
-	ranges := rowparts.Split(f, nsys.TableNVTX, runtime.GOMAXPROCS(0), 1<<13)
-	hint := int(rowparts.RowHint(f, nsys.TableNVTX))/len(ranges) + 64
+	ranges := f.SplitTable(nsys.TableNVTX, runtime.GOMAXPROCS(0), 1<<13)
+	hint := int(f.RowEstimate(nsys.TableNVTX))/len(ranges) + 64
 	parts := make([]nvtxRows, len(ranges))
 	errs := make([]error, len(ranges))
 	var wg sync.WaitGroup
@@ -225,7 +224,7 @@ func readNVTX(f *nsys.File) (*nvtxRows, error) {
 	return out, nil
 }
 
-func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error {
+func readNVTXPart(f *nsys.File, r nsys.Part, hint int, out *nvtxRows) error {
 	part := nvtxPart{ranges: make([]rawRange, 0, hint)}
 	// Name indices: ranges outside domains by text or registered id (the
 	// usual case, a cheap lookup), others by their whole rawName.
@@ -280,7 +279,7 @@ func readNVTXPart(f *nsys.File, r rowparts.Range, hint int, out *nvtxRows) error
 		}
 		return i
 	}
-	for e, err := range rowparts.Rows[nsys.NVTXEvent](f, nsys.TableNVTX, r) {
+	for e, err := range f.NVTXEventsCoreIn(r) {
 		if err != nil {
 			return err
 		}

@@ -2,14 +2,13 @@ package phases
 
 import (
 	"cmp"
-	"errors"
 	"runtime"
 	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
+	"github.com/nsysphase/nsysphase/internal/base/parts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -32,8 +31,8 @@ type activitySource interface {
 type streamSource struct {
 	stop      chan struct{}
 	closeOnce sync.Once
-	api       *partStream[apiPart]
-	ops       [numSources]*partStream[opPart]
+	api       *parts.Stream[apiPart]
+	ops       [numSources]*parts.Stream[opPart]
 }
 
 // startStream starts decoding the API table and the GPU-op tables of f in
@@ -42,26 +41,26 @@ func startStream(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *stream
 	s := &streamSource{stop: make(chan struct{})}
 	ahead := runtime.GOMAXPROCS(0) + 1
 	stop := s.stop
-	apiCap := partCap(rowparts.RowHint(f, nsys.TableRuntime), partRows)
-	s.api = startParts(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, ahead+1, func(r rowparts.Range, reuse apiPart) (apiPart, error) {
+	apiCap := partCap(f.RowEstimate(nsys.TableRuntime), partRows)
+	s.api = parts.Start(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, ahead+1, func(r nsys.Part, reuse apiPart) (apiPart, error) {
 		return decodeAPIPart(f, r, stop, reuse, apiCap)
 	})
 	for src, t := range opTables {
-		opCap := partCap(rowparts.RowHint(f, t), partRows)
+		opCap := partCap(f.RowEstimate(t), partRows)
 		// The engine keeps op parts until their ops are let go and then
 		// hands back a window's worth at once: a longer free list lets the
 		// decoders reuse them instead of allocating.
-		s.ops[src] = startParts(stop, partsOf(f, t, partRows), ahead, ahead+1+opPartsKept, func(r rowparts.Range, reuse opPart) (opPart, error) {
+		s.ops[src] = parts.Start(stop, partsOf(f, t, partRows), ahead, ahead+1+opPartsKept, func(r nsys.Part, reuse opPart) (opPart, error) {
 			return decodeOpPart(f, src, r, gpuOf, stop, reuse, opCap)
 		})
 	}
 	return s
 }
 
-func (s *streamSource) nextAPI() (apiPart, bool, error)       { return s.api.pull() }
-func (s *streamSource) nextOps(src int) (opPart, bool, error) { return s.ops[src].pull() }
-func (s *streamSource) reuseAPI(p apiPart)                    { s.api.give(p) }
-func (s *streamSource) reuseOps(src int, p opPart)            { s.ops[src].give(p) }
+func (s *streamSource) nextAPI() (apiPart, bool, error)       { return s.api.Pull() }
+func (s *streamSource) nextOps(src int) (opPart, bool, error) { return s.ops[src].Pull() }
+func (s *streamSource) reuseAPI(p apiPart)                    { s.api.Give(p) }
+func (s *streamSource) reuseOps(src int, p opPart)            { s.ops[src].Give(p) }
 func (s *streamSource) close()                                { s.closeOnce.Do(func() { close(s.stop) }) }
 
 // memorySource is the whole export in memory: every part decoded (as the
@@ -94,7 +93,7 @@ func (m *memorySource) load() error {
 	var (
 		g     errgroup.Group
 		once  sync.Once
-		cause error // the first error, not the errStopped it causes
+		cause error // the first error, not the parts.ErrStopped it causes
 	)
 	fail := func(err error) error {
 		once.Do(func() { cause = err })
@@ -195,98 +194,15 @@ func (m *memorySource) reuseAPI(apiPart)     {}
 func (m *memorySource) reuseOps(int, opPart) {}
 func (m *memorySource) close()               { m.stream.close() }
 
-// partStream decodes a table's rowid parts ahead of its consumer, several
-// at once, and hands them over in table order. At most ahead parts are
-// decoded or decoding beyond the one being consumed, which bounds memory.
-type partStream[T any] struct {
-	stop    <-chan struct{}
-	results []chan partResult[T]
-	tokens  chan struct{}
-	free    chan T // consumed parts, for decoders to reuse their memory
-	next    int
-}
-
-type partResult[T any] struct {
-	v   T
-	err error
-}
-
 // opPartsKept is how many op parts beyond those in flight a table's free
 // list holds: about a window's worth of the densest table
 // (large_interleaved: ~20 parts of 16Ki kernels).
 const opPartsKept = 24
 
-// errStopped ends a decoder whose consumer has gone.
-var errStopped = errors.New("stopped")
-
-// startParts decodes parts ahead of the consumer, at most ahead at once; up
-// to free consumed parts wait for reuse.
-func startParts[T any](stop <-chan struct{}, parts []rowparts.Range, ahead, free int, decode func(r rowparts.Range, reuse T) (T, error)) *partStream[T] {
-	p := &partStream[T]{stop: stop, results: make([]chan partResult[T], len(parts)), tokens: make(chan struct{}, ahead), free: make(chan T, free)}
-	for i := range p.results {
-		p.results[i] = make(chan partResult[T], 1)
-	}
-	go func() {
-		for i, r := range parts {
-			select {
-			case p.tokens <- struct{}{}:
-			case <-stop:
-				return
-			}
-			var reuse T
-			select {
-			case reuse = <-p.free:
-			default:
-			}
-			go func() {
-				v, err := decode(r, reuse)
-				p.results[i] <- partResult[T]{v, err}
-			}()
-		}
-	}()
-	return p
-}
-
-// pull returns the next part; ok is false after the last. Once stop is
-// closed it may return errStopped instead (the part may never be decoded).
-func (p *partStream[T]) pull() (v T, ok bool, err error) {
-	if p.next >= len(p.results) {
-		return v, false, nil
-	}
-	var r partResult[T]
-	select {
-	case r = <-p.results[p.next]:
-	case <-p.stop:
-		return v, true, errStopped
-	}
-	p.results[p.next] = nil
-	p.next++
-	<-p.tokens
-	return r.v, true, r.err
-}
-
-// give hands a consumed part back for reuse.
-func (p *partStream[T]) give(v T) {
-	select {
-	case p.free <- v:
-	default:
-	}
-}
-
-// stopped reports whether stop is closed; decoders poll it between rows.
-func stopped(stop <-chan struct{}) bool {
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
-}
-
 // partsOf cuts table t into parts of about partRows rows.
-func partsOf(f *nsys.File, t string, partRows int64) []rowparts.Range {
-	n := rowparts.RowHint(f, t)/partRows + 1
-	return rowparts.Split(f, t, int(n), partRows)
+func partsOf(f *nsys.File, t string, partRows int64) []nsys.Part {
+	n := f.RowEstimate(t)/partRows + 1
+	return f.SplitTable(t, int(n), partRows)
 }
 
 // partCap is the capacity a decoded part starts with: a part of a table

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/nsysphase/nsysphase/internal/base/corrset"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -177,8 +178,8 @@ type threadBuf struct {
 	anchorOps []gpuOp // the anchor's GPU ops that were let go (a copy's pageable check needs them)
 	// The process's sets of correlation ids (sweep.used and sweep.evicted),
 	// looked up once: they are read for every call.
-	used, evicted *corrSet
-	seen          *corrSet // sweep.seen's set of the process
+	used, evicted *corrset.Set
+	seen          *corrset.Set // sweep.seen's set of the process
 }
 
 // letGo drops the marked calls that start before keep, keeping as the
@@ -188,7 +189,7 @@ type threadBuf struct {
 // buffers swapped: the window being measured still reads the other
 // (sweep.view), which becomes the spare, written only once that window is
 // measured.
-func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
+func (b *threadBuf) letGo(keep int64, evicted *corrset.Set) error {
 	k := sort.Search(b.marked, func(i int) bool { return b.buf[i].start >= keep })
 	if k <= b.head {
 		return nil
@@ -204,7 +205,7 @@ func (b *threadBuf) letGo(keep int64, evicted *corrSet) error {
 		b.anchorOps = b.anchorOps[:0]
 	default:
 		if a > 0 || !b.hasAnchor { // a new anchor
-			if evicted.has(b.buf[a].corr) {
+			if evicted.Has(b.buf[a].corr) {
 				return &unorderedError{"a GPU operation starts before its launch call"}
 			}
 			b.anchorOps = b.anchorOps[:0]
@@ -253,10 +254,10 @@ type sweep struct {
 	slabLists [][]interval
 	slabClips []slabClip
 
-	used map[int32]*corrSet // corr ids of calls a measured window could see
+	used map[int32]*corrset.Set // corr ids of calls a measured window could see
 	// settledHi: every call that starts before it is in used.
 	settledHi int64
-	evicted   map[int32]*corrSet // corr ids of ops let go
+	evicted   map[int32]*corrset.Set // corr ids of ops let go
 
 	// Busy intervals are merged as ops are committed in start order (the
 	// four tables merged), so no window sorts; busy time is accounted in
@@ -271,7 +272,7 @@ type sweep struct {
 	// seen holds every call's correlation id, per process, as the API
 	// table is read: a call repeating an id (its ops would count twice) and
 	// an op whose id no call has (it is in no total) are counted.
-	seen              map[int32]*corrSet
+	seen              map[int32]*corrset.Set
 	dupCorr, orphanOp int
 }
 
@@ -290,7 +291,7 @@ func newSweep(src activitySource, cfg engineConfig, whole bool) *sweep {
 	s := &sweep{
 		src: src, cfg: cfg, span: cfg.span, margin: cfg.margin,
 		apiFront: math.MinInt64, bufOf: map[int64]*threadBuf{},
-		used: map[int32]*corrSet{}, evicted: map[int32]*corrSet{}, seen: map[int32]*corrSet{},
+		used: map[int32]*corrset.Set{}, evicted: map[int32]*corrset.Set{}, seen: map[int32]*corrset.Set{},
 		doneT: math.MinInt64, settledHi: math.MinInt64,
 	}
 	for src := range s.opFront {
@@ -423,7 +424,7 @@ func (s *sweep) settle(w sweepWindow) {
 			}
 			used := b.used
 			if b.hasAnchor && b.buf[0].start < w.hi {
-				used.add(b.buf[0].corr)
+				used.Add(b.buf[0].corr)
 			}
 			// Calls before settledHi were retained and settled then (a
 			// retained call only ever becomes the anchor's nested call or
@@ -434,7 +435,7 @@ func (s *sweep) settle(w sweepWindow) {
 				if c.start >= w.hi {
 					break
 				}
-				used.add(c.corr)
+				used.Add(c.corr)
 			}
 		}
 	})
@@ -552,7 +553,7 @@ func (s *sweep) pullAPI() error {
 			}
 			s.last = b
 		}
-		if b.evicted.has(c.corr) {
+		if b.evicted.Has(c.corr) {
 			return &unorderedError{"a GPU operation starts before its launch call"}
 		}
 		s.noteCorr(b.seen, c.corr)
@@ -605,7 +606,7 @@ func (s *sweep) pullOpPart(src int) error {
 		if o.corr < 0 { // no correlation: attributable to no call
 			continue
 		}
-		if used.of(o.pid).has(o.corr) {
+		if used.of(o.pid).Has(o.corr) {
 			return &unorderedError{"a GPU operation starts more than the sweep margin after its launch"}
 		}
 		kept = append(kept, o)
@@ -719,7 +720,7 @@ func (s *sweep) gather(hi int64, k int) (int64, error) {
 			if c.start >= hi {
 				break
 			}
-			if b.evicted.has(c.corr) {
+			if b.evicted.Has(c.corr) {
 				tb.early = true
 				return
 			}
@@ -912,8 +913,8 @@ func (s *sweep) evict(keep int64) error {
 			}
 			k := sort.Search(committed, func(i int) bool { return ops[i].start >= opKeep })
 			for _, o := range ops[:k] {
-				evicted.of(o.pid).add(o.corr)
-				if !seen.of(o.pid).has(o.corr) { // every call that can launch it has been read
+				evicted.of(o.pid).Add(o.corr)
+				if !seen.of(o.pid).Has(o.corr) { // every call that can launch it has been read
 					s.orphanOp++
 				}
 				if len(anchorCorr) > 0 {
@@ -1057,27 +1058,17 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-// corrSet is a set of one process's correlation ids: a bitmap from base,
-// the first id seen less 2^20, so ids that start high cost nothing below.
-// top, the largest id in it, answers most lookups without the bitmap: ids
-// grow with time, and the engine mostly asks about ids newer than the set's.
-type corrSet struct {
-	base int32
-	top  int32 // when base >= 0
-	bits []uint64
-}
-
-// corrCache looks up one process's corrSet in m, remembering the last: ops
+// corrCache looks up one process's set in m, remembering the last: ops
 // come in runs of one process. With create, a missing set is made.
 type corrCache struct {
-	m      map[int32]*corrSet
+	m      map[int32]*corrset.Set
 	create bool
 	pid    int32
-	set    *corrSet
+	set    *corrset.Set
 	ok     bool
 }
 
-func (c *corrCache) of(pid int32) *corrSet {
+func (c *corrCache) of(pid int32) *corrset.Set {
 	if !c.ok || pid != c.pid {
 		if c.create {
 			c.set = corrSetOf(c.m, pid)
@@ -1089,60 +1080,24 @@ func (c *corrCache) of(pid int32) *corrSet {
 	return c.set
 }
 
-func corrSetOf(m map[int32]*corrSet, pid int32) *corrSet {
+func corrSetOf(m map[int32]*corrset.Set, pid int32) *corrset.Set {
 	c := m[pid]
 	if c == nil {
-		c = &corrSet{base: -1}
+		c = &corrset.Set{}
 		m[pid] = c
 	}
 	return c
 }
 
-func (c *corrSet) add(id int32) {
-	if id < 0 {
-		return
-	}
-	if c.base < 0 || id > c.top {
-		c.top = id
-	}
-	if c.base < 0 || id < c.base {
-		// First id, or one below the bitmap: start it lower.
-		nb := max(0, id-1<<20) &^ 63
-		if c.base >= 0 {
-			grown := make([]uint64, int(c.base-nb)>>6+len(c.bits))
-			copy(grown[int(c.base-nb)>>6:], c.bits)
-			c.bits = grown
-		}
-		c.base = nb
-	}
-	w := int(id-c.base) >> 6
-	if w >= len(c.bits) {
-		// Grown by a quarter, not doubled: the sets live to the end of the
-		// sweep and grow with the export (a bit per id: 17 MB a set at 30×).
-		grown := make([]uint64, max(w+1, len(c.bits)+len(c.bits)/4+64))
-		copy(grown, c.bits)
-		c.bits = grown
-	}
-	c.bits[w] |= 1 << (uint(id-c.base) & 63)
-}
-
-func (c *corrSet) has(id int32) bool {
-	if c == nil || id < c.base || c.base < 0 || id > c.top {
-		return false
-	}
-	w := int(id-c.base) >> 6
-	return w < len(c.bits) && c.bits[w]&(1<<(uint(id-c.base)&63)) != 0
-}
-
 // noteCorr records a call's correlation id in its process's set, counting
 // a repeat (0 and negative ids mean none).
-func (s *sweep) noteCorr(set *corrSet, corr int32) {
+func (s *sweep) noteCorr(set *corrset.Set, corr int32) {
 	if corr <= 0 {
 		return
 	}
-	if set.has(corr) {
+	if set.Has(corr) {
 		s.dupCorr++
 		return
 	}
-	set.add(corr)
+	set.Add(corr)
 }

@@ -75,7 +75,7 @@ func TestSweepEqualsWholeTrace(t *testing.T) {
 		{"plain", Options{}},
 		{"calls-depth2", Options{Calls: true, Depth: 2}},
 	}
-	for _, fx := range vendorFixtures(t) {
+	for _, fx := range fixture.WithExtra(t) {
 		f := openFixture(t, fx)
 		for _, o := range opts {
 			if fx.Name == fixture.LargeName && o.name == "plain" {
@@ -185,42 +185,6 @@ WHERE rowid = 15000;`, "a GPU operation starts more than the sweep margin after 
 			}
 			sameResult(t, swept, whole)
 		})
-	}
-}
-
-// TestCorrSet: ids far from zero cost no bitmap below them; an id below the
-// bitmap moves its base down and keeps every id already in.
-func TestCorrSet(t *testing.T) {
-	var c *corrSet
-	if c.has(5) {
-		t.Fatal("nil set has 5")
-	}
-	m := map[int32]*corrSet{}
-	ids := []int32{2_000_000_000, 2_000_000_001, 2_000_000_640, 1_900_000_000, 7, 0, 2_147_483_647}
-	for _, id := range ids {
-		corrSetOf(m, 1).add(id)
-		if c := m[1]; c.base > id || c.base%64 != 0 {
-			t.Fatalf("after %d: base %d", id, c.base)
-		}
-	}
-	c = m[1]
-	for _, id := range ids {
-		if !c.has(id) {
-			t.Errorf("lost %d", id)
-		}
-	}
-	for _, id := range []int32{1, 6, 8, 1_999_999_999, 2_000_000_002, 2_147_483_646, -1} {
-		if c.has(id) {
-			t.Errorf("has %d, never added", id)
-		}
-	}
-	first := map[int32]*corrSet{}
-	corrSetOf(first, 1).add(2_000_000_000)
-	if !first[1].has(2_000_000_000) || first[1].has(2_000_000_001) || first[1].has(1_999_999_999) {
-		t.Error("one id: has another, or lost it")
-	}
-	if n := len(first[1].bits); n > 1<<20/64+1 {
-		t.Errorf("one high id: %d words, want the 2^20 ids below it at most", n)
 	}
 }
 

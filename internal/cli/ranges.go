@@ -10,7 +10,7 @@ import (
 	"github.com/nsysphase/nsysphase/internal/base/memtune"
 	"github.com/nsysphase/nsysphase/internal/report"
 	"github.com/nsysphase/nsysphase/nsys"
-	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/projection"
 )
 
 // RangesOptions are the inputs of `nsysphase ranges`.
@@ -71,7 +71,7 @@ func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
 		if err != nil {
 			return err
 		}
-		results = append(results, report.RangesFile{File: path, VendorReport: rep})
+		results = append(results, report.RangesFile{File: path, Report: rep})
 	}
 	if opts.Format == "csv" { // stdout is the CSV alone: warnings go to stderr
 		for _, r := range results {
@@ -83,13 +83,13 @@ func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
 	return opts.write(cmd, opts.Format, results, report.Options{})
 }
 
-func projectFile(cmd *cobra.Command, path string) (*phases.VendorReport, error) {
+func projectFile(cmd *cobra.Command, path string) (*projection.Report, error) {
 	f, closeFn, err := analysis.OpenInput(cmd.Context(), path)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	rep, err := phases.VendorProjection(f)
+	rep, err := projection.Project(f)
 	if err != nil {
 		var ie *nsys.InputError
 		if errors.As(err, &ie) {

@@ -10,13 +10,13 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/nsys"
-	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/projection"
 )
 
 // RangesFile is one export's NVTX GPU projection (`nsysphase ranges`).
 type RangesFile struct {
 	File string // as given on the command line
-	*phases.VendorReport
+	*projection.Report
 }
 
 // Ranges are the projections of every input, in input order.
@@ -30,7 +30,7 @@ var rangesColumns = []string{"Range", "Style", "Total Proj Time (ns)", "Total Ra
 func vendorFloat(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 
 // rangesCells are a row's cells in rangesColumns order, as the vendor prints them.
-func rangesCells(r phases.VendorRange) []string {
+func rangesCells(r projection.Range) []string {
 	lvl := ""
 	if r.HasAvgLevel {
 		lvl = vendorFloat(r.AvgLevel)

@@ -1,4 +1,4 @@
-package phases
+package projection
 
 import (
 	"cmp"
@@ -135,7 +135,7 @@ func TestVendorTraceMatchesSQLReference(t *testing.T) {
 			}
 			// The edits must have produced what they are for.
 			for what, has := range map[string]func(r vendorRefRow) bool{
-				"start/end style":   func(r vendorRefRow) bool { return r.style == VendorStartEnd },
+				"start/end style":   func(r vendorRefRow) bool { return r.style == StartEnd },
 				"overlapping range": func(r vendorRefRow) bool { return r.name == ":shifted" },
 				"twin":              func(r vendorRefRow) bool { return r.name == ":twin" },
 				"registered string": func(r vendorRefRow) bool { return r.name == ":registered text" },
@@ -155,7 +155,7 @@ func TestVendorTraceMatchesSQLReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			rep, err := VendorTrace(f)
+			rep, err := Trace(f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,16 +1,4 @@
-package phases
-
-// The vendor-compatible view: `nsys stats -r nvtx_gpu_proj_sum` (and the
-// per-instance nvtx_gpu_proj_trace it summarises), reproduced exactly, blind
-// spots included, so users can reconcile nsysphase with their nsys workflow.
-// The rules are in docs/schema.md, "The vendor-compatible view"; every fixture's
-// numbers equal the vendor's CSVs.
-//
-// The vendor answers with correlated SQL over an R-tree (11.6 s on the large
-// fixture). Here every table is streamed once (vendor_read.go), GPU ops are
-// joined to their API calls through an index on (process, correlationId), and
-// each thread's ranges and launching calls are swept in start order
-// (vendor_sweep.go).
+package projection
 
 import (
 	"cmp"
@@ -22,17 +10,17 @@ import (
 
 // Range styles as the vendor names them.
 const (
-	VendorPushPop  = "PushPop"  // NVTX event types 59 and 70
-	VendorStartEnd = "StartEnd" // NVTX event types 60 and 71
+	PushPop  = "PushPop"  // NVTX event types 59 and 70
+	StartEnd = "StartEnd" // NVTX event types 60 and 71
 )
 
-// VendorRange is one row of `nsys stats -r nvtx_gpu_proj_sum`: the instances
+// Range is one row of `nsys stats -r nvtx_gpu_proj_sum`: the instances
 // of one (name, style) that launched GPU work from their own thread.
-type VendorRange struct {
+type Range struct {
 	Domain string // the NVTX domain's name; "" for the default domain
 	Text   string // the range's message
 	Name   string // the vendor's Range column: "<domain>:<text>"
-	Style  string // VendorPushPop or VendorStartEnd
+	Style  string // PushPop or StartEnd
 
 	Instances int64 // Range Instances: only ranges with at least one GPU op
 	RangeNs   int64 // Total Range Time: CPU durations of those instances
@@ -59,9 +47,9 @@ type VendorRange struct {
 	AvgChildren float64 // Avg Num Child: children that have GPU ops
 }
 
-// VendorInstance is one row of `nsys stats -r nvtx_gpu_proj_trace`: one NVTX
+// Instance is one row of `nsys stats -r nvtx_gpu_proj_trace`: one NVTX
 // range instance that launched GPU work from its own thread.
-type VendorInstance struct {
+type Instance struct {
 	Domain, Text, Name, Style string
 
 	GlobalTid int64 // the thread that opened (and closed) the range
@@ -74,14 +62,14 @@ type VendorInstance struct {
 	ProjNs      int64 // Projected Duration: last op end − first op start; may exceed RangeNs
 	GPUOps      int64 // NumGPUOps: distinct correlation ids launched inside the range
 
-	Level    int64 // Lvl: 0 for a root; -1 where the vendor prints NULL (see VendorRange.AvgLevel)
+	Level    int64 // Lvl: 0 for a root; -1 where the vendor prints NULL (see Range.AvgLevel)
 	Children int64 // NumChild: child ranges that have GPU ops
 }
 
-// VendorReport is the vendor-compatible view of one export.
-type VendorReport struct {
-	Ranges []VendorRange    // nvtx_gpu_proj_sum, sorted by Total Proj Time descending (ties by name, style)
-	Trace  []VendorInstance // nvtx_gpu_proj_trace (VendorTrace only), in the vendor's order
+// Report is the vendor-compatible view of one export.
+type Report struct {
+	Ranges []Range    // nvtx_gpu_proj_sum, sorted by Total Proj Time descending (ties by name, style)
+	Trace  []Instance // nvtx_gpu_proj_trace (Trace only), in the vendor's order
 	// Absent lists the input tables the export lacks: the exporter writes no
 	// empty tables, so each means none of that activity was recorded.
 	Absent []string
@@ -92,7 +80,7 @@ type VendorReport struct {
 	Warnings []nsys.Warning
 }
 
-// VendorProjection computes `nsys stats -r nvtx_gpu_proj_sum` for an export.
+// Project computes `nsys stats -r nvtx_gpu_proj_sum` for an export.
 // Rules:
 //   - ranges are NVTX push/pop and start/end rows (types 59, 60, 70, 71) that
 //     ended on the thread that opened them; an unclosed range ends at the
@@ -107,27 +95,27 @@ type VendorReport struct {
 //   - per instance, the projection runs from the first op's start to the
 //     last op's end, and the op count is of distinct correlation ids;
 //   - ranges without ops are left out of every column.
-func VendorProjection(f *nsys.File) (*VendorReport, error) {
-	in, found, err := vendorProject(f, vendorStackLimit)
+func Project(f *nsys.File) (*Report, error) {
+	in, found, err := compute(f, defaultStackLimit)
 	if err != nil {
 		return nil, err
 	}
-	return &VendorReport{Ranges: in.summarize(found), Absent: vendorAbsent(f), Warnings: in.warnings(f)}, nil
+	return &Report{Ranges: in.summarize(found), Absent: absentTables(f), Warnings: in.warnings(f)}, nil
 }
 
-// VendorTrace is VendorProjection with the per-instance rows of
-// `nsys stats -r nvtx_gpu_proj_trace` in Trace, ordered as the vendor orders
-// them (projected start, then longer projection first; ties by CPU start,
-// name and thread).
-func VendorTrace(f *nsys.File) (*VendorReport, error) {
-	in, found, err := vendorProject(f, vendorStackLimit)
+// Trace is Project with the per-instance rows of `nsys stats -r
+// nvtx_gpu_proj_trace` in Report.Trace, ordered as the vendor orders them
+// (projected start, then longer projection first; ties by CPU start, name
+// and thread).
+func Trace(f *nsys.File) (*Report, error) {
+	in, found, err := compute(f, defaultStackLimit)
 	if err != nil {
 		return nil, err
 	}
-	trace := make([]VendorInstance, len(found))
+	trace := make([]Instance, len(found))
 	for i, x := range found {
 		n := in.names[x.name]
-		trace[i] = VendorInstance{
+		trace[i] = Instance{
 			Domain: n.domain, Text: n.text, Name: n.name, Style: n.style,
 			GlobalTid: x.globalTid, Pid: nsys.Pid(x.globalTid), Tid: nsys.Tid(x.globalTid),
 			StartNs: x.start, RangeNs: x.end - x.start,
@@ -135,19 +123,19 @@ func VendorTrace(f *nsys.File) (*VendorReport, error) {
 			Level: x.level, Children: x.children,
 		}
 	}
-	slices.SortFunc(trace, func(a, b VendorInstance) int {
+	slices.SortFunc(trace, func(a, b Instance) int {
 		return cmp.Or(cmp.Compare(a.ProjStartNs, b.ProjStartNs), cmp.Compare(b.ProjNs, a.ProjNs),
 			cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.Name, b.Name), cmp.Compare(a.GlobalTid, b.GlobalTid))
 	})
-	return &VendorReport{Ranges: in.summarize(found), Trace: trace, Absent: vendorAbsent(f), Warnings: in.warnings(f)}, nil
+	return &Report{Ranges: in.summarize(found), Trace: trace, Absent: absentTables(f), Warnings: in.warnings(f)}, nil
 }
 
-// vendorInputTables are the tables the view reads.
-var vendorInputTables = []string{nsys.TableNVTX, nsys.TableRuntime, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset}
+// inputTables are the tables the view reads.
+var inputTables = []string{nsys.TableNVTX, nsys.TableRuntime, nsys.TableKernel, nsys.TableMemcpy, nsys.TableMemset}
 
-func vendorAbsent(f *nsys.File) []string {
+func absentTables(f *nsys.File) []string {
 	var out []string
-	for _, t := range vendorInputTables {
+	for _, t := range inputTables {
 		if !f.HasTable(t) {
 			out = append(out, t)
 		}
@@ -157,7 +145,7 @@ func vendorAbsent(f *nsys.File) []string {
 
 // summarize groups instances by (name, style) into the rows of
 // nvtx_gpu_proj_sum, sorted by total projection, descending.
-func (in *vendorInput) summarize(found []vendorFound) []VendorRange {
+func (in *input) summarize(found []foundRange) []Range {
 	type group struct {
 		projs    []int64
 		rangeNs  int64
@@ -178,14 +166,14 @@ func (in *vendorInput) summarize(found []vendorFound) []VendorRange {
 		}
 		g.children += x.children
 	}
-	out := []VendorRange{}
+	out := []Range{}
 	for i, g := range groups {
 		if len(g.projs) == 0 {
 			continue
 		}
 		n := in.names[i]
 		d := nsys.SummarizeDurations(g.projs)
-		r := VendorRange{
+		r := Range{
 			Domain: n.domain, Text: n.text, Name: n.name, Style: n.style,
 			Instances: d.Count, RangeNs: g.rangeNs, ProjNs: d.TotalNs,
 			ProjMeanNs: d.MeanNs, ProjMedianNs: d.MedNs, ProjMinNs: d.MinNs, ProjMaxNs: d.MaxNs, ProjStdDevNs: d.StdNs,
@@ -197,7 +185,7 @@ func (in *vendorInput) summarize(found []vendorFound) []VendorRange {
 		}
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b VendorRange) int {
+	slices.SortFunc(out, func(a, b Range) int {
 		return cmp.Or(cmp.Compare(b.ProjNs, a.ProjNs), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Style, b.Style))
 	})
 	return out
@@ -205,7 +193,7 @@ func (in *vendorInput) summarize(found []vendorFound) []VendorRange {
 
 // warnings words the input's oddities through nsys.Quality, with what the
 // vendor's rules do with them.
-func (in *vendorInput) warnings(f *nsys.File) []nsys.Warning {
+func (in *input) warnings(f *nsys.File) []nsys.Warning {
 	out := slices.Clone(f.Warnings)
 	if out == nil {
 		out = []nsys.Warning{}

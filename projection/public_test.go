@@ -1,4 +1,4 @@
-package phases
+package projection
 
 import (
 	"os"
@@ -19,7 +19,7 @@ func TestPublicCorpusProjectionEqualsVendor(t *testing.T) {
 			continue
 		}
 		t.Run(fx.Name, func(t *testing.T) {
-			rep, err := VendorProjection(openFixture(t, fx))
+			rep, err := Project(openFixture(t, fx))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -32,7 +32,7 @@ func TestPublicCorpusProjectionEqualsVendor(t *testing.T) {
 				t.Errorf("%d rows, vendor has %d", len(rep.Ranges), len(want))
 			}
 			type key struct{ name, style string }
-			byKey := map[key]VendorRange{}
+			byKey := map[key]Range{}
 			for _, g := range rep.Ranges {
 				byKey[key{g.Name, g.Style}] = g
 			}

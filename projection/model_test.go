@@ -1,4 +1,4 @@
-package phases
+package projection
 
 import (
 	"cmp"
@@ -32,7 +32,7 @@ type modelRange struct {
 
 type modelInput struct {
 	ranges []modelRange
-	keys   []vendorNameKey
+	keys   []nameKey
 	ops    []modelOp
 	calls  []modelCall
 	maxTS  int64
@@ -51,9 +51,9 @@ func randomModel(rng *rand.Rand) modelInput {
 			tids = append(tids, pk|int64(100+p*10+t))
 		}
 	}
-	for _, style := range []string{VendorPushPop, VendorStartEnd} {
+	for _, style := range []string{PushPop, StartEnd} {
 		for i := range 3 {
-			m.keys = append(m.keys, vendorNameKey{pid: 100, textID: -1, text: fmt.Sprintf("r%d", i), style: style})
+			m.keys = append(m.keys, nameKey{pid: 100, textID: -1, text: fmt.Sprintf("r%d", i), style: style})
 		}
 	}
 	pushPop := func() int32 { return int32(rng.IntN(3)) }
@@ -155,34 +155,34 @@ func randomModel(rng *rand.Rand) modelInput {
 }
 
 // run feeds the model through the real join and sweeps.
-func (m modelInput) run(stackLimit int) (*vendorInput, []vendorFound) {
-	nv := &vendorNVTX{keys: m.keys, domains: map[vendorDomainKey]vendorDomain{}, maxTS: m.maxTS, haveTS: true}
+func (m modelInput) run(stackLimit int) (*input, []foundRange) {
+	nv := &nvtxScan{keys: m.keys, domains: map[domainKey]domainRow{}, maxTS: m.maxTS, haveTS: true}
 	for _, r := range m.ranges {
-		nv.ranges = append(nv.ranges, vendorRawRange{globalTid: r.globalTid, start: r.start, end: r.end, hasEnd: r.hasEnd, key: r.key})
+		nv.ranges = append(nv.ranges, rawRange{globalTid: r.globalTid, start: r.start, end: r.end, hasEnd: r.hasEnd, key: r.key})
 	}
-	ops := newVendorOps()
+	ops := newOpIndex()
 	for _, o := range m.ops {
 		ops.add(o.globalPid, o.corr, o.start, o.end)
 	}
 	ops.index()
-	api := &vendorAPI{procs: map[int64]*vendorIDRange{}, perThread: map[int64]int{}}
+	api := &apiScan{procs: map[int64]*idRange{}, perThread: map[int64]int{}}
 	for _, c := range m.calls {
 		if c.wrapper {
-			api.wrappers = append(api.wrappers, vendorAPIRow{c.globalTid, c.start, c.end, c.corr})
+			api.wrappers = append(api.wrappers, apiRow{c.globalTid, c.start, c.end, c.corr})
 		} else {
-			api.rows = append(api.rows, vendorAPIRow{c.globalTid, c.start, c.end, c.corr})
+			api.rows = append(api.rows, apiRow{c.globalTid, c.start, c.end, c.corr})
 		}
 		api.perThread[c.globalTid]++
 		key := nsys.ProcessKey(c.globalTid)
 		r := api.procs[key]
 		if r == nil {
-			r = &vendorIDRange{lo: c.corr, hi: c.corr}
+			r = &idRange{lo: c.corr, hi: c.corr}
 			api.procs[key] = r
 		}
 		r.lo, r.hi = min(r.lo, c.corr), max(r.hi, c.corr)
 		r.rows++
 	}
-	in := joinVendorInput(nv, ops, api)
+	in := joinInput(nv, ops, api)
 	return in, in.project(stackLimit)
 }
 
@@ -304,7 +304,7 @@ func checkSweepsAgainstBruteForce(t *testing.T, stackLimit int) {
 		for _, x := range found {
 			// The model's keys resolve to distinct names: map back to the key.
 			n := in.names[x.name]
-			key := slices.IndexFunc(m.keys, func(k vendorNameKey) bool { return ":"+k.text == n.name && k.style == n.style })
+			key := slices.IndexFunc(m.keys, func(k nameKey) bool { return ":"+k.text == n.name && k.style == n.style })
 			got = append(got, modelResult{x.globalTid, x.start, x.end, int32(key), x.opStart, x.opEnd, x.ops, x.level})
 			gotChildren[[3]int64{x.globalTid, x.start, x.end}] += x.children
 		}

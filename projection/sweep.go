@@ -1,4 +1,4 @@
-package phases
+package projection
 
 import (
 	"cmp"
@@ -7,10 +7,10 @@ import (
 	"sort"
 )
 
-// vendorRange is one kept NVTX range on a thread, with what the sweeps find.
-type vendorRange struct {
+// nvtxRange is one kept NVTX range on a thread, with what the sweeps find.
+type nvtxRange struct {
 	start, end    int64
-	name          int32 // index into vendorInput.names
+	name          int32 // index into input.names
 	closedPushPop bool  // for the unbalanced-stack check
 
 	opStart, opEnd int64
@@ -20,28 +20,28 @@ type vendorRange struct {
 	children       int64
 }
 
-// vendorFound is a range instance with GPU ops.
-type vendorFound struct {
-	vendorRange
+// foundRange is a range instance with GPU ops.
+type foundRange struct {
+	nvtxRange
 	globalTid int64
 }
 
-// vendorStackLimit is the longest active list the stack sweeps keep before a
+// defaultStackLimit is the longest active list the stack sweeps keep before a
 // thread falls back to the O(n log n) index sweeps. Nested push/pop ranges
 // stay far below it; a million ranges left open (all enclosing every later
 // call) would make the stack sweeps quadratic. Tests pass other limits to
 // project to force either path.
-const vendorStackLimit = 128
+const defaultStackLimit = 128
 
 // project sweeps every thread and returns the instances with GPU ops; a
 // thread whose active list grows past stackLimit takes the index sweeps.
-func (in *vendorInput) project(stackLimit int) []vendorFound {
-	var out []vendorFound
+func (in *input) project(stackLimit int) []foundRange {
+	var out []foundRange
 	for _, t := range in.threads {
-		in.diag.crossed += sweepVendorThread(t, stackLimit)
+		in.diag.crossed += sweepThread(t, stackLimit)
 		for _, r := range t.ranges {
 			if r.ops > 0 {
-				out = append(out, vendorFound{vendorRange: r, globalTid: t.globalTid})
+				out = append(out, foundRange{nvtxRange: r, globalTid: t.globalTid})
 			}
 		}
 		t.ranges, t.launches = nil, nil
@@ -49,16 +49,16 @@ func (in *vendorInput) project(stackLimit int) []vendorFound {
 	return out
 }
 
-// sweepVendorThread attributes the thread's launches to every enclosing range
+// sweepThread attributes the thread's launches to every enclosing range
 // (range.start ≤ call.start and call.end ≤ range.end, the vendor's test) and
 // builds the vendor's range tree. It returns how many closed push/pop ranges
 // overlap an enclosing one without nesting in it (an unbalanced stack),
 // counted as nsys.Quality counts them.
-func sweepVendorThread(t *vendorThread, stackLimit int) (crossed int64) {
-	crossed = sortVendorRanges(t)
+func sweepThread(t *thread, stackLimit int) (crossed int64) {
+	crossed = sortRanges(t)
 	rs := t.ranges
 	ls := t.launches
-	byStart := func(a, b vendorLaunch) int { return cmp.Compare(a.start, b.start) }
+	byStart := func(a, b launch) int { return cmp.Compare(a.start, b.start) }
 	if !slices.IsSortedFunc(ls, byStart) { // calls usually come in start order
 		slices.SortFunc(ls, byStart)
 	}
@@ -68,25 +68,25 @@ func sweepVendorThread(t *vendorThread, stackLimit int) (crossed int64) {
 		}
 		attributeByIndex(t, rs, ls)
 	}
-	vendorTree(rs, stackLimit)
+	buildTree(rs, stackLimit)
 	return crossed
 }
 
-// vendorTree builds the vendor's range tree of the thread's sorted ranges:
+// buildTree builds the vendor's range tree of the thread's sorted ranges:
 // parents and levels.
-func vendorTree(rs []vendorRange, stackLimit int) {
+func buildTree(rs []nvtxRange, stackLimit int) {
 	if !parentsByStack(rs, stackLimit) {
 		parentsByIndex(rs)
 	}
-	vendorLevels(rs)
+	setLevels(rs)
 }
 
-// sortVendorRanges sorts the thread's ranges by start, longer first, and
+// sortRanges sorts the thread's ranges by start, longer first, and
 // returns how many closed push/pop ranges overlap an enclosing one without
 // nesting in it.
-func sortVendorRanges(t *vendorThread) (crossed int64) {
+func sortRanges(t *thread) (crossed int64) {
 	rs := t.ranges
-	slices.SortFunc(rs, func(a, b vendorRange) int {
+	slices.SortFunc(rs, func(a, b nvtxRange) int {
 		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
 	})
 	var stack []int64 // ends of the enclosing push/pop ranges, innermost last
@@ -105,15 +105,15 @@ func sortVendorRanges(t *vendorThread) (crossed int64) {
 	return crossed
 }
 
-// vendorCounter adds launches to ranges; for the ids that several calls share
+// opCounter adds launches to ranges; for the ids that several calls share
 // it remembers which (range, id) pairs it counted, since a range counts
 // distinct ids.
-type vendorCounter struct {
-	t       *vendorThread
+type opCounter struct {
+	t       *thread
 	counted map[[2]int64]bool
 }
 
-func (c *vendorCounter) add(r *vendorRange, ri int, l *vendorLaunch) {
+func (c *opCounter) add(r *nvtxRange, ri int, l *launch) {
 	if r.ops > 0 {
 		r.opStart, r.opEnd = min(r.opStart, l.opStart), max(r.opEnd, l.opEnd)
 	} else {
@@ -139,8 +139,8 @@ func (c *vendorCounter) add(r *vendorRange, ri int, l *vendorLaunch) {
 // It gives up (false) on a call that ends before it starts, which may lie in
 // a range that ended before the call began, or when the list grows past
 // stackLimit.
-func attributeByStack(t *vendorThread, rs []vendorRange, ls []vendorLaunch, stackLimit int) bool {
-	counter := vendorCounter{t: t}
+func attributeByStack(t *thread, rs []nvtxRange, ls []launch, stackLimit int) bool {
+	counter := opCounter{t: t}
 	active := make([]int32, 0, 64)
 	next := 0
 	for li := range ls {
@@ -177,9 +177,9 @@ func attributeByStack(t *vendorThread, rs []vendorRange, ls []vendorLaunch, stac
 // been added; a range's calls are then a suffix (those starting no earlier).
 // Calls whose id other calls share are added one by one instead, since the
 // tree cannot count distinct ids.
-func attributeByIndex(t *vendorThread, rs []vendorRange, ls []vendorLaunch) {
+func attributeByIndex(t *thread, rs []nvtxRange, ls []launch) {
 	n := len(ls)
-	tree := newVendorOpTree(n)
+	tree := newOpTree(n)
 	byEnd := make([]int32, 0, n)
 	var shared []int32
 	for i := range ls {
@@ -207,7 +207,7 @@ func attributeByIndex(t *vendorThread, rs []vendorRange, ls []vendorLaunch) {
 		first := sort.Search(n, func(i int) bool { return ls[i].start >= r.start })
 		r.ops, r.opStart, r.opEnd = tree.prefix(n - first)
 	}
-	counter := vendorCounter{t: t}
+	counter := opCounter{t: t}
 	for _, li := range shared {
 		l := &ls[li]
 		for ri := range rs {
@@ -218,21 +218,21 @@ func attributeByIndex(t *vendorThread, rs []vendorRange, ls []vendorLaunch) {
 	}
 }
 
-// vendorOpTree is a Fenwick tree of launch counts and GPU spans.
-type vendorOpTree struct {
+// opTree is a Fenwick tree of launch counts and GPU spans.
+type opTree struct {
 	count          []int64
 	opStart, opEnd []int64
 }
 
-func newVendorOpTree(n int) *vendorOpTree {
-	t := &vendorOpTree{count: make([]int64, n+1), opStart: make([]int64, n+1), opEnd: make([]int64, n+1)}
+func newOpTree(n int) *opTree {
+	t := &opTree{count: make([]int64, n+1), opStart: make([]int64, n+1), opEnd: make([]int64, n+1)}
 	for i := range t.opStart {
 		t.opStart[i], t.opEnd[i] = math.MaxInt64, math.MinInt64
 	}
 	return t
 }
 
-func (t *vendorOpTree) add(pos int, opStart, opEnd int64) {
+func (t *opTree) add(pos int, opStart, opEnd int64) {
 	for i := pos + 1; i < len(t.count); i += i & -i {
 		t.count[i]++
 		t.opStart[i], t.opEnd[i] = min(t.opStart[i], opStart), max(t.opEnd[i], opEnd)
@@ -240,7 +240,7 @@ func (t *vendorOpTree) add(pos int, opStart, opEnd int64) {
 }
 
 // prefix sums positions [0, n).
-func (t *vendorOpTree) prefix(n int) (count, opStart, opEnd int64) {
+func (t *opTree) prefix(n int) (count, opStart, opEnd int64) {
 	opStart, opEnd = math.MaxInt64, math.MinInt64
 	for i := n; i > 0; i -= i & -i {
 		count += t.count[i]
@@ -262,7 +262,7 @@ func (t *vendorOpTree) prefix(n int) (count, opStart, opEnd int64) {
 // parent always precedes its child.
 
 // twinRun returns the end of the run of ranges identical to rs[i].
-func twinRun(rs []vendorRange, i int) int {
+func twinRun(rs []nvtxRange, i int) int {
 	j := i + 1
 	for j < len(rs) && rs[j].start == rs[i].start && rs[j].end == rs[i].end {
 		j++
@@ -271,7 +271,7 @@ func twinRun(rs []vendorRange, i int) int {
 }
 
 // linkTwins makes each of rs[i:j] (two or more twins) the parent of another.
-func linkTwins(rs []vendorRange, i, j int) {
+func linkTwins(rs []nvtxRange, i, j int) {
 	for k := i; k < j; k++ {
 		p := k - 1
 		if k == i {
@@ -284,7 +284,7 @@ func linkTwins(rs []vendorRange, i, j int) {
 // parentsByStack finds parents with an active list, as attributeByStack
 // does; it gives up on a range that ends before it starts or when the list
 // grows past stackLimit.
-func parentsByStack(rs []vendorRange, stackLimit int) bool {
+func parentsByStack(rs []nvtxRange, stackLimit int) bool {
 	active := make([]int32, 0, 64)
 	for i := 0; i < len(rs); {
 		j := twinRun(rs, i)
@@ -324,7 +324,7 @@ func parentsByStack(rs []vendorRange, stackLimit int) bool {
 // parentsByIndex finds parents of any input in O(n log n): in start order, a
 // Fenwick tree over end ranks holds the ranges seen so far (all start no
 // later), and a range's candidates among them are those ending no earlier.
-func parentsByIndex(rs []vendorRange) {
+func parentsByIndex(rs []nvtxRange) {
 	ends := make([]int64, len(rs))
 	for i := range rs {
 		ends[i] = rs[i].end
@@ -373,9 +373,9 @@ func parentsByIndex(rs []vendorRange) {
 	}
 }
 
-// vendorLevels sets each range's depth (-1 when its parent chain loops
+// setLevels sets each range's depth (-1 when its parent chain loops
 // through twins) and counts every range's children that have GPU ops.
-func vendorLevels(rs []vendorRange) {
+func setLevels(rs []nvtxRange) {
 	for i := range rs {
 		r := &rs[i]
 		p := r.parent

@@ -1,4 +1,4 @@
-package phases
+package projection
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 	"runtime"
 	"sort"
 
-	"github.com/nsysphase/nsysphase/internal/base/rowparts"
+	"github.com/nsysphase/nsysphase/internal/base/corrset"
+	"github.com/nsysphase/nsysphase/internal/base/parts"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
 // The vendor's projection in bounded memory. nsys writes the API and GPU-op
-// tables in start order (see the sweep), so the join of calls and ops runs
-// as the tables stream, as the sweep's does: a call waits in its process's
-// queue until no unread op can start before its end + vendorMargin, and is
+// tables in start order (the engine of package phases relies on it too), so
+// the join of calls and ops runs as the tables stream: a call waits in its process's
+// queue until no unread op can start before its end + margin, and is
 // then handed, with the span of its ops, to its thread's stack sweep
 // (attributeByStack, one call at a time). Nothing holds a table: only the
 // calls of the last second or so, a bit per correlation id, and the NVTX
@@ -24,71 +25,71 @@ import (
 // process, no repeated id, no wrapper rows, no op after its call was
 // handed over, no call after an op of its id, the stack sweep's limits);
 // when one fails, the projection starts over on the whole tables
-// (readVendorInput), which gives the same answer for any input.
+// (readWhole), which gives the same answer for any input.
 
-// vendorMargin is how long after a call ends its ops may still start before
+// margin is how long after a call ends its ops may still start before
 // the call is handed over (the longest launch-to-start delay in
 // large_interleaved is 13.6 ms).
-const vendorMargin = 1_000_000_000
+const margin = 1_000_000_000
 
-// errVendorUnordered: the stream cannot serve this export; the whole-table
+// errUnordered: the stream cannot serve this export; the whole-table
 // path can.
-var errVendorUnordered = errors.New("vendor stream: input not in the order it relies on")
+var errUnordered = errors.New("vendor stream: input not in the order it relies on")
 
-// vendorStreamAPI is a call row as streamed.
-type vendorStreamAPI struct {
+// streamCall is a call row as streamed.
+type streamCall struct {
 	globalTid, start, end, corr int64
 	call                        bool
 }
 
-// vendorPart is one decoded part of a table: its rows (those the join
+// rowPart is one decoded part of a table: its rows (those the join
 // reads) and how many of all its rows end before they start.
-type vendorPart[T any] struct {
+type rowPart[T any] struct {
 	rows     []T
 	negative int64
 }
 
-// vendorRows reads a table's parts, decoded ahead on all cores by the
-// engine's part decoders (startParts), row by row in table order.
-type vendorRows[T any] struct {
-	ps       *partStream[*vendorPart[T]]
-	cur      *vendorPart[T]
+// rowStream reads a table's parts, decoded ahead on all cores (package
+// parts), row by row in table order.
+type rowStream[T any] struct {
+	ps       *parts.Stream[*rowPart[T]]
+	cur      *rowPart[T]
 	i        int
 	done     bool
 	err      error
 	negative int64
 }
 
-// vendorPartRows is the rows of a part, as the sweep's.
-const vendorPartRows = 1 << 14
+// partRows is the rows of a part, as in the engine's stream source.
+const partRows = 1 << 14
 
-// startVendorRows decodes table t's parts with scan, which appends a part's
+// startRows decodes table t's parts with scan, which appends a part's
 // rows to the part it is given (emptied) and counts its negative rows.
-func startVendorRows[T any](stop <-chan struct{}, f *nsys.File, t string, scan func(r rowparts.Range, p *vendorPart[T]) error) *vendorRows[T] {
-	parts := partsOf(f, t, vendorPartRows)
-	ps := startParts(stop, parts, runtime.GOMAXPROCS(0)+1, 4, func(r rowparts.Range, reuse *vendorPart[T]) (*vendorPart[T], error) {
+func startRows[T any](stop <-chan struct{}, f *nsys.File, t string, scan func(r nsys.Part, p *rowPart[T]) error) *rowStream[T] {
+	cut := f.SplitTable(t, int(f.RowEstimate(t)/partRows+1), partRows)
+	ps := parts.Start(stop, cut, runtime.GOMAXPROCS(0)+1, 4, func(r nsys.Part, reuse *rowPart[T]) (*rowPart[T], error) {
 		p := reuse
 		if p == nil {
-			p = &vendorPart[T]{}
+			p = &rowPart[T]{}
 		}
 		p.rows, p.negative = p.rows[:0], 0
 		return p, scan(r, p)
 	})
-	return &vendorRows[T]{ps: ps}
+	return &rowStream[T]{ps: ps}
 }
 
 // peek returns the next row without consuming it (false at the end, or on
 // an error, kept in err).
-func (v *vendorRows[T]) peek() (*T, bool) {
+func (v *rowStream[T]) peek() (*T, bool) {
 	for v.cur == nil || v.i >= len(v.cur.rows) {
 		if v.done {
 			return nil, false
 		}
 		if v.cur != nil {
-			v.ps.give(v.cur)
+			v.ps.Give(v.cur)
 			v.cur = nil
 		}
-		p, ok, err := v.ps.pull()
+		p, ok, err := v.ps.Pull()
 		if !ok || err != nil {
 			v.done, v.err = true, err
 			return nil, false
@@ -99,35 +100,35 @@ func (v *vendorRows[T]) peek() (*T, bool) {
 	return &v.cur.rows[v.i], true
 }
 
-func (v *vendorRows[T]) advance() { v.i++ }
+func (v *rowStream[T]) advance() { v.i++ }
 
-// vendorCall is a call waiting for its ops.
-type vendorCall struct {
+// pendingCall is a call waiting for its ops.
+type pendingCall struct {
 	globalTid, start, end, corr int64
 	opStart, opEnd              int64
 	hasOps                      bool
 }
 
-// vendorProc is one process's calls in flight.
-type vendorProc struct {
-	calls   []vendorCall // in start (and id) order; calls[head:] wait
+// procCalls is one process's calls in flight.
+type procCalls struct {
+	calls   []pendingCall // in start (and id) order; calls[head:] wait
 	head    int
 	lastID  int64
-	callIDs corrSet // every call id read
-	orphans corrSet // ids of ops read before any call of theirs
+	callIDs corrset.Set // every call id read
+	orphans corrset.Set // ids of ops read before any call of theirs
 }
 
-// vendorStreamThread is a thread's stack sweep, fed one call at a time.
-type vendorStreamThread struct {
-	t       *vendorThread
+// threadSweep is a thread's stack sweep, fed one call at a time.
+type threadSweep struct {
+	t       *thread
 	active  []int32
 	next    int
-	counter vendorCounter
+	counter opCounter
 }
 
 // add attributes launch l (calls come in start order) as attributeByStack
 // does; false when that sweep would give up.
-func (s *vendorStreamThread) add(l *vendorLaunch, stackLimit int) bool {
+func (s *threadSweep) add(l *launch, stackLimit int) bool {
 	rs := s.t.ranges
 	if l.end < l.start {
 		return false
@@ -154,77 +155,76 @@ func (s *vendorStreamThread) add(l *vendorLaunch, stackLimit int) bool {
 	return true
 }
 
-// streamVendorProjection is readVendorInput + project on the streamed
-// tables; errVendorUnordered when the stream cannot serve the export.
-func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendorFound, error) {
+// projectStream is readWhole + project on the streamed
+// tables; errUnordered when the stream cannot serve the export.
+func projectStream(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
 	skippedBefore := f.Skipped()
 	stop := make(chan struct{})
 	defer close(stop) // the decoders still running stop at their next row
-	api := startVendorRows(stop, f, nsys.TableRuntime, func(r rowparts.Range, p *vendorPart[vendorStreamAPI]) error {
+	api := startRows(stop, f, nsys.TableRuntime, func(r nsys.Part, p *rowPart[streamCall]) error {
 		n := 0
-		for c, err := range rowparts.Rows[nsys.APICall](f, nsys.TableRuntime, r) {
+		for c, err := range f.APICallsCoreIn(r) {
 			if err != nil {
 				return fmt.Errorf("read CUDA API calls: %w", err)
 			}
-			if n++; n%vendorCheckEvery == 0 && stopped(stop) {
-				return errStopped
+			if n++; n%checkEvery == 0 && parts.Stopped(stop) {
+				return parts.ErrStopped
 			}
 			if c.End < c.Start {
 				p.negative++
 			}
 			if c.CorrelationID != 0 {
-				p.rows = append(p.rows, vendorStreamAPI{c.GlobalTid, c.Start, c.End, c.CorrelationID, isCallRow(c)})
+				p.rows = append(p.rows, streamCall{c.GlobalTid, c.Start, c.End, c.CorrelationID, nsys.IsCallClass(c.EventClass)})
 			}
 		}
 		return nil
 	})
 	type opStream struct {
-		b     *vendorRows[vendorOpRow]
+		b     *rowStream[opRow]
 		last  int64
 		table string
 	}
 	var streams []*opStream
-	for _, vt := range vendorOpTables {
-		t := opTables[vt.src]
-		s := &opStream{table: t, last: math.MinInt64}
-		s.b = startVendorRows(stop, f, t, func(r rowparts.Range, p *vendorPart[vendorOpRow]) error {
+	for _, vt := range opTables {
+		s := &opStream{table: vt.table, last: math.MinInt64}
+		s.b = startRows(stop, f, vt.table, func(r nsys.Part, p *rowPart[opRow]) error {
 			n := 0
-			for o, err := range opRows(f, vt.src, r) {
+			for o, err := range vt.scan(f, r) {
 				if err != nil {
 					return fmt.Errorf("read %s: %w", vt.noun, err)
 				}
-				if n++; n%vendorCheckEvery == 0 && stopped(stop) {
-					return errStopped
+				if n++; n%checkEvery == 0 && parts.Stopped(stop) {
+					return parts.ErrStopped
 				}
 				if o.end < o.start {
 					p.negative++
 				}
-				p.rows = append(p.rows, vendorOpRow{o.globalPid, o.corr, o.start, o.end})
+				p.rows = append(p.rows, o)
 			}
 			return nil
 		})
 		streams = append(streams, s)
 	}
-	var nv vendorNVTX
-	if err := scanVendorNVTX(context.Background(), f, &nv); err != nil {
+	var nv nvtxScan
+	if err := scanNVTX(context.Background(), f, &nv); err != nil {
 		return nil, nil, err
 	}
-	in, _ := buildVendorThreads(&nv)
+	in, _ := buildThreads(&nv)
 	nv.ranges = nil // now in the threads
-	sweeps := make(map[int64]*vendorStreamThread, len(in.threads))
+	sweeps := make(map[int64]*threadSweep, len(in.threads))
 	for _, t := range in.threads {
-		in.diag.crossed += sortVendorRanges(t)
-		sweeps[t.globalTid] = &vendorStreamThread{t: t, counter: vendorCounter{t: t}}
+		in.diag.crossed += sortRanges(t)
+		sweeps[t.globalTid] = &threadSweep{t: t, counter: opCounter{t: t}}
 	}
 
-	procs := map[int64]*vendorProc{}
+	procs := map[int64]*procCalls{}
 	var lastKey int64
-	var last *vendorProc
-	procOf := func(key int64) *vendorProc {
+	var last *procCalls
+	procOf := func(key int64) *procCalls {
 		if last == nil || key != lastKey {
 			lastKey, last = key, procs[key]
 			if last == nil {
-				last = &vendorProc{lastID: math.MinInt64, callIDs: corrSet{base: -1}, orphans: corrSet{base: -1}}
+				last = &procCalls{lastID: math.MinInt64, callIDs: corrset.Set{}, orphans: corrset.Set{}}
 				procs[key] = last
 			}
 		}
@@ -240,33 +240,33 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 			}
 			api.advance()
 			if !c.call || c.start < lastAPIStart || c.corr < 0 || c.corr > math.MaxInt32 {
-				return errVendorUnordered
+				return errUnordered
 			}
 			lastAPIStart = c.start
 			p := procOf(nsys.ProcessKey(c.globalTid))
 			id := int32(c.corr)
-			if c.corr <= p.lastID || p.orphans.has(id) {
-				return errVendorUnordered // a repeated or decreasing id, or an op came first
+			if c.corr <= p.lastID || p.orphans.Has(id) {
+				return errUnordered // a repeated or decreasing id, or an op came first
 			}
 			p.lastID = c.corr
-			p.callIDs.add(id)
-			p.calls = append(p.calls, vendorCall{globalTid: c.globalTid, start: c.start, end: c.end, corr: c.corr})
+			p.callIDs.Add(id)
+			p.calls = append(p.calls, pendingCall{globalTid: c.globalTid, start: c.start, end: c.end, corr: c.corr})
 		}
 	}
-	// handOver passes the calls that end before wm − vendorMargin to their
+	// handOver passes the calls that end before wm − margin to their
 	// threads' sweeps.
 	handOver := func(wm int64) error {
 		for _, p := range procs {
 			for p.head < len(p.calls) {
 				c := &p.calls[p.head]
-				if wm != math.MaxInt64 && c.end >= wm-vendorMargin {
+				if wm != math.MaxInt64 && c.end >= wm-margin {
 					break
 				}
 				if c.hasOps {
 					if s := sweeps[c.globalTid]; s != nil {
-						l := vendorLaunch{start: c.start, end: c.end, opStart: c.opStart, opEnd: c.opEnd, corr: c.corr}
+						l := launch{start: c.start, end: c.end, opStart: c.opStart, opEnd: c.opEnd, corr: c.corr}
 						if !s.add(&l, stackLimit) {
-							return errVendorUnordered
+							return errUnordered
 						}
 					}
 				}
@@ -282,7 +282,7 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 	n := 0
 	for {
 		var next *opStream
-		var op *vendorOpRow
+		var op *opRow
 		for _, s := range streams {
 			if o, ok := s.b.peek(); ok && (op == nil || o.start < op.start) {
 				next, op = s, o
@@ -306,14 +306,14 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 		o := *op
 		next.b.advance()
 		if o.start < next.last {
-			return nil, nil, errVendorUnordered
+			return nil, nil, errUnordered
 		}
 		next.last = o.start
-		if o.corr == 0 || o.processKey == 0 { // globalPid 0: joins nothing (vendorOps.add)
+		if o.corr == 0 || o.processKey == 0 { // globalPid 0: joins nothing (opIndex.add)
 			continue
 		}
 		if o.corr < 0 || o.corr > math.MaxInt32 {
-			return nil, nil, errVendorUnordered
+			return nil, nil, errUnordered
 		}
 		p := procOf(nsys.ProcessKey(o.processKey))
 		id := int32(o.corr)
@@ -327,10 +327,10 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 			} else {
 				c.opStart, c.opEnd, c.hasOps = o.start, o.end, true
 			}
-		case p.callIDs.has(id):
-			return nil, nil, errVendorUnordered // its call was handed over already
+		case p.callIDs.Has(id):
+			return nil, nil, errUnordered // its call was handed over already
 		default:
-			p.orphans.add(id)
+			p.orphans.Add(id)
 		}
 	}
 	if api.err != nil {
@@ -341,12 +341,12 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 			return nil, nil, s.b.err
 		}
 	}
-	var found []vendorFound
+	var found []foundRange
 	for _, t := range in.threads {
-		vendorTree(t.ranges, stackLimit)
+		buildTree(t.ranges, stackLimit)
 		for _, r := range t.ranges {
 			if r.ops > 0 {
-				found = append(found, vendorFound{vendorRange: r, globalTid: t.globalTid})
+				found = append(found, foundRange{nvtxRange: r, globalTid: t.globalTid})
 			}
 		}
 		t.ranges = nil
@@ -370,14 +370,14 @@ func streamVendorProjection(f *nsys.File, stackLimit int) (*vendorInput, []vendo
 	return in, found, nil
 }
 
-// vendorProject is the projection of f: streamed, or from the whole
+// compute is the projection of f: streamed, or from the whole
 // tables when the stream cannot serve the export.
-func vendorProject(f *nsys.File, stackLimit int) (*vendorInput, []vendorFound, error) {
-	in, found, err := streamVendorProjection(f, stackLimit)
-	if !errors.Is(err, errVendorUnordered) {
+func compute(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
+	in, found, err := projectStream(f, stackLimit)
+	if !errors.Is(err, errUnordered) {
 		return in, found, err
 	}
-	in, err = readVendorInput(f)
+	in, err = readWhole(f)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package phases
+package projection
 
 import (
 	"encoding/csv"
@@ -63,6 +63,7 @@ func closeToPrinted(got, printed float64) bool {
 	return math.Abs(got-printed) <= 0.05+1e-9*math.Abs(printed)
 }
 
+// openFixture opens fx for the test and closes it after.
 func openFixture(t testing.TB, fx fixture.Fixture) *nsys.File {
 	t.Helper()
 	f, err := nsys.Open(fx.SQLite(t))
@@ -71,19 +72,6 @@ func openFixture(t testing.TB, fx fixture.Fixture) *nsys.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
-}
-
-// vendorFixtures are the fixtures to compare with the vendor: the bundled
-// ones, the large one when present, and the extra recordings (a CUDA C++
-// program with an NVTX3 domain, registered strings and start/end ranges; CUDA
-// backtraces; 2 GPUs with NCCL; JAX).
-func vendorFixtures(t *testing.T) []fixture.Fixture {
-	t.Helper()
-	out := fixture.All(t)
-	if _, err := os.Stat(filepath.Join(fixture.Root(), "testdata", fixture.Set+"-extra")); err == nil {
-		out = append(out, fixture.Extra(t)...)
-	}
-	return out
 }
 
 // vendorWarnings are the oddities of the real exports that the view reports;
@@ -96,14 +84,14 @@ var vendorWarnings = map[string]string{
 // every fixture: the same (Range, Style) set in the same order, exact integer
 // columns, and the printed statistics to their 0.1 rounding.
 func TestVendorProjectionEqualsVendor(t *testing.T) {
-	for _, fx := range vendorFixtures(t) {
+	for _, fx := range fixture.WithExtra(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			path := filepath.Join(fx.VendorDir, fx.Name+"_nvtx_gpu_proj_sum.csv")
 			if _, err := os.Stat(path); err != nil {
 				t.Skipf("no vendor nvtx_gpu_proj_sum for %s", fx.Name)
 			}
 			want := readVendorCSV(t, path)
-			rep, err := VendorProjection(openFixture(t, fx))
+			rep, err := Project(openFixture(t, fx))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +107,7 @@ func TestVendorProjectionEqualsVendor(t *testing.T) {
 				t.Errorf("%d rows, vendor has %d", len(got), len(want))
 			}
 			type key struct{ name, style string }
-			byKey := map[key]VendorRange{}
+			byKey := map[key]Range{}
 			for _, g := range got {
 				byKey[key{g.Name, g.Style}] = g
 			}
@@ -183,7 +171,7 @@ func TestVendorProjectionEqualsVendor(t *testing.T) {
 // where the vendor's trace CSV exists (interleaved_graph in ../shared),
 // including the tree columns Lvl and NumChild.
 func TestVendorTraceEqualsVendor(t *testing.T) {
-	for _, fx := range vendorFixtures(t) {
+	for _, fx := range fixture.WithExtra(t) {
 		var path string
 		for _, dir := range []string{fx.VendorDir, filepath.Join(fixture.SharedDir(), "vendor-stats")} {
 			p := filepath.Join(dir, fx.Name+"_nvtx_gpu_proj_trace.csv")
@@ -197,7 +185,7 @@ func TestVendorTraceEqualsVendor(t *testing.T) {
 		}
 		t.Run(fx.Name, func(t *testing.T) {
 			want := readVendorCSV(t, path)
-			rep, err := VendorTrace(openFixture(t, fx))
+			rep, err := Trace(openFixture(t, fx))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,9 +226,9 @@ func BenchmarkVendorProjectionLarge(b *testing.B) {
 	fx := fixture.Get(b, fixture.LargeName)
 	f := openFixture(b, fx)
 	b.ReportAllocs()
-	cpu0 := vendorCPUTime()
+	cpu0 := cpuTime()
 	for b.Loop() {
-		rep, err := VendorProjection(f)
+		rep, err := Project(f)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -250,11 +238,11 @@ func BenchmarkVendorProjectionLarge(b *testing.B) {
 	}
 	// On a shared machine wall time swings with the neighbours' load; the
 	// CPU time the process spent (both cores) is the steadier figure.
-	b.ReportMetric(float64((vendorCPUTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 }
 
-// vendorCPUTime is the user plus system CPU time of this process so far.
-func vendorCPUTime() time.Duration {
+// cpuTime is the user plus system CPU time of this process so far.
+func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
