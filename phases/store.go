@@ -334,6 +334,20 @@ func (s *Store) IsStep(i int) bool      { return s.keys[i].flags&flagStep != 0 }
 func (s *Store) Warmup(i int) bool      { return s.keys[i].flags&flagWarmup != 0 }
 func (s *Store) OtherThread(i int) bool { return s.keys[i].flags&flagOtherThread != 0 }
 func (s *Store) Phase(i int) string     { return s.strs[s.keys[i].phase] }
+
+// DistinctPhases counts the distinct phase names of the instances (the
+// step's name included), without decoding them.
+func (s *Store) DistinctPhases() int {
+	seen := make([]bool, len(s.strs))
+	n := 0
+	for i := range s.keys {
+		if p := s.keys[i].phase; !seen[p] {
+			seen[p] = true
+			n++
+		}
+	}
+	return n
+}
 func (s *Store) Start(i int) int64      { return s.keys[i].start }
 func (s *Store) End(i int) int64        { return s.keys[i].end }
 func (s *Store) Step(i int) int         { return int(s.keys[i].step) }

@@ -416,6 +416,9 @@ const OtherPhases = "(other phases)"
 // step, (unannotated) and other threads' rows always kept) to OtherPhases in
 // xs and in order.
 func foldPhases(xs *phases.Store, step string, order *[]string) (Warning, bool) {
+	if xs.DistinctPhases() <= MaxPhases {
+		return Warning{}, false // nothing to fold: the walls need not be summed
+	}
 	keep := func(p string) bool { return p == step || p == phases.Unannotated || phases.IsOtherThreadRow(p) }
 	wall := map[string]int64{}
 	for i := range xs.Len() {
