@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -934,23 +935,40 @@ func armOrder(st *Store) []string {
 	return arms
 }
 
-// measureParallel measures instances in contiguous chunks, one attributor per
+// measureParallel measures instances in blocks, one attributor per
 // worker; each instance is written in place, so the result does not depend on
 // scheduling.
 func measureParallel(tr *trace, xs []Instance, gtids []int64) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(xs)/2048))
-	chunk := (len(xs) + workers - 1) / max(1, workers)
+	// Workers take blocks of measureBlock instances as they finish the last
+	// one: a window holds a few thousand instances of very unequal cost (a
+	// step spans all its phases' calls), so fixed halves left most cores
+	// idle while one worker measured the steps.
+	workers := min(runtime.GOMAXPROCS(0), (len(xs)+measureBlock-1)/measureBlock)
+	if workers <= 1 {
+		at := newAttributor(tr)
+		for i := range xs {
+			at.measure(&xs[i], gtids[i])
+		}
+		return
+	}
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for lo := 0; lo < len(xs); lo += chunk {
-		hi := min(len(xs), lo+chunk)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range workers {
+		wg.Go(func() {
 			at := newAttributor(tr)
-			for i := lo; i < hi; i++ {
-				at.measure(&xs[i], gtids[i])
+			for {
+				lo := int(next.Add(measureBlock)) - measureBlock
+				if lo >= len(xs) {
+					return
+				}
+				for i := lo; i < min(len(xs), lo+measureBlock); i++ {
+					at.measure(&xs[i], gtids[i])
+				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }
+
+// measureBlock is how many instances a measuring worker takes at a time.
+const measureBlock = 64
