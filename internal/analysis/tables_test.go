@@ -85,7 +85,7 @@ func TestInstancesFillConcurrentSameAsSerial(t *testing.T) {
 	}
 	got := d.InstancesTable()
 	want := d.InstancesRows(0, 0)
-	fillColumns(want.AppendRows(d.instances.Len()), d.instances, 0, d.instances.Len(), 0, 1)
+	fillColumnsSerial(want.AppendRows(d.instances.Len()), d.instances, 0, d.instances.Len())
 	if got.Len() != want.Len() {
 		t.Fatalf("%d rows, want %d", got.Len(), want.Len())
 	}
