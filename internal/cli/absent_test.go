@@ -22,6 +22,7 @@ import (
 // Parquet, "—" in text, Markdown and HTML — never as a measured 0, and the
 // wait sentence does not claim the GPU ran nothing.
 func TestAbsentIsNotZero(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := copyFixture(t, fixture.Get(t, "eager_graph_small").SQLite(t), dir, "nokernels.sqlite")
 	c, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)

@@ -70,6 +70,7 @@ func analyzeJSON(t *testing.T, args ...string) analyzeDoc {
 }
 
 func TestAnalyzeInterleavedJSON(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	d := analyzeJSON(t, fx.XZ)
 	if d.SchemaVersion == "" || d.Step != "collector_step" || !slices.Equal(d.Arms, []string{"eager", "graph"}) || d.Baseline != "eager" {
@@ -122,6 +123,7 @@ func TestAnalyzeInterleavedJSON(t *testing.T) {
 // TestAnalyzeSharingArmKey: the four sharing runs form arms null and mps from
 // the run manifests; the evidence agrees with the manifests.
 func TestAnalyzeSharingArmKey(t *testing.T) {
+	t.Parallel()
 	var files []string
 	for _, n := range []string{"sharing_null_1", "sharing_mps_1", "sharing_null_2", "sharing_mps_2"} {
 		files = append(files, fixture.Get(t, n).XZ)
@@ -144,6 +146,7 @@ func TestAnalyzeSharingArmKey(t *testing.T) {
 }
 
 func TestAnalyzeOutWritesParquet(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small")
 	dir := filepath.Join(t.TempDir(), "out")
 	_, errs, code := run(t, "analyze", "--quiet", "--resamples", "1999", "--out", dir, fx.XZ)
@@ -159,6 +162,7 @@ func TestAnalyzeOutWritesParquet(t *testing.T) {
 }
 
 func TestAnalyzeUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"analyze"},
 		{"analyze", "--format", "xml", "x.sqlite"},
@@ -237,6 +241,7 @@ func abs(v float64) float64 {
 // profiles per arm, three blocks each): comparisons with CIs and a
 // decomposition that adds up.
 func TestAnalyzeSharingStatistics(t *testing.T) {
+	t.Parallel()
 	var files []string
 	for _, n := range []string{"sharing_null_1", "sharing_mps_1", "sharing_null_2", "sharing_mps_2"} {
 		files = append(files, fixture.Get(t, n).XZ)
@@ -271,6 +276,7 @@ func TestAnalyzeSharingStatistics(t *testing.T) {
 // bootstrap applies; CUDA graphs shorten the step through launch and
 // Python dispatch time.
 func TestAnalyzeLargeGraphVsEager(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("large export")
 	}
@@ -301,6 +307,7 @@ func TestAnalyzeLargeGraphVsEager(t *testing.T) {
 // TestAnalyzeParquetDir: a `--type parquetdir` export analyses end to end,
 // provenance included, with the same arms as its SQLite form.
 func TestAnalyzeParquetDir(t *testing.T) {
+	t.Parallel()
 	var xzPath string
 	for _, fx := range fixture.Extra(t) {
 		if fx.Name == "nvtx_streams" {

@@ -51,6 +51,7 @@ func boundaryJSON(t *testing.T, args ...string) boundaryDoc {
 // graph arm has none of them); with termination the region is not, and the
 // exit status stays 0: the verdict is data.
 func TestBoundaryCLI(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	d := boundaryJSON(t, "--phases", graphPhases, fx.XZ)
 	e, ok := d.Arms["eager"]

@@ -12,6 +12,7 @@ import (
 // TestCheckGate: on interleaved_graph the graph arm halves collector_step,
 // so graph vs eager passes and eager vs graph is a proven regression.
 func TestCheckGate(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	out, errs, code := run(t, "check", fx.XZ, "--baseline", "eager", "--phase", "collector_step", "--max-regression", "5%", "--resamples", "1999")
 	if code != 0 || !strings.HasPrefix(out, "PASS") {
@@ -37,6 +38,7 @@ func TestCheckGate(t *testing.T) {
 // printed limit is the one used. A within-run CI (one block per arm) never
 // proves a regression: inconclusive, exit 0, as analyze's "no CI".
 func TestCheckLimitAndWithinRun(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	_, errs, code := run(t, "check", fx.XZ, "--baseline", "graph", "--phase", "collector_step", "--max-regression", "5", "--resamples", "1999")
 	if code != cli.ExitInput || !strings.Contains(errs, "write 5%") {

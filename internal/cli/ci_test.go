@@ -98,6 +98,7 @@ var ciExpr = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
 // request restores them and is gated with check --history (docs/ci.md,
 // "The workflow runs as a test").
 func TestCIWorkflow(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")

@@ -186,6 +186,7 @@ loop:
 }
 
 func TestShellWords(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, out string
 		args    []string
@@ -210,6 +211,7 @@ func TestShellWords(t *testing.T) {
 // relative paths work as from the repository root, later lines can read what
 // earlier ones wrote, and nothing is written into the repository.
 func TestDocCommands(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the documentation's commands on real exports")
 	}
@@ -227,14 +229,19 @@ func TestDocCommands(t *testing.T) {
 		byFile[c.file] = append(byFile[c.file], c)
 	}
 	for _, file := range files {
-		t.Run(strings.ReplaceAll(file, "/", "_"), func(t *testing.T) { runDocCommands(t, root, byFile[file]) })
+		t.Run(strings.ReplaceAll(file, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			runDocCommands(t, root, byFile[file])
+		})
 	}
 }
 
 // runDocCommands runs cmds in order in one scratch directory that links the
 // repository's testdata, docs and scripts, so relative paths work as from
 // the repository root, later lines can read what earlier ones wrote, and
-// nothing is written into the repository.
+// nothing is written into the repository. They run as one batch
+// (runBatch), with CI=true as in CI (no progress bar), so that each
+// document's scratch directory is its own working directory.
 func runDocCommands(t *testing.T, root string, cmds []docCommand) {
 	dir := t.TempDir()
 	for _, name := range []string{"testdata", "docs", "scripts", "README.md"} {
@@ -244,28 +251,30 @@ func runDocCommands(t *testing.T, root string, cmds []docCommand) {
 			}
 		}
 	}
-	t.Chdir(dir)
-	t.Setenv("CI", "true") // as in CI: no progress bar
+	var lines []batchLine
+	var run []docCommand
 	for _, c := range cmds {
-		args, outFile, err := shellWords(c.text)
-		if err != nil {
+		if _, _, err := shellWords(c.text); err != nil {
 			t.Errorf("%s:%d: %v", c.file, c.line, err)
 			continue
 		}
-		var stdout, stderr bytes.Buffer
-		code := cli.Main(args[1:], &stdout, &stderr)
-		if code != c.want {
-			msg := stderr.String()
+		// The child splits the line when it comes to it: globs expand in
+		// the scratch directory, after the lines before have written it.
+		lines = append(lines, batchLine{Shell: c.text})
+		run = append(run, c)
+	}
+	for i, r := range runBatch(t, dir, []string{"CI=true"}, lines) {
+		c := run[i]
+		if r.Code != c.want {
+			msg := string(r.Stderr)
 			if len(msg) > 2000 {
 				msg = msg[:2000] + "…"
 			}
-			t.Errorf("%s:%d: `%s` exited %d, the doc says %d\nstderr: %s", c.file, c.line, c.text, code, c.want, msg)
+			t.Errorf("%s:%d: `%s` exited %d, the doc says %d\nstderr: %s", c.file, c.line, c.text, r.Code, c.want, msg)
 			continue
 		}
-		if outFile != "" {
-			if err := os.WriteFile(outFile, stdout.Bytes(), 0o644); err != nil {
-				t.Errorf("%s:%d: %v", c.file, c.line, err)
-			}
+		if r.Err != "" {
+			t.Errorf("%s:%d: %s", c.file, c.line, r.Err)
 		}
 	}
 }
@@ -274,6 +283,7 @@ func runDocCommands(t *testing.T, root string, cmds []docCommand) {
 // TestDocCommands runs the documentation's: the paths exist, the flags
 // parse, the exit status is 0 or the "# exit N" the example states.
 func TestHelpExamples(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the --help examples on real exports")
 	}
@@ -293,7 +303,10 @@ func TestHelpExamples(t *testing.T) {
 			cmds = append(cmds, d)
 		}
 		if len(cmds) > 0 {
-			t.Run(strings.ReplaceAll(c.CommandPath(), " ", "_"), func(t *testing.T) { runDocCommands(t, root, cmds) })
+			t.Run(strings.ReplaceAll(c.CommandPath(), " ", "_"), func(t *testing.T) {
+				t.Parallel()
+				runDocCommands(t, root, cmds)
+			})
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)

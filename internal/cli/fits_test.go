@@ -19,6 +19,7 @@ var (
 // "where the difference comes from" line adds up to its total (the parts
 // not significant summed as "others").
 func TestDefaultOutputFits(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("analyses every bundled export")
 	}

@@ -25,6 +25,7 @@ func execute(t *testing.T, cmd *cobra.Command, args ...string) error {
 // TestFlagsLandInOptions checks that each command's flags reach its options,
 // parsed, without reading any input.
 func TestFlagsLandInOptions(t *testing.T) {
+	t.Parallel()
 	var a *cli.AnalyzeOptions
 	if err := execute(t, cli.NewCmdAnalyze(func(o *cli.AnalyzeOptions) error { a = o; return nil }),
 		"--step", "train", "--depth", "2", "--skip-steps", "3", "--arm", "x=a*.sqlite", "--baseline", "x", "--seed", "7",
@@ -91,6 +92,7 @@ func TestFlagsLandInOptions(t *testing.T) {
 // TestFlagsNotRegistered checks that commands refuse flags they do not use
 // (they once listed analyze's flags through an embedded options struct).
 func TestFlagsNotRegistered(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cmd  *cobra.Command
 		args []string
@@ -109,6 +111,7 @@ func TestFlagsNotRegistered(t *testing.T) {
 // TestLimitsParsedOneWay: a bare number of 1 or more is a usage error (exit
 // 2) for --max-regression and --min-gain; "5" once meant 500%.
 func TestLimitsParsedOneWay(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"check", "--phase", "s", "--max-regression", "5", "r.sqlite"},
 		{"check", "--phase", "s", "--max-regression", "1", "r.sqlite"},
@@ -126,6 +129,7 @@ func TestLimitsParsedOneWay(t *testing.T) {
 // TestOutRefusesNonEmpty: a second analysis into the same --out once
 // replaced the first silently; it now needs --overwrite.
 func TestOutRefusesNonEmpty(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small")
 	dir := filepath.Join(t.TempDir(), "out")
 	if _, errs, code := run(t, "analyze", "--quiet", "--no-stats", "--out", dir, fx.XZ); code != 0 {
@@ -146,6 +150,7 @@ func TestOutRefusesNonEmpty(t *testing.T) {
 // TestAnalyzeNoArmRanges: without arm ranges the context says so, instead
 // of the old "arms  (baseline )".
 func TestAnalyzeNoArmRanges(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "sharing_mps_1")
 	out, errs, code := run(t, "analyze", "--step", "collector_step", "--arm-pattern", "^none(x)(y)$", "--resamples", "1999", fx.XZ)
 	if code != 0 {

@@ -21,6 +21,7 @@ var update = flag.Bool("update", false, "rewrite the generated docs (docs/cli, d
 // TestGenDocs fails while docs/cli or docs/schema.md differ from what the
 // command tree and the table definitions generate; -update rewrites them.
 func TestGenDocs(t *testing.T) {
+	t.Parallel()
 	root := fixture.Root()
 	cliDir, schema := filepath.Join(root, "docs", "cli"), filepath.Join(root, "docs", "schema.md")
 	if *update {
@@ -64,6 +65,7 @@ func TestGenDocs(t *testing.T) {
 // TestSchemaDocumentsEveryColumn: every column has a meaning, and every
 // nullable one says what its null means.
 func TestSchemaDocumentsEveryColumn(t *testing.T) {
+	t.Parallel()
 	md := cli.SchemaMarkdown()
 	for _, line := range strings.Split(md, "\n") {
 		if !strings.HasPrefix(line, "| `") {
@@ -94,6 +96,7 @@ func TestSchemaDocumentsEveryColumn(t *testing.T) {
 // TestEveryCommandHasExample: every command a user sees shows examples in
 // its --help (cobra's own completion commands aside).
 func TestEveryCommandHasExample(t *testing.T) {
+	t.Parallel()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, s := range c.Commands() {
@@ -110,6 +113,7 @@ func TestEveryCommandHasExample(t *testing.T) {
 }
 
 func TestCompletionVersionAndManPages(t *testing.T) {
+	t.Parallel()
 	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
 		out, errs, code := run(t, "completion", sh)
 		if code != 0 || !strings.Contains(out, "nsysphase") {
@@ -139,6 +143,7 @@ func TestCompletionVersionAndManPages(t *testing.T) {
 // TestExitStatusTable: README.md, the guide and the generated reference
 // show the one exit-status table root --help prints.
 func TestExitStatusTable(t *testing.T) {
+	t.Parallel()
 	root := fixture.Root()
 	for _, f := range []string{"README.md", "docs/guide.md", "docs/cli/README.md"} {
 		data, err := os.ReadFile(filepath.Join(root, f))

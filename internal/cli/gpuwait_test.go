@@ -14,6 +14,7 @@ import (
 // that waits, what the GPU ran during the wait, and how much of the sync
 // difference was a GPU that ran nothing — the guide's numbers.
 func TestAnalyzeSaysWhyPhasesWait(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Dir(fixture.Get(t, "sharing_null_1").XZ)
 	fixture.Get(t, "sharing_mps_1")
 	out, errs, code := run(t, "analyze", "--format", "markdown", "--baseline", "mps",
@@ -42,6 +43,7 @@ func TestAnalyzeSaysWhyPhasesWait(t *testing.T) {
 // MPS carry the own/other/no-GPU split of their wait; a pageable copy and
 // its sync both wait, so their split is the whole host time.
 func TestInventorySplitsWaits(t *testing.T) {
+	t.Parallel()
 	out, errs, code := run(t, "inventory", "--format", "json", fixture.Get(t, "sharing_null_1").XZ)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -56,6 +56,7 @@ type historyGateJSON struct {
 // proven regression with 3 runs; the eager arm of eager_graph_small
 // against the four sharing runs is not proven (their spread is wide).
 func TestCheckHistory(t *testing.T) {
+	t.Parallel()
 	graphs := historyDatasets(t, "eager_graph_small", "interleaved_graph", "graph_whole")
 	cand := fixture.Get(t, "sharing_null_1").XZ
 	out, errs, code := run(t, "check", "--history", filepath.Join(graphs, "*"), "--baseline", "graph", cand, "--phase", "collector_step", "--format", "json")
@@ -112,6 +113,7 @@ func TestCheckHistory(t *testing.T) {
 // TestAnalyzeHistory: analyze --history adds one row per arm and phase
 // against the history runs, in JSON and in the Markdown for PRs.
 func TestAnalyzeHistory(t *testing.T) {
+	t.Parallel()
 	sharing := historyDatasets(t, "sharing_null_1", "sharing_null_2", "sharing_mps_1", "sharing_mps_2")
 	fx := fixture.Get(t, "eager_graph_small")
 	out, errs, code := run(t, "analyze", "--history", filepath.Join(sharing, "*"), fx.XZ, "--resamples", "1999", "--format", "json")
@@ -174,6 +176,7 @@ func TestAnalyzeHistory(t *testing.T) {
 // bootstrap over steps finds null 37% slower than mps in these two runs
 // (exit 1), and every line says within-run.
 func TestCheckWithinRun(t *testing.T) {
+	t.Parallel()
 	mps, null := fixture.Get(t, "sharing_mps_1"), fixture.Get(t, "sharing_null_1")
 	args := []string{"check", "--step", "collector_step", "--arm-pattern", "^none(x)(y)$", "--arm", "mps=" + mps.XZ, "--arm", "null=" + null.XZ,
 		"--baseline", "mps", "--phase", "collector_step", "--resamples", "1999"}
@@ -221,6 +224,7 @@ func TestCheckWithinRun(t *testing.T) {
 // TestAnalyzeWithinRun: analyze --within-run adds one row per non-baseline
 // arm and phase, labelled within-run in the table and in JSON.
 func TestAnalyzeWithinRun(t *testing.T) {
+	t.Parallel()
 	mps, null := fixture.Get(t, "sharing_mps_1"), fixture.Get(t, "sharing_null_1")
 	args := []string{"analyze", "--within-run", "--step", "collector_step", "--arm-pattern", "^none(x)(y)$", "--arm", "mps=" + mps.XZ, "--arm", "null=" + null.XZ,
 		"--baseline", "mps", "--resamples", "1999"}
@@ -264,6 +268,7 @@ func TestAnalyzeWithinRun(t *testing.T) {
 
 // TestCheckOneArm: with one arm, check says in one sentence what it needs.
 func TestCheckOneArm(t *testing.T) {
+	t.Parallel()
 	_, errs, code := run(t, "check", fixture.Get(t, "sharing_null_1").XZ, "--phase", "collector_step")
 	if code != cli.ExitInput || !strings.Contains(errs, "these inputs hold one arm (eager): record the baseline and the change as arms") ||
 		!strings.Contains(errs, "--history") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {

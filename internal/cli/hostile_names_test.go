@@ -201,6 +201,7 @@ func formatOf(args []string) string {
 // starting with =, +, -, @ became formulas. Every command in every text
 // format now prints them as text.
 func TestHostileNamesEveryFormat(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	p := hostileExport(t, t.TempDir(), fx, hostileNames, hostileThread, hostileProcess, hostileKernel)
 	for _, args := range hostileCommands {
@@ -221,6 +222,7 @@ func TestHostileNamesEveryFormat(t *testing.T) {
 // differ only in an invalid byte (m\xffx, m\xfex) both read as "m�x": two
 // phases with one name. Their bytes are escaped, so they stay two phases.
 func TestInvalidUTF8NamesStayDistinct(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	p := hostileExport(t, t.TempDir(), fx, hostileNames, hostileThread, hostileProcess, hostileKernel)
 	code, stdout, stderr := runMain(t, "analyze", "--no-stats", "--format", "json", p)
@@ -291,6 +293,7 @@ func FuzzHostileNames(f *testing.F) {
 		if testing.Short() {
 			t.Skip("TestHostileNamesEveryFormat runs these names in -short")
 		}
+		t.Parallel() // the seeds, two at a time on two cores (no effect when fuzzing)
 		if rest, ok := strings.CutPrefix(name, bigName); ok && rest != "" {
 			name = strings.Repeat(rest, (1<<20)/len(rest)+1)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -59,15 +60,13 @@ var allowedExits = []int{cli.ExitOK, cli.ExitGate, cli.ExitInput, cli.ExitInconc
 // directory as paths. No run may panic; each ends with a status of the
 // exit-status table; an exit 2 prints exactly one line that is not a
 // warning.
+//
+// Each command's runs are one batch (runBatch) in a directory of its own,
+// where relative paths that flags write (-o "-1") land, with its own FIFO
+// and directory: the commands run beside each other and other tests.
 func TestEveryFlagHostile(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
-	work := t.TempDir()
-	t.Chdir(work) // relative paths that flags write (-o "-1") land here
-	dir := filepath.Join(work, "adir")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fifo := makeFIFO(t, filepath.Join(work, "fifo"))
 	base := hostileBase(fx)
 
 	root := cli.NewRootCmd()
@@ -87,7 +86,8 @@ func TestEveryFlagHostile(t *testing.T) {
 	if len(cmds) < 8 {
 		t.Fatalf("walked %d commands: the tree was not built", len(cmds))
 	}
-	runs := 0
+	var runs atomic.Int64
+	t.Cleanup(func() { t.Logf("%d commands, %d runs", len(cmds), runs.Load()) })
 	for _, c := range cmds {
 		path := c.CommandPath()
 		words := strings.Fields(path)[1:]
@@ -98,22 +98,32 @@ func TestEveryFlagHostile(t *testing.T) {
 		var flags []*pflag.Flag
 		c.Flags().VisitAll(func(f *pflag.Flag) { flags = append(flags, f) })
 		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { flags = append(flags, f) })
-		for _, f := range flags {
-			if f.Name == "help" || f.Name == "version" {
-				continue // they print and exit 0 whatever comes with them
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			work := t.TempDir()
+			dir := filepath.Join(work, "adir")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
 			}
-			for _, v := range hostileValues(f.Value.Type(), fifo, dir) {
-				line := append(slices.Clone(words), "--"+f.Name+"="+v)
-				line = append(line, args...)
-				var stdout, stderr bytes.Buffer
-				code := cli.Main(line, &stdout, &stderr)
-				runs++
-				name := path + " --" + f.Name + "=" + shorten(v)
-				checkHostile(t, name, code, stderr.String())
+			fifo := makeFIFO(t, filepath.Join(work, "fifo"))
+			var lines []batchLine
+			var names []string
+			for _, f := range flags {
+				if f.Name == "help" || f.Name == "version" {
+					continue // they print and exit 0 whatever comes with them
+				}
+				for _, v := range hostileValues(f.Value.Type(), fifo, dir) {
+					line := append(slices.Clone(words), "--"+f.Name+"="+v)
+					lines = append(lines, batchLine{Args: append(line, args...)})
+					names = append(names, path+" --"+f.Name+"="+shorten(v))
+				}
 			}
-		}
+			for i, r := range runBatch(t, work, nil, lines) {
+				checkHostile(t, names[i], r.Code, string(r.Stderr))
+			}
+			runs.Add(int64(len(lines)))
+		})
 	}
-	t.Logf("%d commands, %d runs", len(cmds), runs)
 }
 
 func checkHostile(t *testing.T, name string, code int, stderr string) {
@@ -148,6 +158,7 @@ func shorten(v string) string {
 // inventory, verdict and check and was an "internal error" in boundary. It
 // is a usage error now, named before any input is read.
 func TestArmPatternNeedsGroup(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	rules := filepath.Join(t.TempDir(), "rules.toml")
 	if err := os.WriteFile(rules, []byte("arm_pattern = '^arm='\n"), 0o644); err != nil {
@@ -175,6 +186,7 @@ func TestArmPatternNeedsGroup(t *testing.T) {
 // not use). Every value outside the documented bounds is exit 2 before any
 // input is read (the input here does not exist); the bounds themselves pass.
 func TestStatsFlagsBounded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		flag, value string
 		ok          bool

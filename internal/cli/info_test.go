@@ -33,6 +33,7 @@ func golden(t *testing.T, name, got string) {
 
 // TestInfoTableGolden: the human view of info on a bundled export.
 func TestInfoTableGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"eager_graph_small", "sharing_mps_1"} {
 		fx := fixture.Get(t, name)
 		out, errs, code := run(t, "info", fx.XZ)
@@ -48,6 +49,7 @@ func TestInfoTableGolden(t *testing.T) {
 // TestInfoJSONContract: the JSON shape later tooling relies on, with
 // integers for counts and ns.
 func TestInfoJSONContract(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "sharing_mps_1")
 	out, errs, code := run(t, "info", "--format", "json", fx.XZ)
 	if code != 0 {

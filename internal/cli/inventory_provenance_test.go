@@ -65,6 +65,7 @@ func provenanceJSON(t *testing.T, args ...string) (provenanceDoc, string) {
 // two processes with their context on GPU 0. The graph arm launches one
 // graph per step, the eager arm none. The manifests agree with the traces.
 func TestProvenanceEvidence(t *testing.T) {
+	t.Parallel()
 	var files []string
 	for _, n := range []string{"sharing_null_1", "sharing_mps_1", "sharing_null_2", "sharing_mps_2"} {
 		files = append(files, fixture.Get(t, n).XZ)
@@ -106,6 +107,7 @@ func TestProvenanceEvidence(t *testing.T) {
 // and other arms for a null run is contradicted loudly, one stderr line per
 // claim, in the text view too.
 func TestProvenanceMismatchWarnings(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "sharing_null_1")
 	data, err := os.ReadFile(fixture.Get(t, "interleaved_graph").Manifest)
 	if err != nil {

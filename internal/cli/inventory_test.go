@@ -10,6 +10,7 @@ import (
 )
 
 func TestInventoryCLI(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	out, errs, code := run(t, "inventory", "--format", "json", fx.XZ)
 	if code != 0 {

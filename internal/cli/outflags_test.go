@@ -13,6 +13,7 @@ import (
 // ranges, verdict, boundary) takes -o FILE (the output goes there, stdout
 // stays empty) and --quiet (nothing on stdout, the exit status unchanged).
 func TestOutputAndQuietFlags(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small")
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -48,6 +49,7 @@ func TestOutputAndQuietFlags(t *testing.T) {
 // TestInfoFormats: info has analyze's formats; the table formats give one
 // row per export.
 func TestInfoFormats(t *testing.T) {
+	t.Parallel()
 	a, b := fixture.Get(t, "eager_graph_small"), fixture.Get(t, "graph_whole")
 	out, errs, code := run(t, "info", "--format", "csv", a.XZ, b.XZ)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -73,6 +75,7 @@ func TestInfoFormats(t *testing.T) {
 // TestCheckPhasesAlias: --phases names the phases to gate, --phase is the
 // same flag; each phase gets its rows.
 func TestCheckPhasesAlias(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	a, _, codeA := run(t, "check", fx.XZ, "--baseline", "graph", "--phase", "collector_step", "--resamples", "1999", "--format", "json")
 	b, _, codeB := run(t, "check", fx.XZ, "--baseline", "graph", "--phases", "collector_step", "--resamples", "1999", "--format", "json")
@@ -87,6 +90,7 @@ func TestCheckPhasesAlias(t *testing.T) {
 
 // TestRegionPhaseAlias: verdict and boundary take --phase as --phases.
 func TestRegionPhaseAlias(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small")
 	a, _, ca := run(t, "boundary", "--phase", "physics_step", "--resamples", "1999", "--format", "json", fx.XZ)
 	b, _, cb := run(t, "boundary", "--phases", "physics_step", "--resamples", "1999", "--format", "json", fx.XZ)
@@ -98,6 +102,7 @@ func TestRegionPhaseAlias(t *testing.T) {
 // TestVerdictUnnamedArm: an export without arm ranges has one unnamed arm;
 // verdict's sentence calls it "the run", never an empty name.
 func TestVerdictUnnamedArm(t *testing.T) {
+	t.Parallel()
 	var fx fixture.Fixture
 	for _, f := range fixture.Extra(t) {
 		if f.Name == "profiler_step" {

@@ -31,6 +31,7 @@ func copyFixture(t *testing.T, fx, dir, name string) string {
 // line, before any work, and the input is byte-for-byte unchanged with no
 // file added beside it.
 func TestOutputNotAnInput(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	dir := t.TempDir()
 	in := copyFixture(t, fx, dir, "X.sqlite")
@@ -63,6 +64,7 @@ func TestOutputNotAnInput(t *testing.T) {
 // TestOutputThroughSymlink: -o on a symlink writes the report to the link's
 // target and leaves the link a link (it used to replace the link).
 func TestOutputThroughSymlink(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	dir := t.TempDir()
 	target := filepath.Join(dir, "reports", "report.json")
@@ -104,6 +106,7 @@ func TestOutputThroughSymlink(t *testing.T) {
 // line, and the FIFO or directory is left as it was (a FIFO used to be
 // replaced by a regular file).
 func TestOutputRefusesSpecial(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "sub")

@@ -32,6 +32,7 @@ func fullJSON(t *testing.T, args ...string) map[string]any {
 // same document as each written to its own dataset (one flat, one
 // partitioned, as two CI jobs would) and analysed with --from.
 func TestAnalyzeFromDatasetsEqualsDirect(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("analyses two real exports three times")
 	}
@@ -71,6 +72,7 @@ func TestAnalyzeFromDatasetsEqualsDirect(t *testing.T) {
 }
 
 func TestAnalyzeFromUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"analyze", "--from"},
 		{"analyze", "--from", "--step", "x", "dir"},
@@ -89,6 +91,7 @@ func TestAnalyzeFromUsage(t *testing.T) {
 // --out with --format arrow writes an Arrow dataset, html is one page
 // without scripts or remote references, -o writes the file.
 func TestAnalyzeBinaryAndHTMLFormats(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small")
 	tmp := t.TempDir()
 	common := []string{"analyze", "--resamples", "1999", fx.XZ}
@@ -144,6 +147,7 @@ func TestAnalyzeBinaryAndHTMLFormats(t *testing.T) {
 // TestAnalyzeDeterministicAcrossJobs: the output does not depend on -j, and
 // no progress bar reaches a non-terminal stderr.
 func TestAnalyzeDeterministicAcrossJobs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("analyses three exports twice")
 	}

@@ -18,6 +18,7 @@ import (
 // summary on every export with CUDA API calls or closed NVTX ranges, and 2
 // with one line saying there is nothing to analyse on the others.
 func TestPublicCorpusCommands(t *testing.T) {
+	t.Parallel()
 	for _, fx := range fixture.Public(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			path := fx.SQLite(t)

@@ -12,6 +12,7 @@ import (
 // TestRangesParquet: the ranges table through the shared model keeps the
 // vendor's integers exactly (Total Proj Time, GPU ops) in Parquet.
 func TestRangesParquet(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	out, errs, code := run(t, "ranges", "--format", "parquet", fx.XZ)
 	if code != 0 {

@@ -24,6 +24,7 @@ func rangesMain(args ...string) (stdout, stderr string, code int) {
 // the extra recordings included (NVTX3 domains and registered strings, CUDA
 // backtraces, 2 GPUs, JAX).
 func TestRangesCSVEqualsVendor(t *testing.T) {
+	t.Parallel()
 	fixtures := fixture.All(t)
 	if _, err := os.Stat(filepath.Join(fixture.Root(), "testdata", fixture.Set+"-extra")); err == nil {
 		fixtures = append(fixtures, fixture.Extra(t)...)
@@ -88,6 +89,7 @@ type rangesDoc struct {
 // TestRangesJSON reads an .xz export and checks the JSON shape: every key
 // present, counts and ns as JSON integers, the vendor's first row.
 func TestRangesJSON(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small")
 	out, errs, code := rangesMain("--format", "json", fx.XZ)
 	if code != 0 {
@@ -146,6 +148,7 @@ func TestRangesJSON(t *testing.T) {
 
 // TestRangesSeveralFiles: one array element per file, each with its file.
 func TestRangesSeveralFiles(t *testing.T) {
+	t.Parallel()
 	a, b := fixture.Get(t, "graph_whole").SQLite(t), fixture.Get(t, "emit_nvtx").SQLite(t)
 	out, errs, code := rangesMain("--format", "json", a, b)
 	if code != 0 {
@@ -178,6 +181,7 @@ func TestRangesSeveralFiles(t *testing.T) {
 // TestRangesTable checks the aligned table: the vendor's column names and
 // exact integers.
 func TestRangesTable(t *testing.T) {
+	t.Parallel()
 	out, errs, code := rangesMain(fixture.Get(t, "graph_whole").SQLite(t))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -197,6 +201,7 @@ func TestRangesTable(t *testing.T) {
 // TestRangesInputErrors: usage and input mistakes exit 2 with one line that
 // names the problem, and print nothing on stdout.
 func TestRangesInputErrors(t *testing.T) {
+	t.Parallel()
 	good := fixture.Get(t, "graph_whole").SQLite(t)
 	missing := filepath.Join(t.TempDir(), "nope.sqlite")
 	for _, c := range []struct {
@@ -219,6 +224,7 @@ func TestRangesInputErrors(t *testing.T) {
 // TestRangesOddInputs runs inputs the vendor's rules handle silently: the
 // view works and says what it left out or assumed.
 func TestRangesOddInputs(t *testing.T) {
+	t.Parallel()
 	base := fixture.Get(t, badgen.BaseFixture).SQLite(t)
 	for _, c := range []struct {
 		gen      string

@@ -11,6 +11,7 @@ import (
 // TestAnalyzeRanksOutputs: the 2-GPU run's ranks section in every
 // document format, and its absence on a single-rank export.
 func TestAnalyzeRanksOutputs(t *testing.T) {
+	t.Parallel()
 	ddp := filepath.Join(fixture.Root(), "testdata", fixture.Set+"-extra", "dist_allreduce_2gpu.sqlite.xz")
 	text, _, code := run(t, "analyze", "--resamples", "1999", ddp)
 	if code != 0 || !strings.Contains(text, "Ranks (2): communication and stragglers") ||

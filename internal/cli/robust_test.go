@@ -5,14 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +67,7 @@ func corpusCommands() [][]string {
 // --out; usable input exits 0 and reports exactly the expected warnings. No
 // run may panic, and no run may change or add a file beside its input.
 func TestCorpus(t *testing.T) {
+	t.Parallel()
 	corpusDir := badgen.CorpusDir(fixture.Root())
 	cases, err := badgen.LoadCases(corpusDir)
 	if err != nil {
@@ -87,9 +91,15 @@ func TestCorpus(t *testing.T) {
 			if err := os.Mkdir(inDir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			path, err := badgen.Materialize(c, corpusDir, inDir, base)
-			if err != nil {
-				t.Fatal(err)
+			var path string
+			if name, ok := strings.CutPrefix(c.Input, "gen:"); ok && slices.Contains(sharedBuilds, name) {
+				path = copyBuilt(t, name, inDir)
+			} else {
+				p, err := badgen.Materialize(c, corpusDir, inDir, base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path = p
 			}
 			before := snapshot(t, inDir)
 			for i, line := range corpusCommands() {
@@ -278,6 +288,7 @@ func hashFile(t *testing.T, p string) string {
 // TestInfoBadAmongGood checks that one unusable file among good ones fails
 // the whole run before anything is printed.
 func TestInfoBadAmongGood(t *testing.T) {
+	t.Parallel()
 	base := fixture.Get(t, badgen.BaseFixture).SQLite(t)
 	dir := t.TempDir()
 	bad, err := badgen.Build("truncated_tail", dir, base)
@@ -295,21 +306,23 @@ func TestInfoBadAmongGood(t *testing.T) {
 // its memory does not grow with them: the peak heap and anonymous memory
 // (SQLite's allocations are outside the Go heap) while reading 1,000,000
 // unclosed ranges stay within a fixed margin of those while reading the base
-// export. Skipped with -short (it builds a 50 MB export).
+// export. Skipped with -short (it builds a 50 MB export, shared with
+// TestCorpus).
 func TestPathologicalMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a large export; run without -short")
 	}
+	// Under the program's collector targets, which TestMain turns off
+	// (cli.Main sets them again for every command).
+	t.Setenv("GOMEMLIMIT", "")
+	gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(gc)
+	t.Cleanup(func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	})
 	base := fixture.Get(t, badgen.BaseFixture).SQLite(t)
-	dir := t.TempDir()
-	huge, err := badgen.Build("million_unclosed", dir, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := badgen.Build("whole_file_range", dir, base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	huge, whole := built(t, "million_unclosed"), built(t, "whole_file_range")
 	st, _ := os.Stat(huge)
 	t.Logf("million_unclosed: %d MB", st.Size()>>20)
 
@@ -357,6 +370,73 @@ func TestPathologicalMemory(t *testing.T) {
 	}
 }
 
+// sharedBuilds are the corpus generators whose exports several tests read:
+// each is built once per test process (built), and TestCorpus runs on a
+// copy. million_unclosed takes a second to build.
+var sharedBuilds = []string{"million_unclosed", "whole_file_range", "huge_strings"}
+
+var (
+	builtDir  = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "nsysphase-built-") })
+	builtOnce sync.Map // generator name → func() (string, error)
+)
+
+// built returns the export generator name (one of sharedBuilds) builds
+// from the corpus's base, building it on first use. Tests only read it.
+func built(t *testing.T, name string) string {
+	t.Helper()
+	if !slices.Contains(sharedBuilds, name) {
+		t.Fatalf("built(%q): not in sharedBuilds", name)
+	}
+	base := fixture.Get(t, badgen.BaseFixture).SQLite(t)
+	f, _ := builtOnce.LoadOrStore(name, sync.OnceValues(func() (string, error) {
+		root, err := builtDir()
+		if err != nil {
+			return "", err
+		}
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return "", err
+		}
+		return badgen.Build(name, dir, base)
+	}))
+	p, err := f.(func() (string, error))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// copyBuilt copies built(name) into dir and returns the copy's path.
+func copyBuilt(t *testing.T, name, dir string) string {
+	t.Helper()
+	src := built(t, name)
+	dst := filepath.Join(dir, filepath.Base(src))
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// removeBuilt removes the shared builds (TestMain, after the tests).
+func removeBuilt() {
+	if dir, err := builtDir(); err == nil {
+		os.RemoveAll(dir)
+	}
+}
+
 func sub(a, b uint64) uint64 {
 	if a < b {
 		return 0
@@ -390,6 +470,7 @@ func memNow() (heap, anon uint64) {
 // TestCorpusDocumented checks that docs/robustness.md has a row for every
 // case of the corpus.
 func TestCorpusDocumented(t *testing.T) {
+	t.Parallel()
 	cases, err := badgen.LoadCases(badgen.CorpusDir(fixture.Root()))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // table with a metric_unit column. No name has two meanings: the same name
 // has the same unit in every table, and no column is called "unit".
 func TestColumnNamesCarryUnits(t *testing.T) {
+	t.Parallel()
 	type col struct{ table, unit string }
 	seen := map[string]col{}
 	table := ""

@@ -30,6 +30,7 @@ type stepLabel struct {
 // against steps.json, with the rules of its check_steps.py (which also runs
 // on the same JSON where python3 is installed). Skipped without ../shared.
 func TestStepsAsAPersonWouldChoose(t *testing.T) {
+	t.Parallel()
 	dir := fixture.PublicDir()
 	raw, err := os.ReadFile(filepath.Join(dir, "steps.json"))
 	if err != nil {

@@ -49,6 +49,7 @@ func wantRefused(t *testing.T, dir string, before map[string]string, args []stri
 // only a directory that holds nothing but a dataset, and never one that
 // holds an input.
 func TestOverwriteKeepsForeignFiles(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results")
@@ -76,6 +77,7 @@ func TestOverwriteKeepsForeignFiles(t *testing.T) {
 // ds/phase_summary.parquet` replaced a table of the dataset being read. A
 // -o inside an input directory is refused before any work.
 func TestOutputNotInsideInputDataset(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "ds")
@@ -158,6 +160,7 @@ func derive(t *testing.T, name, sql string) string {
 // start were kept as zero-length instances, lowering their phase's mean,
 // with no warning in analyze. They are left out, with a warning.
 func TestBackwardRangesLeftOut(t *testing.T) {
+	t.Parallel()
 	base := analyzed24(t, fixture.Get(t, "eager_graph_small").SQLite(t))
 	p := derive(t, "backward", `UPDATE NVTX_EVENTS SET "end" = start - 1 WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 AND text = 'metrics' ORDER BY start LIMIT 4 OFFSET 40);`)
 	a := analyzed24(t, p)
@@ -173,6 +176,7 @@ func TestBackwardRangesLeftOut(t *testing.T) {
 // correlationId matches no API call were dropped from every total without
 // a word.
 func TestUnmatchedKernelsWarned(t *testing.T) {
+	t.Parallel()
 	p := derive(t, "unmatched", `UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = correlationId + 100000000 WHERE rowid IN (SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 20 OFFSET 500);`)
 	a := analyzed24(t, p)
 	if a.warning("unmatched_ops", "20 GPU operations have a correlationId that matches no CUDA API call") == "" {
@@ -186,6 +190,7 @@ func TestUnmatchedKernelsWarned(t *testing.T) {
 // TestDuplicateCorrelationWarned is issue 24 case 5: API calls repeating a
 // correlationId made their kernels count twice; only info warned.
 func TestDuplicateCorrelationWarned(t *testing.T) {
+	t.Parallel()
 	p, err := badgen.Build("duplicate_correlation", t.TempDir(), fixture.Get(t, "eager_graph_small").SQLite(t))
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +205,7 @@ func TestDuplicateCorrelationWarned(t *testing.T) {
 // (only info warned). analyze reports the export's quality findings as
 // coded warnings, as info does.
 func TestAnalyzeReportsQuality(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	for name, want := range map[string][2]string{
 		"unbalanced_push_pop": {"unbalanced_range", "1 NVTX push/pop ranges overlap an enclosing range"},
@@ -221,6 +227,7 @@ func TestAnalyzeReportsQuality(t *testing.T) {
 // −1632 ns, first in its table, made analyze exit 2 with "GPU operation
 // rows are not in start order" (false, and naming no file).
 func TestNegativeTimestampsValid(t *testing.T) {
+	t.Parallel()
 	p := derive(t, "negative_start", `UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -1632 WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);`)
 	a := analyzed24(t, p)
 	base := analyzed24(t, fixture.Get(t, "eager_graph_small").SQLite(t))
@@ -238,6 +245,7 @@ func TestNegativeTimestampsValid(t *testing.T) {
 // merged once: a flag given wins, else the rule, else the default; the
 // value used is the value printed.
 func TestSkipStepsOneMerge(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	rules := filepath.Join(t.TempDir(), "rules.toml")
 	if err := os.WriteFile(rules, []byte("skip_steps = 3\n"), 0o644); err != nil {
@@ -286,6 +294,7 @@ func TestSkipStepsOneMerge(t *testing.T) {
 // of zero width and check's exit 1. Identical inputs are refused, naming
 // both.
 func TestIdenticalInputsRefused(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	dir := t.TempDir()
 	a := copyFixture(t, fx, dir, "run1.sqlite")
@@ -358,10 +367,8 @@ func TestParquetDirImportsOnlyNeededTables(t *testing.T) {
 // read (nsys.MaxNameBytes, with its length and hash so that long names
 // stay distinct): every output stays small.
 func TestHugeNamesBounded(t *testing.T) {
-	p, err := badgen.Build("huge_strings", t.TempDir(), fixture.Get(t, "eager_graph_small").SQLite(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
+	p := built(t, "huge_strings")
 	for _, args := range [][]string{
 		{"analyze", "--no-stats", "--format", "csv"},
 		{"analyze", "--no-stats", "--format", "json"},
@@ -398,6 +405,7 @@ func TestHugeNamesBounded(t *testing.T) {
 // on the full globalPid: a copy of the export's processes on a second host
 // leaves every process's GPU totals as they were.
 func TestSameOSPidTwoHosts(t *testing.T) {
+	t.Parallel()
 	const host = "281474976710656" // 1 << 48: the host bits of a globalTid
 	var sql strings.Builder
 	for _, tc := range [][2]string{

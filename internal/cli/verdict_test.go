@@ -13,6 +13,7 @@ import (
 // TestVerdictExitCodes: go 0, no-go 1, inconclusive 3 (with a warning on
 // stderr), unusable input 2; the decision follows the printed CI.
 func TestVerdictExitCodes(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	base := []string{"verdict", "--phases", graphPhases, "--resamples", "1999", "--format", "json"}
 	out, errs, code := run(t, append(base, "--min-gain", "10%", fx.XZ)...)
@@ -78,6 +79,7 @@ func TestVerdictExitCodes(t *testing.T) {
 // Markdown with the parts and the region's phases; boundary's JSON carries
 // the same bound per arm.
 func TestVerdictBoundFormats(t *testing.T) {
+	t.Parallel()
 	fx := fixture.Get(t, "interleaved_graph")
 	base := []string{"verdict", "--phases", graphPhases, "--min-gain", "10%", "--resamples", "1999", fx.XZ}
 	out, errs, code := run(t, append(base, "--format", "json")...)
