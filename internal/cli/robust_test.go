@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -312,11 +313,12 @@ func TestPathologicalMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a large export; run without -short")
 	}
-	// Under the program's collector targets, which TestMain turns off
-	// (cli.Main sets them again for every command).
+	// As in a process of its own: the Go defaults (TestMain set GOGC=400
+	// and GOMEMLIMIT for the tests' process), or whatever targets a command
+	// that tunes the collector sets (info does not).
 	t.Setenv("GOMEMLIMIT", "")
-	gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
-	debug.SetGCPercent(gc)
+	t.Setenv("GOGC", "")
+	gc, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
 	t.Cleanup(func() {
 		debug.SetGCPercent(gc)
 		debug.SetMemoryLimit(limit)
