@@ -16,16 +16,16 @@ static:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w" -o bin/scaleexport-linux-amd64 ./internal/cmd/scaleexport
 
 # The README's test command: every test, including the DuckDB interop test
-# when interop/node_modules exists (make interop installs it). About 2 CPU
-# minutes after the build: a few minutes on an idle 2-core machine
-# (docs/performance.md, "Test suite").
+# when interop/node_modules exists (make interop installs it). About 1.5 CPU
+# minutes after the build: under a minute on an idle 2-core machine, no
+# package over 35 s (docs/performance.md, "Test suite").
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
 # The large export's slowest cross-checks (page reader against SQLite, the
-# streamed engine against the whole trace), a minute or two on 2 cores; CI
-# runs them after make test. Skipped where ../shared lacks the large export.
+# streamed engine against the whole trace), 10–15 s on 2 cores; CI runs
+# them after make test. Skipped where ../shared lacks the large export.
 test-long:
 	NSYSPHASE_LONG=1 $(GO) test -count=1 -run 'TestPageScansEqualSQLite|TestSweepEqualsWholeTrace' ./nsys ./phases
 
