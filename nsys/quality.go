@@ -255,10 +255,11 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 
 // checkTimes counts, in every timed table, the rows that end before they
 // start (both numbers) and the rows whose start or end is stored as text or
-// a blob. It reads the two columns through the page reader, each table cut
-// into parts scanned in parallel: an aggregate SQL query over the largest
-// tables costs as much as the whole analysis (a third of its CPU time on a
-// 100 MB export).
+// a blob. A table that earlier page scans read whole is not read again
+// (auditedTimes); the others are read, the two columns only, through the
+// page reader, each cut into parts scanned in parallel: an aggregate SQL
+// query over the largest tables costs as much as the whole analysis (a
+// third of its CPU time on a 100 MB export).
 func (f *File) checkTimes(q *Quality) error {
 	type part struct {
 		table         string
