@@ -125,7 +125,10 @@ type Dataset struct {
 	Instances   *export.Table // phase_instances
 	Provenance  *export.Table // provenance; nil when absent
 	Collectives *export.Table // rank_collectives; nil when absent
-	context     *datasetContext
+	// Inputs are the exports the dataset was written from, with their
+	// SHA-256 (the Parquet metadata's nsysphase.inputs); nil when absent.
+	Inputs  []export.Input
+	context *datasetContext
 }
 
 // LoadDataset reads the phase_instances (and provenance) tables of a dataset
@@ -159,6 +162,11 @@ func LoadDataset(dir string) (*Dataset, error) {
 	md, err := instancesMetadata(dir)
 	if err != nil {
 		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet metadata of phase_instances", Err: err}
+	}
+	if raw := md[export.MetaInputs]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &ds.Inputs); err != nil {
+			return nil, &nsys.InputError{Path: dir, Problem: "bad " + export.MetaInputs + " metadata", Err: err}
+		}
 	}
 	if raw := md[MetaContext]; raw != "" {
 		var c datasetContext
@@ -226,9 +234,12 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 		}
 		sets = append(sets, ds)
 	}
-	files, skip, warns, err := FileResultsFromDatasets(sets, opt)
+	files, skip, warns, err := FileResultsFromDatasets(sets, opt) // refuses one path in two datasets
 	if err != nil {
 		return nil, err
+	}
+	if err := refuseRepeatedInputs(sets); err != nil {
+		return nil, &UsageError{Err: err}
 	}
 	d, err := Build(ctx, files, sc, version, skip)
 	if err != nil {
@@ -640,4 +651,26 @@ func (ds *Dataset) rankProcesses(file string, ps []phases.RankProcess) ([]phases
 		slices.SortStableFunc(out[i].Collectives, func(a, b phases.Collective) int { return cmp.Compare(a.Start, b.Start) })
 	}
 	return out, nil
+}
+
+// refuseRepeatedInputs refuses datasets that hold one export twice by its
+// content (SHA-256) under different paths: copies of one file analysed in
+// two jobs. Counted twice, the export's profile would narrow every interval
+// as if a second run agreed with it. (One path in two datasets is refused
+// before, by FileResultsFromDatasets.)
+func refuseRepeatedInputs(sets []*Dataset) error {
+	type seen struct{ dir, path string }
+	first := map[string]seen{}
+	for _, ds := range sets {
+		for _, in := range ds.Inputs {
+			if in.SHA256 == "" {
+				continue // not hashed (unreadable when written): nothing to compare
+			}
+			if prev, ok := first[in.SHA256]; ok {
+				return fmt.Errorf("%s and %s both hold the analysis of one export (%s and %s: SHA-256 %s…): pass each export's dataset once", prev.dir, ds.Dir, prev.path, in.Path, in.SHA256[:min(12, len(in.SHA256))])
+			}
+			first[in.SHA256] = seen{ds.Dir, in.Path}
+		}
+	}
+	return nil
 }
