@@ -161,29 +161,40 @@ func (f *File) checkCrossedRanges(q *Quality, query queryFunc) error {
 		}
 	}
 	sql := `SELECT globalTid, start, "end" FROM NVTX_EVENTS WHERE eventType IN (59, 70) AND "end" IS NOT NULL AND globalTid IS NOT NULL ORDER BY globalTid, start, "end" DESC`
-	var (
-		tid   int64
-		first = true
-		stack []int64 // ends of the enclosing ranges, innermost last
-	)
+	var c crossedCounter
 	err := query(sql, func(st *sqlite.Stmt) error {
-		g, start, end := st.ColumnInt64(0), st.ColumnInt64(1), st.ColumnInt64(2)
-		if first || g != tid {
-			tid, first, stack = g, false, stack[:0]
-		}
-		for len(stack) > 0 && stack[len(stack)-1] <= start {
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) > 0 && end > stack[len(stack)-1] {
-			q.CrossedRanges++
-		}
-		stack = append(stack, end)
+		c.add(st.ColumnInt64(0), st.ColumnInt64(1), st.ColumnInt64(2))
 		return nil
 	})
 	if err != nil {
 		return f.readError("cannot check NVTX push/pop ranges", err)
 	}
+	q.CrossedRanges = c.n
 	return nil
+}
+
+// crossedCounter counts crossed push/pop ranges, handed one at a time in
+// the order (thread, start, end descending), with a stack of the enclosing
+// ranges' ends: a range that starts inside the innermost open range must
+// also end inside it.
+type crossedCounter struct {
+	tid     int64
+	started bool
+	stack   []int64 // ends of the enclosing ranges, innermost last
+	n       int64
+}
+
+func (c *crossedCounter) add(tid, start, end int64) {
+	if !c.started || tid != c.tid {
+		c.tid, c.started, c.stack = tid, true, c.stack[:0]
+	}
+	for len(c.stack) > 0 && c.stack[len(c.stack)-1] <= start {
+		c.stack = c.stack[:len(c.stack)-1]
+	}
+	if len(c.stack) > 0 && end > c.stack[len(c.stack)-1] {
+		c.n++
+	}
+	c.stack = append(c.stack, end)
 }
 
 // countDuplicates counts ids that repeat an earlier id of the same process;
@@ -499,19 +510,11 @@ func (f *File) checkRangePages(q *Quality, query queryFunc) (ok bool, err error)
 			}
 			return cmp.Compare(b.end, a.end)
 		})
-		var stack []int64
-		for i, r := range ranges {
-			if i == 0 || r.tid != ranges[i-1].tid {
-				stack = stack[:0]
-			}
-			for len(stack) > 0 && stack[len(stack)-1] <= r.start {
-				stack = stack[:len(stack)-1]
-			}
-			if len(stack) > 0 && r.end > stack[len(stack)-1] {
-				n.CrossedRanges++
-			}
-			stack = append(stack, r.end)
+		var c crossedCounter
+		for _, r := range ranges {
+			c.add(r.tid, r.start, r.end)
 		}
+		n.CrossedRanges = c.n
 	}
 	q.UnclosedRanges, q.OtherThreadEnds, q.UnnamedRanges = n.UnclosedRanges, n.OtherThreadEnds, n.UnnamedRanges
 	q.DanglingTextIDs, q.CrossedRanges = n.DanglingTextIDs, n.CrossedRanges

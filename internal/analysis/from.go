@@ -245,9 +245,11 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 	if err != nil {
 		return nil, err
 	}
-	// Dataset-level notes go first, as input warnings do; none is [] as
-	// in the direct analysis, not null.
-	d.Warnings = append(append(make([]Warning, 0, len(warns)+len(d.Warnings)), warns...), d.Warnings...)
+	// Dataset-level notes go first, as input warnings do. Without any,
+	// d.Warnings stays the document's [] (appending to nil warns gave null).
+	if len(warns) > 0 {
+		d.Warnings = append(warns, d.Warnings...)
+	}
 	return d, nil
 }
 
