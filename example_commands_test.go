@@ -203,19 +203,10 @@ func ExampleAnalysis_CheckHistory() {
 		return
 	}
 	defer os.RemoveAll(tmp)
-	var history []string
-	for _, run := range []string{"sharing_null_1", "sharing_null_2", "sharing_mps_1"} {
-		a, err := nsysphase.Analyze(ctx, []string{"testdata/nsys-2025.3-h200/" + run + ".sqlite.xz"}, opts)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		dir := filepath.Join(tmp, run)
-		if err := a.WriteDataset(dir); err != nil {
-			fmt.Println(err)
-			return
-		}
-		history = append(history, dir)
+	history, err := historyDatasets(ctx, opts, tmp, "sharing_null_1", "sharing_null_2", "sharing_mps_1")
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
 	a, err := nsysphase.Analyze(ctx, []string{"testdata/nsys-2025.3-h200/sharing_mps_2.sqlite.xz"}, opts)
 	if err != nil {

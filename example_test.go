@@ -121,19 +121,10 @@ func ExampleAnalysis_CompareWithHistory() {
 		return
 	}
 	defer os.RemoveAll(tmp)
-	var dirs []string
-	for _, run := range []string{"sharing_null_1", "sharing_null_2", "sharing_mps_1"} {
-		a, err := nsysphase.Analyze(ctx, []string{"testdata/nsys-2025.3-h200/" + run + ".sqlite.xz"}, opts)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		dir := filepath.Join(tmp, run)
-		if err := a.WriteDataset(dir); err != nil {
-			fmt.Println(err)
-			return
-		}
-		dirs = append(dirs, dir)
+	dirs, err := historyDatasets(ctx, opts, tmp, "sharing_null_1", "sharing_null_2", "sharing_mps_1")
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
 	a, err := nsysphase.Analyze(ctx, []string{"testdata/nsys-2025.3-h200/sharing_mps_2.sqlite.xz"}, opts)
 	if err != nil {
@@ -252,4 +243,23 @@ func ExampleAnalysis_MarshalJSON() {
 	fmt.Println("schema", doc.SchemaVersion == nsysphase.SchemaVersion, "step chosen by", doc.StepChoice.Rule)
 	// Output:
 	// schema true step chosen by repeats most in arm blocks
+}
+
+// historyDatasets analyses each bundled run and writes its dataset under
+// dir, as each earlier CI job of a history would (`analyze --out`),
+// returning the dataset directories in order.
+func historyDatasets(ctx context.Context, opts nsysphase.Options, dir string, runs ...string) ([]string, error) {
+	var dirs []string
+	for _, run := range runs {
+		a, err := nsysphase.Analyze(ctx, []string{"testdata/nsys-2025.3-h200/" + run + ".sqlite.xz"}, opts)
+		if err != nil {
+			return nil, err
+		}
+		out := filepath.Join(dir, run)
+		if err := a.WriteDataset(out); err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, out)
+	}
+	return dirs, nil
 }
