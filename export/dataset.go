@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"io"
 	"io/fs"
 	"net/url"
@@ -177,7 +178,9 @@ func (w *DatasetWriter) AddRows(n int, rows func(lo, hi int) *Table) {
 			return
 		}
 		name := first.Name + w.f.Ext()
+		marks.Mark("rows table starts: " + first.Name)
 		res.entry, res.err = name, writeParquetRanges(filepath.Join(w.staging, name), first, n, step, rows, w.opt)
+		marks.Mark("rows table written: " + first.Name)
 	})
 }
 

@@ -207,8 +207,7 @@ func (p *parquetWriter) write(cols []arrow.Array, n int64) error {
 }
 
 // maxColumnEncoders caps the columns encoded at once: each holds a zstd
-// encoder whose history is 8 MiB (136 MB for 17 on 16 cores, against a
-// few ms more per row group).
+// encoder (a 1 MiB history: smallWindowZstd) and its column's pages.
 const maxColumnEncoders = 8
 
 // writeRowGroup encodes one row group, its columns concurrently.

@@ -3,6 +3,7 @@ package phases
 import (
 	"cmp"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"regexp"
 	"runtime"
 	"slices"
@@ -142,6 +143,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	sw := startSweep(f, gpuOf, opt.engine)
 	defer sw.close()
 	tr, err := head.wait(gpuOf)
+	marks.Mark("nvtx loaded")
 	if err != nil {
 		return nil, err
 	}
@@ -244,9 +246,11 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnUnclosedRange, f.Path, "%d NVTX ranges were never closed (NULL end) and were left out", res.Excluded.UnclosedRanges))
 	}
 	tr.absentNull = absentMask(in.Absent)
+	marks.Mark("step chosen")
 	if err := tr.segment(sw, threads, blocks, stepName, opt, res); err != nil {
 		return nil, err
 	}
+	marks.Mark("segmented")
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
 	if g := gpuCoverage(res.Store, tr.use); g != nil {
@@ -274,6 +278,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if !opt.Compact {
 		res.Instances = res.Store.All()
 	}
+	marks.Mark("segment done")
 	return res, nil
 }
 

@@ -3,6 +3,7 @@ package phases
 import (
 	"cmp"
 	"errors"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"math"
 	"runtime"
 	"slices"
@@ -274,6 +275,8 @@ type sweep struct {
 	// an op whose id no call has (it is in no total) are counted.
 	seen              map[int32]*corrset.Set
 	dupCorr, orphanOp int
+
+	tally marks.Tally // NSYSPHASE_MARKS: time per stage of the loop
 }
 
 // startSweep starts the engine's source on f — decoding begins at once, so
@@ -332,6 +335,8 @@ func (s *sweep) measure(st *Store, gtids []int64, spans []stepSpan, calls bool) 
 	}
 	var measuring sync.WaitGroup // the window in flight; nothing writes st once measure returns
 	defer measuring.Wait()
+	marks.Markf("sweep starts: %d windows", len(wins))
+	s.tally.Start()
 	for wi, w := range wins {
 		if err := s.prepareWindow(w, wi&1); err != nil {
 			return nil, err
@@ -341,9 +346,12 @@ func (s *sweep) measure(st *Store, gtids []int64, spans []stepSpan, calls bool) 
 		// others on copies.
 		last := wi == len(wins)-1
 		v := s.view(w, wi&1, !last)
+		s.tally.Lap("view")
 		s.settle(w)
+		s.tally.Lap("settle")
 		measuring.Wait() // the window before: its view's buffers are reused next
-		r := rec         // not the result, which a return overwrites while r is in use
+		s.tally.Lap("wait for measure")
+		r := rec // not the result, which a return overwrites while r is in use
 		if r != nil {
 			r.tr = v
 		}
@@ -352,11 +360,15 @@ func (s *sweep) measure(st *Store, gtids []int64, spans []stepSpan, calls bool) 
 		} else {
 			measuring.Go(func() { v.measureWindow(st, &buf, gtids, spans, w, r) })
 		}
+		s.tally.Lap("measure last")
 		if err := s.evict(keepFrom[wi+1]); err != nil {
 			return nil, err
 		}
+		s.tally.Lap("evict")
 	}
 	measuring.Wait()
+	s.tally.Print("sweep")
+	marks.Mark("windows measured")
 	if rec != nil {
 		rec.tr = tr
 	}
@@ -377,11 +389,14 @@ func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 			return err
 		}
 	}
+	s.tally.Lap("pullAPI")
 	target := satAdd(w.hi, s.margin)
 	if err := s.pullOps(target); err != nil {
 		return err
 	}
+	s.tally.Lap("pullOps")
 	s.mark()
+	s.tally.Lap("mark")
 	for {
 		// Busy intervals are merged (commit) while the window's ops are
 		// indexed (gather): they share no state, and commit is
@@ -390,6 +405,7 @@ func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 		busy.Go(s.commit)
 		maxEnd, err := s.gather(w.hi, k)
 		busy.Wait()
+		s.tally.Lap("gather+commit")
 		if err != nil {
 			return err
 		}
@@ -404,6 +420,7 @@ func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 		}
 	}
 	s.commit()
+	s.tally.Lap("commit")
 	return nil
 }
 

@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"math"
 	"runtime"
 	"slices"
@@ -79,6 +80,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm (arms: %s)", sc.Baseline, strings.Join(d.Arms, ", "))}
 	}
 	d.buildRanks(files, sc)
+	marks.Mark("merged")
 	if merged != nil {
 		merged(d)
 	}
@@ -114,7 +116,9 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 			return nil, err
 		}
 	}
+	marks.Mark("statistics done")
 	d.fill()
+	marks.Mark("doc filled")
 	return d, nil
 }
 

@@ -138,56 +138,183 @@ func setUnit(x *phases.Instance, label string) {
 	}
 }
 
-// fillBlock is the number of instances fillInstanceColumns fills column
-// by column at a time: an Instance is ~600 bytes, so a block of them stays
-// in the L2 cache across the ~70 columns, where a column-wise pass over
-// every instance read each instance's cache lines from memory ~70 times.
+// fillBlock is the number of instances a filler decodes and then writes
+// column by column: an Instance is ~600 bytes, so a block of them stays in
+// the L2 cache across the ~70 columns, where a column-wise pass over every
+// instance read each instance's cache lines from memory ~70 times.
 const fillBlock = 256
 
 // fillRowsPerWorker is the fewest rows worth a goroutine of its own in
 // fillInstanceColumns.
 const fillRowsPerWorker = 8192
 
-// sharedFillBlock is the block fillInstanceColumns' workers decode together
-// and then fill from: ~600 KB of instances, in the L2 cache of each core
-// that reads it for its few columns.
-const sharedFillBlock = 1024
+// fillChunk bounds the rows fillInstanceColumns fills between two meeting
+// points of its goroutines, and so its strings held for interning.
+const fillChunk = 1 << 16
 
-// fillInstanceColumns writes instances [lo, hi) of xs into the rows of a,
-// column by column (export.RowsAppender) within each block of rows: this
-// is the biggest table by far, and a boxed Value per cell cost a third of
-// its encoding. Large tables are filled by several goroutines: each block
-// of the store is decoded once, its instances split among them, and then
-// filled by them, each owning a share of the columns (the cells of
-// different columns are independent; each string column is still interned
-// in row order, so its dictionary is the same). Each worker decoding every
-// row it filled made the decoding the fill's critical path on 16 cores.
+// fillInstanceColumns writes instances [lo, hi) of xs into the rows of a:
+// column by column (export.RowsAppender) within each block of rows, as
+// this is the biggest table by far, and a boxed Value per cell cost a third
+// of its encoding. Large tables are filled by several goroutines, each a
+// contiguous range of rows, decoding and writing them block by block
+// without meeting the others: numbers in place, strings and nulls kept by
+// row. Then each string or nullable column is finished by a goroutine of
+// its own, in row order: strings interned (so each dictionary is the one a
+// serial fill makes), nulls set. The goroutines used to meet twice per
+// block of 1,024 rows (decode, then fill a share of the columns): on the
+// GPU host's 16 cores those ~100 meetings, each a wake-up of every worker,
+// made the fill of 52,000 rows take ~25 ms.
 func fillInstanceColumns(a *export.RowsAppender, xs *phases.Store, lo, hi int) {
-	workers := min(runtime.GOMAXPROCS(0), len(instanceColumns), 1+(hi-lo)/fillRowsPerWorker)
+	workers := min(runtime.GOMAXPROCS(0), 1+(hi-lo)/fillRowsPerWorker)
 	if workers <= 1 {
 		fillColumnsSerial(a, xs, lo, hi)
 		return
 	}
-	fillers := make([]*columnFiller, workers)
-	for w := range workers {
-		fillers[w] = newColumnFiller(a, xs, lo, hi, w, workers)
-	}
-	buf := make([]phases.Instance, sharedFillBlock)
-	for b0 := lo; b0 < hi; b0 += sharedFillBlock {
-		n := min(hi, b0+sharedFillBlock) - b0
+	f := newRowFiller(a, min(hi-lo, fillChunk))
+	for c0 := lo; c0 < hi; c0 += fillChunk {
+		n := min(hi, c0+fillChunk) - c0
+		w := min(workers, 1+n/fillRowsPerWorker)
 		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				for k := w * n / workers; k < (w+1)*n/workers; k++ {
-					xs.Get(b0+k, &buf[k])
+		for k := range w {
+			wg.Go(func() { f.fillRows(xs, c0+k*n/w, c0+(k+1)*n/w, c0, c0-lo) })
+		}
+		wg.Wait()
+		for col := range instanceColumns {
+			if f.strs[col] != nil || f.nullBit[col] != 0 {
+				wg.Go(func() { f.finish(col, c0-lo, n) })
+			}
+		}
+		wg.Wait()
+	}
+}
+
+// rowFiller fills the new rows of a from goroutines that each own a range
+// of rows: numbers in place; strings and nulls, by row of the chunk, for
+// finish.
+type rowFiller struct {
+	a       *export.RowsAppender
+	ints    [][]int64
+	floats  [][]float64
+	strs    [][]string // string columns: the chunk's strings
+	nullBit []uint64   // nullable columns: their bit in nulls
+	nulls   []uint64   // per row of the chunk: its null cells, by nullBit
+}
+
+// newRowFiller prepares a's new rows; chunk is the most rows filled
+// between two rounds of finish.
+func newRowFiller(a *export.RowsAppender, chunk int) *rowFiller {
+	k := len(instanceColumns)
+	f := &rowFiller{a: a, ints: make([][]int64, k), floats: make([][]float64, k), strs: make([][]string, k),
+		nullBit: make([]uint64, k), nulls: make([]uint64, chunk)}
+	bit := 0
+	for col := range instanceColumns {
+		c := &instanceColumns[col]
+		switch {
+		case c.str != nil:
+			f.strs[col] = make([]string, chunk)
+		case c.i64 != nil:
+			f.ints[col] = a.Int64s(col)
+		case c.f64 != nil:
+			f.floats[col] = a.Float64s(col)
+		}
+		if c.isMetric || c.has != nil {
+			if bit == 64 {
+				panic("phase_instances has more than 64 nullable columns")
+			}
+			f.nullBit[col] = 1 << bit
+			bit++
+		}
+	}
+	return f
+}
+
+// fillRows fills instances [r0, r1) of xs, of the chunk from instance
+// chunk0, whose first row is row base of a's new rows.
+func (f *rowFiller) fillRows(xs *phases.Store, r0, r1, chunk0, base int) {
+	buf := make([]phases.Instance, fillBlock)
+	var unit phases.UnitID
+	label, hasLabel := "", false
+	for b0 := r0; b0 < r1; b0 += fillBlock {
+		bx := buf[:min(r1, b0+fillBlock)-b0]
+		for k := range bx {
+			xs.Get(b0+k, &bx[k])
+		}
+		srow := b0 - chunk0 // in the chunk
+		row := base + srow  // in a's new rows
+		nulls := f.nulls[srow:]
+		clear(nulls[:len(bx)])
+		for col := range instanceColumns {
+			c := &instanceColumns[col]
+			switch {
+			case c.isMetric:
+				v, m, bit := f.ints[col][row:], c.metric, f.nullBit[col]
+				for i := range bx {
+					if bx[i].Null != 0 && bx[i].IsNull(m) {
+						nulls[i] |= bit
+						continue
+					}
+					v[i] = bx[i].M[m]
 				}
-			})
+			case c.unitLabel:
+				v := f.strs[col][srow:]
+				for i := range bx {
+					if !hasLabel || bx[i].Unit != unit {
+						unit, label, hasLabel = bx[i].Unit, bx[i].Unit.String(), true
+					}
+					v[i] = label
+				}
+			case c.has != nil:
+				for i := range bx {
+					x := &bx[i]
+					switch {
+					case !c.has(x):
+						nulls[i] |= f.nullBit[col]
+					case c.str != nil:
+						f.strs[col][srow+i] = c.str(x)
+					case c.i64 != nil:
+						f.ints[col][row+i] = c.i64(x)
+					default:
+						f.floats[col][row+i] = c.f64(x)
+					}
+				}
+			case c.str != nil:
+				v := f.strs[col][srow:]
+				for i := range bx {
+					v[i] = c.str(&bx[i])
+				}
+			case c.i64 != nil:
+				v := f.ints[col][row:]
+				for i := range bx {
+					v[i] = c.i64(&bx[i])
+				}
+			case c.f64 != nil:
+				v := f.floats[col][row:]
+				for i := range bx {
+					v[i] = c.f64(&bx[i])
+				}
+			}
 		}
-		wg.Wait()
-		for _, f := range fillers {
-			wg.Go(func() { f.fill(buf[:n], b0-lo) })
+	}
+}
+
+// finish completes column col of the chunk's n rows (from row base of a's
+// new rows), in row order: its strings interned, its nulls set.
+func (f *rowFiller) finish(col, base, n int) {
+	bit := f.nullBit[col]
+	if strs := f.strs[col]; strs != nil {
+		for i, s := range strs[:n] {
+			if f.nulls[i]&bit == 0 {
+				f.a.SetString(col, base+i, s)
+			}
 		}
-		wg.Wait()
+		clear(strs[:n]) // nothing of the instances stays reachable
+	}
+	if bit != 0 {
+		for i, m := range f.nulls[:n] {
+			if m&bit != 0 {
+				f.a.SetNull(col, base+i)
+			}
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"maps"
 	"os"
 	"path/filepath"
@@ -250,6 +251,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	if qualityErr == nil {
 		qualityErr = f.CheckTimes(quality)
 	}
+	marks.Mark("times checked")
 	// Provenance first: reading it may warn too (an older export without
 	// PROCESSES or with a short GPU table), and f.Warnings is copied below.
 	prov, err := readProvenance(f, path)
@@ -257,6 +259,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 		return nil, err
 	}
 	fr.Info = prov
+	marks.Mark("provenance read")
 	if forceRanks || phases.RankCandidate(f, res) {
 		if fr.Ranks, err = phases.ReadRanks(f); err != nil {
 			return nil, err
@@ -276,6 +279,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	for _, t := range slices.Sorted(maps.Keys(skipped)) {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s lack a required value and were skipped", skipped[t], t))
 	}
+	marks.Mark("ranks read")
 	fr.Result = res
 	if ns, ok, err := f.SessionStartUTC(); err == nil && ok {
 		fr.StartUTC = ns

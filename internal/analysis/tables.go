@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"maps"
 	"slices"
 	"strings"
@@ -26,7 +27,11 @@ func (d *Doc) InstancesRows(lo, hi int) *export.Table {
 		cols[i] = c.Column
 	}
 	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics as docs/schema.md ('What each number means') defines them, int64 ns", cols...)
-	fillInstanceColumns(t.AppendRows(hi-lo), d.instances, lo, hi)
+	marks.Markf("instances rows [%d, %d) start", lo, hi)
+	a := t.AppendRows(hi - lo)
+	marks.Mark("rows appended")
+	fillInstanceColumns(a, d.instances, lo, hi)
+	marks.Mark("rows filled")
 	return t
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"io"
 	"slices"
 	"strings"
@@ -167,12 +168,14 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		go func() {
 			defer close(early)
 			setInputHashes(md, files, hashes)
+			marks.Mark("inputs hashed")
 			if dw, dwErr = o.datasetWriter(md); dw != nil {
 				dw.AddRows(d.NumInstances(), d.InstancesRows)
 			}
 		}()
 	}
 	doc, err := buildDoc(cmd, o, merged)
+	marks.Mark("built")
 	if err == nil && early == nil { // --from: built without the early call
 		merged(doc)
 	}
@@ -211,10 +214,12 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		for _, t := range doc.TablesAfterInstances() {
 			dw.Add(t)
 		}
+		marks.Mark("tables added")
 		if err := dw.Commit(); err != nil {
 			return o.datasetError(err)
 		}
 	}
+	marks.Mark("committed")
 	if !o.printsReport() {
 		return nil
 	}

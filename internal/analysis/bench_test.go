@@ -1,0 +1,34 @@
+package analysis
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+// BenchmarkInstancesRows fills the first row group of phase_instances of
+// large_interleaved (60,000 rows, 70 columns): the step that the analysis
+// runs before its statistics start.
+func BenchmarkInstancesRows(b *testing.B) {
+	cfg := Config{Files: []string{fixture.Get(b, fixture.LargeName).XZ},
+		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: 1, Compact: true}}
+	files, err := ReadFiles(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := Build(context.Background(), files, StatsConfig{Off: true}, "test", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := min(d.NumInstances(), 1<<16)
+	b.ReportAllocs()
+	for b.Loop() {
+		if t := d.InstancesRows(0, n); t.Len() != n {
+			b.Fatalf("%d rows, want %d", t.Len(), n)
+		}
+	}
+	b.ReportMetric(float64(n), "rows")
+}
