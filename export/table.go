@@ -402,6 +402,20 @@ func (a *RowsAppender) Float64s(col int) []float64 {
 	return a.col(col, TypeFloat64).floats[a.base:a.end]
 }
 
+// Codes returns the new cells of a string column as dictionary codes (see
+// Intern), to be written in place.
+func (a *RowsAppender) Codes(col int) []int32 {
+	return a.col(col, TypeString).codes[a.base:a.end]
+}
+
+// Intern returns the code of s in the dictionary of string column col,
+// adding s on first sight: codes follow first appearance, so a column
+// whose cells are interned in row order has the dictionary SetString
+// gives.
+func (a *RowsAppender) Intern(col int, s string) int32 {
+	return a.col(col, TypeString).intern(s)
+}
+
 // SetString sets cell i (from 0) of the new rows of a string column.
 func (a *RowsAppender) SetString(col, i int, s string) {
 	d := a.col(col, TypeString)
@@ -437,9 +451,7 @@ func (a *RowsAppender) SetNull(col, i int) {
 
 // extend appends n zero values to s.
 func extend[E any](s []E, n int) []E {
-	if len(s) == 0 && cap(s) < n {
-		return make([]E, n) // zero already; pages fresh from the system are not written
-	}
+
 	s = slices.Grow(s, n)
 	s = s[:len(s)+n]
 	clear(s[len(s)-n:])

@@ -3,6 +3,7 @@ package phases
 import (
 	"cmp"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -126,6 +127,7 @@ func startHead(f *nsys.File) *headLoad {
 	h.g.Go(func() error {
 		var err error
 		tr.nvtx, err = readNVTX(f)
+		marks.Mark("head: nvtx read")
 		return err
 	})
 	h.g.Go(func() error {
@@ -140,11 +142,13 @@ func startHead(f *nsys.File) *headLoad {
 				tr.threadNm[t.GlobalTid] = t.Name
 			}
 		}
+		marks.Mark("head: strings, threads read")
 		return nil
 	})
 	h.g.Go(func() error {
 		capture, err := f.Capture()
 		tr.graphMode = nsys.GraphTraceMode(capture)
+		marks.Mark("head: capture read")
 		return err
 	})
 	return h

@@ -276,7 +276,7 @@ type sweep struct {
 	seen              map[int32]*corrset.Set
 	dupCorr, orphanOp int
 
-	tally marks.Tally // NSYSPHASE_MARKS: time per stage of the loop
+	tally, commitTally marks.Tally // NSYSPHASE_MARKS: time per stage of the loop
 }
 
 // startSweep starts the engine's source on f — decoding begins at once, so
@@ -368,6 +368,7 @@ func (s *sweep) measure(st *Store, gtids []int64, spans []stepSpan, calls bool) 
 	}
 	measuring.Wait()
 	s.tally.Print("sweep")
+	s.commitTally.Print("sweep")
 	marks.Mark("windows measured")
 	if rec != nil {
 		rec.tr = tr
@@ -402,10 +403,15 @@ func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 		// indexed (gather): they share no state, and commit is
 		// incremental — ops pulled after it are committed by the next.
 		var busy sync.WaitGroup
-		busy.Go(s.commit)
+		busy.Go(func() {
+			s.commitTally.Start()
+			s.commit()
+			s.commitTally.Lap("commit beside gather")
+		})
 		maxEnd, err := s.gather(w.hi, k)
+		s.tally.Lap("gather")
 		busy.Wait()
-		s.tally.Lap("gather+commit")
+		s.tally.Lap("wait for commit")
 		if err != nil {
 			return err
 		}

@@ -63,12 +63,15 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 		sc := d.Inputs[0].StepChoice
 		d.StepChoice = &sc
 	}
+	marks.Mark("build: inputs merged")
 	d.instances = allInstances(files)
 	if w, ok := foldPhases(d.instances, d.Step, &d.Phases); ok {
 		d.Warnings = append(d.Warnings, w)
 	}
+	marks.Mark("build: phases folded")
 	d.unitStart = unitStart
 	d.Arms = armsInOrder(d.instances, unitStart)
+	marks.Mark("build: arms ordered")
 	d.Settings = Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
 		Quantile: "empirical (lowest value whose cumulative share reaches p; the lower median), not numpy's linear type 7",
 		Unit:     "block (an NVTX arm range) or profile (a file); steps are never resampled"}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,31 +158,36 @@ const fillChunk = 1 << 16
 // this is the biggest table by far, and a boxed Value per cell cost a third
 // of its encoding. Large tables are filled by several goroutines, each a
 // contiguous range of rows, decoding and writing them block by block
-// without meeting the others: numbers in place, strings and nulls kept by
-// row. Then each string or nullable column is finished by a goroutine of
-// its own, in row order: strings interned (so each dictionary is the one a
-// serial fill makes), nulls set. The goroutines used to meet twice per
-// block of 1,024 rows (decode, then fill a share of the columns): on the
-// GPU host's 16 cores those ~100 meetings, each a wake-up of every worker,
-// made the fill of 52,000 rows take ~25 ms.
+// without meeting the others: numbers in place, strings as codes of the
+// goroutine's own dictionary, nulls as a mask per row. Then each string or
+// nullable column is finished by a goroutine of its own, in row order: the
+// codes mapped to the column's dictionary, interning each string on first
+// sight (so the dictionary is the one a serial fill makes), nulls set. The
+// goroutines used to meet twice per block of 1,024 rows (decode, then fill
+// a share of the columns): on the GPU host's 16 cores those ~100 meetings,
+// each a wake-up of every worker, made the fill of 52,000 rows take ~25 ms.
 func fillInstanceColumns(a *export.RowsAppender, xs *phases.Store, lo, hi int) {
 	workers := min(runtime.GOMAXPROCS(0), 1+(hi-lo)/fillRowsPerWorker)
 	if workers <= 1 {
 		fillColumnsSerial(a, xs, lo, hi)
 		return
 	}
-	f := newRowFiller(a, min(hi-lo, fillChunk))
+	f := newRowFiller(a, min(hi-lo, fillChunk), workers)
 	for c0 := lo; c0 < hi; c0 += fillChunk {
 		n := min(hi, c0+fillChunk) - c0
 		w := min(workers, 1+n/fillRowsPerWorker)
+		f.bounds = f.bounds[:0]
+		for k := range w + 1 {
+			f.bounds = append(f.bounds, k*n/w) // rows of the chunk
+		}
 		var wg sync.WaitGroup
 		for k := range w {
-			wg.Go(func() { f.fillRows(xs, c0+k*n/w, c0+(k+1)*n/w, c0, c0-lo) })
+			wg.Go(func() { f.fillRows(xs, k, c0, c0-lo) })
 		}
 		wg.Wait()
 		for col := range instanceColumns {
-			if f.strs[col] != nil || f.nullBit[col] != 0 {
-				wg.Go(func() { f.finish(col, c0-lo, n) })
+			if f.str[col] || f.nullBit[col] != 0 {
+				wg.Go(func() { f.finish(col, c0-lo) })
 			}
 		}
 		wg.Wait()
@@ -189,29 +195,65 @@ func fillInstanceColumns(a *export.RowsAppender, xs *phases.Store, lo, hi int) {
 }
 
 // rowFiller fills the new rows of a from goroutines that each own a range
-// of rows: numbers in place; strings and nulls, by row of the chunk, for
-// finish.
+// of rows of a chunk: numbers in place, strings as codes of the
+// goroutine's dictionary, nulls as a mask per row, all finished by finish.
 type rowFiller struct {
 	a       *export.RowsAppender
 	ints    [][]int64
 	floats  [][]float64
-	strs    [][]string // string columns: the chunk's strings
-	nullBit []uint64   // nullable columns: their bit in nulls
-	nulls   []uint64   // per row of the chunk: its null cells, by nullBit
+	codes   [][]int32
+	str     []bool      // string columns
+	dicts   [][]strDict // per goroutine, per column
+	nullBit []uint64    // nullable columns: their bit in nulls
+	nulls   []uint64    // per row of the chunk: its null cells, by nullBit
+	bounds  []int       // goroutine k fills the chunk's rows [bounds[k], bounds[k+1])
 }
 
-// newRowFiller prepares a's new rows; chunk is the most rows filled
-// between two rounds of finish.
-func newRowFiller(a *export.RowsAppender, chunk int) *rowFiller {
+// strDict is one goroutine's dictionary of a string column in a chunk.
+type strDict struct {
+	code map[string]int32
+	vals []string
+	last int32
+}
+
+func (d *strDict) intern(s string) int32 {
+	if len(d.vals) > 0 && d.vals[d.last] == s {
+		return d.last
+	}
+	c, ok := d.code[s]
+	if !ok {
+		if d.code == nil {
+			d.code = map[string]int32{}
+		}
+		c = int32(len(d.vals))
+		d.vals = append(d.vals, s)
+		d.code[s] = c
+	}
+	d.last = c
+	return c
+}
+
+func (d *strDict) reset() {
+	clear(d.code)
+	clear(d.vals) // nothing of the instances stays reachable
+	d.vals, d.last = d.vals[:0], 0
+}
+
+// newRowFiller prepares a's new rows for up to workers goroutines; chunk
+// is the most rows filled between two rounds of finish.
+func newRowFiller(a *export.RowsAppender, chunk, workers int) *rowFiller {
 	k := len(instanceColumns)
-	f := &rowFiller{a: a, ints: make([][]int64, k), floats: make([][]float64, k), strs: make([][]string, k),
-		nullBit: make([]uint64, k), nulls: make([]uint64, chunk)}
+	f := &rowFiller{a: a, ints: make([][]int64, k), floats: make([][]float64, k), codes: make([][]int32, k),
+		str: make([]bool, k), dicts: make([][]strDict, workers), nullBit: make([]uint64, k), nulls: make([]uint64, chunk)}
+	for w := range f.dicts {
+		f.dicts[w] = make([]strDict, k)
+	}
 	bit := 0
 	for col := range instanceColumns {
 		c := &instanceColumns[col]
 		switch {
 		case c.str != nil:
-			f.strs[col] = make([]string, chunk)
+			f.codes[col], f.str[col] = a.Codes(col), true
 		case c.i64 != nil:
 			f.ints[col] = a.Int64s(col)
 		case c.f64 != nil:
@@ -228,16 +270,18 @@ func newRowFiller(a *export.RowsAppender, chunk int) *rowFiller {
 	return f
 }
 
-// fillRows fills instances [r0, r1) of xs, of the chunk from instance
-// chunk0, whose first row is row base of a's new rows.
-func (f *rowFiller) fillRows(xs *phases.Store, r0, r1, chunk0, base int) {
+// fillRows fills goroutine k's rows of the chunk that starts at instance
+// chunk0 and at row base of a's new rows.
+func (f *rowFiller) fillRows(xs *phases.Store, k, chunk0, base int) {
+	dicts := f.dicts[k]
 	buf := make([]phases.Instance, fillBlock)
 	var unit phases.UnitID
 	label, hasLabel := "", false
-	for b0 := r0; b0 < r1; b0 += fillBlock {
+	r1 := chunk0 + f.bounds[k+1]
+	for b0 := chunk0 + f.bounds[k]; b0 < r1; b0 += fillBlock {
 		bx := buf[:min(r1, b0+fillBlock)-b0]
-		for k := range bx {
-			xs.Get(b0+k, &bx[k])
+		for i := range bx {
+			xs.Get(b0+i, &bx[i])
 		}
 		srow := b0 - chunk0 // in the chunk
 		row := base + srow  // in a's new rows
@@ -256,12 +300,12 @@ func (f *rowFiller) fillRows(xs *phases.Store, r0, r1, chunk0, base int) {
 					v[i] = bx[i].M[m]
 				}
 			case c.unitLabel:
-				v := f.strs[col][srow:]
+				v, d := f.codes[col][row:], &dicts[col]
 				for i := range bx {
 					if !hasLabel || bx[i].Unit != unit {
 						unit, label, hasLabel = bx[i].Unit, bx[i].Unit.String(), true
 					}
-					v[i] = label
+					v[i] = d.intern(label)
 				}
 			case c.has != nil:
 				for i := range bx {
@@ -270,7 +314,7 @@ func (f *rowFiller) fillRows(xs *phases.Store, r0, r1, chunk0, base int) {
 					case !c.has(x):
 						nulls[i] |= f.nullBit[col]
 					case c.str != nil:
-						f.strs[col][srow+i] = c.str(x)
+						f.codes[col][row+i] = dicts[col].intern(c.str(x))
 					case c.i64 != nil:
 						f.ints[col][row+i] = c.i64(x)
 					default:
@@ -278,9 +322,9 @@ func (f *rowFiller) fillRows(xs *phases.Store, r0, r1, chunk0, base int) {
 					}
 				}
 			case c.str != nil:
-				v := f.strs[col][srow:]
+				v, d := f.codes[col][row:], &dicts[col]
 				for i := range bx {
-					v[i] = c.str(&bx[i])
+					v[i] = d.intern(c.str(&bx[i]))
 				}
 			case c.i64 != nil:
 				v := f.ints[col][row:]
@@ -297,17 +341,34 @@ func (f *rowFiller) fillRows(xs *phases.Store, r0, r1, chunk0, base int) {
 	}
 }
 
-// finish completes column col of the chunk's n rows (from row base of a's
-// new rows), in row order: its strings interned, its nulls set.
-func (f *rowFiller) finish(col, base, n int) {
+// finish completes column col of the chunk (from row base of a's new
+// rows), in row order: its codes mapped to the column's dictionary, its
+// nulls set.
+func (f *rowFiller) finish(col, base int) {
 	bit := f.nullBit[col]
-	if strs := f.strs[col]; strs != nil {
-		for i, s := range strs[:n] {
-			if f.nulls[i]&bit == 0 {
-				f.a.SetString(col, base+i, s)
+	n := f.bounds[len(f.bounds)-1]
+	if f.str[col] {
+		codes := f.codes[col][base:]
+		var remap []int32
+		for k := range len(f.bounds) - 1 {
+			d := &f.dicts[k][col]
+			remap = slices.Grow(remap[:0], len(d.vals))[:len(d.vals)]
+			for i := range remap {
+				remap[i] = -1
 			}
+			for i := f.bounds[k]; i < f.bounds[k+1]; i++ {
+				if f.nulls[i]&bit != 0 {
+					continue // null: code 0, as SetNull leaves it
+				}
+				g := remap[codes[i]]
+				if g < 0 {
+					g = f.a.Intern(col, d.vals[codes[i]])
+					remap[codes[i]] = g
+				}
+				codes[i] = g
+			}
+			d.reset()
 		}
-		clear(strs[:n]) // nothing of the instances stays reachable
 	}
 	if bit != 0 {
 		for i, m := range f.nulls[:n] {

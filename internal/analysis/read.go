@@ -243,6 +243,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 		defer close(checked)
 		quality, qualityErr = f.CheckRanges()
 	}()
+	marks.Mark("read: file opened")
 	res, err := phases.Segment(f, opt)
 	<-checked // closeFn must not run under the check
 	if err != nil {
@@ -285,6 +286,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 		fr.StartUTC = ns
 	}
 	st := res.InstanceStore()
+	marks.Mark("read: result set")
 	fr.MinTime = st.Start(0)
 	for i := range st.Len() {
 		fr.MinTime = min(fr.MinTime, st.Start(i))

@@ -126,6 +126,7 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc))
 	defer func() { pr.finish(err == nil) }()
 	tuneMemory(cfg)
 	files, err := analysis.ReadFiles(cmd.Context(), cfg)
+	marks.Mark("files read")
 	if err != nil {
 		return nil, asExit(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"io"
 	"os"
 	"os/signal"
@@ -69,6 +70,7 @@ func usageErr(format string, args ...any) error {
 // directory, a -o temporary file) before Main returns ExitInterrupted or
 // ExitTerminated. A second signal is not caught: it ends the process at once.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	marks.Mark("main")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 1)
