@@ -409,7 +409,6 @@ func (s *sweep) prepareWindow(w sweepWindow, k int) error {
 			s.commitTally.Lap("commit beside gather")
 		})
 		maxEnd, err := s.gather(w.hi, k)
-		s.tally.Lap("gather")
 		busy.Wait()
 		s.tally.Lap("wait for commit")
 		if err != nil {
@@ -751,6 +750,7 @@ func (s *sweep) gather(hi int64, k int) (int64, error) {
 			tb.lo, tb.hi = min(tb.lo, c.corr), max(tb.hi, c.corr)
 		}
 	})
+	s.tally.Lap("gather: bands")
 	for i, tb := range tbs {
 		if tb.early {
 			return 0, &unorderedError{"a GPU operation starts before its launch call"}
@@ -794,6 +794,7 @@ func (s *sweep) gather(hi int64, k int) (int64, error) {
 		keeps = append(keeps, mask[:len(ops):len(ops)])
 		mask = mask[len(ops):]
 	}
+	s.tally.Lap("gather: sources")
 	// The sources (decoded parts, mostly) are masked in parallel.
 	maxEnds := s.selMaxEnd[:0]
 	for range sources {
@@ -824,8 +825,10 @@ func (s *sweep) gather(hi int64, k int) (int64, error) {
 		maxEnd = max(maxEnd, e)
 	}
 	s.selMaxEnd = maxEnds[:0]
+	s.tally.Lap("gather: mask")
 	s.ops[k], s.index[k] = groupOpsInto(s.ops[k], sources, keeps) // the window before the last is measured
-	clear(sources)                                                // hold no op buffer past the window
+	s.tally.Lap("gather: group")
+	clear(sources) // hold no op buffer past the window
 	s.selSources, s.selKeeps, s.selMask = sources[:0], keeps[:0], full[:0]
 	return maxEnd, nil
 }
