@@ -546,6 +546,7 @@ func (s *sweep) opsDone() bool {
 // pullAPI appends the next part of the API table to the thread buffers.
 func (s *sweep) pullAPI() error {
 	p, ok, err := s.src.nextAPI()
+	s.tally.Lap("pullAPI: wait")
 	if err != nil || !ok {
 		s.apiDone = !ok
 		return err
@@ -559,30 +560,47 @@ func (s *sweep) pullAPI() error {
 		s.apiFront = c.start
 		b := s.last
 		if b == nil || b.gtid != c.gtid {
-			b = nil
-			if len(s.bufs) <= 8 { // a few threads whose calls alternate: no map lookup
-				for _, t := range s.bufs {
-					if t.gtid == c.gtid {
-						b = t
-						break
-					}
-				}
-			} else {
-				b = s.bufOf[c.gtid]
-			}
-			if b == nil {
-				b = s.newThread(c.gtid)
-			}
-			s.last = b
+			b = s.threadOf(c.gtid)
 		}
-		if b.evicted.Has(c.corr) {
+		// A call whose ops were let go came after them: its id is in
+		// evicted. If seen lacked the id then, the op was counted an orphan:
+		// while there is none, only a repeated id can be in evicted (one
+		// lookup per call, not two).
+		corr, repeated := c.corr, false
+		if corr > 0 {
+			repeated = !b.seen.AddNew(corr)
+		}
+		if (repeated || corr <= 0 || s.orphanOp > 0) && b.evicted.Has(corr) {
 			return &unorderedError{"a GPU operation starts before its launch call"}
 		}
-		s.noteCorr(b.seen, c.corr)
-		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: c.corr, tag: uint32(s.tr.classOf(int32(c.name)))})
+		if repeated {
+			s.dupCorr++
+		}
+		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: corr, tag: uint32(s.tr.classOf(int32(c.name)))})
 	}
 	s.src.reuseAPI(p)
+	s.tally.Lap("pullAPI: calls")
 	return nil
+}
+
+// threadOf is gtid's buffer, created on first sight; it becomes s.last.
+func (s *sweep) threadOf(gtid int64) *threadBuf {
+	var b *threadBuf
+	if len(s.bufs) <= 8 { // a few threads whose calls alternate: no map lookup
+		for _, t := range s.bufs {
+			if t.gtid == gtid {
+				b = t
+				break
+			}
+		}
+	} else {
+		b = s.bufOf[gtid]
+	}
+	if b == nil {
+		b = s.newThread(gtid)
+	}
+	s.last = b
+	return b
 }
 
 func (s *sweep) newThread(gtid int64) *threadBuf {
@@ -613,6 +631,7 @@ func (s *sweep) pullOps(target int64) error {
 
 func (s *sweep) pullOpPart(src int) error {
 	p, ok, err := s.src.nextOps(src)
+	s.tally.Lap("pullOps: wait")
 	if err != nil || !ok {
 		s.opDone[src] = !ok
 		return err

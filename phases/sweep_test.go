@@ -176,6 +176,20 @@ UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = 20100 WHERE rowid = -1;`, "CUDA A
   start = (SELECT max(start) FROM CUPTI_ACTIVITY_KIND_KERNEL) + 1000,
   end = end - start + (SELECT max(start) FROM CUPTI_ACTIVITY_KIND_KERNEL) + 1000
 WHERE rowid = 15000;`, "a GPU operation starts more than the sweep margin after its launch"},
+		// The launch call of a kernel moved to the end of the table and of
+		// the trace: its kernel was let go, matching no call (an orphan)
+		// when the call arrives.
+		{"late-call", `UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = (SELECT max(rowid) + 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME),
+  end = (SELECT max(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + 2000 + end - start,
+  start = (SELECT max(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + 2000
+WHERE correlationId = (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = 15000);`, "a GPU operation starts before its launch call"},
+		// A second call with the id of a kernel's launch, at the end: the
+		// kernel was attributed and let go when the repeated id arrives.
+		{"repeated-late-call", `CREATE TEMP TABLE late AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME
+  WHERE correlationId = (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = 15000);
+UPDATE late SET end = (SELECT max(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + 2000 + end - start,
+  start = (SELECT max(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + 2000;
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT * FROM late;`, "a GPU operation starts before its launch call"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

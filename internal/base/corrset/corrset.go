@@ -46,6 +46,23 @@ func (c *Set) Add(id int32) {
 	c.bits[w] |= 1 << (uint(id-c.base) & 63)
 }
 
+// AddNew adds id (≥ 0) and reports whether it was absent: Has and Add in
+// one lookup, for the million calls of an export.
+func (c *Set) AddNew(id int32) bool {
+	if c.bits != nil && id >= c.base && id <= c.top {
+		w, m := int(id-c.base)>>6, uint64(1)<<(uint(id-c.base)&63)
+		if w < len(c.bits) {
+			if c.bits[w]&m != 0 {
+				return false
+			}
+			c.bits[w] |= m
+			return true
+		}
+	}
+	c.Add(id) // outside the range held: absent
+	return true
+}
+
 // Has reports whether id is in the set.
 func (c *Set) Has(id int32) bool {
 	if c == nil || c.bits == nil || id < c.base || id > c.top {

@@ -45,3 +45,22 @@ func TestSet(t *testing.T) {
 		t.Error("a negative id went in")
 	}
 }
+
+// TestAddNew: AddNew reports absence exactly as Has did before the Add,
+// across growth below and above the range held.
+func TestAddNew(t *testing.T) {
+	var s, ref Set
+	ids := []int32{5000, 5000, 5001, 4999, 1 << 22, 0, 3, 1 << 22, 70000, 5001, 2_000_000, 0}
+	for _, id := range ids {
+		want := !ref.Has(id)
+		ref.Add(id)
+		if got := s.AddNew(id); got != want {
+			t.Fatalf("AddNew(%d) = %v, want %v", id, got, want)
+		}
+	}
+	for _, id := range append(ids, 1, 4998, 5002, 1<<22+1) {
+		if s.Has(id) != ref.Has(id) {
+			t.Errorf("Has(%d) = %v, want %v", id, s.Has(id), ref.Has(id))
+		}
+	}
+}
