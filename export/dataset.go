@@ -398,6 +398,8 @@ func writeNewFileWith(path string, fill func(io.Writer) error) error {
 		out.Close()
 		return err
 	}
+	marks.Mark("sync starts: " + filepath.Base(path))
+	defer marks.Mark("synced: " + filepath.Base(path))
 	if err := out.Sync(); err != nil {
 		out.Close()
 		return fmt.Errorf("sync %s: %w", path, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"io"
 	"iter"
 	"os"
@@ -272,6 +273,7 @@ func (p *parquetWriter) writeRowGroup(cols []arrow.Array) error {
 		}
 	}
 	wg.Wait()
+	marks.Markf("row group of %d columns encoded", len(cols))
 	if err != nil {
 		return err
 	}

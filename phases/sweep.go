@@ -922,8 +922,11 @@ func (s *sweep) byGPU(f func(lists []*busyList)) {
 // before keep (keeping each thread's anchor), accounting the GPU busy time
 // that has become final.
 func (s *sweep) evict(keep int64) error {
-	for _, b := range s.bufs {
-		if err := b.letGo(keep, b.evicted); err != nil {
+	// Threads are independent: their calls are let go in parallel.
+	errs := make([]error, len(s.bufs))
+	parallelFor(len(s.bufs), func(i int) { errs[i] = s.bufs[i].letGo(keep, s.bufs[i].evicted) })
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
@@ -943,24 +946,80 @@ func (s *sweep) evict(keep int64) error {
 	var busy sync.WaitGroup
 	busy.Go(func() { s.account(opKeep) })
 	defer busy.Wait()
-	evicted := corrCache{m: s.evicted, create: true}
-	seen := corrCache{m: s.seen}
+	// The ops let go: a prefix of each queue's committed ops, chunk by
+	// chunk (drop[src] chunks whole, then cut ops of the next).
+	type cut struct{ chunk, n int }
+	var drops [numSources]cut
+	var pids []int32
+	var pidSeen map[int32]bool // past a few processes
+	addPid := func(p int32) {
+		if pidSeen != nil {
+			if !pidSeen[p] {
+				pidSeen[p] = true
+				pids = append(pids, p)
+			}
+			return
+		}
+		if !slices.Contains(pids, p) {
+			if pids = append(pids, p); len(pids) > 8 {
+				pidSeen = map[int32]bool{}
+				for _, q := range pids {
+					pidSeen[q] = true
+				}
+			}
+		}
+	}
 	for src := range s.opBuf {
 		q := &s.opBuf[src]
-		drop := 0 // chunks let go whole
-		for drop < len(q.chunks) {
-			ops := q.chunks[drop].ops
+		for drops[src].chunk < len(q.chunks) {
+			ops := q.chunks[drops[src].chunk].ops
 			committed := len(ops) // only committed ops are let go
-			if drop == q.cc {
+			if c := drops[src].chunk; c == q.cc {
 				committed = q.ci
-			} else if drop > q.cc {
+			} else if c > q.cc {
 				committed = 0
 			}
 			k := sort.Search(committed, func(i int) bool { return ops[i].start >= opKeep })
-			for _, o := range ops[:k] {
+			last := int32(-1)
+			for i := range ops[:k] {
+				if p := ops[i].pid; p != last {
+					addPid(p)
+					last = p
+				}
+			}
+			if k < len(ops) {
+				drops[src].n = k
+				break
+			}
+			drops[src].chunk++
+		}
+	}
+	// Each op's id joins its process's evicted set; an id no call has is an
+	// orphan. Processes have their own sets and anchors: a few are let go
+	// in parallel, each reading every op let go.
+	for _, p := range pids {
+		corrSetOf(s.evicted, p)
+	}
+	groups := [][]int32{pids}
+	if len(pids) > 1 && len(pids) <= 8 {
+		groups = make([][]int32, len(pids))
+		for i := range pids {
+			groups[i] = pids[i : i+1]
+		}
+	}
+	orphans := make([]int, len(groups))
+	parallelFor(len(groups), func(g int) {
+		mine := groups[g]
+		evicted := corrCache{m: s.evicted}
+		seen := corrCache{m: s.seen}
+		letGo := func(ops []gpuOp) {
+			for _, o := range ops {
+				if len(mine) == 1 && o.pid != mine[0] {
+					continue
+				}
 				evicted.of(o.pid).Add(o.corr)
 				if !seen.of(o.pid).Has(o.corr) { // every call that can launch it has been read
-					s.orphanOp++
+					orphans[g]++
 				}
 				if len(anchorCorr) > 0 {
 					if b := anchorCorr[[2]int32{o.pid, o.corr}]; b != nil {
@@ -968,21 +1027,34 @@ func (s *sweep) evict(keep int64) error {
 					}
 				}
 			}
-			if k < len(ops) {
-				q.chunks[drop].ops = ops[k:]
-				if drop == q.cc {
-					q.ci -= k
-				}
-				break
-			}
-			drop++
 		}
-		for _, c := range q.chunks[:drop] {
+		for src := range s.opBuf {
+			q, d := &s.opBuf[src], drops[src]
+			for c := range d.chunk {
+				letGo(q.chunks[c].ops)
+			}
+			if d.chunk < len(q.chunks) {
+				letGo(q.chunks[d.chunk].ops[:d.n])
+			}
+		}
+	})
+	for _, n := range orphans {
+		s.orphanOp += n
+	}
+	for src := range s.opBuf {
+		q, d := &s.opBuf[src], drops[src]
+		if d.chunk < len(q.chunks) {
+			q.chunks[d.chunk].ops = q.chunks[d.chunk].ops[d.n:]
+			if d.chunk == q.cc {
+				q.ci -= d.n
+			}
+		}
+		for _, c := range q.chunks[:d.chunk] {
 			s.src.reuseOps(src, c.part)
 		}
-		n := copy(q.chunks, q.chunks[drop:])
+		n := copy(q.chunks, q.chunks[d.chunk:])
 		clear(q.chunks[n:])
-		q.chunks, q.cc = q.chunks[:n], q.cc-drop
+		q.chunks, q.cc = q.chunks[:n], q.cc-d.chunk
 	}
 	return nil
 }
