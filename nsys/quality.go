@@ -435,6 +435,10 @@ func (f *File) checkRangePages(q *Quality, query queryFunc) (ok bool, err error)
 		mixed = true
 		return 0, false
 	}
+	if crossed {
+		// At its size once (an estimate, bounded: a damaged file may claim any).
+		ranges = make([]pushPop, 0, min(f.RowEstimate(t), 1<<20))
+	}
 	err = f.scanRange(t, cols, "", AllRows, func(st row) bool {
 		et, etNull := intOrNull(st, cType)
 		start, startNull := intOrNull(st, cStart)

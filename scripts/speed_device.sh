@@ -65,6 +65,8 @@ for i in $(seq $runs); do
     read -r w r < <(t $bin ranges --format csv $huge); H+=($w); rh=$((r>rh?r:rh))
     read -r w _ < <(t python3 $tmp/lean.py $huge); Q+=($w)
   fi
+  # As it goes: a run cut short by a time limit still says what it measured.
+  echo "run $i (s): nsys ${V[-1]} analyze16 ${A[-1]} ranges16 ${R[-1]} analyze2 ${P[-1]} lean2 ${L[-1]} first2 ${C[-1]} analyze2-${n}x ${B[-1]} (max RSS so far: 16 cores $((ra/1024)) MB, 2 cores $((rp/1024)) MB, ${n}x $((rb/1024)) MB)$([ "$nbig" -gt 0 ] && echo " ${nbig}x: analyze16 ${G[-1]} ranges16 ${H[-1]} lean16 ${Q[-1]} ($((rg/1024)) MB)")"
 done
 med() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2}'; }
 pair() { local -n a=$1 b=$2; for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN{print x/y}'; done | sort -g | awk '{v[NR]=$1} END {print (NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2}'; }
