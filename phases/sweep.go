@@ -930,6 +930,7 @@ func (s *sweep) evict(keep int64) error {
 			return err
 		}
 	}
+	s.tally.Lap("evict: calls")
 	anchorCorr := s.anchorsNeedingOps()
 	// Ops: those that start before keep and before what is still unread,
 	// API calls included (an op is let go only once its call has been read).
@@ -945,7 +946,11 @@ func (s *sweep) evict(keep int64) error {
 	// the busy lists and the op queues share no state.
 	var busy sync.WaitGroup
 	busy.Go(func() { s.account(opKeep) })
-	defer busy.Wait()
+	defer func() {
+		busy.Wait()
+		s.tally.Lap("evict: wait for account")
+	}()
+	s.tally.Lap("evict: commit")
 	// The ops let go: a prefix of each queue's committed ops, chunk by
 	// chunk (drop[src] chunks whole, then cut ops of the next).
 	type cut struct{ chunk, n int }
@@ -1041,6 +1046,7 @@ func (s *sweep) evict(keep int64) error {
 	for _, n := range orphans {
 		s.orphanOp += n
 	}
+	s.tally.Lap("evict: ops")
 	for src := range s.opBuf {
 		q, d := &s.opBuf[src], drops[src]
 		if d.chunk < len(q.chunks) {
