@@ -126,3 +126,62 @@ func benchNVTXSide(b *testing.B, f *nsys.File) {
 		tr.layout(threads, blocks, step, opt, res)
 	}
 }
+
+// partsSource hands out API parts decoded beforehand, and no ops.
+type partsSource struct {
+	api []apiPart
+	i   int
+}
+
+func (p *partsSource) nextAPI() (apiPart, bool, error) {
+	if p.i == len(p.api) {
+		return apiPart{}, false, nil
+	}
+	p.i++
+	return p.api[p.i-1], true, nil
+}
+func (p *partsSource) nextOps(int) (opPart, bool, error) { return opPart{}, false, nil }
+func (p *partsSource) reuseAPI(apiPart)                  {}
+func (p *partsSource) reuseOps(int, opPart)              {}
+func (p *partsSource) close()                            {}
+
+// BenchmarkPullAPI: the engine's serial reading of API calls into their
+// threads' buffers (sweep.pullAPI), on parts decoded beforehand; the
+// buffers are emptied after each part, as eviction keeps them small.
+func BenchmarkPullAPI(b *testing.B) {
+	f := benchFile(b)
+	gpuOf, err := cudaDeviceMap(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := loadHead(f, gpuOf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := startStream(f, gpuOf, 1<<14)
+	parts, err := collect(src.nextAPI)
+	src.close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	calls := 0
+	for _, p := range parts {
+		calls += len(p.calls)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := newSweep(&partsSource{api: parts}, engineConfig{}.withDefaults(), false)
+		s.tr = tr
+		tr.threads, tr.procThreads = map[int64]*threadCalls{}, map[int32][]*threadCalls{}
+		tr.resetClasses()
+		for !s.apiDone {
+			if err := s.pullAPI(); err != nil {
+				b.Fatal(err)
+			}
+			for _, t := range s.bufs {
+				t.buf = t.buf[:0]
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(calls), "ns/call")
+}

