@@ -272,12 +272,7 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 // query over the largest tables costs as much as the whole analysis (a
 // third of its CPU time on a 100 MB export).
 func (f *File) checkTimes(q *Quality) error {
-	type part struct {
-		table         string
-		r             Part
-		before, texts int64
-	}
-	var parts []*part
+	var unread []string
 	for _, t := range timedTables {
 		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
 			continue
@@ -291,8 +286,58 @@ func (f *File) checkTimes(q *Quality) error {
 			}
 			continue
 		}
+		unread = append(unread, t)
+	}
+	counts, err := f.scanTimes(unread)
+	if err != nil {
+		return err
+	}
+	for i, t := range unread {
+		if c := counts[i]; c[0] > 0 {
+			q.EndBeforeStart[t] += c[0]
+		}
+		if c := counts[i]; c[1] > 0 {
+			q.NonIntegerTimes[t] += c[1]
+		}
+	}
+	return nil
+}
+
+// CheckTimesAhead counts now what CheckTimes counts in the listed tables
+// (those with start and end) and records it as a scan of each whole table,
+// so that CheckTimes does not read them again. The analysis calls it beside
+// the engine for the tables the engine never reads (the sync and OS-runtime
+// tables): read after the engine, they were on its critical path.
+func (f *File) CheckTimesAhead(tables ...string) error {
+	var timed []string
+	for _, t := range tables {
+		if slices.Contains(timedTables, t) && f.HasTable(t) && f.HasColumn(t, "start") && f.HasColumn(t, "end") {
+			timed = append(timed, t)
+		}
+	}
+	counts, err := f.scanTimes(timed)
+	if err != nil {
+		return err
+	}
+	for i, t := range timed {
+		f.addTimeAudit(t, AllRows, counts[i][0], counts[i][1])
+	}
+	return nil
+}
+
+// scanTimes counts, per table, the rows that end before they start and the
+// rows whose start or end is text or a blob, reading the tables in parts
+// on all cores.
+func (f *File) scanTimes(tables []string) ([][2]int64, error) {
+	type part struct {
+		table         int
+		r             Part
+		before, texts int64
+	}
+	var parts []*part
+	for i, t := range tables {
 		for _, r := range f.SplitTable(t, runtime.GOMAXPROCS(0), 1<<16) {
-			parts = append(parts, &part{table: t, r: r})
+			parts = append(parts, &part{table: i, r: r})
 		}
 	}
 	cols := []column{{name: "start"}, {name: "end"}}
@@ -304,7 +349,7 @@ func (f *File) checkTimes(q *Quality) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = f.scanRange(p.table, cols, "", p.r, func(st row) bool {
+			errs[i] = f.scanRange(tables[p.table], cols, "", p.r, func(st row) bool {
 				ts, te := st.ColumnType(0), st.ColumnType(1)
 				switch {
 				case ts == sqlite.TypeNull || te == sqlite.TypeNull:
@@ -318,18 +363,15 @@ func (f *File) checkTimes(q *Quality) error {
 		}()
 	}
 	wg.Wait()
+	counts := make([][2]int64, len(tables))
 	for i, p := range parts {
 		if errs[i] != nil {
-			return f.readError("cannot check "+p.table, errs[i])
+			return nil, f.readError("cannot check "+tables[p.table], errs[i])
 		}
-		if p.before > 0 {
-			q.EndBeforeStart[p.table] += p.before
-		}
-		if p.texts > 0 {
-			q.NonIntegerTimes[p.table] += p.texts
-		}
+		counts[p.table][0] += p.before
+		counts[p.table][1] += p.texts
 	}
-	return nil
+	return counts, nil
 }
 
 // addTimeAudit records what a complete page scan of part r of table t

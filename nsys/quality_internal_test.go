@@ -1,6 +1,7 @@
 package nsys
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/badgen"
@@ -85,5 +86,61 @@ func TestScansAuditTimes(t *testing.T) {
 	}
 	if q.EndBeforeStart[TableRuntime] != got[0] {
 		t.Errorf("CheckTimes' own pass: %d, audit %d", q.EndBeforeStart[TableRuntime], got[0])
+	}
+}
+
+// TestCheckTimesAhead: the sync table counted ahead (as the analysis does
+// beside the engine) gives the findings CheckQuality gives, and CheckTimes
+// takes them from the recorded count instead of reading the table again.
+func TestCheckTimesAhead(t *testing.T) {
+	base := fixture.Get(t, badgen.BaseFixture).SQLite(t)
+	path, err := badgen.Derive(t.TempDir(), base, "sync_times", `
+UPDATE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION SET "end" = start - 5 WHERE rowid % 7 = 0;
+UPDATE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION SET start = 'x' WHERE rowid = 3;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() *File {
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	want, err := open().CheckQuality()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.EndBeforeStart[TableSync] == 0 || want.NonIntegerTimes[TableSync] != 1 {
+		t.Fatalf("the derived export's sync findings: %d end before start, %d text times; want some and 1",
+			want.EndBeforeStart[TableSync], want.NonIntegerTimes[TableSync])
+	}
+	f := open()
+	got, err := f.CheckRanges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CheckTimesAhead(TableSync, TableOSRT, TableStrings); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := f.auditedTimes(TableSync)
+	if !ok || c != [2]int64{want.EndBeforeStart[TableSync], 1} {
+		t.Fatalf("recorded count of %s: %v, %v; want %d and 1", TableSync, c, ok, want.EndBeforeStart[TableSync])
+	}
+	if _, ok := f.auditedTimes(TableStrings); ok {
+		t.Errorf("%s has no times but was counted", TableStrings)
+	}
+	// CheckTimes takes the record: a doctored one shows it was not read again.
+	f.addTimeAudit(TableSync, AllRows, c[0]+100, c[1])
+	if err := f.CheckTimes(got); err != nil {
+		t.Fatal(err)
+	}
+	if got.EndBeforeStart[TableSync] != c[0]+100 {
+		t.Errorf("CheckTimes counted %d in %s, not the recorded %d: it read the table again", got.EndBeforeStart[TableSync], TableSync, c[0]+100)
+	}
+	got.EndBeforeStart[TableSync] = c[0]
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("findings with the sync table ahead:\n%+v\nwant\n%+v", got, want)
 	}
 }

@@ -241,7 +241,11 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	)
 	go func() {
 		defer close(checked)
-		quality, qualityErr = f.CheckRanges()
+		if quality, qualityErr = f.CheckRanges(); qualityErr == nil {
+			// The timed tables the engine never reads, counted now rather
+			// than after it.
+			qualityErr = f.CheckTimesAhead(nsys.TableSync, nsys.TableOSRT)
+		}
 	}()
 	marks.Mark("read: file opened")
 	res, err := phases.Segment(f, opt)
