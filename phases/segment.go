@@ -256,18 +256,8 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	if g := gpuCoverage(res.Store, tr.use); g != nil {
 		res.StepChoice.GPUCoverage, in.StepChoice.GPUCoverage = g, g
 	}
-	steps := 0
-	seen := map[string]bool{}
-	for i := range res.Store.Len() {
-		if res.Store.IsStep(i) {
-			steps++
-			continue
-		}
-		if ph := res.Store.Phase(i); !seen[ph] {
-			seen[ph] = true
-			in.Phases = append(in.Phases, ph)
-		}
-	}
+	steps, phaseNames := res.Store.StepsAndPhases()
+	in.Phases = append(in.Phases, phaseNames...)
 	in.Steps = steps
 	if steps == 0 {
 		return nil, &nsys.InputError{Path: f.Path, Problem: fmt.Sprintf("no instance of step %q found inside arm blocks or at top level", stepName), Hint: "check --step and --arm-pattern (nsysphase ranges FILE lists the range names)"}
@@ -920,13 +910,7 @@ func joinArm(fileArm, nvtxArm string) string {
 
 // armOrder lists arms by the start of their first block.
 func armOrder(st *Store) []string {
-	first := map[string]int64{}
-	for i := range st.Len() {
-		arm, bs := st.Arm(i), st.BlockStart(i)
-		if s, ok := first[arm]; !ok || bs < s {
-			first[arm] = bs
-		}
-	}
+	first := st.ArmStarts()
 	arms := make([]string, 0, len(first))
 	for a := range first {
 		arms = append(arms, a)

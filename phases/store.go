@@ -348,6 +348,46 @@ func (s *Store) DistinctPhases() int {
 	}
 	return n
 }
+
+// StepsAndPhases counts the step instances and lists the other instances'
+// phase names in order of first appearance, without a map lookup per
+// instance.
+func (s *Store) StepsAndPhases() (steps int, phases []string) {
+	seen := make([]bool, len(s.strs))
+	for i := range s.keys {
+		k := &s.keys[i]
+		if k.flags&flagStep != 0 {
+			steps++
+			continue
+		}
+		if !seen[k.phase] {
+			seen[k.phase] = true
+			phases = append(phases, s.strs[k.phase])
+		}
+	}
+	return steps, phases
+}
+
+// ArmStarts maps each arm of the instances to the earliest start of its
+// blocks that hold instances.
+func (s *Store) ArmStarts() map[string]int64 {
+	used := make([]bool, len(s.blks))
+	for i := range s.keys {
+		used[s.keys[i].blk] = true
+	}
+	first := map[string]int64{}
+	for b, ok := range used {
+		if !ok {
+			continue
+		}
+		arm, bs := s.strs[s.blks[b].arm], s.blks[b].blockStart
+		if v, seen := first[arm]; !seen || bs < v {
+			first[arm] = bs
+		}
+	}
+	return first
+}
+
 func (s *Store) Start(i int) int64      { return s.keys[i].start }
 func (s *Store) End(i int) int64        { return s.keys[i].end }
 func (s *Store) Step(i int) int         { return int(s.keys[i].step) }
