@@ -388,6 +388,11 @@ func (s *Store) ArmStarts() map[string]int64 {
 	return first
 }
 
+// BlockOf is the index of instance i's block: Arm, File, Unit and
+// BlockStart are functions of it, so a pass over the instances may skip
+// those of the block it just saw.
+func (s *Store) BlockOf(i int) int { return int(s.keys[i].blk) }
+
 func (s *Store) Start(i int) int64      { return s.keys[i].start }
 func (s *Store) End(i int) int64        { return s.keys[i].end }
 func (s *Store) Step(i int) int         { return int(s.keys[i].step) }

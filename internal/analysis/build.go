@@ -225,8 +225,12 @@ func relabelArms(files []*FileResult) {
 			anyFileArm = true
 		}
 		st := fr.Result.InstanceStore()
+		prev := -1
 		for i := range st.Len() {
-			nvtx[strings.TrimPrefix(strings.TrimPrefix(st.Arm(i), fr.FileArm), "/")] = true
+			if b := st.BlockOf(i); b != prev { // the arm is the block's
+				prev = b
+				nvtx[strings.TrimPrefix(strings.TrimPrefix(st.Arm(i), fr.FileArm), "/")] = true
+			}
 		}
 	}
 	if !anyFileArm || len(nvtx) != 1 {
@@ -242,7 +246,13 @@ func relabelArms(files []*FileResult) {
 
 func armsInOrder(xs *phases.Store, unitStart map[phases.UnitID]int64) []string {
 	first := map[string]int64{}
+	prev := -1
 	for i := range xs.Len() {
+		b := xs.BlockOf(i)
+		if b == prev {
+			continue // unit and arm are the block's
+		}
+		prev = b
 		s, arm := unitStart[xs.Unit(i)], xs.Arm(i)
 		if v, ok := first[arm]; !ok || s < v {
 			first[arm] = s

@@ -18,7 +18,13 @@ func UnitStarts(files []*FileResult) map[phases.UnitID]int64 {
 	out := map[phases.UnitID]int64{}
 	for _, fr := range files {
 		st := fr.Result.InstanceStore()
+		prev := -1
 		for i := range st.Len() {
+			b := st.BlockOf(i)
+			if b == prev {
+				continue // the same unit and start again
+			}
+			prev = b
 			start := st.BlockStart(i)
 			if fr.StartUTC != 0 {
 				start = fr.StartUTC + (start - fr.MinTime)
