@@ -152,7 +152,9 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	}
 	res := &Result{}
 	threads := tr.buildRanges(opt, &res.Excluded)
+	marks.Mark("ranges built")
 	blocks := findArmBlocks(threads, opt.ArmPattern)
+	marks.Mark("arm blocks found")
 	stepName := opt.Step
 	switch {
 	case len(threads) == 0:
