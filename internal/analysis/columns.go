@@ -150,7 +150,7 @@ const fillBlock = 256
 const fillRowsPerWorker = 8192
 
 // fillChunk bounds the rows fillInstanceColumns fills between two meeting
-// points of its goroutines, and so its strings held for interning.
+// points of its goroutines, and so the null masks it holds.
 const fillChunk = 1 << 16
 
 // fillInstanceColumns writes instances [lo, hi) of xs into the rows of a:
@@ -167,11 +167,12 @@ const fillChunk = 1 << 16
 // a share of the columns): on the GPU host's 16 cores those ~100 meetings,
 // each a wake-up of every worker, made the fill of 52,000 rows take ~25 ms.
 func fillInstanceColumns(a *export.RowsAppender, xs *phases.Store, lo, hi int) {
-	workers := min(runtime.GOMAXPROCS(0), 1+(hi-lo)/fillRowsPerWorker)
-	if workers <= 1 {
-		fillColumnsSerial(a, xs, lo, hi)
-		return
-	}
+	fillInstanceColumnsOn(a, xs, lo, hi, min(runtime.GOMAXPROCS(0), 1+(hi-lo)/fillRowsPerWorker))
+}
+
+// fillInstanceColumnsOn is fillInstanceColumns on up to workers goroutines.
+func fillInstanceColumnsOn(a *export.RowsAppender, xs *phases.Store, lo, hi, workers int) {
+	workers = max(workers, 1)
 	f := newRowFiller(a, min(hi-lo, fillChunk), workers)
 	for c0 := lo; c0 < hi; c0 += fillChunk {
 		n := min(hi, c0+fillChunk) - c0
@@ -375,108 +376,6 @@ func (f *rowFiller) finish(col, base int) {
 			if m&bit != 0 {
 				f.a.SetNull(col, base+i)
 			}
-		}
-	}
-}
-
-// fillColumnsSerial is fillInstanceColumns on one goroutine.
-func fillColumnsSerial(a *export.RowsAppender, xs *phases.Store, lo, hi int) {
-	f := newColumnFiller(a, xs, lo, hi, 0, 1)
-	buf := make([]phases.Instance, fillBlock)
-	for b0 := lo; b0 < hi; b0 += fillBlock {
-		n := min(hi, b0+fillBlock) - b0
-		for k := range n {
-			xs.Get(b0+k, &buf[k])
-		}
-		f.fill(buf[:n], b0-lo)
-	}
-}
-
-// columnFiller fills the columns col ≡ first (mod step) of the new rows of
-// a, block by block.
-type columnFiller struct {
-	a           *export.RowsAppender
-	first, step int
-	ints        [][]int64
-	floats      [][]float64
-	unit        phases.UnitID // the unit of label; rows come unit by unit
-	label       string
-}
-
-// newColumnFiller prepares the filling of instances [lo, hi) of st.
-func newColumnFiller(a *export.RowsAppender, st *phases.Store, lo, hi, first, step int) *columnFiller {
-	f := &columnFiller{a: a, first: first, step: step,
-		ints: make([][]int64, len(instanceColumns)), floats: make([][]float64, len(instanceColumns))}
-	for col := first; col < len(instanceColumns); col += step {
-		switch c := &instanceColumns[col]; {
-		case c.i64 != nil:
-			f.ints[col] = a.Int64s(col)
-		case c.f64 != nil:
-			f.floats[col] = a.Float64s(col)
-		}
-	}
-	if hi > lo {
-		f.unit = st.Unit(lo)
-		f.label = f.unit.String()
-	}
-	return f
-}
-
-// fill writes the filler's columns of rows r0.. from the decoded xs.
-func (f *columnFiller) fill(xs []phases.Instance, r0 int) {
-	a, n := f.a, len(xs)
-	for col := f.first; col < len(instanceColumns); col += f.step {
-		switch c := &instanceColumns[col]; {
-		case c.isMetric:
-			v, m := f.ints[col][r0:], c.metric
-			for i := range n {
-				if xs[i].Null != 0 && xs[i].IsNull(m) {
-					a.SetNull(col, r0+i)
-					continue
-				}
-				v[i] = xs[i].M[m]
-			}
-		case c.unitLabel:
-			for i := range n {
-				if xs[i].Unit != f.unit {
-					f.unit, f.label = xs[i].Unit, xs[i].Unit.String()
-				}
-				a.SetString(col, r0+i, f.label)
-			}
-		case c.has != nil:
-			fillNullable(a, col, c, xs, r0, f.ints[col], f.floats[col])
-		case c.str != nil:
-			for i := range n {
-				a.SetString(col, r0+i, c.str(&xs[i]))
-			}
-		case c.i64 != nil:
-			v := f.ints[col][r0:]
-			for i := range n {
-				v[i] = c.i64(&xs[i])
-			}
-		case c.f64 != nil:
-			v := f.floats[col][r0:]
-			for i := range n {
-				v[i] = c.f64(&xs[i])
-			}
-		}
-	}
-}
-
-// fillNullable fills the rows r0.. of a column whose cells may be null
-// from xs.
-func fillNullable(a *export.RowsAppender, col int, c *instanceColumn, xs []phases.Instance, r0 int, ints []int64, floats []float64) {
-	for k := range xs {
-		x, i := &xs[k], r0+k
-		switch {
-		case !c.has(x):
-			a.SetNull(col, i)
-		case c.str != nil:
-			a.SetString(col, i, c.str(x))
-		case c.i64 != nil:
-			ints[i] = c.i64(x)
-		default:
-			floats[i] = c.f64(x)
 		}
 	}
 }

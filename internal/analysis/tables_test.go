@@ -85,7 +85,7 @@ func TestInstancesFillConcurrentSameAsSerial(t *testing.T) {
 	}
 	got := d.InstancesTable()
 	want := d.InstancesRows(0, 0)
-	fillColumnsSerial(want.AppendRows(d.instances.Len()), d.instances, 0, d.instances.Len())
+	fillInstanceColumnsOn(want.AppendRows(d.instances.Len()), d.instances, 0, d.instances.Len(), 1)
 	if got.Len() != want.Len() {
 		t.Fatalf("%d rows, want %d", got.Len(), want.Len())
 	}
