@@ -1014,7 +1014,7 @@ func (s *sweep) evict(keep int64) error {
 		mine := groups[g]
 		evicted := corrCache{m: s.evicted}
 		seen := corrCache{m: s.seen}
-		letGo := func(ops []gpuOp) {
+		dropOps := func(ops []gpuOp) {
 			for _, o := range ops {
 				if len(mine) == 1 && o.pid != mine[0] {
 					continue
@@ -1033,10 +1033,10 @@ func (s *sweep) evict(keep int64) error {
 		for src := range s.opBuf {
 			q, d := &s.opBuf[src], drops[src]
 			for c := range d.chunk {
-				letGo(q.chunks[c].ops)
+				dropOps(q.chunks[c].ops)
 			}
 			if d.chunk < len(q.chunks) {
-				letGo(q.chunks[d.chunk].ops[:d.n])
+				dropOps(q.chunks[d.chunk].ops[:d.n])
 			}
 		}
 	})

@@ -43,28 +43,7 @@ func TestPublicCorpusProjectionEqualsVendor(t *testing.T) {
 					t.Errorf("vendor row %q (%s) missing", k.name, k.style)
 					continue
 				}
-				for _, c := range []struct {
-					col string
-					got int64
-				}{
-					{"Range Instances", g.Instances}, {"Total Range Time (ns)", g.RangeNs}, {"Total Proj Time (ns)", g.ProjNs},
-					{"Total GPU Ops", g.GPUOps}, {"Proj Min (ns)", g.ProjMinNs}, {"Proj Max (ns)", g.ProjMaxNs},
-				} {
-					if v := w.int(t, c.col); c.got != v {
-						t.Errorf("%q %s: %s = %d, vendor %d", k.name, k.style, c.col, c.got, v)
-					}
-				}
-				for _, c := range []struct {
-					col string
-					got float64
-				}{
-					{"Proj Avg (ns)", g.ProjMeanNs}, {"Proj Med (ns)", g.ProjMedianNs}, {"Proj StdDev (ns)", g.ProjStdDevNs},
-					{"Avg GPU Ops", g.AvgGPUOps}, {"Avg Num Child", g.AvgChildren},
-				} {
-					if v := w.float(t, c.col); !closeToPrinted(c.got, v) {
-						t.Errorf("%q %s: %s = %.3f, vendor prints %.1f", k.name, k.style, c.col, c.got, v)
-					}
-				}
+				checkRangeRow(t, g, w)
 			}
 		})
 	}

@@ -298,7 +298,14 @@ func readWhole(f *nsys.File) (*input, error) {
 	}
 
 	in := joinInput(&nv, ops, api)
-	d := &in.diag
+	in.diag.finish(opsNegative, apiNegative, &nv, f, skippedBefore)
+	return in, nil
+}
+
+// finish records what the scans found: per table, the rows that end before
+// they start (opsNegative holds the op tables' and becomes the map), the
+// NVTX findings, and the rows f skipped since skippedBefore.
+func (d *diagnostics) finish(opsNegative map[string]int64, apiNegative int64, nv *nvtxScan, f *nsys.File, skippedBefore map[string]int64) {
 	d.endBeforeStart = opsNegative
 	d.endBeforeStart[nsys.TableRuntime] = apiNegative
 	d.endBeforeStart[nsys.TableNVTX] = nv.endBeforeStart
@@ -309,7 +316,6 @@ func readWhole(f *nsys.File) (*input, error) {
 			d.skipped[t] = n - skippedBefore[t]
 		}
 	}
-	return in, nil
 }
 
 // opTables are the GPU-op tables the vendor's projection joins (not

@@ -351,22 +351,13 @@ func projectStream(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
 		}
 		t.ranges = nil
 	}
-	d := &in.diag
-	d.endBeforeStart = map[string]int64{}
+	opsNegative := map[string]int64{}
 	for _, s := range streams {
 		if s.b.negative > 0 {
-			d.endBeforeStart[s.table] = s.b.negative
+			opsNegative[s.table] = s.b.negative
 		}
 	}
-	d.endBeforeStart[nsys.TableRuntime] = api.negative
-	d.endBeforeStart[nsys.TableNVTX] = nv.endBeforeStart
-	d.unclosed, d.otherThreadEnds, d.unnamed, d.danglingTextIDs = nv.unclosed, nv.otherThreadEnds, nv.unnamed, nv.danglingTextIDs
-	d.skipped = map[string]int64{}
-	for t, n := range f.Skipped() {
-		if n > skippedBefore[t] {
-			d.skipped[t] = n - skippedBefore[t]
-		}
-	}
+	in.diag.finish(opsNegative, api.negative, &nv, f, skippedBefore)
 	return in, found, nil
 }
 
