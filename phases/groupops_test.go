@@ -140,7 +140,7 @@ func groupOpsReference(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, 
 }
 
 // TestGroupOpsIntoSameAsReference: on random windows (processes whose ops
-// interleave, up to 150 of them, ids shared by ops of several tables, ops without an id, a
+// interleave, up to 150 of them in one source, ids shared by ops of several tables, ops without an id, a
 // selection mask), the grouped ops and the index equal the reference's.
 func TestGroupOpsIntoSameAsReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -149,7 +149,7 @@ func TestGroupOpsIntoSameAsReference(t *testing.T) {
 		var keep [][]bool
 		nsrc := 1 + rng.IntN(12)
 		pids := []int32{int32(100 + rng.IntN(3)), int32(200 + rng.IntN(3)), 300}[:1+rng.IntN(3)]
-		if trial%10 == 9 { // more processes in a source than its packed entries hold
+		if trial%10 == 9 { // many processes in one source
 			pids = pids[:0]
 			for p := range int32(150) {
 				pids = append(pids, 1000+p)

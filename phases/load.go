@@ -507,27 +507,24 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 		slot []int32 // per rank from lo: the count, then the next free slot
 	}
 	counts := make([][]srcCounts, len(sources))
-	packed := make([]bool, len(sources)) // entry[si][i] = process entry<<24 | rank from lo
+	rankAt := make([][]int32, len(sources)) // per selected op: its rank from its range's lo
 	parallelFor(len(sources), func(si int) {
 		list, idx, ops, ent := perSrc[si], idxOf[si], sources[si], entry[si]
 		cs := make([]srcCounts, len(list))
-		pack := len(list) <= 1<<7
 		for k, e := range list {
 			lo, hi := rankOf(idx[k], e.minCorr), rankOf(idx[k], e.maxCorr)
 			cs[k] = srcCounts{lo: lo, slot: make([]int32, hi-lo+1)}
-			pack = pack && hi-lo < 1<<24
 		}
+		rs := make([]int32, len(ent))
 		for i, k := range ent {
 			if k < 0 {
 				continue
 			}
 			r := rankOf(idx[k], ops[i].corr) - cs[k].lo
 			cs[k].slot[r]++
-			if pack {
-				ent[i] = k<<24 | r
-			}
+			rs[i] = r
 		}
-		counts[si], packed[si] = cs, pack
+		counts[si], rankAt[si] = cs, rs
 	})
 	// Counts → starts (absolute positions in out), processes in order;
 	// then each source's first slot per rank: within one id, ops keep the
@@ -567,17 +564,12 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 		out = make([]gpuOp, off)
 	}
 	parallelFor(len(sources), func(si int) {
-		cs, ops, idx := counts[si], sources[si], idxOf[si]
-		for i, e := range entry[si] {
-			if e < 0 {
+		cs, ops, rs := counts[si], sources[si], rankAt[si]
+		for i, k := range entry[si] {
+			if k < 0 {
 				continue
 			}
-			var s *int32
-			if packed[si] {
-				s = &cs[e>>24].slot[e&(1<<24-1)]
-			} else {
-				s = &cs[e].slot[rankOf(idx[e], ops[i].corr)-cs[e].lo]
-			}
+			s := &cs[k].slot[rs[i]]
 			out[*s] = ops[i]
 			*s++
 		}
