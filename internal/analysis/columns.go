@@ -187,7 +187,7 @@ func fillInstanceColumnsOn(a *export.RowsAppender, xs *phases.Store, lo, hi, wor
 		}
 		wg.Wait()
 		for col := range instanceColumns {
-			if f.str[col] || f.nullBit[col] != 0 {
+			if f.codes[col] != nil || f.nullBit[col] != 0 {
 				wg.Go(func() { f.finish(col, c0-lo) })
 			}
 		}
@@ -202,8 +202,7 @@ type rowFiller struct {
 	a       *export.RowsAppender
 	ints    [][]int64
 	floats  [][]float64
-	codes   [][]int32
-	str     []bool      // string columns
+	codes   [][]int32   // string columns (not nil once there are rows)
 	dicts   [][]strDict // per goroutine, per column
 	nullBit []uint64    // nullable columns: their bit in nulls
 	nulls   []uint64    // per row of the chunk: its null cells, by nullBit
@@ -245,7 +244,7 @@ func (d *strDict) reset() {
 func newRowFiller(a *export.RowsAppender, chunk, workers int) *rowFiller {
 	k := len(instanceColumns)
 	f := &rowFiller{a: a, ints: make([][]int64, k), floats: make([][]float64, k), codes: make([][]int32, k),
-		str: make([]bool, k), dicts: make([][]strDict, workers), nullBit: make([]uint64, k), nulls: make([]uint64, chunk)}
+		dicts: make([][]strDict, workers), nullBit: make([]uint64, k), nulls: make([]uint64, chunk)}
 	for w := range f.dicts {
 		f.dicts[w] = make([]strDict, k)
 	}
@@ -254,7 +253,7 @@ func newRowFiller(a *export.RowsAppender, chunk, workers int) *rowFiller {
 		c := &instanceColumns[col]
 		switch {
 		case c.str != nil:
-			f.codes[col], f.str[col] = a.Codes(col), true
+			f.codes[col] = a.Codes(col)
 		case c.i64 != nil:
 			f.ints[col] = a.Int64s(col)
 		case c.f64 != nil:
@@ -348,7 +347,7 @@ func (f *rowFiller) fillRows(xs *phases.Store, k, chunk0, base int) {
 func (f *rowFiller) finish(col, base int) {
 	bit := f.nullBit[col]
 	n := f.bounds[len(f.bounds)-1]
-	if f.str[col] {
+	if f.codes[col] != nil { // a string column
 		codes := f.codes[col][base:]
 		var remap []int32
 		for k := range len(f.bounds) - 1 {
