@@ -158,7 +158,7 @@ func randomModel(rng *rand.Rand) modelInput {
 func (m modelInput) run(stackLimit int) (*input, []foundRange) {
 	nv := &nvtxScan{keys: m.keys, domains: map[domainKey]domainRow{}, maxTS: m.maxTS, haveTS: true}
 	for _, r := range m.ranges {
-		nv.ranges = append(nv.ranges, rawRange{globalTid: r.globalTid, start: r.start, end: r.end, hasEnd: r.hasEnd, key: r.key})
+		nv.addRange(r.globalTid, r.start, r.end, r.hasEnd, false, r.key)
 	}
 	ops := newOpIndex()
 	for _, o := range m.ops {
@@ -183,7 +183,8 @@ func (m modelInput) run(stackLimit int) (*input, []foundRange) {
 		r.rows++
 	}
 	in := joinInput(nv, ops, api)
-	return in, in.project(stackLimit)
+	in.project(stackLimit)
+	return in, in.found()
 }
 
 // modelResult is one instance as both sides report it.
@@ -305,8 +306,8 @@ func checkSweepsAgainstBruteForce(t *testing.T, stackLimit int) {
 			// The model's keys resolve to distinct names: map back to the key.
 			n := in.names[x.name]
 			key := slices.IndexFunc(m.keys, func(k nameKey) bool { return ":"+k.text == n.name && k.style == n.style })
-			got = append(got, modelResult{x.globalTid, x.start, x.end, int32(key), x.opStart, x.opEnd, x.ops, x.level})
-			gotChildren[[3]int64{x.globalTid, x.start, x.end}] += x.children
+			got = append(got, modelResult{x.globalTid, x.start, x.end, int32(key), x.opStart, x.opEnd, x.ops, int64(x.level)})
+			gotChildren[[3]int64{x.globalTid, x.start, x.end}] += int64(x.children)
 		}
 		// Repeated ids among calls are counted for the warning; a backtrace
 		// row repeating its call's id is not.

@@ -96,11 +96,11 @@ type Report struct {
 //     last op's end, and the op count is of distinct correlation ids;
 //   - ranges without ops are left out of every column.
 func Project(f *nsys.File) (*Report, error) {
-	in, found, err := compute(f, defaultStackLimit)
+	in, err := compute(f, defaultStackLimit)
 	if err != nil {
 		return nil, err
 	}
-	return &Report{Ranges: in.summarize(found), Absent: absentTables(f), Warnings: in.warnings(f)}, nil
+	return &Report{Ranges: in.summarize(), Absent: absentTables(f), Warnings: in.warnings(f)}, nil
 }
 
 // Trace is Project with the per-instance rows of `nsys stats -r
@@ -108,26 +108,28 @@ func Project(f *nsys.File) (*Report, error) {
 // (projected start, then longer projection first; ties by CPU start, name
 // and thread).
 func Trace(f *nsys.File) (*Report, error) {
-	in, found, err := compute(f, defaultStackLimit)
+	in, err := compute(f, defaultStackLimit)
 	if err != nil {
 		return nil, err
 	}
-	trace := make([]Instance, len(found))
-	for i, x := range found {
+	n := 0
+	in.eachFound(func(int64, *nvtxRange) { n++ })
+	trace := make([]Instance, 0, n)
+	in.eachFound(func(globalTid int64, x *nvtxRange) {
 		n := in.names[x.name]
-		trace[i] = Instance{
+		trace = append(trace, Instance{
 			Domain: n.domain, Text: n.text, Name: n.name, Style: n.style,
-			GlobalTid: x.globalTid, Pid: nsys.Pid(x.globalTid), Tid: nsys.Tid(x.globalTid),
+			GlobalTid: globalTid, Pid: nsys.Pid(globalTid), Tid: nsys.Tid(globalTid),
 			StartNs: x.start, RangeNs: x.end - x.start,
 			ProjStartNs: x.opStart, ProjNs: x.opEnd - x.opStart, GPUOps: x.ops,
-			Level: x.level, Children: x.children,
-		}
-	}
+			Level: int64(x.level), Children: int64(x.children),
+		})
+	})
 	slices.SortFunc(trace, func(a, b Instance) int {
 		return cmp.Or(cmp.Compare(a.ProjStartNs, b.ProjStartNs), cmp.Compare(b.ProjNs, a.ProjNs),
 			cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.Name, b.Name), cmp.Compare(a.GlobalTid, b.GlobalTid))
 	})
-	return &Report{Ranges: in.summarize(found), Trace: trace, Absent: absentTables(f), Warnings: in.warnings(f)}, nil
+	return &Report{Ranges: in.summarize(), Trace: trace, Absent: absentTables(f), Warnings: in.warnings(f)}, nil
 }
 
 // inputTables are the tables the view reads.
@@ -145,7 +147,7 @@ func absentTables(f *nsys.File) []string {
 
 // summarize groups instances by (name, style) into the rows of
 // nvtx_gpu_proj_sum, sorted by total projection, descending.
-func (in *input) summarize(found []foundRange) []Range {
+func (in *input) summarize() []Range {
 	type group struct {
 		projs    []int64
 		rangeNs  int64
@@ -155,17 +157,17 @@ func (in *input) summarize(found []foundRange) []Range {
 		children int64
 	}
 	groups := make([]group, len(in.names))
-	for _, x := range found {
+	in.eachFound(func(_ int64, x *nvtxRange) {
 		g := &groups[x.name]
 		g.projs = append(g.projs, x.opEnd-x.opStart)
 		g.rangeNs += x.end - x.start
 		g.ops += x.ops
 		if x.level >= 0 {
-			g.levelSum += x.level
+			g.levelSum += int64(x.level)
 			g.levels++
 		}
-		g.children += x.children
-	}
+		g.children += int64(x.children)
+	})
 	out := []Range{}
 	for i, g := range groups {
 		if len(g.projs) == 0 {

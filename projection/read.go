@@ -218,12 +218,11 @@ func (s *idSet) add(id int64) bool {
 	return had
 }
 
-// rawRange is an NVTX range row before its name and open end resolve.
-type rawRange struct {
-	globalTid, start, end int64
-	hasEnd                bool
-	pushPop               bool
-	key                   int32 // index into nvtxScan.keys
+// openRange is a range left open: its end is set once the scan has seen
+// every range row (nvtxScan.maxTS).
+type openRange struct {
+	t *thread
+	i int
 }
 
 // nameKey is what a range's name depends on; interning it keeps one
@@ -246,8 +245,14 @@ type domainKey struct{ pid, domainID int64 }
 
 // nvtxScan is what the NVTX scan collects.
 type nvtxScan struct {
-	ranges  []rawRange
-	keys    []nameKey
+	// threads hold the ranges as scanned (in order of each thread's first
+	// range), named by their key index until buildThreads resolves it:
+	// filing them at once spares a second copy of every range.
+	threads     []*thread
+	threadIndex map[int64]*thread
+	last        *thread // the thread of the previous row: rows come in runs
+	open        []openRange
+	keys        []nameKey
 	domains map[domainKey]domainRow
 	maxTS   int64         // largest start or end among range rows: the end of unclosed ranges
 	haveTS  bool          // some range row exists
@@ -503,8 +508,7 @@ func scanNVTX(ctx context.Context, f *nsys.File, nv *nvtxScan) error {
 			nv.keys = append(nv.keys, k)
 		}
 		pushPop := e.EventType == nsys.NVTXPushPop || e.EventType == nsys.NVTXTPushPop
-		nv.ranges = append(nv.ranges, rawRange{globalTid: e.GlobalTid, start: e.Start, end: e.End, hasEnd: e.HasEnd,
-			pushPop: pushPop, key: ki})
+		nv.addRange(e.GlobalTid, e.Start, e.End, e.HasEnd, pushPop, ki)
 	}
 	if len(textIDRows) > 0 {
 		s, err := f.Strings()
@@ -519,6 +523,29 @@ func scanNVTX(ctx context.Context, f *nsys.File, nv *nvtxScan) error {
 		}
 	}
 	return nil
+}
+
+// addRange files a range row under its thread, named by its key index; an
+// unclosed one (hasEnd false) gets its end in buildThreads.
+func (nv *nvtxScan) addRange(globalTid, start, end int64, hasEnd, pushPop bool, key int32) {
+	t := nv.last
+	if t == nil || t.globalTid != globalTid {
+		if nv.threadIndex == nil {
+			nv.threadIndex = map[int64]*thread{}
+		}
+		t = nv.threadIndex[globalTid]
+		if t == nil {
+			t = &thread{globalTid: globalTid}
+			nv.threadIndex[globalTid] = t
+			nv.threads = append(nv.threads, t)
+		}
+		nv.last = t
+	}
+	if !hasEnd {
+		nv.open = append(nv.open, openRange{t, len(t.ranges)})
+	}
+	t.ranges = append(t.ranges, nvtxRange{start: start, end: end, name: key,
+		closedPushPop: pushPop && hasEnd && globalTid != 0})
 }
 
 // resolveText is the vendor's coalesce(StringIds.value, text).
@@ -565,20 +592,18 @@ func buildThreads(nv *nvtxScan) (*input, map[int64]*thread) {
 		keyName[i] = ni
 	}
 
-	threadIndex := map[int64]*thread{}
-	for _, r := range nv.ranges {
-		t := threadIndex[r.globalTid]
-		if t == nil {
-			t = &thread{globalTid: r.globalTid}
-			threadIndex[r.globalTid] = t
-			in.threads = append(in.threads, t)
+	for _, t := range nv.threads {
+		for i := range t.ranges {
+			t.ranges[i].name = keyName[t.ranges[i].name]
 		}
-		end := r.end
-		if !r.hasEnd {
-			end = nv.maxTS
-		}
-		t.ranges = append(t.ranges, nvtxRange{start: r.start, end: end, name: keyName[r.key],
-			closedPushPop: r.pushPop && r.hasEnd && r.globalTid != 0})
+	}
+	for _, o := range nv.open {
+		o.t.ranges[o.i].end = nv.maxTS
+	}
+	in.threads = nv.threads
+	threadIndex := nv.threadIndex
+	if threadIndex == nil {
+		threadIndex = map[int64]*thread{}
 	}
 	return in, threadIndex
 }

@@ -157,7 +157,7 @@ func (s *threadSweep) add(l *launch, stackLimit int) bool {
 
 // projectStream is readWhole + project on the streamed
 // tables; errUnordered when the stream cannot serve the export.
-func projectStream(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
+func projectStream(f *nsys.File, stackLimit int) (*input, error) {
 	skippedBefore := f.Skipped()
 	stop := make(chan struct{})
 	defer close(stop) // the decoders still running stop at their next row
@@ -207,10 +207,9 @@ func projectStream(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
 	}
 	var nv nvtxScan
 	if err := scanNVTX(context.Background(), f, &nv); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	in, _ := buildThreads(&nv)
-	nv.ranges = nil // now in the threads
 	sweeps := make(map[int64]*threadSweep, len(in.threads))
 	for _, t := range in.threads {
 		in.diag.crossed += sortRanges(t)
@@ -293,11 +292,11 @@ func projectStream(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
 			wm = op.start
 		}
 		if err := readAPI(wm); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if n++; op == nil || n%1024 == 0 {
 			if err := handOver(wm); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 		if op == nil {
@@ -306,14 +305,14 @@ func projectStream(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
 		o := *op
 		next.b.advance()
 		if o.start < next.last {
-			return nil, nil, errUnordered
+			return nil, errUnordered
 		}
 		next.last = o.start
 		if o.corr == 0 || o.processKey == 0 { // globalPid 0: joins nothing (opIndex.add)
 			continue
 		}
 		if o.corr < 0 || o.corr > math.MaxInt32 {
-			return nil, nil, errUnordered
+			return nil, errUnordered
 		}
 		p := procOf(nsys.ProcessKey(o.processKey))
 		id := int32(o.corr)
@@ -328,28 +327,21 @@ func projectStream(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
 				c.opStart, c.opEnd, c.hasOps = o.start, o.end, true
 			}
 		case p.callIDs.Has(id):
-			return nil, nil, errUnordered // its call was handed over already
+			return nil, errUnordered // its call was handed over already
 		default:
 			p.orphans.Add(id)
 		}
 	}
 	if api.err != nil {
-		return nil, nil, api.err
+		return nil, api.err
 	}
 	for _, s := range streams {
 		if s.b.err != nil {
-			return nil, nil, s.b.err
+			return nil, s.b.err
 		}
 	}
-	var found []foundRange
 	for _, t := range in.threads {
 		buildTree(t.ranges, stackLimit)
-		for _, r := range t.ranges {
-			if r.ops > 0 {
-				found = append(found, foundRange{nvtxRange: r, globalTid: t.globalTid})
-			}
-		}
-		t.ranges = nil
 	}
 	opsNegative := map[string]int64{}
 	for _, s := range streams {
@@ -358,19 +350,20 @@ func projectStream(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
 		}
 	}
 	in.diag.finish(opsNegative, api.negative, &nv, f, skippedBefore)
-	return in, found, nil
+	return in, nil
 }
 
 // compute is the projection of f: streamed, or from the whole
 // tables when the stream cannot serve the export.
-func compute(f *nsys.File, stackLimit int) (*input, []foundRange, error) {
-	in, found, err := projectStream(f, stackLimit)
+func compute(f *nsys.File, stackLimit int) (*input, error) {
+	in, err := projectStream(f, stackLimit)
 	if !errors.Is(err, errUnordered) {
-		return in, found, err
+		return in, err
 	}
 	in, err = readWhole(f)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return in, in.project(stackLimit), nil
+	in.project(stackLimit)
+	return in, nil
 }

@@ -23,13 +23,14 @@ func TestVendorStreamEqualsWhole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantFound := whole.project(defaultStackLimit)
-			in, found, err := projectStream(f, defaultStackLimit)
+			whole.project(defaultStackLimit)
+			wantFound := whole.found()
+			in, err := projectStream(f, defaultStackLimit)
 			if errors.Is(err, errUnordered) {
 				if !fellBack[fx.Name] {
 					t.Fatalf("stream fell back on %s", fx.Name)
 				}
-				in, found, err = compute(f, defaultStackLimit)
+				in, err = compute(f, defaultStackLimit)
 			} else if fellBack[fx.Name] {
 				t.Errorf("stream served %s, expected to fall back", fx.Name)
 			}
@@ -37,7 +38,7 @@ func TestVendorStreamEqualsWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			opt := cmp.AllowUnexported(foundRange{}, nvtxRange{}, rangeName{}, diagnostics{})
-			if d := cmp.Diff(wantFound, found, opt); d != "" {
+			if d := cmp.Diff(wantFound, in.found(), opt); d != "" {
 				t.Errorf("instances differ (-whole +stream):\n%s", d)
 			}
 			if d := cmp.Diff(whole.names, in.names, opt); d != "" {
@@ -54,19 +55,34 @@ func TestVendorStreamEqualsWhole(t *testing.T) {
 // compute's answer is the whole-table one.
 func TestVendorStreamFallsBack(t *testing.T) {
 	f := openFixture(t, fixture.WithExtra(t)[0])
-	if _, _, err := projectStream(f, 0); !errors.Is(err, errUnordered) {
+	if _, err := projectStream(f, 0); !errors.Is(err, errUnordered) {
 		t.Fatalf("stack limit 0: err %v, want errUnordered", err)
 	}
 	whole, err := readWhole(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := whole.project(0)
-	_, got, err := compute(f, 0)
+	whole.project(0)
+	got, err := compute(f, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(want, got, cmp.AllowUnexported(foundRange{}, nvtxRange{})); d != "" {
+	if d := cmp.Diff(whole.found(), got.found(), cmp.AllowUnexported(foundRange{}, nvtxRange{})); d != "" {
 		t.Errorf("fallback differs from the whole-table projection:\n%s", d)
 	}
+}
+
+// foundRange is a range instance with GPU ops.
+type foundRange struct {
+	nvtxRange
+	globalTid int64
+}
+
+// found is the instances with GPU ops as one list, for comparisons.
+func (in *input) found() []foundRange {
+	var out []foundRange
+	in.eachFound(func(globalTid int64, r *nvtxRange) {
+		out = append(out, foundRange{nvtxRange: *r, globalTid: globalTid})
+	})
+	return out
 }

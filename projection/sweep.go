@@ -8,22 +8,32 @@ import (
 )
 
 // nvtxRange is one kept NVTX range on a thread, with what the sweeps find.
+// Ranges are an export's largest count kept whole (2 M at 30×), so the
+// fields are ordered to pack into 64 bytes; depth and child counts are
+// bounded by the thread's range count, which parent's int32 already caps.
 type nvtxRange struct {
-	start, end    int64
-	name          int32 // index into input.names
-	closedPushPop bool  // for the unbalanced-stack check
-
+	start, end     int64
 	opStart, opEnd int64
 	ops            int64
+	name           int32 // index into input.names (the name key's index until buildThreads)
 	parent         int32 // index in the thread's sorted ranges; -1 for a root
-	level          int64 // -1: no depth (the parent chain loops)
-	children       int64
+	level          int32 // -1: no depth (the parent chain loops)
+	children       int32
+	closedPushPop  bool // for the unbalanced-stack check
 }
 
-// foundRange is a range instance with GPU ops.
-type foundRange struct {
-	nvtxRange
-	globalTid int64
+// eachFound calls yield with every range instance that has GPU ops, thread
+// by thread in the threads' order, each thread's in start order. The
+// instances stay in their threads: a flat copy would double the largest
+// thing the projection holds.
+func (in *input) eachFound(yield func(globalTid int64, r *nvtxRange)) {
+	for _, t := range in.threads {
+		for i := range t.ranges {
+			if r := &t.ranges[i]; r.ops > 0 {
+				yield(t.globalTid, r)
+			}
+		}
+	}
 }
 
 // defaultStackLimit is the longest active list the stack sweeps keep before a
@@ -33,20 +43,14 @@ type foundRange struct {
 // project to force either path.
 const defaultStackLimit = 128
 
-// project sweeps every thread and returns the instances with GPU ops; a
-// thread whose active list grows past stackLimit takes the index sweeps.
-func (in *input) project(stackLimit int) []foundRange {
-	var out []foundRange
+// project sweeps every thread, leaving the instances with GPU ops to
+// eachFound; a thread whose active list grows past stackLimit takes the
+// index sweeps.
+func (in *input) project(stackLimit int) {
 	for _, t := range in.threads {
 		in.diag.crossed += sweepThread(t, stackLimit)
-		for _, r := range t.ranges {
-			if r.ops > 0 {
-				out = append(out, foundRange{nvtxRange: r, globalTid: t.globalTid})
-			}
-		}
-		t.ranges, t.launches = nil, nil
+		t.launches = nil
 	}
-	return out
 }
 
 // sweepThread attributes the thread's launches to every enclosing range
