@@ -253,10 +253,10 @@ type nvtxScan struct {
 	last        *thread // the thread of the previous row: rows come in runs
 	open        []openRange
 	keys        []nameKey
-	domains map[domainKey]domainRow
-	maxTS   int64         // largest start or end among range rows: the end of unclosed ranges
-	haveTS  bool          // some range row exists
-	strings *nsys.Strings // loaded only when some row uses a registered string
+	domains     map[domainKey]domainRow
+	maxTS       int64         // largest start or end among range rows: the end of unclosed ranges
+	haveTS      bool          // some range row exists
+	strings     *nsys.Strings // loaded only when some row uses a registered string
 
 	unclosed, otherThreadEnds, endBeforeStart, unnamed, danglingTextIDs int64
 }
