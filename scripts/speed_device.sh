@@ -31,6 +31,21 @@ tmp=$(mktemp -d); db=$tmp/large_interleaved.sqlite; big=$sdir/x$n.sqlite; huge=$
 dd if=/dev/zero of=/dev/shm/warm bs=1M count=8192 status=none && rm -f /dev/shm/warm
 xz -dc $xzsrc > $db; [ -f $big ] || .bench/scaleexport -n "$n" $db $big >/dev/null; cat $db $big > /dev/null
 if [ "$nbig" -gt 0 ]; then [ -f $huge ] || .bench/scaleexport -n "$nbig" $db $huge >/dev/null; fi
+# "2 cores" are two physical cores: logical CPU 0 and the first CPU that is
+# not its SMT sibling (taskset -c 0,1 may be two threads of one core, which
+# halves a multi-threaded program and leaves the single-threaded lean scan
+# a core to itself). PIN overrides; SIBLINGS=1 also times analyze and the
+# lean scan on CPU 0 and its sibling, for comparison.
+sib0=$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null || echo 0)
+if [ -z "${PIN:-}" ]; then
+  PIN=0,1
+  for c in /sys/devices/system/cpu/cpu[0-9]*; do
+    n=${c##*cpu}; [ "$n" = 0 ] && continue
+    if [ "$(cat $c/topology/thread_siblings_list 2>/dev/null)" != "$sib0" ]; then PIN=0,$n; break; fi
+  done
+fi
+sibpair=$(echo "$sib0" | tr '-' ',' | cut -d, -f1,2)
+echo "pinning: taskset -c $PIN (CPU 0's SMT siblings: $sib0; $(lscpu 2>/dev/null | grep -m1 'Thread(s) per core' | xargs))"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(date -u +%Y-%m-%dT%H:%MZ); 1x $(du -h $db | cut -f1), ${n}x $(du -hL $big | cut -f1)$([ "$nbig" -gt 0 ] && echo ", ${nbig}x $(du -hL $huge | cut -f1)")"
 "$NSYS" --version || true
 cat > $tmp/lean.py <<'PY'
@@ -48,15 +63,19 @@ PY
 export XDG_CACHE_HOME=$tmp/cache; sleep 2
 for f in $db $big $xzsrc $([ "$nbig" -gt 0 ] && echo $huge); do $bin analyze --quiet --out $tmp/w $f >/dev/null; rm -rf $tmp/w; done
 t() { /usr/bin/time -f "%e %M" -o $tmp/t "$@" > /dev/null 2> $tmp/err || { echo "failed: $*" >&2; tail -3 $tmp/err >&2; }; cat $tmp/t; }
-declare -a V A R P L B X D C G H Q; rv=0; ra=0; rp=0; rb=0; rg=0; rh=0; rr=0
+declare -a V A R P L B X D C G H Q SP SL; rv=0; ra=0; rp=0; rb=0; rg=0; rh=0; rr=0
 for i in $(seq $runs); do
   rm -f $tmp/proj*; read -r w r < <(t "$NSYS" stats --force-export=false -r nvtx_gpu_proj_sum --format csv --force-overwrite=true -o $tmp/proj $db); V+=($w); rv=$((r>rv?r:rv))
   rm -rf $tmp/o; read -r w r < <(t $bin analyze --quiet --out $tmp/o $db); A+=($w); ra=$((r>ra?r:ra))
   read -r w r < <(t $bin ranges --format csv $db); R+=($w); rr=$((r>rr?r:rr))
-  rm -rf $tmp/o; read -r w r < <(t taskset -c 0,1 $bin analyze --quiet --out $tmp/o $db); P+=($w); rp=$((r>rp?r:rp))
-  read -r w _ < <(t taskset -c 0,1 python3 $tmp/lean.py $db); L+=($w)
-  rm -rf $tmp/o; read -r w _ < <(XDG_CACHE_HOME=$tmp/cold$i t taskset -c 0,1 $bin analyze --quiet --out $tmp/o $db); C+=($w)
-  rm -rf $tmp/o; read -r w r < <(t taskset -c 0,1 $bin analyze --quiet --out $tmp/o $big); B+=($w); rb=$((r>rb?r:rb))
+  rm -rf $tmp/o; read -r w r < <(t taskset -c $PIN $bin analyze --quiet --out $tmp/o $db); P+=($w); rp=$((r>rp?r:rp))
+  read -r w _ < <(t taskset -c $PIN python3 $tmp/lean.py $db); L+=($w)
+  if [ "${SIBLINGS:-0}" = 1 ]; then
+    rm -rf $tmp/o; read -r w _ < <(t taskset -c $sibpair $bin analyze --quiet --out $tmp/o $db); SP+=($w)
+    read -r w _ < <(t taskset -c $sibpair python3 $tmp/lean.py $db); SL+=($w)
+  fi
+  rm -rf $tmp/o; read -r w _ < <(XDG_CACHE_HOME=$tmp/cold$i t taskset -c $PIN $bin analyze --quiet --out $tmp/o $db); C+=($w)
+  rm -rf $tmp/o; read -r w r < <(t taskset -c $PIN $bin analyze --quiet --out $tmp/o $big); B+=($w); rb=$((r>rb?r:rb))
   rm -rf $tmp/o; read -r w _ < <(t $bin analyze --quiet --out $tmp/o $xzsrc); X+=($w)
   read -r w _ < <(t sh -c "xz -dc $xzsrc > $tmp/dc.sqlite"); D+=($w); rm -f $tmp/dc.sqlite
   if [ "$nbig" -gt 0 ]; then
@@ -75,6 +94,10 @@ echo "runs (s): nsys ${V[*]} | analyze16 ${A[*]} | ranges16 ${R[*]} | analyze2 $
 printf '16 cores: nsys stats nvtx_gpu_proj_sum median %.2f s (%d MB); analyze %.3f s (%d MB), ratio %.3f (target <= 0.03); ranges %.3f s (%d MB), ratio %.3f (target <= 0.03)\n' \
   $(med "${V[@]}") $((rv/1024)) $(med "${A[@]}") $((ra/1024)) $(pair A V) $(med "${R[@]}") $((rr/1024)) $(pair R V)
 printf '2 cores: analyze median %.3f s (%d MB; target <= 128 MB), lean C-SQLite scan %.3f s, ratio %.2f (target <= 1.3)\n' $(med "${P[@]}") $((rp/1024)) $(med "${L[@]}") $(pair P L)
+if [ "${SIBLINGS:-0}" = 1 ]; then
+  echo "runs (s) on CPUs $sibpair: analyze ${SP[*]} | lean ${SL[*]}"
+  printf 'CPUs %s (CPU 0 and its SMT sibling): analyze median %.3f s, lean scan %.3f s, ratio %.2f\n' $sibpair $(med "${SP[@]}") $(med "${SL[@]}") $(pair SP SL)
+fi
 printf '2 cores: first analysis (input hashed) median %.3f s, ratio %.2f to the lean scan\n' $(med "${C[@]}") $(pair C L)
 printf '2 cores: analyze on %sx %.2f s (%d MB): time %.1fx, RSS %.2fx of 1x (targets <= %sx, <= 256 MB)\n' $n $(med "${B[@]}") $((rb/1024)) $(pair B P) $(awk -v a=$rb -v b=$rp 'BEGIN{print a/b}') $n
 if [ "$nbig" -gt 0 ]; then
