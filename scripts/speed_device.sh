@@ -40,11 +40,12 @@ sib0=$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/nul
 if [ -z "${PIN:-}" ]; then
   PIN=0,1
   for c in /sys/devices/system/cpu/cpu[0-9]*; do
-    n=${c##*cpu}; [ "$n" = 0 ] && continue
-    if [ "$(cat $c/topology/thread_siblings_list 2>/dev/null)" != "$sib0" ]; then PIN=0,$n; break; fi
+    cpu=${c##*cpu}; [ "$cpu" = 0 ] && continue
+    if [ "$(cat $c/topology/thread_siblings_list 2>/dev/null)" != "$sib0" ]; then PIN=0,$cpu; break; fi
   done
 fi
 sibpair=$(echo "$sib0" | tr '-' ',' | cut -d, -f1,2)
+case $sibpair in *,*) ;; *) SIBLINGS=0 ;; esac # no SMT: nothing to compare
 echo "pinning: taskset -c $PIN (CPU 0's SMT siblings: $sib0; $(lscpu 2>/dev/null | grep -m1 'Thread(s) per core' | xargs))"
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(date -u +%Y-%m-%dT%H:%MZ); 1x $(du -h $db | cut -f1), ${n}x $(du -hL $big | cut -f1)$([ "$nbig" -gt 0 ] && echo ", ${nbig}x $(du -hL $huge | cut -f1)")"
 "$NSYS" --version || true
