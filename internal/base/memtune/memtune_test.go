@@ -28,9 +28,27 @@ func TestSetMemoryTargetBigInput(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != minMemoryTarget {
 		t.Errorf("small input: limit %d, want %d", got, minMemoryTarget)
 	}
-	if old := debug.SetGCPercent(smallGCPercent); old != smallGCPercent {
-		t.Errorf("small input: GOGC %d, want %d", old, smallGCPercent)
+	isEarly := func() bool { mode.Lock(); defer mode.Unlock(); return early }
+	mode.Lock() // the governor cannot change GOGC between the read and its restore
+	if p := debug.SetGCPercent(earlyGCPercent); p != earlyGCPercent || !early {
+		t.Errorf("small input: GOGC %d (early %v), want %d while the live heap is small", p, early, earlyGCPercent)
 	}
+	mode.Unlock()
+	heap := make([]byte, earlyLive+8<<20) // the live heap past earlyLive
+	for i := range heap {
+		heap[i] = byte(i)
+	}
+	runtime.GC()
+	deadline := time.Now().Add(5 * time.Second)
+	for isEarly() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := debug.SetGCPercent(smallGCPercent); got != smallGCPercent {
+		t.Errorf("small input, live heap of %d MiB: GOGC %d, want %d", len(heap)>>20, got, smallGCPercent)
+	}
+	runtime.KeepAlive(heap)
+	heap = nil
+	runtime.GC()
 	big := filepath.Join(t.TempDir(), "big.sqlite")
 	f, err := os.Create(big)
 	if err != nil {
@@ -53,7 +71,7 @@ func TestSetMemoryTargetBigInput(t *testing.T) {
 		live[i] = byte(i)
 	}
 	runtime.GC()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for debug.SetMemoryLimit(-1) == want && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
