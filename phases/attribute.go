@@ -8,8 +8,13 @@ import (
 
 // attributor measures instances; it keeps scratch buffers between calls.
 type attributor struct {
-	tr  *trace
-	ivs map[int32][]interval // per GPU: the instance's op intervals
+	tr *trace
+	// Per GPU the attributor has seen, in order of first use: the
+	// instance's op intervals. A slice, with the last GPU's slot at hand,
+	// since ops come in runs on one GPU; slot finds the others.
+	gpus     []gpuIntervals
+	slot     map[int32]int
+	lastSlot int
 	// Scratch for the GPU context of a range (gpuContext).
 	syncIv, tmp []interval
 	ctx         gpuScratch
@@ -18,7 +23,28 @@ type attributor struct {
 }
 
 func newAttributor(tr *trace) *attributor {
-	return &attributor{tr: tr, ivs: map[int32][]interval{}}
+	return &attributor{tr: tr, slot: map[int32]int{}}
+}
+
+// gpuIntervals is one GPU's op intervals of the instance being measured.
+type gpuIntervals struct {
+	gpu int32
+	ivs []interval
+}
+
+// addOp records an op interval on gpu.
+func (a *attributor) addOp(gpu int32, iv interval) {
+	k := a.lastSlot
+	if k >= len(a.gpus) || a.gpus[k].gpu != gpu {
+		var ok bool
+		if k, ok = a.slot[gpu]; !ok {
+			k = len(a.gpus)
+			a.slot[gpu] = k
+			a.gpus = append(a.gpus, gpuIntervals{gpu: gpu})
+		}
+		a.lastSlot = k
+	}
+	a.gpus[k].ivs = append(a.gpus[k].ivs, iv)
 }
 
 // measure fills x.M for the range [x.Start, x.End] on thread gtid.
@@ -33,8 +59,8 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 	m := &x.M
 	m[Wall] = e - s
 	pid := tr.file.JoinPid(gtid) // the process of the full globalTid: OS pids repeat across hosts
-	for g := range a.ivs {
-		a.ivs[g] = a.ivs[g][:0]
+	for k := range a.gpus {
+		a.gpus[k].ivs = a.gpus[k].ivs[:0]
 	}
 	a.syncIv = a.syncIv[:0]
 	var (
@@ -119,7 +145,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 				}
 				projLo, projHi = min(projLo, o.start), max(projHi, o.end)
 				if o.end > o.start {
-					a.ivs[o.gpu] = append(a.ivs[o.gpu], interval{o.start, o.end})
+					a.addOp(o.gpu, interval{o.start, o.end})
 				}
 			}
 			if graphFirst != 1<<63-1 {
@@ -142,12 +168,13 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 	if queueOps > 0 {
 		x.QueueMeanNs, x.HasQueue = float64(m[QueueSum])/float64(queueOps), true
 	}
-	for g, iv := range a.ivs {
+	for k := range a.gpus {
+		g, iv := a.gpus[k].gpu, a.gpus[k].ivs
 		if len(iv) == 0 {
 			continue
 		}
 		merged := mergeIntervals(iv)
-		a.ivs[g] = merged
+		a.gpus[k].ivs = merged
 		m[GPUBusy] += totalLength(merged)
 		if len(tr.busy[g]) > 1 {
 			m[OverlapOtherProcess] += intersectLength(merged, a.othersOf(g, pid))
