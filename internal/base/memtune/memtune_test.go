@@ -47,7 +47,6 @@ func TestSetMemoryTargetBigInput(t *testing.T) {
 		t.Errorf("small input, live heap of %d MiB: GOGC %d, want %d", len(heap)>>20, got, smallGCPercent)
 	}
 	runtime.KeepAlive(heap)
-	heap = nil
 	runtime.GC()
 	big := filepath.Join(t.TempDir(), "big.sqlite")
 	f, err := os.Create(big)
