@@ -22,7 +22,7 @@ const smallGCPercent = 50
 // 50 MB: a fixed cost per cycle, paid over and over while the tables'
 // first parts are decoded. At 400 up to 24 MiB of live heap (a heap goal
 // of at most 120 MiB, the soft limit) it runs 12 times in all instead of
-// 23: 6–9% less CPU and wall time on 2 cores, the same peak RSS, since the
+// 23: 4–9% less CPU and wall time on 2 cores, the same peak RSS, since the
 // peak comes later, at GOGC=50.
 const (
 	earlyGCPercent = 400
