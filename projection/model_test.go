@@ -184,7 +184,7 @@ func (m modelInput) run(stackLimit int) (*input, []foundRange) {
 	}
 	in := joinInput(nv, ops, api)
 	in.project(stackLimit)
-	return in, in.found()
+	return in, in.foundList()
 }
 
 // modelResult is one instance as both sides report it.

@@ -112,10 +112,8 @@ func Trace(f *nsys.File) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	in.eachFound(func(int64, *nvtxRange) { n++ })
-	trace := make([]Instance, 0, n)
-	in.eachFound(func(globalTid int64, x *nvtxRange) {
+	trace := []Instance{}
+	for globalTid, x := range in.found() {
 		n := in.names[x.name]
 		trace = append(trace, Instance{
 			Domain: n.domain, Text: n.text, Name: n.name, Style: n.style,
@@ -124,7 +122,7 @@ func Trace(f *nsys.File) (*Report, error) {
 			ProjStartNs: x.opStart, ProjNs: x.opEnd - x.opStart, GPUOps: x.ops,
 			Level: int64(x.level), Children: int64(x.children),
 		})
-	})
+	}
 	slices.SortFunc(trace, func(a, b Instance) int {
 		return cmp.Or(cmp.Compare(a.ProjStartNs, b.ProjStartNs), cmp.Compare(b.ProjNs, a.ProjNs),
 			cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.Name, b.Name), cmp.Compare(a.GlobalTid, b.GlobalTid))
@@ -157,7 +155,7 @@ func (in *input) summarize() []Range {
 		children int64
 	}
 	groups := make([]group, len(in.names))
-	in.eachFound(func(_ int64, x *nvtxRange) {
+	for _, x := range in.found() {
 		g := &groups[x.name]
 		g.projs = append(g.projs, x.opEnd-x.opStart)
 		g.rangeNs += x.end - x.start
@@ -167,7 +165,7 @@ func (in *input) summarize() []Range {
 			g.levels++
 		}
 		g.children += int64(x.children)
-	})
+	}
 	out := []Range{}
 	for i, g := range groups {
 		if len(g.projs) == 0 {

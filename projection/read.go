@@ -561,16 +561,16 @@ func (nv *nvtxScan) resolveText(textID int64, text string) string {
 // joinInput resolves names, joins API calls to their GPU work and
 // groups ranges and launches by thread.
 func joinInput(nv *nvtxScan, ops *opIndex, api *apiScan) *input {
-	in, threadIndex := buildThreads(nv)
+	in := buildThreads(nv)
 	for _, t := range in.threads {
 		t.launches = make([]launch, 0, api.perThread[t.globalTid])
 	}
-	return joinAPI(in, threadIndex, ops, api)
+	return joinAPI(in, nv.threadIndex, ops, api)
 }
 
-// buildThreads resolves the ranges' names and groups the ranges by
-// thread (in order of each thread's first range).
-func buildThreads(nv *nvtxScan) (*input, map[int64]*thread) {
+// buildThreads resolves the names of the ranges addRange filed by thread,
+// and the ends of those left open.
+func buildThreads(nv *nvtxScan) *input {
 	in := &input{}
 	// Names: (domain, text, style) may come from several interned keys (the
 	// same text as a registered and a plain string); rows group by the result.
@@ -601,15 +601,12 @@ func buildThreads(nv *nvtxScan) (*input, map[int64]*thread) {
 		o.t.ranges[o.i].end = nv.maxTS
 	}
 	in.threads = nv.threads
-	threadIndex := nv.threadIndex
-	if threadIndex == nil {
-		threadIndex = map[int64]*thread{}
-	}
-	return in, threadIndex
+	return in
 }
 
 // joinAPI joins the API calls to their GPU work into the threads'
-// launch lists.
+// launch lists; threadIndex (nvtxScan's, nil when no range was read) finds
+// a thread by globalTid.
 func joinAPI(in *input, threadIndex map[int64]*thread, ops *opIndex, api *apiScan) *input {
 
 	// Every row is checked for a repeated id; only rows on threads that hold

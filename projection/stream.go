@@ -209,7 +209,7 @@ func projectStream(f *nsys.File, stackLimit int) (*input, error) {
 	if err := scanNVTX(context.Background(), f, &nv); err != nil {
 		return nil, err
 	}
-	in, _ := buildThreads(&nv)
+	in := buildThreads(&nv)
 	sweeps := make(map[int64]*threadSweep, len(in.threads))
 	for _, t := range in.threads {
 		in.diag.crossed += sortRanges(t)

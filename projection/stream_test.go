@@ -24,7 +24,7 @@ func TestVendorStreamEqualsWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			whole.project(defaultStackLimit)
-			wantFound := whole.found()
+			wantFound := whole.foundList()
 			in, err := projectStream(f, defaultStackLimit)
 			if errors.Is(err, errUnordered) {
 				if !fellBack[fx.Name] {
@@ -38,7 +38,7 @@ func TestVendorStreamEqualsWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			opt := cmp.AllowUnexported(foundRange{}, nvtxRange{}, rangeName{}, diagnostics{})
-			if d := cmp.Diff(wantFound, in.found(), opt); d != "" {
+			if d := cmp.Diff(wantFound, in.foundList(), opt); d != "" {
 				t.Errorf("instances differ (-whole +stream):\n%s", d)
 			}
 			if d := cmp.Diff(whole.names, in.names, opt); d != "" {
@@ -67,7 +67,7 @@ func TestVendorStreamFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(whole.found(), got.found(), cmp.AllowUnexported(foundRange{}, nvtxRange{})); d != "" {
+	if d := cmp.Diff(whole.foundList(), got.foundList(), cmp.AllowUnexported(foundRange{}, nvtxRange{})); d != "" {
 		t.Errorf("fallback differs from the whole-table projection:\n%s", d)
 	}
 }
@@ -78,11 +78,11 @@ type foundRange struct {
 	globalTid int64
 }
 
-// found is the instances with GPU ops as one list, for comparisons.
-func (in *input) found() []foundRange {
+// foundList is the instances with GPU ops as one list, for comparisons.
+func (in *input) foundList() []foundRange {
 	var out []foundRange
-	in.eachFound(func(globalTid int64, r *nvtxRange) {
+	for globalTid, r := range in.found() {
 		out = append(out, foundRange{nvtxRange: *r, globalTid: globalTid})
-	})
+	}
 	return out
 }

@@ -2,6 +2,7 @@ package projection
 
 import (
 	"cmp"
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -22,15 +23,17 @@ type nvtxRange struct {
 	closedPushPop  bool // for the unbalanced-stack check
 }
 
-// eachFound calls yield with every range instance that has GPU ops, thread
+// found yields every range instance that has GPU ops with its thread, thread
 // by thread in the threads' order, each thread's in start order. The
 // instances stay in their threads: a flat copy would double the largest
 // thing the projection holds.
-func (in *input) eachFound(yield func(globalTid int64, r *nvtxRange)) {
-	for _, t := range in.threads {
-		for i := range t.ranges {
-			if r := &t.ranges[i]; r.ops > 0 {
-				yield(t.globalTid, r)
+func (in *input) found() iter.Seq2[int64, *nvtxRange] {
+	return func(yield func(int64, *nvtxRange) bool) {
+		for _, t := range in.threads {
+			for i := range t.ranges {
+				if r := &t.ranges[i]; r.ops > 0 && !yield(t.globalTid, r) {
+					return
+				}
 			}
 		}
 	}
@@ -44,7 +47,7 @@ func (in *input) eachFound(yield func(globalTid int64, r *nvtxRange)) {
 const defaultStackLimit = 128
 
 // project sweeps every thread, leaving the instances with GPU ops to
-// eachFound; a thread whose active list grows past stackLimit takes the
+// found; a thread whose active list grows past stackLimit takes the
 // index sweeps.
 func (in *input) project(stackLimit int) {
 	for _, t := range in.threads {
