@@ -251,34 +251,18 @@ func (m *sumMemo) chainSums(out []float64, counts []int32, cols int, x []float64
 func (m *sumMemo) parityReplicates(out []float64, counts []int32, cols int, num, cnt, den []float64) {
 	buf, se, so := m.triePrefixes(num)
 	defer putBuf(buf)
-	le, lo := m.even.leaf, m.odd.leaf
-	var ne, no []float64
-	if den == nil {
-		var cbuf []float64
-		cbuf, ne, no = m.triePrefixes(cnt)
-		defer putBuf(cbuf)
-	}
-	groups := len(num)
-	e0, o0 := m.pastTries()
 	if den != nil {
-		// Two rows at a time: four independent chains instead of two.
-		r := 0
-		for ; r+1 < len(out); r += 2 {
-			a := counts[r*cols : r*cols+groups]
-			b := counts[(r+1)*cols : (r+1)*cols+groups]
-			a0, a1, b0, b1 := restSums2(a, b, num, num, e0, o0, se[le[r]], so[lo[r]], se[le[r+1]], so[lo[r+1]])
-			out[r] = (a0 + a1) / den[r]
-			out[r+1] = (b0 + b1) / den[r+1]
-		}
-		if r < len(out) {
-			s0, s1 := restSums(counts[r*cols:r*cols+groups], num, e0, o0, se[le[r]], so[lo[r]])
-			out[r] = (s0 + s1) / den[r]
-		}
+		m.pairedSums(len(out), counts, cols, num, se, so, func(r int, s0, s1 float64) { out[r] = (s0 + s1) / den[r] })
 		return
 	}
+	cbuf, ne, no := m.triePrefixes(cnt)
+	defer putBuf(cbuf)
+	le, lo := m.even.leaf, m.odd.leaf
+	groups := len(num)
+	e0, o0 := m.pastTries()
 	for r := range out {
 		row := counts[r*cols : r*cols+groups]
-		s0, s1, n0, n1 := restSums2(row, row, num, cnt, e0, o0, se[le[r]], so[lo[r]], ne[le[r]], no[lo[r]])
+		s0, s1, n0, n1 := restSums(row, row, num, cnt, e0, o0, se[le[r]], so[lo[r]], ne[le[r]], no[lo[r]])
 		out[r] = (s0 + s1) / (n0 + n1)
 	}
 }
@@ -288,12 +272,24 @@ func (m *sumMemo) parityReplicates(out []float64, counts []int32, cols int, num,
 func (m *sumMemo) paritySums(out []float64, counts []int32, cols int, x []float64) {
 	buf, se, so := m.triePrefixes(x)
 	defer putBuf(buf)
+	m.pairedSums(len(out), counts, cols, x, se, so, func(r int, s0, s1 float64) { out[r] = s0 + s1 })
+}
+
+// pairedSums calls f with the even and odd sums of x over each of the n
+// rows, continuing the tries' prefixes se and so past them, two rows at a
+// time (an odd last row is paired with itself).
+func (m *sumMemo) pairedSums(n int, counts []int32, cols int, x, se, so []float64, f func(r int, s0, s1 float64)) {
 	le, lo := m.even.leaf, m.odd.leaf
-	groups := len(x)
 	e0, o0 := m.pastTries()
-	for r := range out {
-		s0, s1 := restSums(counts[r*cols:r*cols+groups], x, e0, o0, se[le[r]], so[lo[r]])
-		out[r] = s0 + s1
+	groups := len(x)
+	for r := 0; r < n; r += 2 {
+		r1 := min(r+1, n-1)
+		a0, a1, b0, b1 := restSums(counts[r*cols:r*cols+groups], counts[r1*cols:r1*cols+groups], x, x,
+			e0, o0, se[le[r]], so[lo[r]], se[le[r1]], so[lo[r1]])
+		f(r, a0, a1)
+		if r1 != r {
+			f(r1, b0, b1)
+		}
 	}
 }
 
@@ -308,32 +304,13 @@ func (m *sumMemo) triePrefixes(x []float64) (buf, se, so []float64) {
 // pastTries returns the first even and odd groups past the tries.
 func (m *sumMemo) pastTries() (e0, o0 int) { return 2 * m.even.depth, 2*m.odd.depth + 1 }
 
-// restSums continues the even chain s0 from group e and the odd chain s1
-// from group o, over the groups of row, adding c_g·x_g in group order. The
-// two chains advance together, as in a two-accumulator loop, so that their
-// additions overlap (a chain alone waits on each addition in turn).
-func restSums(row []int32, x []float64, e, o int, s0, s1 float64) (float64, float64) {
-	x = x[:len(row)]
-	for e < len(row) && o < len(row) {
-		s0 += float64(row[e]) * x[e]
-		s1 += float64(row[o]) * x[o]
-		e += 2
-		o += 2
-	}
-	for ; e < len(row); e += 2 {
-		s0 += float64(row[e]) * x[e]
-	}
-	for ; o < len(row); o += 2 {
-		s1 += float64(row[o]) * x[o]
-	}
-	return s0, s1
-}
-
-// restSums2 is restSums for two row-and-values pairs at once, (ra, xa)
-// from a0, a1 and (rb, xb) from b0, b1: four chains that advance together,
-// each adding in the order restSums adds, so each sum is bit-identical to
-// restSums' and the additions of all four overlap.
-func restSums2(ra, rb []int32, xa, xb []float64, e, o int, a0, a1, b0, b1 float64) (float64, float64, float64, float64) {
+// restSums continues two rows' sums past the tries, over the groups of ra:
+// (ra, xa) from a0 (even chain, from group e) and a1 (odd chain, from group
+// o), (rb, xb) likewise from b0 and b1, each chain adding c_g·x_g in group
+// order, as a per-row two-accumulator loop does. The four chains advance
+// together so that their additions overlap (a chain alone waits on each
+// addition in turn).
+func restSums(ra, rb []int32, xa, xb []float64, e, o int, a0, a1, b0, b1 float64) (float64, float64, float64, float64) {
 	n := len(ra)
 	rb, xa, xb = rb[:n], xa[:n], xb[:n]
 	for e < n && o < n {
