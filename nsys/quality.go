@@ -274,16 +274,11 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 func (f *File) checkTimes(q *Quality) error {
 	var unread []string
 	for _, t := range timedTables {
-		if !f.HasTable(t) || !f.HasColumn(t, "start") || !f.HasColumn(t, "end") {
+		if !f.hasTimes(t) {
 			continue
 		}
 		if c, ok := f.auditedTimes(t); ok {
-			if c[0] > 0 {
-				q.EndBeforeStart[t] += c[0]
-			}
-			if c[1] > 0 {
-				q.NonIntegerTimes[t] += c[1]
-			}
+			q.addTimes(t, c)
 			continue
 		}
 		unread = append(unread, t)
@@ -293,14 +288,25 @@ func (f *File) checkTimes(q *Quality) error {
 		return err
 	}
 	for i, t := range unread {
-		if c := counts[i]; c[0] > 0 {
-			q.EndBeforeStart[t] += c[0]
-		}
-		if c := counts[i]; c[1] > 0 {
-			q.NonIntegerTimes[t] += c[1]
-		}
+		q.addTimes(t, counts[i])
 	}
 	return nil
+}
+
+// hasTimes reports whether table t is present with start and end columns.
+func (f *File) hasTimes(t string) bool {
+	return f.HasTable(t) && f.HasColumn(t, "start") && f.HasColumn(t, "end")
+}
+
+// addTimes adds table t's counts of rows ending before they start (c[0])
+// and of text or blob times (c[1]); a zero adds no entry.
+func (q *Quality) addTimes(t string, c [2]int64) {
+	if c[0] > 0 {
+		q.EndBeforeStart[t] += c[0]
+	}
+	if c[1] > 0 {
+		q.NonIntegerTimes[t] += c[1]
+	}
 }
 
 // CheckTimesAhead counts now what CheckTimes counts in the listed tables
@@ -311,7 +317,7 @@ func (f *File) checkTimes(q *Quality) error {
 func (f *File) CheckTimesAhead(tables ...string) error {
 	var timed []string
 	for _, t := range tables {
-		if slices.Contains(timedTables, t) && f.HasTable(t) && f.HasColumn(t, "start") && f.HasColumn(t, "end") {
+		if slices.Contains(timedTables, t) && f.hasTimes(t) {
 			timed = append(timed, t)
 		}
 	}
