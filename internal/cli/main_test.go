@@ -32,9 +32,10 @@ const runBatchEnv = "NSYSPHASE_TEST_RUN_BATCH"
 // cli.Main leaves the collector alone (memtune.SetMemoryTarget): the
 // program's targets (GOGC=400 then 50 under 256 MiB of input, a 120 MiB
 // soft limit) suit one command, but in a process that runs a thousand
-// commands they spent a quarter of the CPU collecting. GOGC=400 (unless GOGC is set) cuts another quarter for
-// a peak of about 0.5 GB resident instead of 0.3. TestPathologicalMemory
-// measures under the program's targets.
+// commands they spent a quarter of the CPU collecting. GOGC=400 (unless
+// GOGC is set) cuts another quarter for a peak of about 0.5 GB resident
+// instead of 0.3. TestPathologicalMemory measures under the program's
+// targets.
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
