@@ -19,15 +19,20 @@ func TestZstdSameBytesAsLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := lib.(*smallWindowZstd); !ok {
+	ours, ok := lib.(*smallWindowZstd)
+	if !ok {
 		t.Fatalf("registered zstd codec is %T, want *smallWindowZstd", lib)
 	}
-	ours := lib.(*smallWindowZstd)
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Page-like contents: timestamps that grow (an int64 column), small
-	// codes with runs, repeated names, and noise that does not compress.
-	gen := map[string]func(n int) []byte{
-		"int64 ascending": func(n int) []byte {
+	// codes with runs, repeated names, and noise that does not compress. A
+	// list, not a map: the inputs draw on one generator, so a fixed order
+	// keeps them the same from run to run.
+	gens := []struct {
+		name string
+		gen  func(n int) []byte
+	}{
+		{"int64 ascending", func(n int) []byte {
 			b := make([]byte, 0, n+8)
 			v := int64(1_700_000_000_000)
 			for len(b) < n {
@@ -35,34 +40,35 @@ func TestZstdSameBytesAsLibrary(t *testing.T) {
 				b = binary.LittleEndian.AppendUint64(b, uint64(v))
 			}
 			return b[:n]
-		},
-		"codes": func(n int) []byte {
+		}},
+		{"codes", func(n int) []byte {
 			b := make([]byte, n)
 			for i := range b {
 				b[i] = byte(i / (1 + rng.IntN(40)) % 7)
 			}
 			return b
-		},
-		"names": func(n int) []byte {
+		}},
+		{"names", func(n int) []byte {
 			names := []string{"policy_action", "physics_step", "observation", "reward", "reset"}
 			var sb strings.Builder
 			for sb.Len() < n {
 				sb.WriteString(names[rng.IntN(len(names))])
 			}
 			return []byte(sb.String()[:n])
-		},
-		"noise": func(n int) []byte {
+		}},
+		{"noise", func(n int) []byte {
 			b := make([]byte, n)
 			for i := range b {
 				b[i] = byte(rng.Uint32())
 			}
 			return b
-		},
+		}},
 	}
 	sizes := []int{0, 7, 1000, 1025, 40 << 10, 64 << 10, 64<<10 + 1, 70_000, 128 << 10, 128<<10 + 1, 300 << 10, 1 << 20, 1<<20 + 1, 1536 << 10}
-	for name, g := range gen {
+	for _, g := range gens {
+		name := g.name
 		for _, n := range sizes {
-			src := g(n)
+			src := g.gen(n)
 			for _, level := range []int{1, compress.DefaultCompressionLevel} {
 				got := ours.EncodeLevel(nil, src, level)
 				want := ours.Codec.EncodeLevel(nil, src, level)
