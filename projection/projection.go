@@ -112,7 +112,13 @@ func Trace(f *nsys.File) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	trace := []Instance{}
+	n := 0
+	for range in.found() {
+		n++
+	}
+	// Sized at once: the trace is the largest thing Trace builds (2 M rows
+	// at 30×), and doubling would hold up to twice it.
+	trace := make([]Instance, 0, n)
 	for globalTid, x := range in.found() {
 		n := in.names[x.name]
 		trace = append(trace, Instance{
