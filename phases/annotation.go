@@ -9,8 +9,20 @@ import (
 // the program's own ranges; libraries and frameworks annotate their own calls
 // (NCCL's collectives, MPI's calls, TensorRT's layers, PyTorch's operators),
 // and those ranges repeat far more often than any step. This file is the one
-// place that says which ranges are such automatic annotations; docs/guide.md
-// ("How the step is chosen") lists the same rules.
+// place that says which ranges are such automatic annotations, by domain and
+// by shape; docs/guide.md ("Any export, zero configuration") lists the same
+// rules.
+//
+// Two grades:
+//   - operator and library-call ranges (IsLibraryRange and not
+//     IsQualifiedRange): a library domain, an operator or API name, a
+//     PyTorch payload (seq =, op_id =, sizes =) or a pyprof/DLProf dict. They
+//     are never the step and, directly under a program's step, never its
+//     phases (their time is in (unannotated));
+//   - C++-qualified code sections ("KernelExecutor::compileFusion",
+//     "transform_replay.cpp::getMatchedLeafPos"): a library's (or a C++
+//     framework's) own scopes. They are never the step either, but they are
+//     phases where they sit: they name the work a person would read.
 
 // LibraryDomains are NVTX domains that libraries and tools create for their
 // own ranges, matched case-insensitively as a prefix of the domain name
@@ -20,6 +32,8 @@ var LibraryDomains = []string{
 	"STDPAR", "OpenMP", "OpenACC", "cuDNN", "cuBLAS", "cuSPARSE", "cuFFT", "cuSOLVER", "cuRAND",
 	"cuTENSOR", "CUTLASS", "NPP", "nvJPEG", "DALI", "NVVIDEO", "Triton", "NVTX_DOMAIN", "CUDA",
 	"cuda-python", "rmm", "RAPIDS", "ucxx", "legate", "NVIDIA", "TSL", "XLA", "cupy", "numba",
+	"cudf", "CCCL", "cuML", "cugraph", "raft", "nvcomp", "cuVS", "cuQuantum", "cuDSS", "NVPL", "nvmath",
+	"MAGMA", "HPC-X", "PMIX", "libfabric", "oneCCL",
 }
 
 // libraryText matches range texts written by libraries and frameworks in
@@ -32,10 +46,20 @@ var libraryText = regexp.MustCompile(`^(?:aten::|autograd::|torch::|c10d::|nccl:
 	`cuda[A-Z]|cu[A-Z][a-z]|omp_|__omp|openmp_|ompt_|stdpar|thrust::|cub::|` +
 	`\{['"]traceMarker|\{['"](?:mod|op|callid)['"])`)
 
-// torchPayload marks the ranges emit_nvtx writes for autograd-recorded
-// operators: they carry a sequence number ("AddmmBackward0, seq = 12, op_id
-// = 99"). A user's record_function range carries an op_id only.
-var torchPayload = regexp.MustCompile(`\bseq\s*=\s*\d+`)
+// torchPayload marks the ranges emit_nvtx writes for operators: they carry
+// a sequence number, an operator id or the input sizes ("AddmmBackward0, seq
+// = 12, op_id = 99", "detach_, op_id = 7", "aten::mm, sizes = [[2, 3]]").
+// The program's own torch.cuda.nvtx ranges carry none (under emit_nvtx a
+// record_function range does get an op_id: name such a step with --step).
+var torchPayload = regexp.MustCompile(`\b(?:seq|op_id)\s*=\s*\d+|\bsizes\s*=\s*\[`)
+
+// qualifiedText is a C++-qualified name: "ns::func", "Class::method",
+// "file.cpp::func" (a source location), with no space before the "::".
+var qualifiedText = regexp.MustCompile(`^[A-Za-z_~][\w.<>~-]*::[~A-Za-z_]`)
+
+// profilerStep is the PyTorch profiler's own step range: written by the
+// framework, but it marks the program's iterations, so it is the program's.
+var profilerStep = regexp.MustCompile(`^ProfilerStep#\d+`)
 
 // IsLibraryDomain reports whether an NVTX domain belongs to a library.
 func IsLibraryDomain(domain string) bool {
@@ -52,9 +76,20 @@ func IsLibraryDomain(domain string) bool {
 }
 
 // IsLibraryRange reports whether a range (its domain and its raw text) was
-// written by a library or framework rather than by the program itself.
+// written by a library or framework rather than by the program itself: an
+// operator or library call, or a C++-qualified code section
+// (IsQualifiedRange). Neither is ever the step.
 func IsLibraryRange(domain, text string) bool {
-	return IsLibraryDomain(domain) || libraryText.MatchString(text) || torchPayload.MatchString(text)
+	if profilerStep.MatchString(text) && !IsLibraryDomain(domain) {
+		return false
+	}
+	return IsLibraryDomain(domain) || libraryText.MatchString(text) || torchPayload.MatchString(text) || qualifiedText.MatchString(text)
+}
+
+// IsQualifiedRange reports whether a library range is only a C++-qualified
+// code section: never the step, but a phase where it sits.
+func IsQualifiedRange(domain, text string) bool {
+	return !IsLibraryDomain(domain) && !libraryText.MatchString(text) && !torchPayload.MatchString(text) && qualifiedText.MatchString(text)
 }
 
 // pyprofField reads one 'key': 'value' field of a pyprof/DLProf payload.
