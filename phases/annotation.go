@@ -46,12 +46,20 @@ var libraryText = regexp.MustCompile(`^(?:aten::|autograd::|torch::|c10d::|nccl:
 	`cuda[A-Z]|cu[A-Z][a-z]|omp_|__omp|openmp_|ompt_|stdpar|thrust::|cub::|` +
 	`\{['"]traceMarker|\{['"](?:mod|op|callid)['"])`)
 
-// torchPayload marks the ranges emit_nvtx writes for operators: they carry
-// a sequence number, an operator id or the input sizes ("AddmmBackward0, seq
-// = 12, op_id = 99", "detach_, op_id = 7", "aten::mm, sizes = [[2, 3]]").
-// The program's own torch.cuda.nvtx ranges carry none (under emit_nvtx a
-// record_function range does get an op_id: name such a step with --step).
-var torchPayload = regexp.MustCompile(`\b(?:seq|op_id)\s*=\s*\d+|\bsizes\s*=\s*\[`)
+// torchPayload marks the ranges emit_nvtx writes for operators: a sequence
+// number (autograd-recorded: "AddmmBackward0, seq = 12, op_id = 99") or the
+// sizes of tensor inputs ("aten::mm, op_id = 4, sizes = [[2, 3], [3, 4]]").
+// Every range emit_nvtx writes carries an op_id, the program's own
+// record_function ranges too ("forward, op_id = 12"): an op_id alone marks an
+// operator only in the shapes torchOpID lists.
+var torchPayload = regexp.MustCompile(`\bseq\s*=\s*\d+|\bsizes\s*=\s*\[\s*\[`)
+
+// torchOpID marks, among ranges with an op_id, PyTorch's own: an in-place
+// operator (a name ending in "_": "detach_", "copy_") and the framework's
+// record_function names that carry no namespace, and custom operators
+// ("flash_attn::_flash_attn_forward, op_id = 9"; "detach",
+// "record_param_comms", "enumerate(DataLoader)#…", "DistributedDataParallel.forward").
+var torchOpID = regexp.MustCompile(`^(?:[A-Za-z][\w.]*_|\w+::[\w:]+|detach|record_param_comms|enumerate\(DataLoader\)[^,]*|(?:Distributed)?DataParallel\.\w+|cudaStream\w*|lazy_load\w*)\s*,\s*op_id\s*=`)
 
 // qualifiedText is a C++-qualified name: "ns::func", "Class::method",
 // "file.cpp::func" (a source location), with no space before the "::".
@@ -83,13 +91,18 @@ func IsLibraryRange(domain, text string) bool {
 	if profilerStep.MatchString(text) && !IsLibraryDomain(domain) {
 		return false
 	}
-	return IsLibraryDomain(domain) || libraryText.MatchString(text) || torchPayload.MatchString(text) || qualifiedText.MatchString(text)
+	return IsLibraryDomain(domain) || isOpText(text) || qualifiedText.MatchString(text)
+}
+
+// isOpText reports an operator or library call by its text alone.
+func isOpText(text string) bool {
+	return libraryText.MatchString(text) || torchPayload.MatchString(text) || torchOpID.MatchString(text)
 }
 
 // IsQualifiedRange reports whether a library range is only a C++-qualified
 // code section: never the step, but a phase where it sits.
 func IsQualifiedRange(domain, text string) bool {
-	return !IsLibraryDomain(domain) && !libraryText.MatchString(text) && !torchPayload.MatchString(text) && qualifiedText.MatchString(text)
+	return !IsLibraryDomain(domain) && !isOpText(text) && qualifiedText.MatchString(text)
 }
 
 // pyprofField reads one 'key': 'value' field of a pyprof/DLProf payload.
