@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/fixture"
@@ -70,4 +71,40 @@ func jsonEscape(s string) string {
 		out = append(out, string(r)...)
 	}
 	return string(out)
+}
+
+// TestMarkdownBaselineEscaped: analyze --format md wrote the baseline arm's
+// name raw in the headline's sentence and in a <details> summary, so an
+// arm named by a manifest could inject HTML or a link into a CI comment.
+func TestMarkdownBaselineEscaped(t *testing.T) {
+	dir := t.TempDir()
+	const evil = "<img src=x onerror=alert(1)>[a](javascript:x)"
+	var paths []string
+	for name, arm := range map[string]string{"sharing_null_1": evil, "sharing_mps_1": "b"} {
+		data, err := os.ReadFile(fixture.Get(t, name).SQLite(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name+".sqlite")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".manifest.json"), []byte(`{"variant": "`+arm+`"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	code, stdout, stderr := runMain(t, append([]string{"analyze", "--arm-key", "variant", "--baseline", evil, "--format", "md"}, paths...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "&lt;img") {
+		t.Fatalf("the baseline arm is not in the report:\n%s", stdout)
+	}
+	checkHostileOutput(t, "analyze --format md", "markdown", []byte(stdout))
+	for _, bad := range []string{"<img", "[a](javascript"} {
+		if i := strings.Index(stdout, bad); i >= 0 {
+			t.Errorf("raw %q in the Markdown report: %q", bad, stdout[max(i-80, 0):min(i+80, len(stdout))])
+		}
+	}
 }
