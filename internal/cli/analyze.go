@@ -97,7 +97,7 @@ func (o *AnalyzeOptions) validate() error {
 	if err := o.SegmentOptions.validate(); err != nil {
 		return err
 	}
-	if err := o.checkPaths(o.inputPaths()); err != nil {
+	if err := o.checkPaths(append(o.inputPaths(), expandDirs(o.History)...)); err != nil {
 		return err
 	}
 	return o.StatsOptions.validate()

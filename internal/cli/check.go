@@ -99,7 +99,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			default:
 				return usageErr("--stat %q: want mean, median, p90 or p99", o.Stat)
 			}
-			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
+			if err := o.OutputFlags.check(append(o.inputPaths(), expandDirs(o.History)...)); err != nil {
 				return err
 			}
 			if err := (&AnalyzeOptions{From: o.From}).validateFrom(cmd); err != nil {
@@ -206,7 +206,10 @@ func gateExit(g *analysis.Gate) error {
 }
 
 // expandDirs expands the glob patterns of dataset directories, each sorted;
-// a pattern that matches nothing is kept for the loader to name.
+// a pattern that matches nothing is kept for the loader to name. As in a
+// shell, a wildcard does not match a leading dot: `--history 'h/*' --out
+// h/new` would otherwise pick up h/.new.tmp-PID-…, the staging directory of
+// its own output (and any other run's, half written).
 func expandDirs(patterns []string) []string {
 	var dirs []string
 	for _, a := range patterns {
@@ -214,6 +217,13 @@ func expandDirs(patterns []string) []string {
 		if err != nil || len(matches) == 0 {
 			dirs = append(dirs, a)
 			continue
+		}
+		if !strings.HasPrefix(filepath.Base(a), ".") {
+			matches = slices.DeleteFunc(matches, func(m string) bool { return strings.HasPrefix(filepath.Base(m), ".") })
+			if len(matches) == 0 {
+				dirs = append(dirs, a)
+				continue
+			}
 		}
 		slices.Sort(matches)
 		dirs = append(dirs, matches...)
