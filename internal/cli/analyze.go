@@ -234,7 +234,7 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 
 // addHistory compares every phase's mean wall with the --history runs.
 func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error {
-	h, err := loadHistory(cmd, o.History, o.SkipSteps)
+	h, err := loadHistory(cmd, o.History, doc.Settings.SkipSteps)
 	if err != nil {
 		return err
 	}

@@ -231,7 +231,10 @@ func expandDirs(patterns []string) []string {
 	return dirs
 }
 
-// loadHistory loads --history's datasets with the candidate's warm-up rule.
+// loadHistory loads --history's datasets with the candidate's warm-up rule,
+// skipSteps: the one its analysis applied (--skip-steps, the rules file's
+// skip_steps, or, with --from, the candidate datasets' own), so that both
+// sides leave out the same steps.
 func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysis.HistoryRuns, error) {
 	h, warns, err := analysis.LoadHistory(cmd.Context(), expandDirs(patterns), skipSteps, Version())
 	if err != nil {
@@ -245,10 +248,6 @@ func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysi
 
 // runCheckHistory gates the candidate FILE(s) against the history runs.
 func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
-	h, err := loadHistory(cmd, o.History, o.SkipSteps)
-	if err != nil {
-		return err
-	}
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
 	a.Baseline = "" // names a history arm here, not a candidate arm
 	doc, err := buildDoc(cmd, a, nil)
@@ -256,6 +255,10 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 		return err
 	}
 	if err := knownPhases(doc, o.Phases); err != nil {
+		return err
+	}
+	h, err := loadHistory(cmd, o.History, doc.Settings.SkipSteps)
+	if err != nil {
 		return err
 	}
 	rows, err := doc.CompareWithHistory(h, o.Phases, o.Metric, o.Stat, o.Baseline, o.Confidence)
