@@ -287,6 +287,9 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	if nv.backwards > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, tr.file.Path, "%d NVTX ranges end before they start and were left out", nv.backwards))
 	}
+	if nv.noThread > 0 {
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnNoThreadRange, tr.file.Path, "%d NVTX ranges have no thread (a NULL globalTid) and were left out: no phase holds them", nv.noThread))
+	}
 	type dkey struct{ pid, domain int64 }
 	domains := map[dkey]string{}
 	for _, e := range nv.domains {
