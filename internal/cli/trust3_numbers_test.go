@@ -11,6 +11,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
 
@@ -43,9 +44,9 @@ func editedExport(t *testing.T, name string, stmts ...string) string {
 		if err := sqlitex.ExecuteTransient(conn, s, nil); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
-	}
-	if n := conn.Changes(); n == 0 {
-		t.Fatalf("%s changed no row", stmts[len(stmts)-1])
+		if strings.HasPrefix(s, "UPDATE") && conn.Changes() == 0 {
+			t.Fatalf("%s changed no row", s)
+		}
 	}
 	return dst
 }
@@ -99,5 +100,59 @@ func TestDanglingAPINamesCounted(t *testing.T) {
 	w := analyzeWarnings(t, file)
 	if got := strings.Join(w["dangling_api_name"], "|"); !strings.Contains(got, "713 CUDA API calls name a nameId that StringIds lacks") {
 		t.Errorf("dangling_api_name warnings %q (all: %v)", got, w)
+	}
+}
+
+// TestNoKernelTableNullsConsistent: without the kernel table, queue_sum_ns
+// and queue_max_ns are null (not measured) but phase_instances still gave a
+// queue_mean_ns and an unattributed_kernel_ns of 0. Absent means null in
+// every column: where queue_sum_ns is null so is queue_mean_ns, and
+// unattributed_kernel_ns is null wherever kernel_sum_ns is.
+func TestNoKernelTableNullsConsistent(t *testing.T) {
+	t.Parallel()
+	file := editedExport(t, "eager_graph_small", `DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL`)
+	out := filepath.Join(t.TempDir(), "ds")
+	if _, errs, code := run(t, "analyze", "--quiet", "--no-stats", "--out", out, file); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	tables, err := export.ReadDataset(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inst *export.Table
+	for _, tb := range tables {
+		if tb.Name == "phase_instances" {
+			inst = tb
+		}
+	}
+	if inst == nil {
+		t.Fatal("no phase_instances")
+	}
+	col := func(name string) int {
+		i := inst.ColumnIndex(name)
+		if i < 0 {
+			t.Fatalf("no column %s", name)
+		}
+		return i
+	}
+	qsum, qmean, ksum, unattr, isStep := col("queue_sum_ns"), col("queue_mean_ns"), col("kernel_sum_ns"), col("unattributed_kernel_ns"), col("is_step")
+	steps, queueRows := 0, 0
+	for r := range inst.Len() {
+		if !inst.IsNull(r, qsum) {
+			t.Fatalf("row %d: queue_sum_ns measured without kernels", r)
+		}
+		if !inst.IsNull(r, qmean) {
+			queueRows++
+		}
+		if step, _ := inst.Bool(r, isStep); step {
+			steps++
+			if !inst.IsNull(r, ksum) || !inst.IsNull(r, unattr) {
+				t.Errorf("step row %d: kernel_sum_ns null %v, unattributed_kernel_ns null %v: want both null", r, inst.IsNull(r, ksum), inst.IsNull(r, unattr))
+				break
+			}
+		}
+	}
+	if steps == 0 || queueRows != 0 {
+		t.Errorf("%d steps; %d rows give a queue_mean_ns while queue_sum_ns is null", steps, queueRows)
 	}
 }
