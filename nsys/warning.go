@@ -33,6 +33,7 @@ const (
 	WarnNVTXDomainRows       = "nvtx_domain_rows"      // NVTX domain-create rows with a negative start and no end
 	WarnNoNVTX               = "no_nvtx"               // no NVTX ranges: each process analysed as one phase
 	WarnSingleShot           = "single_shot"           // no NVTX range repeats: every range is one measured value (n = 1)
+	WarnIdleStepThread       = "idle_step_thread"      // a thread repeats the step's ranges with no CUDA work: its empty steps are pooled in
 	WarnInput                = "input"                 // an input warning of unknown kind (read from a dataset of nsysphase before codes)
 )
 

@@ -254,6 +254,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	}
 	marks.Mark("segmented")
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
+	res.Warnings = append(res.Warnings, idleStepThreads(res.Store, stepName, f.Path)...)
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
 	if g := gpuCoverage(res.Store, tr.use); g != nil {
 		res.StepChoice.GPUCoverage, in.StepChoice.GPUCoverage = g, g

@@ -156,3 +156,25 @@ func TestNoKernelTableNullsConsistent(t *testing.T) {
 		t.Errorf("%d steps; %d rows give a queue_mean_ns while queue_sum_ns is null", steps, queueRows)
 	}
 }
+
+// TestIdleStepThreadWarned: a second thread of the process repeating the
+// step's ranges (here a copy of the collector thread's NVTX rows on
+// another thread id) with no CUDA work pooled its 80 empty steps into the
+// units, halving every per-step GPU metric without a word. A warning names
+// the idle thread and the share of empty steps.
+func TestIdleStepThreadWarned(t *testing.T) {
+	t.Parallel()
+	file := editedExport(t, "eager_graph_small",
+		`CREATE TEMP TABLE mirror AS SELECT * FROM NVTX_EVENTS WHERE eventType = 59`,
+		`UPDATE mirror SET globalTid = globalTid + 1`,
+		`INSERT INTO NVTX_EVENTS SELECT * FROM mirror`)
+	w := analyzeWarnings(t, file, "--step", "collector_step")
+	got := strings.Join(w["idle_step_thread"], "|")
+	if !strings.Contains(got, `repeats step "collector_step" (80 steps) with no CUDA API call`) || !strings.Contains(got, "averaged over 160 steps of which 80 are empty") {
+		t.Errorf("idle_step_thread warnings %q (all: %v)", got, w)
+	}
+	// The thread that does the work alone: no warning.
+	if w := analyzeWarnings(t, fixture.Get(t, "eager_graph_small").SQLite(t), "--step", "collector_step"); len(w["idle_step_thread"]) != 0 {
+		t.Errorf("unedited export: %v", w["idle_step_thread"])
+	}
+}
