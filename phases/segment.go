@@ -282,6 +282,7 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 	}
 	marks.Mark("segmented")
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
+	res.Warnings = append(res.Warnings, idleStepThreads(res.Store, stepName, f.Path)...)
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
 	if g := gpuCoverage(res.Store, tr.use); g != nil {
 		res.StepChoice.GPUCoverage, in.StepChoice.GPUCoverage = g, g
@@ -352,6 +353,9 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	ex.CrossThreadEnded += nv.crossThread
 	if nv.backwards > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, tr.file.Path, "%d NVTX ranges end before they start and were left out", nv.backwards))
+	}
+	if nv.noThread > 0 {
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnNoThreadRange, tr.file.Path, "%d NVTX ranges have no thread (a NULL globalTid) and were left out: no phase holds them", nv.noThread))
 	}
 	type dkey struct{ pid, domain int64 }
 	domains := map[dkey]string{}
