@@ -31,6 +31,7 @@ const (
 	WarnNVTXDomainRows       = "nvtx_domain_rows"      // NVTX domain-create rows with a negative start and no end
 	WarnNoNVTX               = "no_nvtx"               // no NVTX ranges: each process analysed as one phase
 	WarnSingleShot           = "single_shot"           // no NVTX range repeats: every range is one measured value (n = 1)
+	WarnFewSteps             = "few_steps"             // a process holds no more steps than --skip-steps: they are kept
 	WarnInput                = "input"                 // an input warning of unknown kind (read from a dataset of nsysphase before codes)
 )
 

@@ -99,6 +99,9 @@ type RankPhaseRow struct {
 	Imbalance float64 `json:"imbalance_max_over_mean"`
 	// NCCL kernels launched from inside the phase's instances (their host
 	// call on the instance's thread inside it), per instance.
+	// GPUBusyMeanNs is the mean of the instances' gpu_busy_ns; null where
+	// it is not measured (the (unannotated) row: GPU time does not split).
+	GPUBusyMeanNs     *float64 `json:"gpu_busy_mean_ns"`
 	NCCLNsMean        float64  `json:"nccl_ns_mean"`
 	NCCLExposedNsMean float64  `json:"nccl_exposed_ns_mean"`
 	OverlapShare      *float64 `json:"nccl_overlap_share_of_nccl_ns"`
@@ -242,19 +245,15 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		}
 		return t
 	}
-	// Steps and phases of each rank, warm-up ones included: step keys count
-	// them, and each use leaves them out.
+	// Steps and phases of each rank, warm-up ones included (step keys count
+	// them, and each use leaves them out): the document's own instances,
+	// so every rank row is phase_instances grouped by rank (segmentation
+	// flags each process's first --skip-steps steps).
 	byRank := map[int][]phases.Instance{}
-	for _, fr := range files {
-		st := fr.Result.InstanceStore()
-		for i := range st.Len() {
-			if r, ok := rankOf[rankRef{fr.Path, st.Pid(i)}]; ok {
-				byRank[r] = append(byRank[r], st.At(i))
-			}
+	for i, x := range st.Each() {
+		if r, ok := st.Rank(i); ok {
+			byRank[r] = append(byRank[r], *x)
 		}
-	}
-	for r, xs := range byRank {
-		byRank[r] = rankWarmup(xs, d.Settings.SkipSteps)
 	}
 	for i := range ps {
 		p := &ps[i]
@@ -310,21 +309,30 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 	for i := range ps {
 		p := &ps[i]
 		xs := byRank[p.Rank]
-		var n int
-		var wall, nccl, expos, other int64
+		var n, busyN int
+		var wall, busy, nccl, expos, other int64
 		var own []int // indices of the phase's instances
 		for j := range xs {
 			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup {
 				n++
-				wall += xs[j].End - xs[j].Start
+				// the instance's wall metric, not its span: the
+				// (unannotated) row spans the step but its wall is the
+				// step's time outside every phase
+				wall += xs[j].M[phases.Wall]
+				if !xs[j].IsNull(phases.GPUBusy) {
+					busyN++
+					busy += xs[j].M[phases.GPUBusy]
+				}
 				own = append(own, j)
 			}
 		}
 		if n == 0 {
 			continue
 		}
+		phaseSpans := depthOneSpans(xs)
 		// NCCL kernels whose launching call lies in one of the phase's
-		// instances on the instance's thread (both ends included).
+		// instances on the instance's thread (both ends included); for
+		// the (unannotated) row, outside every phase of the step.
 		for _, c := range p.Collectives {
 			if c.CallStart < 0 || p.Kind != "nccl" {
 				continue
@@ -333,22 +341,27 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 			for _, j := range own {
 				x := &xs[j]
 				if x.Start <= c.CallStart && c.CallStart <= x.End {
-					if x.Tid == c.Tid {
+					if x.Tid == c.Tid && (x.Phase != phases.Unannotated || !phaseSpans.holds(c.Tid, c.CallStart)) {
 						nccl += c.End - c.Start
 						expos += c.ExposedNs
 						otherThread = false
 						break
 					}
-					otherThread = true
+					otherThread = x.Tid != c.Tid
 				}
 			}
 			if otherThread {
 				other += c.End - c.Start
 			}
 		}
-		rows = append(rows, RankPhaseRow{Phase: ph, Arm: arm, Rank: p.Rank, N: n, WallMeanNs: float64(wall) / float64(n),
+		row := RankPhaseRow{Phase: ph, Arm: arm, Rank: p.Rank, N: n, WallMeanNs: float64(wall) / float64(n),
 			NCCLNsMean: float64(nccl) / float64(n), NCCLExposedNsMean: float64(expos) / float64(n), OverlapShare: share(nccl-expos, nccl),
-			NCCLOtherThreadNsMean: float64(other) / float64(n)})
+			NCCLOtherThreadNsMean: float64(other) / float64(n)}
+		if busyN == n {
+			b := float64(busy) / float64(n)
+			row.GPUBusyMeanNs = &b
+		}
+		rows = append(rows, row)
 	}
 	hi, sum := 0.0, 0.0
 	for _, r := range rows {
@@ -611,41 +624,36 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	}
 }
 
-// rankWarmup marks warm-up per rank: the first skip steps of each block
-// of the rank's own steps (segmentation counts --skip-steps over every
-// process of a block, so on one export of two ranks only the first
-// process's first step was left out), and the phases inside them. xs are
-// copies: the document's instances keep their flags.
-func rankWarmup(xs []phases.Instance, skip int) []phases.Instance {
-	idx := make([]int, 0, len(xs))
-	for i := range xs {
-		if xs[i].IsStep {
-			idx = append(idx, i)
-		}
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(xs[a].Start, xs[b].Start) })
-	n, total := map[string]int{}, map[string]int{}
-	key := func(x *phases.Instance) string { return fmt.Sprintf("%s\x00%d", x.Arm, x.Block) }
-	for _, i := range idx {
-		total[key(&xs[i])]++
-	}
-	for _, i := range idx {
-		b := key(&xs[i])
-		// a block of no more than skip steps keeps them all (a whole-process
-		// pseudo-step, say), as nothing else would be left
-		xs[i].Warmup = n[b] < skip && total[b] > skip
-		n[b]++
-	}
+// threadSpans are, per thread, the spans of a rank's depth-1 phases on
+// the step's own thread ((unannotated) and other threads' rows left out),
+// in start order, each with the largest end up to it.
+type threadSpans map[int64][][3]int64
+
+func depthOneSpans(xs []phases.Instance) threadSpans {
+	out := threadSpans{}
 	for i := range xs {
 		x := &xs[i]
-		if x.IsStep {
-			continue
+		if x.Depth == 1 && !x.OtherThread && x.Phase != phases.Unannotated {
+			out[x.Tid] = append(out[x.Tid], [3]int64{x.Start, x.End})
 		}
-		// the step that contains the phase: the last step starting at or before it
-		j, _ := slices.BinarySearchFunc(idx, x.Start, func(k int, t int64) int { return cmp.Compare(xs[k].Start, t+1) })
-		x.Warmup = j == 0 || x.Start > xs[idx[j-1]].End || xs[idx[j-1]].Warmup
 	}
-	return xs
+	for _, ss := range out {
+		slices.SortFunc(ss, func(a, b [3]int64) int { return cmp.Compare(a[0], b[0]) })
+		hi := int64(math.MinInt64)
+		for k := range ss {
+			hi = max(hi, ss[k][1])
+			ss[k][2] = hi
+		}
+	}
+	return out
+}
+
+// holds reports whether t lies in one of tid's spans (both ends
+// included): some span starting at or before t ends at or after it.
+func (ts threadSpans) holds(tid, t int64) bool {
+	ss := ts[tid]
+	j, _ := slices.BinarySearchFunc(ss, t, func(s [3]int64, t int64) int { return cmp.Compare(s[0], t+1) })
+	return j > 0 && ss[j-1][2] >= t
 }
 
 // stepsOf is the step instances of xs in start order.
@@ -682,7 +690,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.I
 					at[x.Unit] = k
 					units = append(units, stats.Unit{ID: x.Unit.String(), Arm: x.Arm, Profile: x.File, Start: d.unitStart[x.Unit], Steps: [][]float64{nil}})
 				}
-				units[k].Steps[0] = append(units[k].Steps[0], float64(x.End-x.Start))
+				units[k].Steps[0] = append(units[k].Steps[0], float64(x.M[phases.Wall]))
 			}
 			base := d.Baseline
 			if !slices.ContainsFunc(units, func(u stats.Unit) bool { return u.Arm == base }) || len(units) == 0 {

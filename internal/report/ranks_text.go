@@ -96,6 +96,7 @@ func rankPhasesTable(s *analysis.RanksSection) *export.Table {
 		export.Column{Name: "n", Type: export.TypeInt64},
 		export.Column{Name: "wall µs", Type: export.TypeFloat64},
 		export.Column{Name: "max/mean", Type: export.TypeFloat64},
+		export.Column{Name: "gpu busy µs", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "nccl µs", Type: export.TypeFloat64},
 		export.Column{Name: "exposed µs", Type: export.TypeFloat64},
 		export.Column{Name: "overlap % of nccl", Type: export.TypeFloat64, Nullable: true},
@@ -110,13 +111,21 @@ func rankPhasesTable(s *analysis.RanksSection) *export.Table {
 			vals = append(vals, export.Str(clip(r.Arm, 12)))
 		}
 		vals = append(vals, export.Int(int64(r.Rank)), export.Int(int64(r.N)), export.Float(round1(r.WallMeanNs/1e3)),
-			export.Float(float64(int64(r.Imbalance*1000+0.5))/1000), export.Float(round1(r.NCCLNsMean/1e3)), export.Float(round1(r.NCCLExposedNsMean/1e3)), pct(r.OverlapShare))
+			export.Float(float64(int64(r.Imbalance*1000+0.5))/1000), optMicros(r.GPUBusyMeanNs), export.Float(round1(r.NCCLNsMean/1e3)), export.Float(round1(r.NCCLExposedNsMean/1e3)), pct(r.OverlapShare))
 		if other {
 			vals = append(vals, export.Float(round1(r.NCCLOtherThreadNsMean/1e3)))
 		}
 		_ = t.AppendRow(vals...)
 	}
 	return t
+}
+
+// optMicros is ns in µs to one decimal, null when not measured.
+func optMicros(ns *float64) export.Value {
+	if ns == nil {
+		return export.Null()
+	}
+	return export.Float(round1(*ns / 1e3))
 }
 
 // ranksTitle heads the section.
