@@ -17,6 +17,7 @@ const (
 	WarnRanksUnaligned   = "ranks_unaligned"   // per-rank exports without session start times: no stragglers
 	WarnRanksMultiHost   = "ranks_multi_host"  // ranks from different hosts: session clocks not corrected
 	WarnCollectiveCounts = "collective_counts" // ranks ran different numbers of collectives in a step
+	WarnRanksNotOneJob   = "ranks_not_one_job" // exports claim the same rank, or their timelines do not overlap: no rank view
 )
 
 // RanksSection is the document's `ranks` section: present when the inputs
@@ -38,6 +39,54 @@ type RanksSection struct {
 	// with CIs over its blocks (empty with one arm or --no-stats).
 	Comparisons []RankComparison  `json:"comparisons"`
 	Settings    StragglerSettings `json:"straggler_settings"`
+	// StepEnds is skew at the steps' ends on the common timeline: with or
+	// without traced communication; nil when the ranks share no step or
+	// cannot be put on one timeline.
+	StepEnds *StepEndSkew `json:"step_ends"`
+}
+
+// StepEndSkew is when each rank finishes each matched step, on the
+// common wall-clock timeline, and who finishes last.
+type StepEndSkew struct {
+	Matching string `json:"matching"`
+	Steps    int    `json:"steps"` // steps matched on every rank (warm-up left out)
+	// Skew of a step = the last rank's end − the first rank's end; its mean
+	// over steps with a CI over blocks of consecutive steps, and the median.
+	SkewMeanNs   float64     `json:"skew_mean_ns"`
+	SkewMedianNs float64     `json:"skew_median_ns"`
+	SkewMaxNs    int64       `json:"skew_max_ns"`
+	SkewCI       *[2]float64 `json:"skew_mean_ci"`
+	Method       string      `json:"method"`
+	// Straggler is the rank that finishes last in more than half of the
+	// steps (a step whose last ends tie has no last rank); null when none
+	// does. MarginMedianNs is, over the steps it
+	// finishes last, the median of its end − the next rank's end.
+	Straggler      *int     `json:"straggler_rank"`
+	StragglerLast  int      `json:"straggler_last_steps"`
+	MarginMedianNs *float64 `json:"straggler_margin_median_ns"`
+	// Sentence says it in words.
+	Sentence string        `json:"sentence"`
+	Ranks    []StepEndRank `json:"ranks"`
+	Rows     []StepEndRow  `json:"rows"`
+	Note     string        `json:"note"` // ranks are not replicates
+}
+
+// StepEndRank is one rank over the matched steps.
+type StepEndRank struct {
+	Rank         int     `json:"rank"`
+	LastSteps    int     `json:"last_steps"`           // steps it finished last
+	BehindMeanNs float64 `json:"behind_first_mean_ns"` // mean of its end − the first rank's end
+}
+
+// StepEndRow is one matched step on one rank.
+type StepEndRow struct {
+	Step     int    `json:"step"`
+	Label    string `json:"label"`
+	Rank     int    `json:"rank"`
+	EndNs    int64  `json:"end_ns"` // on the common clock (ns since the earliest session start, or the export's clock)
+	WallNs   int64  `json:"step_wall_ns"`
+	BehindNs int64  `json:"behind_first_ns"`
+	Last     bool   `json:"last"`
 }
 
 // StragglerSettings records how the straggler CIs were computed.
@@ -97,6 +146,9 @@ type RankPhaseRow struct {
 	// Imbalance = the largest rank's mean wall / the mean over ranks of
 	// their mean walls (the same on every row of the phase).
 	Imbalance float64 `json:"imbalance_max_over_mean"`
+	// RelativeScore = the fastest rank's mean wall / this rank's (1 for the
+	// fastest, lower for slower ranks); null when the wall is 0.
+	RelativeScore *float64 `json:"relative_score"`
 	// NCCL kernels launched from inside the phase's instances (their host
 	// call on the instance's thread inside it), per instance.
 	// GPUBusyMeanNs is the mean of the instances' gpu_busy_ns; null where
@@ -182,6 +234,10 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	if len(ps) < 2 {
 		return
 	}
+	if why := notOneJob(files, ps); why != "" {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksNotOneJob, Message: why})
+		return
+	}
 	phases.AssignRanks(ps)
 	s := &RanksSection{}
 	rankOf := map[rankRef]int{}
@@ -206,6 +262,8 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	s.Hosts = slices.Sorted(maps.Keys(hosts))
 	s.MultiHost = len(hosts) > 1
 	switch {
+	case !kinds["nccl"] && !kinds["mpi"]:
+		s.Collectives = "none traced (no NCCL kernels, no MPI trace): ranks are compared by their steps"
 	case kinds["nccl"] && kinds["mpi"]:
 		s.Collectives = "NCCL kernels (GPU start) where a rank ran them, else traced MPI collective calls (host start)"
 	case kinds["nccl"]:
@@ -271,7 +329,10 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	}
 	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
 	if aligned {
-		d.stragglers(s, ps, byRank, clock, sc)
+		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
+		if kinds["nccl"] || kinds["mpi"] {
+			d.stragglers(s, ps, byRank, clock, sc)
+		}
 	}
 	s.Comparisons = d.rankComparisons(ps, byRank, sc)
 	if s.Phases == nil {
@@ -281,6 +342,72 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		s.Steps = []StragglerStep{}
 	}
 	d.Ranks = s
+}
+
+// notOneJob says why the rank processes ps of files are not ranks of one
+// job, or "" when they may be: two exports claim the same rank from the
+// environment, or an export's timeline (its session start plus its steps'
+// span) does not overlap the others'. Two runs of one program compared as
+// arms are such inputs: they get no rank view across them.
+func notOneJob(files []*FileResult, ps []phases.RankProcess) string {
+	byFile := map[string]*FileResult{}
+	for _, fr := range files {
+		byFile[fr.Path] = fr
+	}
+	seen := map[int]string{}
+	for _, p := range ps {
+		if p.EnvRank < 0 {
+			continue
+		}
+		if f, ok := seen[p.EnvRank]; ok && f != p.File {
+			return fmt.Sprintf("%s and %s both record rank %d (%s): they are not ranks of one job, so no rank view is built across them; analyse each job's exports together, or compare the runs as arms", f, p.File, p.EnvRank, p.EnvVar)
+		}
+		seen[p.EnvRank] = p.File
+	}
+	type span struct {
+		file       string
+		start, end int64
+	}
+	var spans []span
+	done := map[string]bool{}
+	for _, p := range ps {
+		fr := byFile[p.File]
+		if done[p.File] || fr == nil || p.SessionStartUTC == 0 || fr.Result == nil {
+			continue
+		}
+		done[p.File] = true
+		st := fr.Result.InstanceStore()
+		if st.Len() == 0 {
+			continue
+		}
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for i := range st.Len() {
+			lo, hi = min(lo, st.Start(i)), max(hi, st.End(i))
+		}
+		spans = append(spans, span{p.File, p.SessionStartUTC + lo, p.SessionStartUTC + hi})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	for i := 1; i < len(spans); i++ {
+		prev := spans[i-1]
+		for j := range i {
+			if spans[j].end > prev.end {
+				prev = spans[j]
+			}
+		}
+		if spans[i].start > prev.end {
+			return fmt.Sprintf("%s starts %s after %s ends (session start TARGET_INFO_SESSION_START_TIME plus the steps' span): their timelines do not overlap, so they are not ranks of one job and no rank view is built across them; analyse each job's exports together, or compare the runs as arms",
+				spans[i].file, fmtGap(spans[i].start-prev.end), prev.file)
+		}
+	}
+	return ""
+}
+
+// fmtGap is a duration for a sentence: "3600.0 s", "12.5 ms".
+func fmtGap(ns int64) string {
+	if ns >= 1e9 {
+		return fmt.Sprintf("%.1f s", float64(ns)/1e9)
+	}
+	return fmt.Sprintf("%.1f ms", float64(ns)/1e6)
 }
 
 func share(num, den int64) *float64 {
@@ -363,17 +490,167 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 		}
 		rows = append(rows, row)
 	}
-	hi, sum := 0.0, 0.0
+	hi, sum, fastest := 0.0, 0.0, math.Inf(1)
 	for _, r := range rows {
 		hi = max(hi, r.WallMeanNs)
 		sum += r.WallMeanNs
+		fastest = min(fastest, r.WallMeanNs)
 	}
 	for i := range rows {
 		if sum > 0 {
 			rows[i].Imbalance = hi / (sum / float64(len(rows)))
 		}
+		if rows[i].WallMeanNs > 0 {
+			v := fastest / rows[i].WallMeanNs
+			rows[i].RelativeScore = &v
+		}
 	}
 	return rows
+}
+
+// stepEnds matches the ranks' kept steps (by rankStepKeys) and measures
+// when each ends on the common clock: who finishes each step last, and the
+// skew of the ends, with a CI over blocks of consecutive steps.
+func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]phases.Instance, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) *StepEndSkew {
+	type end struct{ end, wall int64 }
+	per := make([]map[string]end, len(ps))
+	var keys []string
+	blockOf := map[string]string{}
+	for i := range ps {
+		per[i] = map[string]end{}
+		steps := stepsOf(byRank[ps[i].Rank])
+		for j, k := range rankStepKeys(steps) {
+			x := &steps[j]
+			if x.Warmup {
+				continue
+			}
+			if _, ok := blockOf[k]; !ok {
+				blockOf[k] = orDash(x.Arm) + " block " + fmt.Sprint(x.Block)
+				if i == 0 {
+					keys = append(keys, k)
+				}
+			}
+			per[i][k] = end{clock(&ps[i], x.End), x.M[phases.Wall]}
+		}
+	}
+	out := &StepEndSkew{Matching: "steps matched by step number (numbered families) or by arm, block and step index; warm-up steps left out",
+		Note: "ranks of one run are not replicates: the CI is over blocks of consecutive steps of this run, not over ranks or runs"}
+	for i := range ps {
+		out.Ranks = append(out.Ranks, StepEndRank{Rank: ps[i].Rank})
+	}
+	var skews []float64
+	var blocks []string
+	var margins []float64
+	lastN := make([]int, len(ps))
+	for _, k := range keys {
+		es := make([]end, len(ps))
+		all := true
+		for i := range ps {
+			e, ok := per[i][k]
+			es[i], all = e, all && ok
+		}
+		if !all {
+			continue
+		}
+		lo, last := es[0].end, 0
+		for i, e := range es {
+			lo = min(lo, e.end)
+			if e.end > es[last].end {
+				last = i
+			}
+		}
+		next := int64(math.MinInt64)
+		for i, e := range es {
+			if i != last {
+				next = max(next, e.end)
+			}
+		}
+		if next == es[last].end {
+			last = -1 // a tie: no rank finishes the step last
+		}
+		for i, e := range es {
+			out.Rows = append(out.Rows, StepEndRow{Step: out.Steps, Label: k, Rank: ps[i].Rank, EndNs: e.end, WallNs: e.wall, BehindNs: e.end - lo, Last: i == last})
+			out.Ranks[i].BehindMeanNs += float64(e.end - lo)
+		}
+		if last >= 0 {
+			lastN[last]++
+		}
+		hi := max(next, es[0].end)
+		for _, e := range es {
+			hi = max(hi, e.end)
+		}
+		skews = append(skews, float64(hi-lo))
+		margins = append(margins, float64(hi-next))
+		blocks = append(blocks, blockOf[k])
+		out.SkewMaxNs = max(out.SkewMaxNs, hi-lo)
+		out.Steps++
+	}
+	if out.Steps == 0 {
+		return nil
+	}
+	for i := range out.Ranks {
+		out.Ranks[i].LastSteps = lastN[i]
+		out.Ranks[i].BehindMeanNs /= float64(out.Steps)
+	}
+	sum := stats.Summarize(skews)
+	out.SkewMeanNs, out.SkewMedianNs, out.Method = sum.Mean, sum.Median, stats.MethodNone
+	top := 0
+	for i := range lastN {
+		if lastN[i] > lastN[top] {
+			top = i
+		}
+	}
+	if 2*lastN[top] > out.Steps {
+		r := ps[top].Rank
+		out.Straggler, out.StragglerLast = &r, lastN[top]
+		var mine []float64
+		for j, row := 0, 0; j < len(out.Rows); j += len(ps) {
+			if out.Rows[j+top].Last {
+				mine = append(mine, margins[row])
+			}
+			row++
+		}
+		m := stats.Summarize(mine).Median
+		out.MarginMedianNs = &m
+		out.Sentence = fmt.Sprintf("rank %d finishes last in %d of %d steps, a median %s after the next rank; the ends of a step spread by a median %s (mean %s, max %s)",
+			r, lastN[top], out.Steps, fmtDur(m), fmtDur(sum.Median), fmtDur(sum.Mean), fmtDur(float64(out.SkewMaxNs)))
+	} else {
+		out.Sentence = fmt.Sprintf("no straggler: no rank finishes last in more than half of the %d steps; ranks finish each step within %s of each other (median %s)",
+			out.Steps, fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
+	}
+	if sc.Off {
+		return out
+	}
+	var units []stats.Unit
+	for lo := 0; lo < len(blocks); {
+		hi := lo
+		for hi < len(blocks) && blocks[hi] == blocks[lo] {
+			hi++
+		}
+		units = append(units, stats.Unit{ID: "job " + blocks[lo], Arm: "job", Profile: "job", Start: int64(lo), Steps: [][]float64{skews[lo:hi]}})
+		lo = hi
+	}
+	res, err := stats.Analyze("step ends", []string{"end_skew_ns"}, units,
+		stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{}})
+	if err != nil {
+		d.Warnings = append(d.Warnings, Warning{Code: "straggler_ci", Message: "step-end skew CI not computed: " + err.Error()})
+		return out
+	}
+	for _, a := range res.Arms {
+		out.Method = a.Method
+		for _, m := range a.Metrics {
+			out.SkewCI = m.MeanCI
+		}
+	}
+	return out
+}
+
+// fmtDur is ns for a sentence: µs below 10 ms, else ms.
+func fmtDur(ns float64) string {
+	if math.Abs(ns) < 10e6 {
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.2f ms", ns/1e6)
 }
 
 // rankStepKeys identify steps across ranks: the numbered family's label
