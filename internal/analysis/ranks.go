@@ -18,6 +18,7 @@ const (
 	WarnRanksMultiHost   = "ranks_multi_host"  // ranks from different hosts: session clocks not corrected
 	WarnCollectiveCounts = "collective_counts" // ranks ran different numbers of collectives in a step
 	WarnRanksNotOneJob   = "ranks_not_one_job" // exports claim the same rank, or their timelines do not overlap: no rank view
+	WarnRanksOneRun      = "ranks_one_run"     // ranks of one run pooled in one unit per block, not one unit per rank
 )
 
 // RanksSection is the document's `ranks` section: present when the inputs
@@ -253,10 +254,33 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		sources[p.RankSource] = true
 	}
 	st := d.instances
+	type jobUnit struct {
+		arm   string
+		block int
+	}
+	first := map[jobUnit]phases.UnitID{}
 	for i := range st.Len() {
-		if r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]; ok {
-			st.SetRank(i, r)
+		r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]
+		if !ok {
+			continue
 		}
+		st.SetRank(i, r)
+		// Ranks of one run are not replicates: each rank's block (or
+		// process unit) joins the first rank's, so an arm's CIs are over
+		// its blocks of this run, never over its ranks.
+		u := st.Unit(i)
+		k := jobUnit{u.Arm, u.Block}
+		if f, ok := first[k]; !ok {
+			first[k] = u
+		} else if f != u {
+			if d.rankUnits == nil {
+				d.rankUnits = map[phases.UnitID]phases.UnitID{}
+			}
+			d.rankUnits[u] = f
+		}
+	}
+	if len(d.rankUnits) > 0 {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", len(ps))})
 	}
 	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
 	s.Hosts = slices.Sorted(maps.Keys(hosts))

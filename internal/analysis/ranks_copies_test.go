@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +64,13 @@ func TestRanksPerRankCopies(t *testing.T) {
 		}
 	}
 	checkRankRows(t, s, d.Instances())
+	// Ranks are not replicates: each arm has the 2 blocks of the run, not
+	// 2 per rank.
+	for _, r := range d.Summary {
+		if r.Blocks != 2 {
+			t.Errorf("%s %s: %d blocks, want the run's 2", r.Arm, r.Phase, r.Blocks)
+		}
+	}
 	e := s.StepEnds
 	if e == nil || e.Steps == 0 || e.Straggler == nil || *e.Straggler != 2 || e.StragglerLast != e.Steps ||
 		e.MarginMedianNs == nil || *e.MarginMedianNs != late || e.SkewMedianNs != late || e.SkewMaxNs != late {
@@ -75,6 +84,25 @@ func TestRanksPerRankCopies(t *testing.T) {
 		if r.RelativeScore == nil || *r.RelativeScore != 1 {
 			t.Errorf("%s rank %d: score %v", r.Phase, r.Rank, r.RelativeScore)
 		}
+	}
+	// Map and reduce: each rank's export analysed alone to a dataset, then
+	// --from over the datasets: the same rank view, byte for byte.
+	var dirs []string
+	for _, f := range files {
+		one := analyseRanks(t, []string{f}, nil, 1)
+		if one.Ranks != nil {
+			t.Fatalf("%s alone: a rank view", f)
+		}
+		dirs = append(dirs, writeDataset(t, one, true, false))
+	}
+	from, err := BuildFromDatasets(context.Background(), dirs, FromOptions{SkipSteps: -1}, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(from.Ranks)
+	b, _ := json.Marshal(d.Ranks)
+	if string(a) != string(b) {
+		t.Errorf("--from over the per-rank datasets: rank view differs:\n got %.600s\nwant %.600s", a, b)
 	}
 	// without a shift, no straggler: the plain sentence
 	same := analyseRanks(t, files[:2], nil, 1)
