@@ -92,11 +92,15 @@ type StepEndRow struct {
 
 // StragglerSettings records how the straggler CIs were computed.
 type StragglerSettings struct {
-	Unit       string  `json:"unit"`  // what one straggler sample is (a step, or a collective)
-	Steps      int     `json:"steps"` // samples matched across every rank
-	Confidence float64 `json:"confidence"`
-	Resamples  int     `json:"resamples"`
-	Seed       uint64  `json:"seed"`
+	Unit  string `json:"unit"`  // what one straggler sample is (a step, or a collective)
+	Steps int    `json:"steps"` // samples matched across every rank
+	// InitCollectives are the collectives outside the counted steps
+	// (initialisation, warm-up steps) matched on every rank: their
+	// lateness is reported apart (RankRow.InitLatenessNs).
+	InitCollectives int     `json:"init_collectives"`
+	Confidence      float64 `json:"confidence"`
+	Resamples       int     `json:"resamples"`
+	Seed            uint64  `json:"seed"`
 }
 
 // RankRow is one rank: its communication over the whole export and how
@@ -129,6 +133,10 @@ type RankRow struct {
 	StragglerShare   *float64    `json:"straggler_share_of_steps"`
 	StragglerShareCI *[2]float64 `json:"straggler_share_ci"`
 	LatenessMeanNs   *float64    `json:"lateness_mean_ns"`
+	LatenessMedianNs *float64    `json:"lateness_median_ns"`
+	// InitLatenessNs is Σ lateness at the collectives outside the counted
+	// steps (initialisation, warm-up steps), kept out of the steady state.
+	InitLatenessNs int64 `json:"init_lateness_ns"`
 	// WaitMeanNs is the mean per step of the rank's wait inside the
 	// collectives for the last rank (StragglerStep.WaitNs).
 	WaitMeanNs  *float64           `json:"wait_mean_ns"`
@@ -714,6 +722,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		block string // the step's block (unit) label, which the CIs resample
 		wall  int64  // the step's wall; -1 for a collective alone
 		arr   []int64
+		init  bool // outside the counted steps (initialisation, warm-up)
 	}
 	haveSteps := true
 	for i := range ps {
@@ -745,7 +754,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 				steps = stepsOf(byRank[p.Rank])
 				skeys = rankStepKeys(steps)
 			}
-			n := 0
+			n, m := 0, 0
 			for _, c := range p.Collectives {
 				t := c.CallStart
 				if t < 0 {
@@ -756,7 +765,13 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 					// the step of the process that holds the launching call
 					j, _ := slices.BinarySearchFunc(steps, t, func(x phases.Instance, t int64) int { return cmp.Compare(x.Start, t+1) })
 					inStep := j > 0 && t <= steps[j-1].End
-					if inStep && steps[j-1].Warmup {
+					if !inStep || steps[j-1].Warmup {
+						// initialisation or warm-up: outside the counted
+						// steps, matched by order among themselves and
+						// reported apart from the steady state
+						g := add(i, fmt.Sprintf("init collective %d", m), &group{order: m, block: "init", wall: -1, init: true})
+						g.arr = append(g.arr, clock(p, c.Start))
+						m++
 						continue
 					}
 					if bySteps {
@@ -778,7 +793,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			for i := range per {
 				all = all && per[i][k] != nil
 			}
-			if all {
+			if all && !per[0][k].init {
 				matched++
 			}
 		}
@@ -800,6 +815,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	strag := make([][]float64, len(ps))
 	var blocks []string // per matched step
 	waitSum := make([]int64, len(ps))
+	initLate, initN := make([]int64, len(ps)), 0
 	uneven := 0
 	step := 0
 	for _, k := range keys {
@@ -814,6 +830,19 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			n = min(n, len(gs[i].arr))
 		}
 		if n == 0 {
+			continue
+		}
+		if gs[0].init {
+			for c := range n {
+				lo := int64(math.MaxInt64)
+				for i := range gs {
+					lo = min(lo, gs[i].arr[c])
+				}
+				for i := range gs {
+					initLate[i] += gs[i].arr[c] - lo
+				}
+			}
+			initN += n
 			continue
 		}
 		for i := range gs {
@@ -858,6 +887,10 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		step++
 	}
 	s.Settings.Steps = step
+	s.Settings.InitCollectives = initN
+	for i := range ps {
+		s.Ranks[i].InitLatenessNs = initLate[i]
+	}
 	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
 	if uneven > 0 {
 		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched steps the ranks ran different numbers of collectives: the first ones of each rank were matched", uneven, step)})
@@ -872,8 +905,9 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		}
 		s.Ranks[i].StragglerSteps = n
 		s.Ranks[i].StragglerShare = share(int64(n), int64(step))
-		m := stats.Summarize(lateness[i]).Mean
-		s.Ranks[i].LatenessMeanNs = &m
+		sum := stats.Summarize(lateness[i])
+		m, med := sum.Mean, sum.Median
+		s.Ranks[i].LatenessMeanNs, s.Ranks[i].LatenessMedianNs = &m, &med
 		w := float64(waitSum[i]) / float64(step)
 		s.Ranks[i].WaitMeanNs = &w
 		s.Ranks[i].Method = stats.MethodNone

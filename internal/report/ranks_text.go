@@ -20,6 +20,9 @@ func rankLines(s *analysis.RanksSection) []string {
 		out = append(out, fmt.Sprintf("stragglers: %d matched %ss (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); wait = the same of Σ (the last rank's arrival − its own), its wait inside the collectives; CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
 			s.Settings.Steps, s.Settings.Unit, s.Matching, s.Settings.Unit, s.Settings.Unit, s.Settings.Confidence*100, s.Settings.Resamples, s.Settings.Seed))
 	}
+	if n := s.Settings.InitCollectives; n > 0 {
+		out = append(out, fmt.Sprintf("initialisation and warm-up: %d collectives outside the counted steps are left out of the steady state above; init late ms = each rank's Σ lateness over them", n))
+	}
 	if e := s.StepEnds; e != nil {
 		ci := ""
 		if e.SkewCI != nil {
@@ -63,8 +66,12 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 		export.Column{Name: "last CI", Type: export.TypeString, Nullable: true},
 		export.Column{Name: "late µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "late CI", Type: export.TypeString, Nullable: true},
+		export.Column{Name: "late median µs", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "wait µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
 	)
+	if s.Settings.InitCollectives > 0 {
+		cols = append(cols, export.Column{Name: "init late ms", Type: export.TypeFloat64})
+	}
 	if s.StepEnds != nil {
 		cols = append(cols,
 			export.Column{Name: "ends last", Type: export.TypeInt64},
@@ -85,7 +92,10 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 		}
 		vals = append(vals, export.Int(r.NCCLKernels),
 			export.Float(round1(float64(r.NCCLNs)/1e5)/10), export.Float(round1(float64(r.NCCLExposedNs)/1e5)/10), pct(r.OverlapShare),
-			pct(r.StragglerShare), rankCI(r.StragglerShareCI, 100, "%.0f"), late, rankCI(r.LatenessCI, 1e-3, "%.1f"), wait)
+			pct(r.StragglerShare), rankCI(r.StragglerShareCI, 100, "%.0f"), late, rankCI(r.LatenessCI, 1e-3, "%.1f"), optMicros(r.LatenessMedianNs), wait)
+		if s.Settings.InitCollectives > 0 {
+			vals = append(vals, export.Float(round1(float64(r.InitLatenessNs)/1e5)/10))
+		}
 		if e := s.StepEnds; e != nil {
 			vals = append(vals, export.Int(int64(e.Ranks[i].LastSteps)), export.Float(round1(e.Ranks[i].BehindMeanNs/1e3)))
 		}
