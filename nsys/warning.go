@@ -34,6 +34,7 @@ const (
 	WarnNoNVTX               = "no_nvtx"               // no NVTX ranges: each process analysed as one phase
 	WarnSingleShot           = "single_shot"           // no NVTX range repeats: every range is one measured value (n = 1)
 	WarnIdleStepThread       = "idle_step_thread"      // a thread repeats the step's ranges with no CUDA work: its empty steps are pooled in
+	WarnFewSteps             = "few_steps"             // a process holds no more steps than --skip-steps: they are kept
 	WarnInput                = "input"                 // an input warning of unknown kind (read from a dataset of nsysphase before codes)
 )
 

@@ -720,6 +720,19 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		pid  int64
 	}
 	stepOfProc := map[procStep]int{}
+	// A process with no more steps in its unit than --skip-steps keeps
+	// them (one step per rank, say): skipping would leave nothing.
+	stepsOfProc := map[procStep]int{}
+	unitOf := func(s stepRef) UnitID {
+		if s.block >= 0 {
+			return UnitID{File: tr.file.Path, Arm: joinArm(opt.FileArm, blocks[s.block].arm), Block: blockIdx[s.block]}
+		}
+		return UnitID{File: tr.file.Path, Arm: joinArm(opt.FileArm, ""), Pid: nsys.Pid(s.t.ranges[s.i].gtid)}
+	}
+	for _, s := range steps {
+		stepsOfProc[procStep{unitOf(s), nsys.Pid(s.t.ranges[s.i].gtid)}]++
+	}
+	kept := 0
 	firstStart := map[UnitID]int64{}
 	kids := map[*threadRanges]*childIndex{}
 	plans := make([]stepPlan, len(steps))
@@ -745,7 +758,10 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		// Warm-up is each process's first steps: two ranks in one arm block
 		// share the block's step numbering, not its warm-up.
 		pk := procStep{unit, nsys.Pid(r.gtid)}
-		warm := stepOfProc[pk] < opt.SkipSteps
+		warm := stepOfProc[pk] < opt.SkipSteps && stepsOfProc[pk] > opt.SkipSteps
+		if stepOfProc[pk] == 0 && opt.SkipSteps > 0 && stepsOfProc[pk] <= opt.SkipSteps {
+			kept++
+		}
 		stepOfProc[pk]++
 		if warm {
 			res.Excluded.SkippedSteps++
@@ -778,6 +794,9 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		spans[k] = stepSpan{step: at, first: at + 1, end: at + 1 + n}
 		at += 1 + n
 		plans[k] = p
+	}
+	if kept > 0 {
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnFewSteps, tr.file.Path, "%d processes (or blocks) hold no more %q steps than --skip-steps %d: their steps are kept, not skipped as warm-up", kept, stepName, opt.SkipSteps))
 	}
 	// Then write the instances' keys, concurrently: each plan's instances
 	// are filled in a small buffer and written to the store compactly.
