@@ -120,7 +120,7 @@ func (d *Doc) ComparisonsTable() *export.Table {
 	for _, c := range d.Comparisons {
 		_ = t.AppendRow(export.Str(c.Phase), export.Str(c.Metric), export.Str(metricUnit(c.Metric)), export.Str(c.Stat), export.Str(c.Baseline), export.Str(c.Arm),
 			export.Float(c.BaseValue), export.Float(c.ArmValue), optFloat(c.Ratio), ci(c.RatioCI, 0), ci(c.RatioCI, 1),
-			export.Float(c.Diff), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Bool(c.Significant), export.Str(c.Verdict), export.Str(c.Method),
+			export.Float(c.Diff), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Bool(c.Significant), export.Str(c.Verdict.String()), export.Str(c.Method),
 			export.Int(int64(c.NUnits)), export.Str(strings.Join(c.Warnings, ",")))
 	}
 	return t

@@ -10,6 +10,7 @@ import (
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/nsys"
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 // Format is an output format of Generate: the one format enum of the
@@ -196,14 +197,14 @@ type analysisJSON struct {
 
 type comparisonJSON struct {
 	analysis.ComparisonRow
-	Verdict *string `json:"verdict"` // "changed", "~", or null without a between-unit CI
+	Verdict *stats.Verdict `json:"verdict"` // null for stats.VerdictNone
 }
 
 func docJSON(d *analysis.Doc) analysisJSON {
 	out := analysisJSON{Doc: d, Comparisons: make([]comparisonJSON, len(d.Comparisons))}
 	for i, c := range d.Comparisons {
 		out.Comparisons[i].ComparisonRow = c
-		if c.Verdict != "" {
+		if c.Verdict != stats.VerdictNone {
 			v := c.Verdict
 			out.Comparisons[i].Verdict = &v
 		}
