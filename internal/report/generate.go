@@ -45,6 +45,21 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 	if format == JSON {
 		return generateJSON(w, result)
 	}
+	if format != Text && format != Markdown {
+		return generate(w, format, result, opt)
+	}
+	// Names come from someone else's program: no control character reaches
+	// a terminal or a PR comment raw, whatever the renderer.
+	fw := export.ControlFilter(w)
+	err := generate(fw, format, result, opt)
+	if ferr := export.FlushControlFilter(fw); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// generate writes result with its renderer for format.
+func generate(w io.Writer, format Format, result any, opt Options) error {
 	byFormat, ok := renderers[reflect.TypeOf(result)]
 	if !ok {
 		return fmt.Errorf("report: no rendering of %T", result)
