@@ -31,6 +31,9 @@ const (
 	WarnNVTXDomainRows       = "nvtx_domain_rows"      // NVTX domain-create rows with a negative start and no end
 	WarnNoNVTX               = "no_nvtx"               // no NVTX ranges: each process analysed as one phase
 	WarnSingleShot           = "single_shot"           // no NVTX range repeats: every range is one measured value (n = 1)
+	WarnGPUMetrics           = "gpu_metrics"           // GPU metrics sampled too coarsely for some phases, or rows out of time order
+	WarnCPUSamples           = "cpu_samples"           // too few CPU samples in a phase to rank its functions
+	WarnSamplesOnly          = "samples_only"          // no CUDA or NVTX trace: each sampled process analysed as one phase
 	WarnInput                = "input"                 // an input warning of unknown kind (read from a dataset of nsysphase before codes)
 )
 
