@@ -268,9 +268,6 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		return nil, err
 	}
 	marks.Mark("segmented")
-	if err := measureSamples(f, res, tr.use); err != nil {
-		return nil, err
-	}
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
 	if g := gpuCoverage(res.Store, tr.use); g != nil {
@@ -285,6 +282,9 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	res.Inputs = []Input{in}
 	res.PhaseOrder = append([]string{stepName}, in.Phases...)
 	res.Arms = armOrder(res.Store)
+	if err := measureSamples(f, res, tr.use); err != nil {
+		return nil, err
+	}
 	if !opt.Compact {
 		res.Instances = res.Store.All()
 	}
