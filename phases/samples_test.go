@@ -245,3 +245,46 @@ JOIN StringIds s ON s.id = f.symbol JOIN StringIds m ON m.id = f.module GROUP BY
 		}
 	}
 }
+
+// TestSamplingOnlyExport: the public GH200 export holds GPU metrics and a
+// few CPU samples but no CUDA trace and no NVTX range; it is one
+// whole-process phase with its GPU metrics, not refused.
+func TestSamplingOnlyExport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 38 MB export")
+	}
+	var fx fixture.Fixture
+	for _, e := range fixture.Public(t) {
+		if e.Name == "radiradev__anemoi-core__test" {
+			fx = e
+		}
+	}
+	if fx.Name == "" {
+		t.Skip("anemoi export absent (../shared)")
+	}
+	f := openFixture(t, fx)
+	res, err := Segment(f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.InstanceStore()
+	if res.StepName != WholeProcess || st.Len() != 1 || st.Pid(0) != 1253000 {
+		t.Fatalf("step %q, %d instances", res.StepName, st.Len())
+	}
+	g := res.GPUMetrics
+	if g == nil || len(g.Metrics) != 32 || g.Samples != 1274144 || len(g.GPUs) != 4 || g.Timeline == nil {
+		t.Fatalf("GPU metrics: %+v", g)
+	}
+	for m, mt := range g.Metrics {
+		v, ok := g.Mean(0, m)
+		if !ok || v < 0 {
+			t.Fatalf("%s: %v %v", mt.Name, v, ok)
+		}
+		if mt.Name == "CTC TX Throughput" && v != 1 {
+			t.Fatalf("CTC TX Throughput is 1 in every sample, mean %v", v)
+		}
+	}
+	if h := res.Hotspots; h == nil || h.Samples != 17 || len(h.Phases) != 1 || h.Phases[0].Samples != 17 {
+		t.Fatalf("hotspots: %+v", res.Hotspots)
+	}
+}
