@@ -18,13 +18,13 @@ type HardwareSection struct {
 	SchemaVersion string `json:"schema_version"`
 	// GPUMetrics lists the recorded metrics (name and unit as the export
 	// names them); GPUMetricRows their per-arm, per-phase means.
-	GPUMetrics     []phases.GPUMetric `json:"gpu_metrics"`
-	GPUSamples     int64              `json:"gpu_metric_samples"`
-	GPUPeriodNs    int64              `json:"gpu_metric_period_ns"` // median interval between two samples of a metric on a GPU
-	GPUMetricRows  []GPUMetricRow     `json:"gpu_metric_rows"`
-	CPUSamples     int64              `json:"cpu_samples"`
-	CPUPeriodNs    int64              `json:"cpu_sample_period_ns"` // median interval between two samples of a thread
-	Hotspots       []HotspotPhase     `json:"host_hotspots"`
+	GPUMetrics    []phases.GPUMetric `json:"gpu_metrics"`
+	GPUSamples    int64              `json:"gpu_metric_samples"`
+	GPUPeriodNs   int64              `json:"gpu_metric_period_ns"` // median interval between two samples of a metric on a GPU
+	GPUMetricRows []GPUMetricRow     `json:"gpu_metric_rows"`
+	CPUSamples    int64              `json:"cpu_samples"`
+	CPUPeriodNs   int64              `json:"cpu_sample_period_ns"` // median interval between two samples of a thread
+	Hotspots      []HotspotPhase     `json:"host_hotspots"`
 	// Timeline is the first input's GPU metrics over the run, in equal
 	// bins (for drawing them; not in the tables).
 	Timeline *phases.GPUTimeline `json:"-"`
