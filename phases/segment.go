@@ -199,6 +199,15 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 			return nil, err
 		}
 		threads = wholeProcessRanges(ext)
+		samplesOnly := false
+		if len(threads) == 0 {
+			// Sampling alone (CPU samples, GPU metrics): each sampled
+			// process is one phase over its samples.
+			if threads, err = sampledProcessRanges(f); err != nil {
+				return nil, err
+			}
+			samplesOnly = len(threads) > 0
+		}
 		if len(threads) == 0 {
 			problem := "no events to analyse: no CUDA API calls and no closed NVTX ranges"
 			if !f.HasTable(nsys.TableNVTX) && !f.HasTable(nsys.TableRuntime) {
@@ -210,6 +219,12 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
 		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: "no NVTX ranges",
 			Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
+		if samplesOnly {
+			res.StepChoice.Rule = "no CUDA or NVTX trace"
+			res.StepChoice.Why = fmt.Sprintf("no CUDA API calls and no NVTX ranges, only sampling: each sampled process (first to last CPU sample, on its most sampled thread) is one phase %q, measured once per process (%d), with its GPU metrics and CPU samples; record with `nsys profile -t cuda,nvtx` for a breakdown", stepName, len(threads))
+			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSamplesOnly, f.Path, "no CUDA or NVTX trace, only sampling; each sampled process is analysed as one phase %q (GPU metrics and CPU samples only)", stepName))
+			break
+		}
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
 	case stepName != "":
 		res.StepChoice = StepChoice{Mode: StepGiven, Step: stepName, Why: fmt.Sprintf("step %q: given by --step or the rules file", stepName)}
@@ -296,6 +311,9 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 	res.Inputs = []Input{in}
 	res.PhaseOrder = append([]string{stepName}, in.Phases...)
 	res.Arms = armOrder(res.Store)
+	if err := measureSamples(f, res, tr.use); err != nil {
+		return nil, err
+	}
 	if !opt.Compact {
 		res.Instances = res.Store.All()
 	}

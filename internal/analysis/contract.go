@@ -49,6 +49,9 @@ type Doc struct {
 	// stationary bootstrap over steps (analyze --within-run;
 	// docs/statistics.md §12): within these runs only.
 	WithinRun []WithinRunRow `json:"within_run,omitempty"`
+	// Hardware is what GPU metrics sampling and CPU sampling recorded, per
+	// phase (absent when the inputs recorded neither).
+	Hardware *HardwareSection `json:"hardware,omitempty"`
 
 	instances *phases.Store // every file's instances, in input order
 	// rankInputs are each export's rank processes as read (before rank

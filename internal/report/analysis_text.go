@@ -123,6 +123,9 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	if err := list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
 		return err
 	}
+	if err := writeHardware(w, doc, f, opt, section, list); err != nil {
+		return err
+	}
 	if rs := doc.Ranks; rs != nil {
 		err := section(ranksTitle(rs), func() error {
 			for _, l := range rankLines(rs) {
