@@ -178,6 +178,21 @@ func TestStepChoiceCoverageFirst(t *testing.T) {
 			t.Errorf("step %q (%s), want iteration", ch.name, ch.mode)
 		}
 	})
+	t.Run("a range that only wraps one library call is not the step", func(t *testing.T) {
+		var rs []synthRange
+		for k := range int64(10) {
+			s := k * 100 * us
+			rs = append(rs, synthRange{"", "compute", s, s + 35*us})
+			for j := range int64(2) {
+				a := s + 40*us + j*30*us
+				rs = append(rs, synthRange{"", "allreduce", a, a + 30*us}, synthRange{"NCCL", "ncclAllReduce", a + 1*us, a + 29*us})
+			}
+		}
+		ch := chooseOn(synthThreads(1<<24|1, rs...))
+		if ch.name != "compute" {
+			t.Errorf("step %q (%s), want compute: allreduce only wraps ncclAllReduce", ch.name, ch.mode)
+		}
+	})
 	t.Run("warm-up is never the step", func(t *testing.T) {
 		var rs []synthRange
 		for k := range int64(5) {
