@@ -22,13 +22,11 @@ type AnalyzeOptions struct {
 	SegmentOptions
 	StatsOptions
 	TableOutput
-	From        bool // Files are dataset directories written by --out
-	NoStats     bool
-	Wide        bool     // every breakdown column on a terminal
-	AllWarnings bool     // every warning, not one line per code
-	RankGlobs   []string // --ranks GLOB: exports that hold ranks of one job
-	History     []string // --history: dataset directories (globs) of earlier baseline runs
-	WithinRun   bool     // --within-run: stationary bootstrap over the steps of single runs
+	From      bool // Files are dataset directories written by --out
+	NoStats   bool
+	RankGlobs []string // --ranks GLOB: exports that hold ranks of one job
+	History   []string // --history: dataset directories (globs) of earlier baseline runs
+	WithinRun bool     // --within-run: stationary bootstrap over the steps of single runs
 }
 
 // NewCmdAnalyze builds `nsysphase analyze`; runF replaces the action in tests.
@@ -80,8 +78,6 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	addSegmentFlags(cmd, &o.SegmentOptions)
 	addStatsFlags(cmd, &o.StatsOptions, true)
 	addTableOutputFlags(cmd, &o.TableOutput, "phase_summary", "html")
-	cmd.Flags().BoolVar(&o.Wide, "wide", false, "table format: every breakdown column (the default fits 120 columns)")
-	cmd.Flags().BoolVar(&o.AllWarnings, "warnings", false, "table and markdown formats: every warning in full, not one line per kind")
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
 	cmd.Flags().StringArrayVar(&o.RankGlobs, "ranks", nil, "GLOB: exports that hold ranks of one job (one per rank, or one per node); they are inputs too, and their ranks are read even where nothing else shows them (repeatable)")
@@ -116,13 +112,7 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc))
 		return nil, err
 	}
 	cfg.RankGlobs = o.RankGlobs
-	var pr *progress
-	if stderr := cmd.ErrOrStderr(); progressWanted(stderr, o.Quiet, o.NoProgress) {
-		if inputs, _, err := analysis.ExpandInputs(cfg.Files, cfg.FileArms); err == nil {
-			pr = newProgress(cmd.Context(), stderr, true, len(inputs))
-			cfg.Open = pr.opener()
-		}
-	}
+	pr := startProgress(cmd, &cfg, &o.CommonFlags)
 	defer func() { pr.finish(err == nil) }()
 	tuneMemory(cfg)
 	files, err := analysis.ReadFiles(cmd.Context(), cfg)
@@ -228,7 +218,8 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 	if err != nil {
 		return usageErr("--format: %v", err)
 	}
-	opt := report.Options{Tool: "nsysphase " + Version(), Metadata: md, Wide: o.Wide, AllWarnings: o.AllWarnings, StepGiven: o.Step != "" || o.Config != ""}
+	opt := o.reportOptions()
+	opt.Tool, opt.Metadata, opt.StepGiven = "nsysphase "+Version(), md, o.Step != "" || o.Config != ""
 	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, doc, opt) })
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"github.com/nsysphase/nsysphase/internal/report"
 )
 
 // CheckOptions are the flags and arguments of `nsysphase check`.
@@ -74,17 +73,19 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
   nsysphase check --within-run --step collector_step --arm-pattern '^none(x)(y)$' --arm mps=testdata/nsys-2025.3-h200/sharing_mps_1.sqlite.xz --arm null=testdata/nsys-2025.3-h200/sharing_null_1.sqlite.xz --baseline mps --phase collector_step   # exit 1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
-			if f, err := report.ParseFormat(o.Format); err != nil || (f != report.Text && f != report.Markdown && f != report.JSON) {
-				return usageErr("--format %q: want table, markdown or json", o.Format)
+			f, err := checkFormat(o.Format, checkFormats)
+			if err != nil {
+				return err
 			}
+			o.Format = f
 			if err := o.SegmentOptions.validate(); err != nil {
 				return err
 			}
 			if err := o.StatsOptions.validate(); err != nil {
 				return err
 			}
-			if len(o.Phases) == 0 {
-				return usageErr("--phases is required (the step name or some of its phases, comma-separated)")
+			if err := checkPhasesGiven(o.Phases, "the step name or some of its phases, comma-separated"); err != nil {
+				return err
 			}
 			lim, err := parseShare(o.MaxRegression)
 			if err == nil && lim >= 10 {
@@ -121,13 +122,16 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	cmd.Flags().StringVar(&o.Metric, "metric", "wall_ns", "metric to gate on")
 	cmd.Flags().StringVar(&o.Stat, "stat", "mean", "statistic: mean, median, p90 or p99")
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, markdown or json")
+	addFormatFlag(cmd, &o.Format, checkFormats, "markdown: a table for pull-request comments")
 	addOutputFlags(cmd, &o.OutputFlags)
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by analyze --out, not exports")
 	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "compare single runs by a stationary bootstrap over steps (leaves out run-to-run variance; labelled within-run)")
 	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (analyze --out) of an earlier baseline run; repeatable, globs quoted")
 	return cmd
 }
+
+// checkFormats are check's --format choices.
+var checkFormats = []string{"table", "json", "markdown"}
 
 // knownPhases refuses a --phases entry that is not a phase of doc.
 func knownPhases(doc *analysis.Doc, phs []string) error {
@@ -178,6 +182,7 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 		return runCheckWithinRun(cmd, o)
 	}
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, From: o.From}
+	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
 	a.Quantiles = o.Stat == "p90" || o.Stat == "p99"
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
@@ -187,7 +192,7 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return asExit(err)
 	}
-	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, o.reportOptions()); err != nil {
 		return err
 	}
 	return gateExit(g)
@@ -240,6 +245,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 		return err
 	}
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
+	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
 	a.Baseline = "" // names a history arm here, not a candidate arm
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
@@ -253,7 +259,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 		return asExit(err)
 	}
 	g := analysis.HistoryGate(rows, h, o.spec())
-	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, o.reportOptions()); err != nil {
 		return err
 	}
 	return gateExit(g)
@@ -263,6 +269,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 // stationary bootstrap over the steps of their runs (--within-run).
 func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
+	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
 		return err
@@ -277,7 +284,7 @@ func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return asExit(err)
 	}
-	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, o.reportOptions()); err != nil {
 		return err
 	}
 	return gateExit(g)
