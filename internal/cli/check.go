@@ -3,7 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,7 +37,7 @@ type CheckOptions struct {
 func NewCmdCheck(runF func(*CheckOptions) error) *cobra.Command {
 	o := &CheckOptions{}
 	cmd := &cobra.Command{
-		Use:   "check [--history DIR...] FILE...",
+		Use:   "check [--history DIR]... FILE...",
 		Short: "CI gate: exit 1 when an arm is proven slower than the baseline by more than a limit",
 		Long: `check compares every arm with the baseline on one phase, metric and statistic and fails (exit 1)
 only for a proven regression: the arm's ratio CI (arm / baseline) lies entirely above 1 + limit.
@@ -227,8 +229,16 @@ func expandDirs(patterns []string) []string {
 }
 
 // loadHistory loads --history's datasets with the candidate's warm-up rule.
+// A history that finds no dataset (a quoted glob that matches nothing, a
+// directory not there yet: the first pull requests of a CI workflow) is
+// empty, not an error: every comparison with it is inconclusive and passes.
 func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysis.HistoryRuns, error) {
-	h, warns, err := analysis.LoadHistory(cmd.Context(), expandDirs(patterns), skipSteps, Version())
+	dirs, looked := historyDirs(patterns)
+	if len(dirs) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "nsysphase: warning: history: %s found no dataset: no run to compare with, the gate passes as inconclusive\n", strings.Join(looked, ", "))
+		return analysis.NoHistory(looked), nil
+	}
+	h, warns, err := analysis.LoadHistory(cmd.Context(), dirs, skipSteps, Version())
 	if err != nil {
 		return nil, asExit(err)
 	}
@@ -238,8 +248,39 @@ func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysi
 	return h, nil
 }
 
+// historyDirs expands --history's patterns (each sorted); looked are the
+// patterns that found nothing: a glob without a match or a missing path.
+func historyDirs(patterns []string) (dirs, looked []string) {
+	for _, p := range expandDirs(patterns) {
+		if _, err := os.Stat(p); err != nil && errors.Is(err, fs.ErrNotExist) {
+			looked = append(looked, p)
+			continue
+		}
+		dirs = append(dirs, p)
+	}
+	return dirs, looked
+}
+
+// checkHistoryArgs answers `--history d1 d2 FILE`, where d2 lands among the
+// candidates: a directory there is a history run meant for --history, or a
+// dataset that needs --from.
+func checkHistoryArgs(files []string, from bool) error {
+	if from {
+		return nil
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.IsDir() {
+			return usageErr("%s is a directory among the candidate exports: --history takes one directory a flag (--history d1 --history d2, or a quoted glob --history 'history/*'); a candidate dataset needs --from", f)
+		}
+	}
+	return nil
+}
+
 // runCheckHistory gates the candidate FILE(s) against the history runs.
 func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
+	if err := checkHistoryArgs(o.Files, o.From); err != nil {
+		return err
+	}
 	h, err := loadHistory(cmd, o.History, o.SkipSteps)
 	if err != nil {
 		return err
