@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/nsysphase/nsysphase/export"
 )
 
 // fitWidth is the width a rendering fits: textWidth by default, none with
@@ -51,4 +53,24 @@ func writeFitted(w io.Writer, rows [][]string, flags uint, width int) error {
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// selectColumns is t with only the named columns, in that order.
+func selectColumns(t *export.Table, names ...string) *export.Table {
+	var cols []export.Column
+	var idx []int
+	for _, n := range names {
+		if i := t.ColumnIndex(n); i >= 0 {
+			cols, idx = append(cols, t.Column(i)), append(idx, i)
+		}
+	}
+	out := export.NewTable(t.Name, t.Doc, cols...)
+	for r := range t.Len() {
+		vals := make([]export.Value, len(idx))
+		for j, i := range idx {
+			vals[j] = t.Value(r, i)
+		}
+		_ = out.AppendRow(vals...)
+	}
+	return out
 }
