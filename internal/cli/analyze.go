@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/report"
+	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
 
@@ -120,12 +122,50 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc))
 	if err != nil {
 		return nil, asExit(err)
 	}
+	if o.beforeAfter(files) {
+		o.WithinRun = true // one profile per arm: only a within-run comparison is possible
+	}
 	pr.statsStarted()
 	doc, err = analysis.BuildThen(cmd.Context(), files, o.statsConfig(o.NoStats), Version(), o.SkipSteps, merged)
 	if err != nil {
 		return nil, asExit(err)
 	}
 	return doc, nil
+}
+
+// beforeAfter makes two profiles without arm ranges, file arms or ranks
+// (`analyze before.sqlite after.sqlite`) two arms named after their files,
+// the first the baseline unless --baseline says otherwise: the most common
+// comparison needs no pattern. It reports whether it did.
+func (o *AnalyzeOptions) beforeAfter(files []*analysis.FileResult) bool {
+	if len(files) != 2 || len(o.Arms) > 0 || o.ArmKey != "" || len(o.RankGlobs) > 0 {
+		return false
+	}
+	for _, fr := range files {
+		if fr.FileArm != "" || len(fr.Ranks) > 0 || !slices.Equal(fr.Result.Arms, []string{phases.SingleArm}) {
+			return false
+		}
+	}
+	names := []string{profileName(files[0].Path), profileName(files[1].Path)}
+	if names[0] == names[1] {
+		names = []string{filepath.ToSlash(files[0].Path), filepath.ToSlash(files[1].Path)}
+	}
+	for i, fr := range files {
+		fr.FileArm = names[i]
+		fr.Result.Arms = []string{names[i]}
+		fr.Result.InstanceStore().SetArm(names[i])
+	}
+	return true
+}
+
+// profileName is an export's file name without its extensions
+// ("runs/before.sqlite.xz" → "before").
+func profileName(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".xz", ".sqlite", ".nsys-rep", ".db"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
 }
 
 func asExit(err error) error {

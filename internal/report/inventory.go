@@ -104,7 +104,7 @@ func narrowInventory(inv *analysis.Inventory) *export.Table {
 	}
 	owner, api := fittedNames(owners, 26), fittedNames(apis, 24)
 	for _, it := range inv.Items {
-		_ = t.AppendRow(export.Str(clip(it.Arm, 12)), export.Str(owner[it.Owner]), export.Str(it.Kind), export.Str(api[it.API]),
+		_ = t.AppendRow(export.Str(armLabel(inv.Arms, it.Arm, 12)), export.Str(owner[it.Owner]), export.Str(it.Kind), export.Str(api[it.API]),
 			export.Float(round3(it.PerStep)), export.Float(round1(it.NsPerStep/1e3)), export.Str(it.Disposition))
 	}
 	return t

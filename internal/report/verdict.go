@@ -9,6 +9,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/phases"
 )
 
 func writeVerdictCSV(w io.Writer, v *analysis.Verdict) error {
@@ -69,8 +70,8 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool, opt Options) er
 		return fmt.Sprintf("[%.1f, %.1f]", c[0]/1e3, c[1]/1e3)
 	}
 	arm := "arm " + esc(v.Arm)
-	if v.Arm == "" {
-		arm = "no arm ranges"
+	if v.Arm == "" || v.Arm == phases.SingleArm {
+		arm = "no arm ranges: arm " + phases.SingleArm
 	}
 	fmt.Fprintf(w, "%sremovable: %.1f µs/step %s of %.1f µs/step step wall %s (%s, %d steps; %s)\n", bullet,
 		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), arm, v.StepWallNs.N, v.Removable.Method)

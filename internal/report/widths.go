@@ -74,3 +74,15 @@ func selectColumns(t *export.Table, names ...string) *export.Table {
 	}
 	return out
 }
+
+// armLabel is arm shortened to n runes keeping the tail that tells it from
+// the other arms ("sharing_…ll_1", "sharing_…ps_1"), not a head they share.
+func armLabel(arms []string, arm string, n int) string {
+	if displayLen(arm) <= n {
+		return arm
+	}
+	if v, ok := fittedNames(arms, n)[arm]; ok {
+		return v
+	}
+	return shortName(arm, n)
+}
