@@ -148,3 +148,27 @@ func TestAnalyzeBeforeAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLStepWall: the HTML report draws each arm's step wall over the
+// run, blocks and warm-up marked.
+func TestHTMLStepWall(t *testing.T) {
+	t.Parallel()
+	out, errs, code := run(t, "analyze", "--format", "html", "--no-stats", fixture.Get(t, "interleaved_graph").XZ)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	for _, want := range []string{`id="stepwall"`, "eager: wall of collector_step, 147 steps in 3 blocks, in run order; shaded: the first 1 step of each block",
+		"graph: wall of collector_step, 147 steps in 3 blocks", ">block 3</text>", "<title>warm-up (left out)</title>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("html lacks %q", want)
+		}
+	}
+	if n := strings.Count(out, "<polyline "); n != 2 {
+		t.Errorf("%d step wall lines, want 2 (one an arm)", n)
+	}
+	// 147 points a line: every kept step drawn.
+	i := strings.Index(out, "<polyline ")
+	if j := strings.Index(out[i:], "/>"); i < 0 || strings.Count(out[i:i+j], ",") != 147 {
+		t.Errorf("the first line does not draw 147 steps")
+	}
+}
