@@ -503,14 +503,18 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		return phaseRank[a.Phase] - phaseRank[b.Phase]
 	})
-	scale := make([]timeScale, len(compactParts))
-	for i, p := range compactParts {
-		var top float64
+	// One unit for the whole table, the one its largest value (a wall)
+	// reads best in: a row never mixes ms and µs.
+	var top float64
+	for _, p := range compactParts {
 		for _, r := range rows {
 			if s := r.Metrics[p.metric.Name()]; !s.Absent {
 				top = max(top, abs(s.Mean))
 			}
 		}
+	}
+	scale := make([]timeScale, len(compactParts))
+	for i := range scale {
 		scale[i] = scaleFor(top)
 	}
 	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}

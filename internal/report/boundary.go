@@ -70,6 +70,12 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format, opt Options)
 	if err := writeTable(w, t, f); err != nil {
 		return err
 	}
+	for _, a := range b.ArmOrder {
+		if b.Arms[a].SavingShare.Value > 1 {
+			line("share of step > 100%%: the saving counts another thread's host time, which runs beside the step, outside its wall; the bounded share below is the one to read")
+			break
+		}
+	}
 	if len(b.ArmsWithout) > 0 {
 		line("arms without any of these phases (not judged): %s", strings.Join(b.ArmsWithout, ", "))
 	}
@@ -155,9 +161,22 @@ func writeBoundaryEnd(w io.Writer, b *analysis.Boundary, f Format, opt Options, 
 			export.Column{Name: "cadence", Type: export.TypeString},
 			export.Column{Name: "disposition", Type: export.TypeString},
 		)
+		var phs, apis []string
 		for _, x := range b.Blockers {
-			_ = bt.AppendRow(export.Str(x.Arm), export.Str(x.Phase), export.Str(x.Kind), export.Str(x.API), export.Float(round3(x.PerStep)),
+			phs, apis = append(phs, x.Phase), append(apis, x.API)
+		}
+		fit := !opt.Wide && !md
+		ph, api := fittedNames(phs, 22), fittedNames(apis, 30)
+		for _, x := range b.Blockers {
+			p, a := x.Phase, x.API
+			if fit {
+				p, a = ph[p], api[a]
+			}
+			_ = bt.AppendRow(export.Str(x.Arm), export.Str(p), export.Str(x.Kind), export.Str(a), export.Float(round3(x.PerStep)),
 				export.Float(round1(float64(x.TotalNs)/1e3)), export.Str(x.Cadence), export.Str(x.Disposition))
+		}
+		if fit { // cadence in --wide
+			bt = selectColumns(bt, "arm", "phase", "kind", "api", "per_step", "total µs", "disposition")
 		}
 		if err := writeTable(w, bt, f); err != nil {
 			return err

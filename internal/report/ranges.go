@@ -77,7 +77,11 @@ func writeRangesCSV(w io.Writer, results Ranges) error {
 // averages of ops, level and children (--wide, CSV and JSON have them), and
 // shortens names so that a row fits the width.
 func writeRangesTable(w io.Writer, res RangesFile, opt Options) {
-	fmt.Fprintf(w, "%s: NVTX GPU projection, as nsys stats -r nvtx_gpu_proj_sum\n", res.File)
+	head := res.File + ": NVTX GPU projection, as nsys stats -r nvtx_gpu_proj_sum"
+	if !opt.Wide {
+		head = wrap(head, textWidth, "  ")
+	}
+	fmt.Fprintln(w, head)
 	if len(res.Absent) > 0 {
 		fmt.Fprintf(w, "  absent tables (none of that activity was recorded): %s\n", strings.Join(res.Absent, ", "))
 	}
