@@ -75,10 +75,11 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		return nil
 	}
 	breakdown := compactBreakdown(doc)
-	title := "Breakdown per step (mean, µs unless headed ms/s; cpu_other … other_api sum to wall, phases to the step)"
-	if md {
-		title = "Breakdown per step (mean, µs unless headed ms/s; cpu_other … other_api sum to wall, phases to the step)"
+	unit := "µs"
+	if breakdown.NumColumns() > 2 {
+		unit = breakdown.Column(2).Unit
 	}
+	title := fmt.Sprintf("Breakdown per step (mean %s, every column; cpu_other … other_api sum to wall, phases to the step)", unit)
 	if opt.Wide {
 		breakdown = doc.BreakdownTable()
 		title = "Breakdown per step (mean µs; the six parts after wall sum to wall; phases and (unannotated) to the step)"
@@ -519,10 +520,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 	}
 	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
 	for i, p := range compactParts {
-		name := p.label
-		if scale[i].unit != "µs" {
-			name += " (" + scale[i].unit + ")"
-		}
+		name := p.label // the unit, one for the table, is in its title
 		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: scale[i].unit, Nullable: true})
 		if i == 0 && withCI {
 			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})

@@ -166,7 +166,7 @@ func writeBoundaryEnd(w io.Writer, b *analysis.Boundary, f Format, opt Options, 
 			phs, apis = append(phs, x.Phase), append(apis, x.API)
 		}
 		fit := !opt.Wide && !md
-		ph, api := fittedNames(phs, 22), fittedNames(apis, 30)
+		ph, api := fittedNames(phs, 22), fittedNames(apis, 28)
 		for _, x := range b.Blockers {
 			p, a := x.Phase, x.API
 			if fit {
@@ -175,8 +175,8 @@ func writeBoundaryEnd(w io.Writer, b *analysis.Boundary, f Format, opt Options, 
 			_ = bt.AppendRow(export.Str(x.Arm), export.Str(p), export.Str(x.Kind), export.Str(a), export.Float(round3(x.PerStep)),
 				export.Float(round1(float64(x.TotalNs)/1e3)), export.Str(x.Cadence), export.Str(x.Disposition))
 		}
-		if fit { // cadence in --wide
-			bt = selectColumns(bt, "arm", "phase", "kind", "api", "per_step", "total µs", "disposition")
+		if fit { // total µs and cadence in --wide
+			bt = selectColumns(bt, "arm", "phase", "kind", "api", "per_step", "disposition")
 		}
 		if err := writeTable(w, bt, f); err != nil {
 			return err
