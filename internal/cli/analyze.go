@@ -26,6 +26,7 @@ type AnalyzeOptions struct {
 	TableOutput
 	From      bool // Files are dataset directories written by --out
 	NoStats   bool
+	Hotspots  bool     // each phase's top host functions by CPU samples
 	RankGlobs []string // --ranks GLOB: exports that hold ranks of one job
 	History   []string // --history: dataset directories (globs) of earlier baseline runs
 	WithinRun bool     // --within-run: stationary bootstrap over the steps of single runs
@@ -80,6 +81,7 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	addSegmentFlags(cmd, &o.SegmentOptions)
 	addStatsFlags(cmd, &o.StatsOptions, true)
 	addTableOutputFlags(cmd, &o.TableOutput, "phase_summary", "html")
+	cmd.Flags().BoolVar(&o.Hotspots, "hotspots", false, "table format: each phase's top five host functions by CPU samples (nsys profile --sample=cpu)")
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
 	cmd.Flags().StringArrayVar(&o.RankGlobs, "ranks", nil, "GLOB: exports that hold ranks of one job (one per rank, or one per node); they are inputs too, and their ranks are read even where nothing else shows them (repeatable)")
@@ -95,7 +97,7 @@ func (o *AnalyzeOptions) validate() error {
 	if err := o.SegmentOptions.validate(); err != nil {
 		return err
 	}
-	if err := o.checkPaths(o.inputPaths()); err != nil {
+	if err := o.checkPaths(append(o.inputPaths(), expandDirs(o.History)...)); err != nil {
 		return err
 	}
 	return o.StatsOptions.validate()
@@ -259,13 +261,13 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		return usageErr("--format: %v", err)
 	}
 	opt := o.reportOptions()
-	opt.Tool, opt.Metadata, opt.StepGiven = "nsysphase "+Version(), md, o.Step != "" || o.Config != ""
+	opt.Tool, opt.Metadata, opt.Hotspots, opt.StepGiven = "nsysphase "+Version(), md, o.Hotspots, o.Step != "" || o.Config != ""
 	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, doc, opt) })
 }
 
 // addHistory compares every phase's mean wall with the --history runs.
 func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error {
-	h, err := loadHistory(cmd, o.History, o.SkipSteps)
+	h, err := loadHistory(cmd, o.History, doc.Settings.SkipSteps)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/projection"
 )
@@ -111,6 +112,8 @@ func writeRangesTable(w io.Writer, res RangesFile, opt Options) {
 			if !r.HasAvgLevel {
 				cells[12] = "-"
 			}
+			// Exact in CSV, JSON and Parquet; shortened on screen.
+			cells[0] = budget.Shorten(cells[0], budget.DisplayNameBytes)
 			rows = append(rows, pick(cells))
 		}
 		_ = writeFitted(w, rows, tabwriter.AlignRight, fitWidth(opt))
