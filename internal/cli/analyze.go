@@ -51,6 +51,10 @@ Parquet (--partition: a Hive-partitioned dataset by arm and file; --format arrow
 statistics and the same JSON as a direct analysis of the exports they came from.
 --format html writes one self-contained report page (inline SVG plots, no scripts).
 
+Two exports without arm ranges (analyze before.sqlite after.sqlite) are two arms named after
+their files, compared within-run (these two runs; run-to-run variance left out) and labelled so.
+To pool runs of one configuration instead, name the arm: --arm base='run*.sqlite'.
+
 Inputs are read -j at a time; the output order is the input order (globs sorted) whatever -j.
 A progress bar shows on stderr only on an interactive terminal when CI is unset.`,
 		Example: `  nsysphase analyze testdata/nsys-2025.3-h200/interleaved_graph.sqlite.xz
