@@ -118,6 +118,12 @@ func fittedNames(names []string, n int) map[string]string {
 		if displayLen(v) > n {
 			m[k] = shortName(k, n)
 		}
+		// A name already cut to its byte budget keeps its length and hash
+		// ("…[9007 bytes, sha256 …]") whole, even past the width: the head
+		// gives way, not the marker that identifies the name.
+		if i := strings.LastIndex(k, "…["); i > 0 && strings.HasSuffix(k, "]") && strings.Contains(k[i:], " bytes, sha256 ") && displayLen(m[k]) < displayLen(k) {
+			m[k] = clip(k[:i], max(n-displayLen(k[i:]), 8)) + k[i:]
+		}
 	}
 	return m
 }
