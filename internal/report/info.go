@@ -165,13 +165,6 @@ func clipList(names []string, n int) string {
 	return out
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-1] + "…"
-}
-
 func orDash(s string) string {
 	if s == "" {
 		return "-"
