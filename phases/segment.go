@@ -1041,6 +1041,11 @@ func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool)
 // numbered family ("ProfilerStep#N" matches "ProfilerStep#12").
 func (r *rng) isStep(step string) bool { return r.nm.name == step || r.nm.family == step }
 
+// SingleArm names the one arm of an export without arm blocks or file
+// arms: a name, never blank (a blank arm reads as a missing value in CSV
+// and pandas, and leaves holes in sentences).
+const SingleArm = "all"
+
 // joinArm labels an arm from its file-level and NVTX parts.
 func joinArm(fileArm, nvtxArm string) string {
 	switch {
@@ -1048,6 +1053,8 @@ func joinArm(fileArm, nvtxArm string) string {
 		return fileArm + "/" + nvtxArm
 	case fileArm != "":
 		return fileArm
+	case nvtxArm == "":
+		return SingleArm
 	}
 	return nvtxArm
 }
