@@ -360,6 +360,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		arms = []string{""}
 	}
 	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
+	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
 	if aligned {
 		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
 		if kinds["nccl"] || kinds["mpi"] {
