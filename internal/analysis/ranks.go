@@ -339,7 +339,16 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	// them, and each use leaves them out): the document's own instances,
 	// so every rank row is phase_instances grouped by rank (segmentation
 	// flags each process's first --skip-steps steps).
-	byRank := map[int][]phases.Instance{}
+	count := map[int]int{}
+	for i := range st.Len() {
+		if r, ok := st.Rank(i); ok {
+			count[r]++
+		}
+	}
+	byRank := make(map[int][]phases.Instance, len(count))
+	for r, n := range count {
+		byRank[r] = make([]phases.Instance, 0, n)
+	}
 	for i, x := range st.Each() {
 		if r, ok := st.Rank(i); ok {
 			byRank[r] = append(byRank[r], *x)
@@ -455,16 +464,18 @@ func share(num, den int64) *float64 {
 // imbalance across ranks.
 func rankPhases(ps []phases.RankProcess, byRank map[int][]phases.Instance, order, arms []string) []RankPhaseRow {
 	var out []RankPhaseRow
+	spans := map[int]threadSpans{}
 	for _, ph := range order {
 		for _, arm := range arms {
-			out = append(out, rankPhaseArm(ps, byRank, ph, arm)...)
+			out = append(out, rankPhaseArm(ps, byRank, ph, arm, spans)...)
 		}
 	}
 	return out
 }
 
 // rankPhaseArm is rankPhases for one phase of one arm.
-func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph, arm string) []RankPhaseRow {
+// spans caches each rank's depthOneSpans.
+func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph, arm string, spans map[int]threadSpans) []RankPhaseRow {
 	var rows []RankPhaseRow
 	for i := range ps {
 		p := &ps[i]
@@ -489,7 +500,11 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 		if n == 0 {
 			continue
 		}
-		phaseSpans := depthOneSpans(xs)
+		phaseSpans, ok := spans[p.Rank]
+		if !ok {
+			phaseSpans = depthOneSpans(xs)
+			spans[p.Rank] = phaseSpans
+		}
 		// NCCL kernels whose launching call lies in one of the phase's
 		// instances on the instance's thread (both ends included); for
 		// the (unannotated) row, outside every phase of the step.
