@@ -345,13 +345,13 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 			count[r]++
 		}
 	}
-	byRank := make(map[int][]phases.Instance, len(count))
+	byRank := make(map[int][]rankInst, len(count))
 	for r, n := range count {
-		byRank[r] = make([]phases.Instance, 0, n)
+		byRank[r] = make([]rankInst, 0, n)
 	}
 	for i, x := range st.Each() {
 		if r, ok := st.Rank(i); ok {
-			byRank[r] = append(byRank[r], *x)
+			byRank[r] = append(byRank[r], slimInst(x))
 		}
 	}
 	for i := range ps {
@@ -462,7 +462,7 @@ func share(num, den int64) *float64 {
 
 // rankPhases is each phase's mean wall and NCCL time per rank, and its
 // imbalance across ranks.
-func rankPhases(ps []phases.RankProcess, byRank map[int][]phases.Instance, order, arms []string) []RankPhaseRow {
+func rankPhases(ps []phases.RankProcess, byRank map[int][]rankInst, order, arms []string) []RankPhaseRow {
 	var out []RankPhaseRow
 	spans := map[int]threadSpans{}
 	for _, ph := range order {
@@ -475,7 +475,7 @@ func rankPhases(ps []phases.RankProcess, byRank map[int][]phases.Instance, order
 
 // rankPhaseArm is rankPhases for one phase of one arm.
 // spans caches each rank's depthOneSpans.
-func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph, arm string, spans map[int]threadSpans) []RankPhaseRow {
+func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm string, spans map[int]threadSpans) []RankPhaseRow {
 	var rows []RankPhaseRow
 	for i := range ps {
 		p := &ps[i]
@@ -489,10 +489,10 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 				// the instance's wall metric, not its span: the
 				// (unannotated) row spans the step but its wall is the
 				// step's time outside every phase
-				wall += xs[j].M[phases.Wall]
-				if !xs[j].IsNull(phases.GPUBusy) {
+				wall += xs[j].Wall
+				if !xs[j].BusyNull {
 					busyN++
-					busy += xs[j].M[phases.GPUBusy]
+					busy += xs[j].Busy
 				}
 				own = append(own, j)
 			}
@@ -559,7 +559,7 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 // stepEnds matches the ranks' kept steps (by rankStepKeys) and measures
 // when each ends on the common clock: who finishes each step last, and the
 // skew of the ends, with a CI over blocks of consecutive steps.
-func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]phases.Instance, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) *StepEndSkew {
+func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) *StepEndSkew {
 	type end struct{ end, wall int64 }
 	per := make([]map[string]end, len(ps))
 	var keys []string
@@ -578,7 +578,7 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]phases.Instance
 					keys = append(keys, k)
 				}
 			}
-			per[i][k] = end{clock(&ps[i], x.End), x.M[phases.Wall]}
+			per[i][k] = end{clock(&ps[i], x.End), x.Wall}
 		}
 	}
 	out := &StepEndSkew{Matching: "steps matched by step number (numbered families) or by arm, block and step index; warm-up steps left out",
@@ -705,7 +705,7 @@ func fmtDur(ns float64) string {
 // when the step has one, else arm, block and the step's index among the
 // process's steps of that block (Instance.Step counts the steps of every
 // process of the block).
-func rankStepKeys(steps []phases.Instance) []string {
+func rankStepKeys(steps []rankInst) []string {
 	out := make([]string, len(steps))
 	idx := map[string]int{}
 	for i := range steps {
@@ -731,7 +731,7 @@ func orDash(s string) string {
 // stragglers matches the ranks' steps (or, without steps, their
 // collectives by order), finds who arrives last, and summarizes per rank
 // with the block bootstrap over consecutive steps.
-func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[int][]phases.Instance, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) {
+func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) {
 	// Each rank's collectives grouped by step key.
 	type group struct {
 		order int
@@ -764,7 +764,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		for i := range ps {
 			p := &ps[i]
 			per[i] = map[string]*group{}
-			var steps []phases.Instance
+			var steps []rankInst
 			var skeys []string
 			if haveSteps {
 				steps = stepsOf(byRank[p.Rank])
@@ -779,7 +779,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 				block := "run"
 				if haveSteps {
 					// the step of the process that holds the launching call
-					j, _ := slices.BinarySearchFunc(steps, t, func(x phases.Instance, t int64) int { return cmp.Compare(x.Start, t+1) })
+					j, _ := slices.BinarySearchFunc(steps, t, func(x rankInst, t int64) int { return cmp.Compare(x.Start, t+1) })
 					inStep := j > 0 && t <= steps[j-1].End
 					if !inStep || steps[j-1].Warmup {
 						// initialisation or warm-up: outside the counted
@@ -975,12 +975,30 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	}
 }
 
+// rankInst is what the rank view reads of an instance (a sixth of
+// phases.Instance: a thousand ranks' instances are held at once).
+type rankInst struct {
+	File, Phase, Arm, StepLabel string
+	Unit                        phases.UnitID
+	Tid, Start, End             int64
+	Wall, Busy                  int64 // wall_ns, gpu_busy_ns
+	Block, Depth                int
+	IsStep, Warmup, OtherThread bool
+	BusyNull                    bool // gpu_busy_ns not measured
+}
+
+func slimInst(x *phases.Instance) rankInst {
+	return rankInst{File: x.File, Phase: x.Phase, Arm: x.Arm, StepLabel: x.StepLabel, Unit: x.Unit, Tid: x.Tid, Start: x.Start, End: x.End,
+		Wall: x.M[phases.Wall], Busy: x.M[phases.GPUBusy], Block: x.Block, Depth: x.Depth, IsStep: x.IsStep, Warmup: x.Warmup,
+		OtherThread: x.OtherThread, BusyNull: x.IsNull(phases.GPUBusy)}
+}
+
 // threadSpans are, per thread, the spans of a rank's depth-1 phases on
 // the step's own thread ((unannotated) and other threads' rows left out),
 // in start order, each with the largest end up to it.
 type threadSpans map[int64][][3]int64
 
-func depthOneSpans(xs []phases.Instance) threadSpans {
+func depthOneSpans(xs []rankInst) threadSpans {
 	out := threadSpans{}
 	for i := range xs {
 		x := &xs[i]
@@ -1008,21 +1026,21 @@ func (ts threadSpans) holds(tid, t int64) bool {
 }
 
 // stepsOf is the step instances of xs in start order.
-func stepsOf(xs []phases.Instance) []phases.Instance {
-	var out []phases.Instance
+func stepsOf(xs []rankInst) []rankInst {
+	var out []rankInst
 	for _, x := range xs {
 		if x.IsStep {
 			out = append(out, x)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b phases.Instance) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortStableFunc(out, func(a, b rankInst) int { return cmp.Compare(a.Start, b.Start) })
 	return out
 }
 
 // rankComparisons compares the arms on each rank: per phase, the mean wall
 // of the rank's kept instances, with the same statistics as the arms'
 // comparisons (units = the rank's blocks, never single steps).
-func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.Instance, sc StatsConfig) []RankComparison {
+func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst, sc StatsConfig) []RankComparison {
 	out := []RankComparison{}
 	if sc.Off || len(d.Arms) < 2 {
 		return out
@@ -1041,7 +1059,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.I
 					at[x.Unit] = k
 					units = append(units, stats.Unit{ID: x.Unit.String(), Arm: x.Arm, Profile: x.File, Start: d.unitStart[x.Unit], Steps: [][]float64{nil}})
 				}
-				units[k].Steps[0] = append(units[k].Steps[0], float64(x.M[phases.Wall]))
+				units[k].Steps[0] = append(units[k].Steps[0], float64(x.Wall))
 			}
 			base := d.Baseline
 			if !slices.ContainsFunc(units, func(u stats.Unit) bool { return u.Arm == base }) || len(units) == 0 {
