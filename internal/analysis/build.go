@@ -121,6 +121,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	}
 	marks.Mark("statistics done")
 	d.fill()
+	d.buildHardware(files, sc)
 	marks.Mark("doc filled")
 	return d, nil
 }

@@ -176,17 +176,17 @@ type RankPhaseRow struct {
 // RankComparison is one arm against the baseline on one rank: mean wall
 // of a phase's kept instances, ratio = arm / baseline.
 type RankComparison struct {
-	Phase      string      `json:"phase"`
-	Rank       int         `json:"rank"`
-	Baseline   string      `json:"baseline"`
-	Arm        string      `json:"arm"`
-	BaseMeanNs float64     `json:"baseline_mean_ns"`
-	ArmMeanNs  float64     `json:"arm_mean_ns"`
-	Ratio      *float64    `json:"ratio"`
-	RatioCI    *[2]float64 `json:"ratio_ci"`
-	Verdict    string      `json:"verdict"` // as in comparisons: "changed", "~", "" (no between-block CI)
-	Method     string      `json:"method"`
-	NUnits     int         `json:"n_units"`
+	Phase      string        `json:"phase"`
+	Rank       int           `json:"rank"`
+	Baseline   string        `json:"baseline"`
+	Arm        string        `json:"arm"`
+	BaseMeanNs float64       `json:"baseline_mean_ns"`
+	ArmMeanNs  float64       `json:"arm_mean_ns"`
+	Ratio      *float64      `json:"ratio"`
+	RatioCI    *[2]float64   `json:"ratio_ci"`
+	Verdict    stats.Verdict `json:"verdict"` // as in comparisons; VerdictNone without a between-block CI
+	Method     string        `json:"method"`
+	NUnits     int           `json:"n_units"`
 }
 
 // StragglerStep is one matched step (or collective) on one rank.

@@ -221,10 +221,7 @@ func rankComparisonsTable(s *analysis.RanksSection) *export.Table {
 		if c.Ratio != nil {
 			ratio = export.Float(float64(int64(*c.Ratio*1000+0.5)) / 1000)
 		}
-		change := c.Verdict
-		if change == "" {
-			change = "no CI"
-		}
+		change := verdictText(c.Verdict)
 		_ = t.AppendRow(export.Str(clip(c.Phase, 24)), export.Int(int64(c.Rank)), export.Str(clip(c.Arm, 12)), export.Float(round1(c.BaseMeanNs/1e3)),
 			export.Float(round1(c.ArmMeanNs/1e3)), ratio, rankCI(c.RatioCI, 1, "%.3f"), export.Str(change))
 	}
