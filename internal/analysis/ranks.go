@@ -139,10 +139,15 @@ type RankRow struct {
 	InitLatenessNs int64 `json:"init_lateness_ns"`
 	// WaitMeanNs is the mean per step of the rank's wait inside the
 	// collectives for the last rank (StragglerStep.WaitNs).
-	WaitMeanNs  *float64           `json:"wait_mean_ns"`
-	LatenessCI  *[2]float64        `json:"lateness_mean_ci"`
-	Method      string             `json:"method"`
-	Diagnostics *stats.Diagnostics `json:"lateness_diagnostics,omitempty"`
+	WaitMeanNs *float64 `json:"wait_mean_ns"`
+	// AfterLastMeanNs is the mean per step of Σ over the step's collectives
+	// of (the rank's end of the collective − the last rank's arrival): the
+	// time in the collective after every rank arrived, apart from the wait
+	// before it (a collective that ends before the last arrival counts 0).
+	AfterLastMeanNs *float64           `json:"after_last_arrival_mean_ns"`
+	LatenessCI      *[2]float64        `json:"lateness_mean_ci"`
+	Method          string             `json:"method"`
+	Diagnostics     *stats.Diagnostics `json:"lateness_diagnostics,omitempty"`
 }
 
 // RankPhaseRow is one phase on one rank (kept instances only).
@@ -738,7 +743,8 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		block string // the step's block (unit) label, which the CIs resample
 		wall  int64  // the step's wall; -1 for a collective alone
 		arr   []int64
-		init  bool // outside the counted steps (initialisation, warm-up)
+		end   []int64 // each collective's end, beside its arrival
+		init  bool    // outside the counted steps (initialisation, warm-up)
 	}
 	haveSteps := true
 	for i := range ps {
@@ -786,7 +792,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 						// steps, matched by order among themselves and
 						// reported apart from the steady state
 						g := add(i, fmt.Sprintf("init collective %d", m), &group{order: m, block: "init", wall: -1, init: true})
-						g.arr = append(g.arr, clock(p, c.Start))
+						g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 						m++
 						continue
 					}
@@ -795,12 +801,12 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 							continue
 						}
 						g := add(i, skeys[j-1], &group{order: j - 1, block: steps[j-1].Unit.String(), wall: steps[j-1].End - steps[j-1].Start})
-						g.arr = append(g.arr, clock(p, c.Start))
+						g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 						continue
 					}
 				}
 				g := add(i, fmt.Sprintf("collective %d", n), &group{order: n, block: block, wall: -1})
-				g.arr = append(g.arr, clock(p, c.Start))
+				g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 				n++
 			}
 		}
@@ -830,7 +836,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	lateness := make([][]float64, len(ps))
 	strag := make([][]float64, len(ps))
 	var blocks []string // per matched step
-	waitSum := make([]int64, len(ps))
+	waitSum, afterSum := make([]int64, len(ps)), make([]int64, len(ps))
 	initLate, initN := make([]int64, len(ps)), 0
 	uneven := 0
 	step := 0
@@ -878,6 +884,9 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			for i := range gs {
 				late[i] += gs[i].arr[c] - lo
 				wait[i] += hi - gs[i].arr[c]
+				// the time in the collective once the last rank arrived:
+				// the transfer itself, apart from the wait before it
+				afterSum[i] += max(0, gs[i].end[c]-hi)
 			}
 		}
 		last := 0
@@ -926,6 +935,8 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		s.Ranks[i].LatenessMeanNs, s.Ranks[i].LatenessMedianNs = &m, &med
 		w := float64(waitSum[i]) / float64(step)
 		s.Ranks[i].WaitMeanNs = &w
+		a := float64(afterSum[i]) / float64(step)
+		s.Ranks[i].AfterLastMeanNs = &a
 		s.Ranks[i].Method = stats.MethodNone
 	}
 	if sc.Off {

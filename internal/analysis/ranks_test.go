@@ -113,6 +113,21 @@ func TestRanksSectionDistAllreduce(t *testing.T) {
 		t.Errorf("rank 0 lateness %v CI %v method %q", r.LatenessMeanNs, r.LatenessCI, r.Method)
 	}
 	checkStragglerRows(t, s)
+	// In each step a rank's NCCL kernel is its wait for the last rank plus
+	// the collective's time after that arrival: wait + after = the step's
+	// NCCL time per step (the step rows', averaged over the two arms' 38
+	// steps each).
+	for _, r := range s.Ranks {
+		var nccl float64
+		for _, p := range s.Phases {
+			if p.Phase == "step" && p.Rank == r.Rank {
+				nccl += p.NCCLNsMean / 2
+			}
+		}
+		if r.WaitMeanNs == nil || r.AfterLastMeanNs == nil || math.Abs(*r.WaitMeanNs+*r.AfterLastMeanNs-nccl) > 0.005*nccl {
+			t.Errorf("rank %d: wait %v + after last %v, step NCCL %v", r.Rank, r.WaitMeanNs, r.AfterLastMeanNs, nccl)
+		}
+	}
 	// Every NCCL kernel is launched inside the allreduce phase, so its NCCL
 	// time per instance equals the step's, and imbalance is max/mean.
 	byKey := map[string]RankPhaseRow{}

@@ -19,7 +19,7 @@ func rankLines(s *analysis.RanksSection) []string {
 		out = append(out, "nccl ms: Σ NCCL kernel durations; exposed: the part not overlapped by the rank's own compute kernels on its GPU; overlap % (of nccl) = 1 − exposed / nccl; nccl n: NCCL kernels")
 	}
 	if s.Matching != "" {
-		out = append(out, fmt.Sprintf("stragglers: %d matched %ss (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); wait = the same of Σ (the last rank's arrival − its own), its wait inside the collectives; CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
+		out = append(out, fmt.Sprintf("stragglers: %d matched %ss (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); wait = the same of Σ (the last rank's arrival − its own), its wait inside the collectives; after last = the same of Σ (its end of the collective − the last rank's arrival), the collective's own time apart from that wait; CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
 			s.Settings.Steps, s.Settings.Unit, s.Matching, s.Settings.Unit, s.Settings.Unit, s.Settings.Confidence*100, s.Settings.Resamples, s.Settings.Seed))
 	}
 	if n := s.Settings.InitCollectives; n > 0 {
@@ -83,6 +83,7 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 			export.Column{Name: "late CI", Type: export.TypeString, Nullable: true},
 			export.Column{Name: "late median µs", Type: export.TypeFloat64, Nullable: true},
 			export.Column{Name: "wait µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
+			export.Column{Name: "after last µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
 		)
 	}
 	if s.Settings.InitCollectives > 0 {
@@ -109,7 +110,7 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 		if comm {
 			vals = append(vals, export.Int(r.NCCLKernels),
 				export.Float(round1(float64(r.NCCLNs)/1e5)/10), export.Float(round1(float64(r.NCCLExposedNs)/1e5)/10), pct(r.OverlapShare),
-				pct(r.StragglerShare), rankCI(r.StragglerShareCI, 100, "%.0f"), late, rankCI(r.LatenessCI, 1e-3, "%.1f"), optMicros(r.LatenessMedianNs), wait)
+				pct(r.StragglerShare), rankCI(r.StragglerShareCI, 100, "%.0f"), late, rankCI(r.LatenessCI, 1e-3, "%.1f"), optMicros(r.LatenessMedianNs), wait, optMicros(r.AfterLastMeanNs))
 		}
 		if s.Settings.InitCollectives > 0 {
 			vals = append(vals, export.Float(round1(float64(r.InitLatenessNs)/1e5)/10))
