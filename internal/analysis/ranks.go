@@ -491,7 +491,7 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm st
 		for j := range xs {
 			// A row with no wall of its own (another thread without
 			// ranges) is no timed instance: it never counts here.
-			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup && !xs[j].IsNull(phases.Wall) {
+			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup && !xs[j].WallNull {
 				n++
 				// the instance's wall metric, not its span: the
 				// (unannotated) row spans the step but its wall is the
@@ -998,12 +998,13 @@ type rankInst struct {
 	Block, Depth                int
 	IsStep, Warmup, OtherThread bool
 	BusyNull                    bool // gpu_busy_ns not measured
+	WallNull                    bool // no wall of its own (another thread without ranges)
 }
 
 func slimInst(x *phases.Instance) rankInst {
 	return rankInst{File: x.File, Phase: x.Phase, Arm: x.Arm, StepLabel: x.StepLabel, Unit: x.Unit, Tid: x.Tid, Start: x.Start, End: x.End,
 		Wall: x.M[phases.Wall], Busy: x.M[phases.GPUBusy], Block: x.Block, Depth: x.Depth, IsStep: x.IsStep, Warmup: x.Warmup,
-		OtherThread: x.OtherThread, BusyNull: x.IsNull(phases.GPUBusy)}
+		OtherThread: x.OtherThread, BusyNull: x.IsNull(phases.GPUBusy), WallNull: x.IsNull(phases.Wall)}
 }
 
 // threadSpans are, per thread, the spans of a rank's depth-1 phases on
@@ -1063,7 +1064,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst
 			var units []stats.Unit
 			at := map[phases.UnitID]int{}
 			for _, x := range byRank[ps[i].Rank] {
-				if x.Phase != ph || x.Warmup || x.IsNull(phases.Wall) {
+				if x.Phase != ph || x.Warmup || x.WallNull {
 					continue
 				}
 				k, ok := at[x.Unit]
