@@ -104,7 +104,8 @@ older export lacks a table or column such as PROCESSES, ThreadNames or callchain
 ` + "`no_kernel_table`" + ` (launch calls but no kernel table: GPU activity not recorded),
 ` + "`nvtx_domain_rows`" + ` (NVTX domain-create rows with a negative start), ` + "`no_nvtx`" + ` (no NVTX
 ranges: each process analysed as one phase), ` + "`single_shot`" + ` (no range repeats: every
-range is one measured value, n = 1), ` + "`input`" + ` (an input warning
+range is one measured value, n = 1), ` + "`few_steps`" + ` (a process holds no more steps than
+--skip-steps: they are kept), ` + "`input`" + ` (an input warning
 read from a dataset written before codes existed).
 
 Merging and commands: ` + "`step_differs`" + `, ` + "`dataset_without_context`" + `,

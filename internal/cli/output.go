@@ -199,11 +199,14 @@ func (o *TableOutput) emit(stdout io.Writer, binary bool, render func(io.Writer)
 	if binary && isTerminal(stdout) {
 		return usageErr("--format %s is binary: redirect stdout to a file, or pass -o FILE or --out DIR", o.Format)
 	}
+	if binary {
+		return render(rawWriter(stdout))
+	}
 	return render(stdout)
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := rawWriter(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -265,6 +268,9 @@ func generate(stdout io.Writer, format string, result any, opt report.Options) e
 	}
 	if f.Binary() && isTerminal(stdout) {
 		return usageErr("--format %s is binary: redirect stdout to a file", format)
+	}
+	if f.Binary() {
+		stdout = rawWriter(stdout)
 	}
 	return report.Generate(stdout, f, result, opt)
 }
