@@ -370,7 +370,7 @@ func (tr *trace) noteCorrelation(dup, orphan int) {
 func (tr *trace) noteDamage(negAPI, negOps, badCorr, danglingAPI int) {
 	f := tr.file
 	if danglingAPI > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API calls name a nameId that StringIds lacks; with no name to classify, their host time counts as other_api", danglingAPI))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API calls name a nameId that StringIds lacks; those that launched a kernel or graph count as launch, the others, with no name to classify, as other_api", danglingAPI))
 	}
 	if negAPI > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d CUDA API calls end before they start; counted as zero-length", negAPI))

@@ -175,6 +175,9 @@ func (o *TableOutput) datasetWriter(md map[string]string) (*export.DatasetWriter
 // emit sends one rendering to -o FILE (atomically) or stdout. Binary output
 // never goes to a terminal.
 func (o *TableOutput) emit(stdout io.Writer, binary bool, render func(io.Writer) error) error {
+	if fd, ok := export.OutputDescriptor(o.Output); ok && binary && term.IsTerminal(fd) {
+		return usageErr("--format %s is binary and -o %s is a terminal: redirect it to a file, or pass -o FILE or --out DIR", o.Format, o.Output)
+	}
 	if o.Output != "" {
 		if err := writeFileAtomic(o.Output, render); err != nil {
 			return &ExitError{Code: ExitInput, Err: fmt.Errorf("write %s: %w", o.Output, err)}
