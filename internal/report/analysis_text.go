@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"slices"
 	"strings"
@@ -813,11 +812,14 @@ func plural(n int, one, many string) string {
 }
 
 // escapeSummary makes a <details> title (which may name the baseline arm)
-// text: HTML escaped, and no link syntax for renderers that read Markdown
-// inside the tag.
+// text: &, < and > escaped (quotes are text outside an attribute, so the
+// title keeps its apostrophes), and no link syntax for renderers that read
+// Markdown inside the tag.
 func escapeSummary(s string) string {
-	return strings.ReplaceAll(html.EscapeString(export.EscapeControl(s)), "](", "]&#40;")
+	return strings.ReplaceAll(summaryEscaper.Replace(export.EscapeControl(s)), "](", "]&#40;")
 }
+
+var summaryEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // escapeMarkdownText keeps a sentence a paragraph of plain text: a leading
 // "|", "-", "#" or digit-dot would turn it into a table row, list or
