@@ -27,6 +27,11 @@ func schemaTables() []schemaTable {
 	}
 	out = append(out, schemaTable{(&analysis.Doc{Ranks: &analysis.RanksSection{}}).StragglersTable(), "`nsysphase analyze --out DIR` when the inputs hold two or more ranks of one job (Parquet; Arrow IPC with `--format arrow`)"})
 	out = append(out, schemaTable{(&analysis.Doc{Ranks: &analysis.RanksSection{}}).RankCollectivesTable(), "`nsysphase analyze --out DIR` when the inputs hold two or more ranks of one job (Parquet; Arrow IPC with `--format arrow`)"})
+	hw := &analysis.Doc{Hardware: &analysis.HardwareSection{}}
+	for _, t := range []*export.Table{hw.GPUMetricsTable(), hw.GPUMetricInstancesTable()} {
+		out = append(out, schemaTable{t, "`nsysphase analyze --out DIR` when the inputs recorded GPU metrics (`nsys profile --gpu-metrics-devices`; Parquet, Arrow IPC with `--format arrow`)"})
+	}
+	out = append(out, schemaTable{hw.HostHotspotsTable(), "`nsysphase analyze --out DIR` when the inputs recorded CPU samples (`nsys profile --sample=cpu`; Parquet, Arrow IPC with `--format arrow`)"})
 	out = append(out, schemaTable{(&analysis.Inventory{}).Table(), "`nsysphase inventory --format csv` (`--format json`: `{\"items\": [...]}`); see [inventory.md](inventory.md)"})
 	out = append(out, schemaTable{report.BlockersTable(nil), "`nsysphase boundary --format csv|parquet|arrow`"})
 	out = append(out, schemaTable{report.RangesTable(nil), "`nsysphase ranges --format parquet|arrow|markdown` (csv and json print the vendor's columns)"})
