@@ -99,7 +99,7 @@ func (o *AnalyzeOptions) validate() error {
 	if err := o.SegmentOptions.validate(); err != nil {
 		return err
 	}
-	if err := o.checkPaths(o.inputPaths()); err != nil {
+	if err := o.checkPaths(append(o.inputPaths(), expandDirs(o.History)...)); err != nil {
 		return err
 	}
 	return o.StatsOptions.validate()
@@ -236,7 +236,7 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 
 // addHistory compares every phase's mean wall with the --history runs.
 func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error {
-	h, err := loadHistory(cmd, o.History, o.SkipSteps)
+	h, err := loadHistory(cmd, o.History, doc.Settings.SkipSteps)
 	if err != nil {
 		return err
 	}
