@@ -72,6 +72,11 @@ var columnNotes = map[string]columnNote{
 	"phase_summary.p99_ci_lo":    {Doc: "lower end of the CI of p99 (wall_ns with --quantiles only)", Unit: metricUnit, Null: nullCI + "; always for metrics other than wall_ns"},
 	"phase_summary.p99_ci_hi":    {Doc: "upper end of the CI of p99", Unit: metricUnit, Null: nullCI + "; always for metrics other than wall_ns"},
 
+	"gpu_metrics.mean":          {Unit: metricUnit},
+	"gpu_metrics.mean_ci_lo":    {Unit: metricUnit},
+	"gpu_metrics.mean_ci_hi":    {Unit: metricUnit},
+	"gpu_metric_instances.mean": {Unit: metricUnit},
+
 	"comparisons.phase":          {Doc: "phase name (or the step's)"},
 	"comparisons.metric":         {Doc: "metric compared (a phase_instances metric column)"},
 	"comparisons.stat":           {Doc: "statistic compared: mean, median, p90 or p99"},
