@@ -27,6 +27,11 @@ func schemaTables() []schemaTable {
 	}
 	out = append(out, schemaTable{(&analysis.Doc{Ranks: &analysis.RanksSection{}}).StragglersTable(), "`nsysphase analyze --out DIR` when the inputs hold two or more ranks of one job (Parquet; Arrow IPC with `--format arrow`)"})
 	out = append(out, schemaTable{(&analysis.Doc{Ranks: &analysis.RanksSection{}}).RankCollectivesTable(), "`nsysphase analyze --out DIR` when the inputs hold two or more ranks of one job (Parquet; Arrow IPC with `--format arrow`)"})
+	hw := &analysis.Doc{Hardware: &analysis.HardwareSection{}}
+	for _, t := range []*export.Table{hw.GPUMetricsTable(), hw.GPUMetricInstancesTable()} {
+		out = append(out, schemaTable{t, "`nsysphase analyze --out DIR` when the inputs recorded GPU metrics (`nsys profile --gpu-metrics-devices`; Parquet, Arrow IPC with `--format arrow`)"})
+	}
+	out = append(out, schemaTable{hw.HostHotspotsTable(), "`nsysphase analyze --out DIR` when the inputs recorded CPU samples (`nsys profile --sample=cpu`; Parquet, Arrow IPC with `--format arrow`)"})
 	out = append(out, schemaTable{(&analysis.Inventory{}).Table(), "`nsysphase inventory --format csv` (`--format json`: `{\"items\": [...]}`); see [inventory.md](inventory.md)"})
 	out = append(out, schemaTable{report.BlockersTable(nil), "`nsysphase boundary --format csv|parquet|arrow`"})
 	out = append(out, schemaTable{report.RangesTable(nil), "`nsysphase ranges --format parquet|arrow|markdown` (csv and json print the vendor's columns)"})
@@ -66,6 +71,11 @@ var columnNotes = map[string]columnNote{
 	"phase_summary.p99":          {Doc: "99th percentile per step instance (empirical)", Unit: metricUnit, Null: "not measured: the metric's source table is absent from the inputs, or it does not split into the (unannotated) row's parts"},
 	"phase_summary.p99_ci_lo":    {Doc: "lower end of the CI of p99 (wall_ns with --quantiles only)", Unit: metricUnit, Null: nullCI + "; always for metrics other than wall_ns"},
 	"phase_summary.p99_ci_hi":    {Doc: "upper end of the CI of p99", Unit: metricUnit, Null: nullCI + "; always for metrics other than wall_ns"},
+
+	"gpu_metrics.mean":          {Unit: metricUnit},
+	"gpu_metrics.mean_ci_lo":    {Unit: metricUnit},
+	"gpu_metrics.mean_ci_hi":    {Unit: metricUnit},
+	"gpu_metric_instances.mean": {Unit: metricUnit},
 
 	"comparisons.phase":          {Doc: "phase name (or the step's)"},
 	"comparisons.metric":         {Doc: "metric compared (a phase_instances metric column)"},

@@ -97,6 +97,8 @@ type page struct {
 	WarningCounts   []warnCount
 	Warnings        *htmlTable
 	Extra           []*htmlTable
+	Utilisation     []htmlUtilBar
+	GPUTimeline     *htmlTimeline
 }
 
 type legend struct{ Label, Color, Doc string }
@@ -158,6 +160,13 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	if len(doc.WithinRun) > 0 {
 		t, _ := withinRunTable(doc, true)
 		p.Extra = append(p.Extra, fromTable(t, 0))
+	}
+	p.Utilisation, p.GPUTimeline = utilisationBars(doc), gpuTimeline(doc)
+	if t := hardwareTable(doc, true); t != nil {
+		p.Extra = append(p.Extra, fromTable(t, 0))
+	}
+	if doc.Hardware != nil && len(doc.Hardware.Hotspots) > 0 {
+		p.Extra = append(p.Extra, fromTable(doc.HostHotspotsTable(), 500))
 	}
 	p.Provenance = transposed(doc.ProvenanceTable(), "file")
 	p.WarningCounts, p.Warnings = warnings(doc)
