@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nsysphase/nsysphase/internal/base/regular"
 	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"maps"
 	"os"
@@ -198,6 +199,10 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	manPath := cfg.Manifest
 	if manPath == "" {
 		manPath = ManifestPath(path)
+	}
+	if err := regular.Check(manPath); err != nil {
+		// A FIFO named like a manifest would block the run forever.
+		return nil, &nsys.InputError{Path: manPath, Problem: "the run manifest " + err.Error(), Hint: "remove it or pass --manifest FILE"}
 	}
 	if data, err := os.ReadFile(manPath); err == nil {
 		var m map[string]any
