@@ -123,6 +123,9 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	if err := list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
 		return err
 	}
+	if err := writeHardware(w, doc, f, opt, section, list); err != nil {
+		return err
+	}
 	if rs := doc.Ranks; rs != nil {
 		err := section(ranksTitle(rs), func() error {
 			for _, l := range rankLines(rs) {
@@ -322,7 +325,7 @@ func headline(doc *analysis.Doc) *export.Table {
 	)
 	short := distinctNames(doc.Phases, 28)
 	for _, c := range cs {
-		if c.Phase != doc.Step && c.Verdict != "changed" {
+		if c.Phase != doc.Step && c.Verdict != stats.VerdictChanged {
 			continue
 		}
 		if _, ok := short[c.Phase]; !ok {
@@ -342,9 +345,9 @@ func unchangedPhases(doc *analysis.Doc) string {
 			continue
 		}
 		switch c.Verdict {
-		case "~":
+		case stats.VerdictUnchanged:
 			same = appendNew(same, c.Phase)
-		case "":
+		case stats.VerdictNone:
 			noCI = appendNew(noCI, c.Phase)
 		}
 	}
@@ -373,10 +376,10 @@ func changeText(c analysis.ComparisonRow) string {
 	switch {
 	case c.Ratio == nil:
 		return "-"
-	case c.Verdict == "":
+	case c.Verdict == stats.VerdictNone:
 		return "no CI"
-	case c.Verdict != "changed":
-		return "~"
+	case c.Verdict != stats.VerdictChanged:
+		return stats.VerdictUnchanged.String()
 	}
 	word := "slower"
 	if *c.Ratio < 1 {
@@ -391,6 +394,14 @@ func changeText(c analysis.ComparisonRow) string {
 	return fmt.Sprintf("%+.1f%% %s", 100*(*c.Ratio-1), word)
 }
 
+// verdictText is a verdict as the tables print it: "no CI" for none.
+func verdictText(v stats.Verdict) string {
+	if v == stats.VerdictNone {
+		return "no CI"
+	}
+	return v.String()
+}
+
 // pctChange is a gate row's ratio as a signed percent change: "~" when the
 // CI includes 1, "no CI" without a between-unit CI.
 func pctChange(ratio *float64, ci *[2]float64, method string) string {
@@ -400,7 +411,7 @@ func pctChange(ratio *float64, ci *[2]float64, method string) string {
 	case ci == nil || method == stats.MethodWithinRun:
 		return "no CI"
 	case ci[0] <= 1 && ci[1] >= 1:
-		return "~"
+		return stats.VerdictUnchanged.String()
 	}
 	return fmt.Sprintf("%+.1f%%", 100*(*ratio-1))
 }
@@ -763,7 +774,7 @@ func decompositionLines(doc *analysis.Doc, all bool) []string {
 	type key struct{ phase, arm string }
 	changed := map[key]bool{}
 	for _, c := range meanWallComparisons(doc) {
-		changed[key{c.Phase, c.Arm}] = c.Verdict == "changed"
+		changed[key{c.Phase, c.Arm}] = c.Verdict == stats.VerdictChanged
 	}
 	var order []key
 	parts := map[key][]analysis.DecompositionRow{}
