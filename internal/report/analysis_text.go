@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"slices"
 	"strings"
@@ -742,8 +741,10 @@ func plural(n int, one, many string) string {
 // text: HTML escaped, and no link syntax for renderers that read Markdown
 // inside the tag.
 func escapeSummary(s string) string {
-	return strings.ReplaceAll(html.EscapeString(export.EscapeControl(s)), "](", "]&#40;")
+	return summaryReplacer.Replace(export.EscapeControl(s))
 }
+
+var summaryReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "](", "]&#40;")
 
 // escapeMarkdownText keeps a sentence a paragraph of plain text: a leading
 // "|", "-", "#" or digit-dot would turn it into a table row, list or
