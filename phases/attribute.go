@@ -114,7 +114,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 				continue
 			}
 			m[GPUOps]++
-			if cls.isLaunch {
+			if cls.isLaunch || cls.dangling && launchedWork(ops) {
 				m[Launches]++
 			}
 			var graphFirst int64 = 1<<63 - 1
@@ -192,6 +192,12 @@ func (a *attributor) category(c apiCall, pid int32) (APICategory, SyncKind) {
 	if cls.sync != SyncNone {
 		return cls.cat, cls.sync
 	}
+	if cls.dangling && launchedWork(a.tr.index.lookup(a.tr.ops, pid, c.corr)) {
+		// No name, but a call that launched a kernel or a graph is a
+		// launch whatever it was called. A copy or memset could be a
+		// blocking call (sync) or an async one (memcpy_api): other_api.
+		return CatLaunch, SyncNone
+	}
 	if cls.isCopy {
 		for _, o := range a.tr.index.lookup(a.tr.ops, pid, c.corr) {
 			if o.kind == opMemcpy && o.pageable {
@@ -200,6 +206,16 @@ func (a *attributor) category(c apiCall, pid int32) (APICategory, SyncKind) {
 		}
 	}
 	return cls.cat, SyncNone
+}
+
+// launchedWork reports whether ops hold a kernel or a graph launch.
+func launchedWork(ops []gpuOp) bool {
+	for _, o := range ops {
+		if o.kind == opKernel || o.kind == opGraph {
+			return true
+		}
+	}
+	return false
 }
 
 func addCopy(m *[NumMetrics]int64, o gpuOp, d int64) {

@@ -27,7 +27,7 @@ func idleStepThreads(s *Store, step, path string) []nsys.Warning {
 	byKey := map[key]*thread{}
 	var order []*thread
 	for i := range s.Len() {
-		if !s.IsStep(i) || s.OtherThread(i) || s.Phase(i) != step {
+		if !s.IsStep(i) || s.OtherThread(i) {
 			continue
 		}
 		k := key{s.Pid(i), s.Tid(i)}
@@ -54,7 +54,7 @@ func idleStepThreads(s *Store, step, path string) []nsys.Warning {
 		var busy, idle []*thread
 		for _, t := range order[lo:hi] {
 			switch {
-			case t.notMeasured:
+			case t.notMeasured, t.steps < 2: // a single-shot step per thread is meant to be one value
 			case t.calls == 0 && t.ops == 0:
 				idle = append(idle, t)
 			default:

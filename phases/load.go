@@ -88,14 +88,17 @@ type trace struct {
 	classByName map[int32]uint16 // StringIds id → class index (classOf)
 	classByID   []int32          // the same for small ids, class+1; 0 = not seen
 	threadNm    map[int64]string // globalTid → thread name
-	graphMode   string
-	warnings    []nsys.Warning
-	gpuOf       map[[2]int64]int32             // (pid, CUDA device id) → physical GPU
-	overlapNs   int64                          // time two or more processes' GPU work overlapped on one GPU
-	use         []GPUUse                       // per GPU, its processes' busy time
-	busy        map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
-	others      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
-	gpusOf      map[int32][]procGPU            // pid → the GPUs it has run work on, in GPU order
+	// autogradMany: per pid, whether it has several autograd threads
+	// with rows (layout sets it; their rows are named after the thread)
+	autogradMany map[int64]bool
+	graphMode    string
+	warnings     []nsys.Warning
+	gpuOf        map[[2]int64]int32             // (pid, CUDA device id) → physical GPU
+	overlapNs    int64                          // time two or more processes' GPU work overlapped on one GPU
+	use          []GPUUse                       // per GPU, its processes' busy time
+	busy         map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
+	others       map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
+	gpusOf       map[int32][]procGPU            // pid → the GPUs it has run work on, in GPU order
 }
 
 // procGPU is a GPU a process runs work on, from its first op's start. Every
@@ -367,7 +370,7 @@ func (tr *trace) noteCorrelation(dup, orphan int) {
 func (tr *trace) noteDamage(negAPI, negOps, badCorr, danglingAPI int) {
 	f := tr.file
 	if danglingAPI > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API calls name a nameId that StringIds lacks; with no name to classify, their host time counts as other_api", danglingAPI))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API calls name a nameId that StringIds lacks; those that launched a kernel or graph count as launch, the others, with no name to classify, as other_api", danglingAPI))
 	}
 	if negAPI > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d CUDA API calls end before they start; counted as zero-length", negAPI))

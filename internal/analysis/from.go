@@ -223,7 +223,10 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 	if len(dirs) == 0 {
 		return nil, &UsageError{Err: errors.New("--from: no dataset directory")}
 	}
+	// Each dataset is loaded and turned into compact results before the
+	// next: a thousand rank datasets never hold their tables at once.
 	var sets []*Dataset
+	acc := newFromAcc(opt)
 	for _, dir := range dirs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -232,12 +235,12 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 		if err != nil {
 			return nil, err
 		}
+		if err := acc.add(ds); err != nil { // refuses one path in two datasets
+			return nil, err
+		}
 		sets = append(sets, ds)
 	}
-	files, skip, warns, err := FileResultsFromDatasets(sets, opt) // refuses one path in two datasets
-	if err != nil {
-		return nil, err
-	}
+	files, skip, warns := acc.done()
 	if err := refuseRepeatedInputs(sets); err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -257,56 +260,83 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 // datasets, ready for Build. It returns the warm-up setting to report and
 // warnings about what the datasets could not carry.
 func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, int, []Warning, error) {
-	var out []*FileResult
-	var warns []Warning
-	fileSet := map[string]string{} // file → dataset dir
-	skip, skipKnown := -1, false
+	acc := newFromAcc(opt)
 	for _, ds := range sets {
-		frs, err := ds.fileResults()
-		if err != nil {
-			return nil, 0, nil, &nsys.InputError{Path: ds.Dir, Problem: "cannot use the phase_instances table", Err: err}
-		}
-		for _, fr := range frs {
-			if prev, ok := fileSet[fr.Path]; ok {
-				return nil, 0, nil, &UsageError{Err: fmt.Errorf("export %s is in both %s and %s: pass each export's dataset once (exports analysed in different jobs need different paths)", fr.Path, prev, ds.Dir)}
-			}
-			fileSet[fr.Path] = ds.Dir
-		}
-		out = append(out, frs...)
-		var s int
-		if ds.context != nil {
-			s = ds.context.SkipSteps
-		} else {
-			s = inferredSkip(frs)
-			warns = append(warns, Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
-		}
-		if skipKnown && s != skip && opt.SkipSteps < 0 {
-			warns = append(warns, Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, skip)})
-		}
-		if !skipKnown {
-			skip, skipKnown = s, true
+		if err := acc.add(ds); err != nil {
+			return nil, 0, nil, err
 		}
 	}
-	if opt.SkipSteps >= 0 {
-		skip = opt.SkipSteps
-		for _, fr := range out {
-			r := fr.Result
+	out, skip, warns := acc.done()
+	return out, skip, warns, nil
+}
+
+// fromAcc gathers the results of datasets one at a time.
+type fromAcc struct {
+	opt       FromOptions
+	out       []*FileResult
+	warns     []Warning
+	fileSet   map[string]string // file → dataset dir
+	skip      int
+	skipKnown bool
+}
+
+func newFromAcc(opt FromOptions) *fromAcc {
+	return &fromAcc{opt: opt, fileSet: map[string]string{}, skip: -1}
+}
+
+// add turns ds into compact results (the analysis reads the store, see
+// phases.Store) and drops its row tables, which nothing reads afterwards.
+func (a *fromAcc) add(ds *Dataset) error {
+	frs, err := ds.fileResults()
+	if err != nil {
+		return &nsys.InputError{Path: ds.Dir, Problem: "cannot use the phase_instances table", Err: err}
+	}
+	for _, fr := range frs {
+		if prev, ok := a.fileSet[fr.Path]; ok {
+			return &UsageError{Err: fmt.Errorf("export %s is in both %s and %s: pass each export's dataset once (exports analysed in different jobs need different paths)", fr.Path, prev, ds.Dir)}
+		}
+		a.fileSet[fr.Path] = ds.Dir
+	}
+	var s int
+	if ds.context != nil {
+		s = ds.context.SkipSteps
+	} else {
+		s = inferredSkip(frs)
+		a.warns = append(a.warns, Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
+	}
+	if a.skipKnown && s != a.skip && a.opt.SkipSteps < 0 {
+		a.warns = append(a.warns, Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, a.skip)})
+	}
+	if !a.skipKnown {
+		a.skip, a.skipKnown = s, true
+	}
+	for _, fr := range frs {
+		r := fr.Result
+		if a.opt.SkipSteps >= 0 {
 			r.Excluded.SkippedSteps = 0
 			for i := range r.Instances {
 				x := &r.Instances[i]
-				x.Warmup = x.Step < opt.SkipSteps
+				x.Warmup = x.Step < a.opt.SkipSteps
 				if x.IsStep && x.Warmup {
 					r.Excluded.SkippedSteps++
 				}
 			}
 		}
+		r.Store = phases.StoreOf(r.Instances)
+		r.Instances = nil
 	}
-	for _, fr := range out {
-		// The analysis reads the compact store (see phases.Store).
-		fr.Result.Store = phases.StoreOf(fr.Result.Instances)
-		fr.Result.Instances = nil
+	a.out = append(a.out, frs...)
+	ds.Instances, ds.Collectives = nil, nil
+	return nil
+}
+
+// done is the results in order, the warm-up setting and the warnings.
+func (a *fromAcc) done() ([]*FileResult, int, []Warning) {
+	skip := a.skip
+	if a.opt.SkipSteps >= 0 {
+		skip = a.opt.SkipSteps
 	}
-	return out, max(skip, 0), warns, nil
+	return a.out, max(skip, 0), a.warns
 }
 
 // inferredSkip is the largest number of warm-up steps of any unit.

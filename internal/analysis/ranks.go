@@ -139,10 +139,15 @@ type RankRow struct {
 	InitLatenessNs int64 `json:"init_lateness_ns"`
 	// WaitMeanNs is the mean per step of the rank's wait inside the
 	// collectives for the last rank (StragglerStep.WaitNs).
-	WaitMeanNs  *float64           `json:"wait_mean_ns"`
-	LatenessCI  *[2]float64        `json:"lateness_mean_ci"`
-	Method      string             `json:"method"`
-	Diagnostics *stats.Diagnostics `json:"lateness_diagnostics,omitempty"`
+	WaitMeanNs *float64 `json:"wait_mean_ns"`
+	// AfterLastMeanNs is the mean per step of Σ over the step's collectives
+	// of (the rank's end of the collective − the last rank's arrival): the
+	// time in the collective after every rank arrived, apart from the wait
+	// before it (a collective that ends before the last arrival counts 0).
+	AfterLastMeanNs *float64           `json:"after_last_arrival_mean_ns"`
+	LatenessCI      *[2]float64        `json:"lateness_mean_ci"`
+	Method          string             `json:"method"`
+	Diagnostics     *stats.Diagnostics `json:"lateness_diagnostics,omitempty"`
 }
 
 // RankPhaseRow is one phase on one rank (kept instances only).
@@ -339,10 +344,19 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	// them, and each use leaves them out): the document's own instances,
 	// so every rank row is phase_instances grouped by rank (segmentation
 	// flags each process's first --skip-steps steps).
-	byRank := map[int][]phases.Instance{}
+	count := map[int]int{}
+	for i := range st.Len() {
+		if r, ok := st.Rank(i); ok {
+			count[r]++
+		}
+	}
+	byRank := make(map[int][]rankInst, len(count))
+	for r, n := range count {
+		byRank[r] = make([]rankInst, 0, n)
+	}
 	for i, x := range st.Each() {
 		if r, ok := st.Rank(i); ok {
-			byRank[r] = append(byRank[r], *x)
+			byRank[r] = append(byRank[r], slimInst(x))
 		}
 	}
 	for i := range ps {
@@ -360,6 +374,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		arms = []string{""}
 	}
 	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
+	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
 	if aligned {
 		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
 		if kinds["nccl"] || kinds["mpi"] {
@@ -452,18 +467,20 @@ func share(num, den int64) *float64 {
 
 // rankPhases is each phase's mean wall and NCCL time per rank, and its
 // imbalance across ranks.
-func rankPhases(ps []phases.RankProcess, byRank map[int][]phases.Instance, order, arms []string) []RankPhaseRow {
+func rankPhases(ps []phases.RankProcess, byRank map[int][]rankInst, order, arms []string) []RankPhaseRow {
 	var out []RankPhaseRow
+	spans := map[int]threadSpans{}
 	for _, ph := range order {
 		for _, arm := range arms {
-			out = append(out, rankPhaseArm(ps, byRank, ph, arm)...)
+			out = append(out, rankPhaseArm(ps, byRank, ph, arm, spans)...)
 		}
 	}
 	return out
 }
 
 // rankPhaseArm is rankPhases for one phase of one arm.
-func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph, arm string) []RankPhaseRow {
+// spans caches each rank's depthOneSpans.
+func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm string, spans map[int]threadSpans) []RankPhaseRow {
 	var rows []RankPhaseRow
 	for i := range ps {
 		p := &ps[i]
@@ -472,15 +489,17 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 		var wall, busy, nccl, expos, other int64
 		var own []int // indices of the phase's instances
 		for j := range xs {
-			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup {
+			// A row with no wall of its own (another thread without
+			// ranges) is no timed instance: it never counts here.
+			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup && !xs[j].WallNull {
 				n++
 				// the instance's wall metric, not its span: the
 				// (unannotated) row spans the step but its wall is the
 				// step's time outside every phase
-				wall += xs[j].M[phases.Wall]
-				if !xs[j].IsNull(phases.GPUBusy) {
+				wall += xs[j].Wall
+				if !xs[j].BusyNull {
 					busyN++
-					busy += xs[j].M[phases.GPUBusy]
+					busy += xs[j].Busy
 				}
 				own = append(own, j)
 			}
@@ -488,7 +507,11 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 		if n == 0 {
 			continue
 		}
-		phaseSpans := depthOneSpans(xs)
+		phaseSpans, ok := spans[p.Rank]
+		if !ok {
+			phaseSpans = depthOneSpans(xs)
+			spans[p.Rank] = phaseSpans
+		}
 		// NCCL kernels whose launching call lies in one of the phase's
 		// instances on the instance's thread (both ends included); for
 		// the (unannotated) row, outside every phase of the step.
@@ -543,7 +566,7 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 // stepEnds matches the ranks' kept steps (by rankStepKeys) and measures
 // when each ends on the common clock: who finishes each step last, and the
 // skew of the ends, with a CI over blocks of consecutive steps.
-func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]phases.Instance, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) *StepEndSkew {
+func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) *StepEndSkew {
 	type end struct{ end, wall int64 }
 	per := make([]map[string]end, len(ps))
 	var keys []string
@@ -562,7 +585,7 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]phases.Instance
 					keys = append(keys, k)
 				}
 			}
-			per[i][k] = end{clock(&ps[i], x.End), x.M[phases.Wall]}
+			per[i][k] = end{clock(&ps[i], x.End), x.Wall}
 		}
 	}
 	out := &StepEndSkew{Matching: "steps matched by step number (numbered families) or by arm, block and step index; warm-up steps left out",
@@ -689,7 +712,7 @@ func fmtDur(ns float64) string {
 // when the step has one, else arm, block and the step's index among the
 // process's steps of that block (Instance.Step counts the steps of every
 // process of the block).
-func rankStepKeys(steps []phases.Instance) []string {
+func rankStepKeys(steps []rankInst) []string {
 	out := make([]string, len(steps))
 	idx := map[string]int{}
 	for i := range steps {
@@ -715,14 +738,15 @@ func orDash(s string) string {
 // stragglers matches the ranks' steps (or, without steps, their
 // collectives by order), finds who arrives last, and summarizes per rank
 // with the block bootstrap over consecutive steps.
-func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[int][]phases.Instance, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) {
+func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) {
 	// Each rank's collectives grouped by step key.
 	type group struct {
 		order int
 		block string // the step's block (unit) label, which the CIs resample
 		wall  int64  // the step's wall; -1 for a collective alone
 		arr   []int64
-		init  bool // outside the counted steps (initialisation, warm-up)
+		end   []int64 // each collective's end, beside its arrival
+		init  bool    // outside the counted steps (initialisation, warm-up)
 	}
 	haveSteps := true
 	for i := range ps {
@@ -748,7 +772,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		for i := range ps {
 			p := &ps[i]
 			per[i] = map[string]*group{}
-			var steps []phases.Instance
+			var steps []rankInst
 			var skeys []string
 			if haveSteps {
 				steps = stepsOf(byRank[p.Rank])
@@ -763,14 +787,14 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 				block := "run"
 				if haveSteps {
 					// the step of the process that holds the launching call
-					j, _ := slices.BinarySearchFunc(steps, t, func(x phases.Instance, t int64) int { return cmp.Compare(x.Start, t+1) })
+					j, _ := slices.BinarySearchFunc(steps, t, func(x rankInst, t int64) int { return cmp.Compare(x.Start, t+1) })
 					inStep := j > 0 && t <= steps[j-1].End
 					if !inStep || steps[j-1].Warmup {
 						// initialisation or warm-up: outside the counted
 						// steps, matched by order among themselves and
 						// reported apart from the steady state
 						g := add(i, fmt.Sprintf("init collective %d", m), &group{order: m, block: "init", wall: -1, init: true})
-						g.arr = append(g.arr, clock(p, c.Start))
+						g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 						m++
 						continue
 					}
@@ -779,12 +803,12 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 							continue
 						}
 						g := add(i, skeys[j-1], &group{order: j - 1, block: steps[j-1].Unit.String(), wall: steps[j-1].End - steps[j-1].Start})
-						g.arr = append(g.arr, clock(p, c.Start))
+						g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 						continue
 					}
 				}
 				g := add(i, fmt.Sprintf("collective %d", n), &group{order: n, block: block, wall: -1})
-				g.arr = append(g.arr, clock(p, c.Start))
+				g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 				n++
 			}
 		}
@@ -814,7 +838,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	lateness := make([][]float64, len(ps))
 	strag := make([][]float64, len(ps))
 	var blocks []string // per matched step
-	waitSum := make([]int64, len(ps))
+	waitSum, afterSum := make([]int64, len(ps)), make([]int64, len(ps))
 	initLate, initN := make([]int64, len(ps)), 0
 	uneven := 0
 	step := 0
@@ -862,6 +886,9 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			for i := range gs {
 				late[i] += gs[i].arr[c] - lo
 				wait[i] += hi - gs[i].arr[c]
+				// the time in the collective once the last rank arrived:
+				// the transfer itself, apart from the wait before it
+				afterSum[i] += max(0, gs[i].end[c]-hi)
 			}
 		}
 		last := 0
@@ -910,6 +937,8 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		s.Ranks[i].LatenessMeanNs, s.Ranks[i].LatenessMedianNs = &m, &med
 		w := float64(waitSum[i]) / float64(step)
 		s.Ranks[i].WaitMeanNs = &w
+		a := float64(afterSum[i]) / float64(step)
+		s.Ranks[i].AfterLastMeanNs = &a
 		s.Ranks[i].Method = stats.MethodNone
 	}
 	if sc.Off {
@@ -959,12 +988,31 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	}
 }
 
+// rankInst is what the rank view reads of an instance (a sixth of
+// phases.Instance: a thousand ranks' instances are held at once).
+type rankInst struct {
+	File, Phase, Arm, StepLabel string
+	Unit                        phases.UnitID
+	Tid, Start, End             int64
+	Wall, Busy                  int64 // wall_ns, gpu_busy_ns
+	Block, Depth                int
+	IsStep, Warmup, OtherThread bool
+	BusyNull                    bool // gpu_busy_ns not measured
+	WallNull                    bool // no wall of its own (another thread without ranges)
+}
+
+func slimInst(x *phases.Instance) rankInst {
+	return rankInst{File: x.File, Phase: x.Phase, Arm: x.Arm, StepLabel: x.StepLabel, Unit: x.Unit, Tid: x.Tid, Start: x.Start, End: x.End,
+		Wall: x.M[phases.Wall], Busy: x.M[phases.GPUBusy], Block: x.Block, Depth: x.Depth, IsStep: x.IsStep, Warmup: x.Warmup,
+		OtherThread: x.OtherThread, BusyNull: x.IsNull(phases.GPUBusy), WallNull: x.IsNull(phases.Wall)}
+}
+
 // threadSpans are, per thread, the spans of a rank's depth-1 phases on
 // the step's own thread ((unannotated) and other threads' rows left out),
 // in start order, each with the largest end up to it.
 type threadSpans map[int64][][3]int64
 
-func depthOneSpans(xs []phases.Instance) threadSpans {
+func depthOneSpans(xs []rankInst) threadSpans {
 	out := threadSpans{}
 	for i := range xs {
 		x := &xs[i]
@@ -992,21 +1040,21 @@ func (ts threadSpans) holds(tid, t int64) bool {
 }
 
 // stepsOf is the step instances of xs in start order.
-func stepsOf(xs []phases.Instance) []phases.Instance {
-	var out []phases.Instance
+func stepsOf(xs []rankInst) []rankInst {
+	var out []rankInst
 	for _, x := range xs {
 		if x.IsStep {
 			out = append(out, x)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b phases.Instance) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortStableFunc(out, func(a, b rankInst) int { return cmp.Compare(a.Start, b.Start) })
 	return out
 }
 
 // rankComparisons compares the arms on each rank: per phase, the mean wall
 // of the rank's kept instances, with the same statistics as the arms'
 // comparisons (units = the rank's blocks, never single steps).
-func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.Instance, sc StatsConfig) []RankComparison {
+func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst, sc StatsConfig) []RankComparison {
 	out := []RankComparison{}
 	if sc.Off || len(d.Arms) < 2 {
 		return out
@@ -1016,7 +1064,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.I
 			var units []stats.Unit
 			at := map[phases.UnitID]int{}
 			for _, x := range byRank[ps[i].Rank] {
-				if x.Phase != ph || x.Warmup {
+				if x.Phase != ph || x.Warmup || x.WallNull {
 					continue
 				}
 				k, ok := at[x.Unit]
@@ -1025,7 +1073,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.I
 					at[x.Unit] = k
 					units = append(units, stats.Unit{ID: x.Unit.String(), Arm: x.Arm, Profile: x.File, Start: d.unitStart[x.Unit], Steps: [][]float64{nil}})
 				}
-				units[k].Steps[0] = append(units[k].Steps[0], float64(x.M[phases.Wall]))
+				units[k].Steps[0] = append(units[k].Steps[0], float64(x.Wall))
 			}
 			base := d.Baseline
 			if !slices.ContainsFunc(units, func(u stats.Unit) bool { return u.Arm == base }) || len(units) == 0 {

@@ -113,6 +113,21 @@ func TestRanksSectionDistAllreduce(t *testing.T) {
 		t.Errorf("rank 0 lateness %v CI %v method %q", r.LatenessMeanNs, r.LatenessCI, r.Method)
 	}
 	checkStragglerRows(t, s)
+	// In each step a rank's NCCL kernel is its wait for the last rank plus
+	// the collective's time after that arrival: wait + after = the step's
+	// NCCL time per step (the step rows', averaged over the two arms' 38
+	// steps each).
+	for _, r := range s.Ranks {
+		var nccl float64
+		for _, p := range s.Phases {
+			if p.Phase == "step" && p.Rank == r.Rank {
+				nccl += p.NCCLNsMean / 2
+			}
+		}
+		if r.WaitMeanNs == nil || r.AfterLastMeanNs == nil || math.Abs(*r.WaitMeanNs+*r.AfterLastMeanNs-nccl) > 0.005*nccl {
+			t.Errorf("rank %d: wait %v + after last %v, step NCCL %v", r.Rank, r.WaitMeanNs, r.AfterLastMeanNs, nccl)
+		}
+	}
 	// Every NCCL kernel is launched inside the allreduce phase, so its NCCL
 	// time per instance equals the step's, and imbalance is max/mean.
 	byKey := map[string]RankPhaseRow{}
@@ -366,17 +381,17 @@ func TestRanksDataset(t *testing.T) {
 // TestRankStepKeys: numbered steps match by their label; others by arm,
 // block and the rank's own index, which counts warm-up steps too.
 func TestRankStepKeys(t *testing.T) {
-	st := func(arm string, block int, start int64, label string) phases.Instance {
-		return phases.Instance{IsStep: true, Arm: arm, Block: block, Start: start, End: start + 10, StepLabel: label, Phase: "step"}
+	st := func(arm string, block int, start int64, label string) rankInst {
+		return rankInst{IsStep: true, Arm: arm, Block: block, Start: start, End: start + 10, StepLabel: label, Phase: "step"}
 	}
-	xs := []phases.Instance{st("a", 0, 0, ""), st("a", 0, 20, ""), st("b", 0, 40, ""), st("a", 0, 60, ""),
+	xs := []rankInst{st("a", 0, 0, ""), st("a", 0, 20, ""), st("b", 0, 40, ""), st("a", 0, 60, ""),
 		{Phase: "fwd", Start: 21, End: 25}, {Phase: "fwd", Start: 1, End: 5}, st("c", 0, 80, "")}
 	xs[0].Warmup = true
 	steps := stepsOf(xs)
 	if keys, want := rankStepKeys(steps), []string{"a block 0 step 0", "a block 0 step 1", "b block 0 step 0", "a block 0 step 2", "c block 0 step 0"}; !slices.Equal(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
-	numbered := []phases.Instance{st("", 0, 0, "ProfilerStep#7"), st("", 0, 20, "ProfilerStep#8")}
+	numbered := []rankInst{st("", 0, 0, "ProfilerStep#7"), st("", 0, 20, "ProfilerStep#8")}
 	if keys := rankStepKeys(numbered); !slices.Equal(keys, []string{"ProfilerStep#7", "ProfilerStep#8"}) {
 		t.Errorf("numbered keys %v", keys)
 	}
@@ -392,20 +407,18 @@ func TestRankPhaseNCCLThreads(t *testing.T) {
 		{Start: 200, End: 230, ExposedNs: 30, Tid: 2, CallStart: 15},  // autograd thread, during instance 1
 		{Start: 300, End: 310, ExposedNs: 10, Tid: 1, CallStart: 500}, // outside
 	}}}
-	inst := func(phase string, depth int, start, end, wall int64) phases.Instance {
-		x := phases.Instance{Phase: phase, Tid: 1, Depth: depth, Start: start, End: end, IsStep: depth == 0}
-		x.M[phases.Wall] = wall
-		return x
+	inst := func(phase string, depth int, start, end, wall int64) rankInst {
+		return rankInst{Phase: phase, Tid: 1, Depth: depth, Start: start, End: end, IsStep: depth == 0, Wall: wall}
 	}
-	byRank := map[int][]phases.Instance{0: {
+	byRank := map[int][]rankInst{0: {
 		inst("step", 0, 0, 600, 600),
 		inst("bwd", 1, 10, 20, 10),
 		inst("bwd", 1, 30, 40, 10),
 		// spans the step; its wall is the step's time outside every phase
 		inst(phases.Unannotated, 1, 0, 600, 580),
 	}}
-	byRank[0][3].Null = 1 << uint(phases.GPUBusy)
-	rows := rankPhaseArm(ps, byRank, "bwd", "")
+	byRank[0][3].BusyNull = true
+	rows := rankPhaseArm(ps, byRank, "bwd", "", map[int]threadSpans{})
 	if len(rows) != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -416,12 +429,12 @@ func TestRankPhaseNCCLThreads(t *testing.T) {
 	}
 	// (unannotated): its wall metric, the NCCL kernel launched outside
 	// every phase (CallStart 500) alone, GPU busy not measured.
-	rows = rankPhaseArm(ps, byRank, phases.Unannotated, "")
+	rows = rankPhaseArm(ps, byRank, phases.Unannotated, "", map[int]threadSpans{})
 	if r := rows[0]; r.N != 1 || r.WallMeanNs != 580 || r.NCCLNsMean != 10 || r.NCCLExposedNsMean != 10 || r.GPUBusyMeanNs != nil {
 		t.Errorf("(unannotated) row %+v", r)
 	}
 	// the step: every NCCL kernel launched on its thread inside it
-	rows = rankPhaseArm(ps, byRank, "step", "")
+	rows = rankPhaseArm(ps, byRank, "step", "", map[int]threadSpans{})
 	if r := rows[0]; r.WallMeanNs != 600 || r.NCCLNsMean != 60 || r.NCCLOtherThreadNsMean != 30 {
 		t.Errorf("step row %+v", r)
 	}

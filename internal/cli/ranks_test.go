@@ -23,7 +23,10 @@ func TestAnalyzeRanksOutputs(t *testing.T) {
 		t.Errorf("markdown:\n%s", md)
 	}
 	html, _, _ := run(t, "analyze", "--format", "html", "--resamples", "1999", ddp)
-	if !strings.Contains(html, `<h3 id="ranks">`) || strings.Count(html, "<rect") < 2*76 {
+	// the step-wall heat map (2 ranks × 76 steps) beside the straggler
+	// table, then the lateness map
+	if !strings.Contains(html, `<h3 id="ranks">`) || strings.Count(html, "<rect") < 2*2*76 || !strings.Contains(html, `<div class="ranksview">`) ||
+		!strings.Contains(html, "<h3>step wall by rank and step</h3>") || !strings.Contains(html, "rank 0 finishes last in 76 of 76 steps") {
 		t.Errorf("html: ranks %v, %d rects", strings.Contains(html, `id="ranks"`), strings.Count(html, "<rect"))
 	}
 	single := filepath.Join(fixture.Root(), "testdata", fixture.Set, "interleaved_graph.sqlite.xz")

@@ -178,3 +178,51 @@ func TestIdleStepThreadWarned(t *testing.T) {
 		t.Errorf("unedited export: %v", w["idle_step_thread"])
 	}
 }
+
+// stepSums analyses file into a dataset and sums the named metric columns
+// over its step rows.
+func stepSums(t *testing.T, file string, cols ...string) []int64 {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "ds")
+	if _, errs, code := run(t, "analyze", "--quiet", "--no-stats", "--step", "collector_step", "--out", out, file); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	tables, err := export.ReadDataset(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		if tb.Name != "phase_instances" {
+			continue
+		}
+		step := tb.ColumnIndex("is_step")
+		sums := make([]int64, len(cols))
+		for r := range tb.Len() {
+			if ok, _ := tb.Bool(r, step); !ok {
+				continue
+			}
+			for i, c := range cols {
+				v, _ := tb.Int64(r, tb.ColumnIndex(c))
+				sums[i] += v
+			}
+		}
+		return sums
+	}
+	t.Fatal("no phase_instances")
+	return nil
+}
+
+// TestDanglingLaunchesStayLaunches: a call with no name that launched a
+// kernel is a launch whatever it was called: with cudaLaunchKernel's
+// nameId dangling, launch_ns and launches per step are what they were.
+func TestDanglingLaunchesStayLaunches(t *testing.T) {
+	t.Parallel()
+	orig := fixture.Get(t, "eager_graph_small").SQLite(t)
+	file := editedExport(t, "eager_graph_small",
+		`UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET nameId = 2000000000 WHERE nameId = (SELECT id FROM StringIds WHERE value = 'cudaLaunchKernel_v7000')`)
+	cols := []string{"launch_ns", "launches", "other_api_ns"}
+	want, got := stepSums(t, orig, cols...), stepSums(t, file, cols...)
+	if want[0] == 0 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("%v: edited %v, original %v", cols, got, want)
+	}
+}

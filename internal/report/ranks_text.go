@@ -14,10 +14,12 @@ func rankLines(s *analysis.RanksSection) []string {
 		fmt.Sprintf("%d ranks; rank ids from %s", len(s.Ranks), s.Source),
 		"arrival: " + s.Collectives,
 		"clock: " + s.Clock + hostNote(s),
-		"nccl ms: Σ NCCL kernel durations; exposed: the part not overlapped by the rank's own compute kernels on its GPU; overlap % (of nccl) = 1 − exposed / nccl; nccl n: NCCL kernels",
+	}
+	if communicates(s) {
+		out = append(out, "nccl ms: Σ NCCL kernel durations; exposed: the part not overlapped by the rank's own compute kernels on its GPU; overlap % (of nccl) = 1 − exposed / nccl; nccl n: NCCL kernels")
 	}
 	if s.Matching != "" {
-		out = append(out, fmt.Sprintf("stragglers: %d matched %ss (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); wait = the same of Σ (the last rank's arrival − its own), its wait inside the collectives; CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
+		out = append(out, fmt.Sprintf("stragglers: %d matched %ss (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); wait = the same of Σ (the last rank's arrival − its own), its wait inside the collectives; after last = the same of Σ (its end of the collective − the last rank's arrival), the collective's own time apart from that wait; CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
 			s.Settings.Steps, s.Settings.Unit, s.Matching, s.Settings.Unit, s.Settings.Unit, s.Settings.Confidence*100, s.Settings.Resamples, s.Settings.Seed))
 	}
 	if n := s.Settings.InitCollectives; n > 0 {
@@ -47,6 +49,17 @@ func rankCI(c *[2]float64, scale float64, format string) export.Value {
 	return export.Str(fmt.Sprintf("["+format+", "+format+"]", c[0]*scale, c[1]*scale))
 }
 
+// communicates reports whether any rank has traced collectives: without,
+// the rank view has no NCCL or arrival columns.
+func communicates(s *analysis.RanksSection) bool {
+	for _, r := range s.Ranks {
+		if r.Collectives > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // ranksTable is one row per rank: its NCCL time, exposed time, overlap
 // share and how often it arrives last.
 func ranksTable(s *analysis.RanksSection) *export.Table {
@@ -57,18 +70,22 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 	if s.MultiHost { // one host: named in the clock line
 		cols = append(cols, export.Column{Name: "host", Type: export.TypeString})
 	}
-	cols = append(cols,
-		export.Column{Name: "nccl n", Type: export.TypeInt64},
-		export.Column{Name: "nccl ms", Type: export.TypeFloat64},
-		export.Column{Name: "exposed ms", Type: export.TypeFloat64},
-		export.Column{Name: "overlap %", Type: export.TypeFloat64, Nullable: true},
-		export.Column{Name: "last %", Type: export.TypeFloat64, Nullable: true},
-		export.Column{Name: "last CI", Type: export.TypeString, Nullable: true},
-		export.Column{Name: "late µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
-		export.Column{Name: "late CI", Type: export.TypeString, Nullable: true},
-		export.Column{Name: "late median µs", Type: export.TypeFloat64, Nullable: true},
-		export.Column{Name: "wait µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
-	)
+	comm := communicates(s)
+	if comm {
+		cols = append(cols,
+			export.Column{Name: "nccl n", Type: export.TypeInt64},
+			export.Column{Name: "nccl ms", Type: export.TypeFloat64},
+			export.Column{Name: "exposed ms", Type: export.TypeFloat64},
+			export.Column{Name: "overlap %", Type: export.TypeFloat64, Nullable: true},
+			export.Column{Name: "last %", Type: export.TypeFloat64, Nullable: true},
+			export.Column{Name: "last CI", Type: export.TypeString, Nullable: true},
+			export.Column{Name: "late µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
+			export.Column{Name: "late CI", Type: export.TypeString, Nullable: true},
+			export.Column{Name: "late median µs", Type: export.TypeFloat64, Nullable: true},
+			export.Column{Name: "wait µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
+			export.Column{Name: "after last µs/" + s.Settings.Unit, Type: export.TypeFloat64, Nullable: true},
+		)
+	}
 	if s.Settings.InitCollectives > 0 {
 		cols = append(cols, export.Column{Name: "init late ms", Type: export.TypeFloat64})
 	}
@@ -90,9 +107,11 @@ func ranksTable(s *analysis.RanksSection) *export.Table {
 		if s.MultiHost {
 			vals = append(vals, export.Str(clip(r.Host, 16)))
 		}
-		vals = append(vals, export.Int(r.NCCLKernels),
-			export.Float(round1(float64(r.NCCLNs)/1e5)/10), export.Float(round1(float64(r.NCCLExposedNs)/1e5)/10), pct(r.OverlapShare),
-			pct(r.StragglerShare), rankCI(r.StragglerShareCI, 100, "%.0f"), late, rankCI(r.LatenessCI, 1e-3, "%.1f"), optMicros(r.LatenessMedianNs), wait)
+		if comm {
+			vals = append(vals, export.Int(r.NCCLKernels),
+				export.Float(round1(float64(r.NCCLNs)/1e5)/10), export.Float(round1(float64(r.NCCLExposedNs)/1e5)/10), pct(r.OverlapShare),
+				pct(r.StragglerShare), rankCI(r.StragglerShareCI, 100, "%.0f"), late, rankCI(r.LatenessCI, 1e-3, "%.1f"), optMicros(r.LatenessMedianNs), wait, optMicros(r.AfterLastMeanNs))
+		}
 		if s.Settings.InitCollectives > 0 {
 			vals = append(vals, export.Float(round1(float64(r.InitLatenessNs)/1e5)/10))
 		}
@@ -123,10 +142,14 @@ func rankPhasesTable(s *analysis.RanksSection) *export.Table {
 		export.Column{Name: "max/mean", Type: export.TypeFloat64},
 		export.Column{Name: "score", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "gpu busy µs", Type: export.TypeFloat64, Nullable: true},
-		export.Column{Name: "nccl µs", Type: export.TypeFloat64},
-		export.Column{Name: "exposed µs", Type: export.TypeFloat64},
-		export.Column{Name: "overlap % of nccl", Type: export.TypeFloat64, Nullable: true},
 	)
+	comm := communicates(s)
+	if comm {
+		cols = append(cols,
+			export.Column{Name: "nccl µs", Type: export.TypeFloat64},
+			export.Column{Name: "exposed µs", Type: export.TypeFloat64},
+			export.Column{Name: "overlap % of nccl", Type: export.TypeFloat64, Nullable: true})
+	}
 	if other {
 		cols = append(cols, export.Column{Name: "other-thread nccl µs", Type: export.TypeFloat64})
 	}
@@ -137,7 +160,10 @@ func rankPhasesTable(s *analysis.RanksSection) *export.Table {
 			vals = append(vals, export.Str(clip(r.Arm, 12)))
 		}
 		vals = append(vals, export.Int(int64(r.Rank)), export.Int(int64(r.N)), export.Float(round1(r.WallMeanNs/1e3)),
-			export.Float(float64(int64(r.Imbalance*1000+0.5))/1000), score(r.RelativeScore), optMicros(r.GPUBusyMeanNs), export.Float(round1(r.NCCLNsMean/1e3)), export.Float(round1(r.NCCLExposedNsMean/1e3)), pct(r.OverlapShare))
+			export.Float(float64(int64(r.Imbalance*1000+0.5))/1000), score(r.RelativeScore), optMicros(r.GPUBusyMeanNs))
+		if comm {
+			vals = append(vals, export.Float(round1(r.NCCLNsMean/1e3)), export.Float(round1(r.NCCLExposedNsMean/1e3)), pct(r.OverlapShare))
+		}
 		if other {
 			vals = append(vals, export.Float(round1(r.NCCLOtherThreadNsMean/1e3)))
 		}

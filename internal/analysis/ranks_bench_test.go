@@ -1,0 +1,106 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/phases"
+)
+
+// syntheticRank is rank k of a synthetic job made from one real
+// single-rank export (fr, analysed once): named rankK.sqlite, its session
+// start moved by up to ±1 ms and every duration scaled by 1 ± 3 % (times
+// scaled about the first step's start, so nesting is kept), drawn from a
+// generator seeded by k.
+func syntheticRank(fr *FileResult, xs []phases.Instance, k int) *FileResult {
+	rng := rand.New(rand.NewPCG(uint64(k), 39))
+	f := 1 + 0.06*(rng.Float64()-0.5)
+	shift := int64(2e6 * (rng.Float64() - 0.5))
+	path := fmt.Sprintf("rank%d.sqlite", k)
+	t0 := fr.MinTime
+	scale := func(t int64) int64 { return t0 + int64(float64(t-t0)*f) }
+	out := make([]phases.Instance, len(xs))
+	for i, x := range xs {
+		x.File, x.Unit.File = path, path
+		x.Start, x.End = scale(x.Start), scale(x.End)
+		for m := range phases.NumMetrics {
+			if m.Unit() == "ns" {
+				x.M[m] = int64(float64(x.M[m]) * f)
+			}
+		}
+		x.M[phases.Wall] = 0 // the parts still sum to the wall
+		for _, m := range phases.WallParts() {
+			x.M[phases.Wall] += x.M[m]
+		}
+		out[i] = x
+	}
+	res := *fr.Result
+	res.Instances, res.Store = out, nil
+	res.Inputs = append([]phases.Input(nil), fr.Result.Inputs...)
+	for i := range res.Inputs {
+		res.Inputs[i].File = path
+	}
+	info := *fr.Info
+	info.File = path
+	c := *fr
+	c.Path, c.Result, c.Info, c.StartUTC = path, &res, &info, fr.StartUTC+shift
+	c.Ranks = append([]phases.RankProcess(nil), fr.Ranks...)
+	for i := range c.Ranks {
+		c.Ranks[i].File, c.Ranks[i].EnvRank, c.Ranks[i].EnvVar = path, k, "RANK"
+		c.Ranks[i].SessionStartUTC += shift
+	}
+	return &c
+}
+
+// TestWriteSyntheticRankDatasets writes the datasets of a synthetic job of
+// $NSYSPHASE_RANK_DATASETS_N ranks (default 1024) into
+// $NSYSPHASE_RANK_DATASETS, as `analyze --no-stats --out` of each rank's
+// export would (the map of docs/ranks.md); scripts/bench_ranks.sh then
+// times the reduce over them. Skipped unless the directory is given.
+func TestWriteSyntheticRankDatasets(t *testing.T) {
+	dir := os.Getenv("NSYSPHASE_RANK_DATASETS")
+	if dir == "" {
+		t.Skip("set NSYSPHASE_RANK_DATASETS=DIR to write the synthetic rank datasets")
+	}
+	n := 1024
+	if s := os.Getenv("NSYSPHASE_RANK_DATASETS_N"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := rankCopy(t, fixture.Get(t, "eager_graph_small").SQLite(t), t.TempDir(), "rank", 0, 0)
+	frs, err := ReadFiles(context.Background(), Config{Files: []string{src},
+		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := frs[0]
+	if len(fr.Ranks) != 1 {
+		t.Fatalf("%d rank processes in the source", len(fr.Ranks))
+	}
+	xs := fr.Result.InstanceStore().All()
+	for k := range n {
+		one := syntheticRank(fr, xs, k)
+		d, err := Build(context.Background(), []*FileResult{one}, StatsConfig{Off: true}, "test", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := d.ContextMetadata()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := export.Options{Metadata: map[string]string{MetaContext: c}}
+		if err := export.WriteDataset(filepath.Join(dir, fmt.Sprintf("rank%04d", k)), d.Tables(), export.FormatParquet, opt); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
