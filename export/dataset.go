@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nsysphase/nsysphase/internal/base/marks"
+	"github.com/nsysphase/nsysphase/internal/base/regular"
 	"io"
 	"io/fs"
 	"net/url"
@@ -552,6 +553,9 @@ func writeManifest(staging string, f Format, opt Options, entries []string) erro
 
 // ReadManifest reads dir's manifest; ok is false when there is none.
 func ReadManifest(dir string) (m Manifest, ok bool, err error) {
+	if err := regular.Check(filepath.Join(dir, ManifestName)); err != nil {
+		return m, false, fmt.Errorf("%s %w", ManifestName, err)
+	}
 	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, false, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"github.com/nsysphase/nsysphase/internal/base/marks"
+	"github.com/nsysphase/nsysphase/internal/base/regular"
 	"io"
 	"iter"
 	"os"
@@ -383,6 +384,9 @@ func tableStem(path string) string {
 // file of integer, float, string and bool columns) back into a Table.
 // Table name, doc and column units and docs come from the file metadata.
 func ReadParquet(path string) (*Table, error) {
+	if err := regular.Check(path); err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", path, err)
@@ -417,6 +421,9 @@ func ReadParquet(path string) (*Table, error) {
 // Parquet file (provenance, table name; ARROW:schema included) without
 // reading any rows.
 func ReadParquetMetadata(path string) (map[string]string, error) {
+	if err := regular.Check(path); err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", path, err)
@@ -432,6 +439,9 @@ func ReadParquetMetadata(path string) (map[string]string, error) {
 
 // ReadArrow loads an Arrow IPC file (Feather v2) back into a Table.
 func ReadArrow(path string) (*Table, error) {
+	if err := regular.Check(path); err != nil {
+		return nil, fmt.Errorf("read arrow %s: %w", path, err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open arrow %s: %w", path, err)

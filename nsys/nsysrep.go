@@ -2,14 +2,20 @@ package nsys
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 	"github.com/nsysphase/nsysphase/internal/base/filehash"
 )
 
@@ -41,7 +47,8 @@ func nsysBinary() (string, bool) {
 
 // exportReport returns the cached SQLite export of report, exporting it on
 // first use with `nsys export` (NSYS, else nsys on PATH) into a cache keyed
-// by the report's SHA-256 (os.UserCacheDir()/nsysphase/exports), so a report
+// by the report's SHA-256 and the nsys binary (os.UserCacheDir()/nsysphase/
+// exports/HASH-nsysID), so a report
 // is exported once and nothing is ever written beside an input. fresh says
 // the export was written by this call.
 //
@@ -73,7 +80,10 @@ func exportReport(ctx context.Context, report string) (cached string, fresh bool
 	// beside the report (NAME.manifest.json, read by --arm-key) is linked
 	// beside its export.
 	base := strings.TrimSuffix(filepath.Base(report), filepath.Ext(report))
-	keyed := filepath.Join(dir, sum)
+	// The key is the report and the nsys that exports it: another nsys
+	// (NSYS, PATH, an upgrade in place) may export the report differently,
+	// and its export is never taken for this one's.
+	keyed := filepath.Join(dir, sum+"-"+nsysIdentity(bin))
 	if err := os.MkdirAll(keyed, 0o755); err != nil {
 		return "", false, &InputError{Path: report, Problem: "cannot write its SQLite export to " + dir, Err: err}
 	}
@@ -105,7 +115,11 @@ func exportReport(ctx context.Context, report string) (cached string, fresh bool
 	cmd := exec.CommandContext(runCtx, bin, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", part, abs)
 	killGroupOnCancel(cmd)
 	cmd.WaitDelay = 5 * time.Second // a grandchild holding the output pipe does not block the return
-	msg, err := cmd.CombinedOutput()
+	// nsys may print without end: the last budget.SubprocessOutputBytes
+	// are kept, for the error message.
+	msg := &tailBuffer{max: budget.SubprocessOutputBytes}
+	cmd.Stdout, cmd.Stderr = msg, msg
+	err = cmd.Run()
 	switch {
 	case ctx.Err() != nil:
 		return "", false, ctx.Err()
@@ -117,7 +131,7 @@ func exportReport(ctx context.Context, report string) (cached string, fresh bool
 		_, err = os.Stat(part)
 	}
 	if err != nil {
-		return "", false, &InputError{Path: report, Problem: fmt.Sprintf("%s export failed: %s", bin, lastLine(string(msg))), Err: err,
+		return "", false, &InputError{Path: report, Problem: fmt.Sprintf("%s export failed: %s", bin, lastLine(msg.String())), Err: err,
 			Hint: "check that this nsys can read the report (a newer report needs a newer nsys)"}
 	}
 	if f, err := openSQLite(ctx, part, report); err != nil {
@@ -168,10 +182,72 @@ func exportCacheDir() (string, error) {
 // not read again (filehash), and its provenance hash is the same lookup.
 func reportHash(path string) (string, error) { return filehash.SHA256(path) }
 
+// lastLine is the last line of a subprocess's output, at most
+// budget.DisplayNameBytes of its end.
 func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
-		return l
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[i+1:])
 	}
-	return "no output"
+	if s == "" {
+		return "no output"
+	}
+	if len(s) > budget.DisplayNameBytes {
+		cut := len(s) - budget.DisplayNameBytes
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		s = "…" + s[cut:]
+	}
+	return CleanName(s)
+}
+
+// tailBuffer keeps the last max bytes written to it (a subprocess's output
+// of any length costs at most max).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if len(p) >= b.max {
+		b.buf = append(b.buf[:0], p[len(p)-b.max:]...)
+		return n, nil
+	}
+	if over := len(b.buf) + len(p) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	b.buf = append(b.buf, p...)
+	return n, nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// nsysIdentity names the nsys binary for the export cache: its resolved
+// path, size and modification time, hashed (an upgrade in place changes
+// them; running nsys --version would cost a second per report).
+func nsysIdentity(bin string) string {
+	id := bin
+	if p, err := exec.LookPath(bin); err == nil {
+		id = p
+	}
+	if p, err := filepath.EvalSymlinks(id); err == nil {
+		id = p
+	}
+	if p, err := filepath.Abs(id); err == nil {
+		id = p
+	}
+	if st, err := os.Stat(id); err == nil {
+		id += "\x00" + strconv.FormatInt(st.Size(), 10) + "\x00" + strconv.FormatInt(st.ModTime().UnixNano(), 10)
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "nsys" + hex.EncodeToString(sum[:6])
 }

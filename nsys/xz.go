@@ -72,11 +72,18 @@ func openXZ(ctx context.Context, path string) (*File, error) {
 			return openSQLite(ctx, disk, path)
 		}
 	}
-	in, err := os.Open(path)
+	in, err := openInterruptible(ctx, path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, &InputError{Path: path, Problem: "cannot read file", Err: err}
 	}
 	defer in.Close()
+	// A pipe's read waits for its writer: closing the file ends the wait
+	// when the run is cancelled (SIGTERM, SIGINT).
+	stop := context.AfterFunc(ctx, func() { in.Close() })
+	defer stop()
 	head := make([]byte, len(xzMagic))
 	if _, err := io.ReadFull(in, head); err != nil || !bytes.Equal(head, xzMagic) {
 		return nil, &InputError{Path: path, Problem: "not a valid .xz file", Err: err, Hint: "decompress it with `xz -d` and pass the .sqlite"}
@@ -200,4 +207,34 @@ func decompress(ctx context.Context, r *xz.Reader, disk string) error {
 		err = cerr
 	}
 	return err
+}
+
+// openInterruptible opens path for reading. A regular file opens at once; a
+// named pipe (a .sqlite.xz piped in) blocks in open until a writer comes,
+// so it is opened aside and a cancelled ctx (SIGTERM, SIGINT) returns at
+// once instead of never.
+func openInterruptible(ctx context.Context, path string) (*os.File, error) {
+	if st, err := os.Stat(path); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return os.Open(path)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() { // the open returns when a writer comes, if ever
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }

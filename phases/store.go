@@ -595,3 +595,20 @@ func (w *keyWriter) write(i int, x *Instance) {
 	}
 	w.s.keys[i] = keyOf(x, w.blkID, thr, w.str(x.Phase), w.str(x.StepLabel))
 }
+
+// RenameArms gives the blocks of every arm for which rename says so a new
+// arm (analysis folds the arms beyond its budget into one).
+func (s *Store) RenameArms(rename func(arm string) (string, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, k := range s.blks {
+		to, ok := rename(s.strs[k.arm])
+		if !ok {
+			continue
+		}
+		delete(s.blkIdx, k)
+		k.arm = s.str(to)
+		s.blks[i] = k
+		s.blkIdx[k] = uint32(i)
+	}
+}

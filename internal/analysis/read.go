@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nsysphase/nsysphase/internal/base/marks"
+	"github.com/nsysphase/nsysphase/internal/base/regular"
 	"maps"
 	"os"
 	"path/filepath"
@@ -198,6 +199,10 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	manPath := cfg.Manifest
 	if manPath == "" {
 		manPath = ManifestPath(path)
+	}
+	if err := regular.Check(manPath); err != nil {
+		// A FIFO named like a manifest would block the run forever.
+		return nil, &nsys.InputError{Path: manPath, Problem: "the run manifest " + err.Error(), Hint: "remove it or pass --manifest FILE"}
 	}
 	if data, err := os.ReadFile(manPath); err == nil {
 		var m map[string]any

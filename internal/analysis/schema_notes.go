@@ -111,7 +111,9 @@ read from a dataset written before codes existed).
 Merging and commands: ` + "`step_differs`" + `, ` + "`dataset_without_context`" + `,
 ` + "`skip_steps_differ`" + `, ` + "`no_kept_steps`" + `, ` + "`phases_folded`" + ` (more than 500
 distinct phases: the 500 with the most wall time are kept, the rest are one
-phase ` + "`(other phases)`" + `).
+phase ` + "`(other phases)`" + `), ` + "`arms_folded`" + ` (more than 64 arms: the 64
+that start first, the baseline among them, are kept, the rest are one arm
+` + "`(other arms)`" + `).
 
 Statistics (package stats; see [statistics.md](statistics.md) §7):
 ` + "`tail_limited_mean`" + `, ` + "`autocorrelation`" + `, ` + "`head_effect`" + `, ` + "`drift`" + `,

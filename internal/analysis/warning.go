@@ -8,4 +8,5 @@ const (
 	WarnSkipStepsDiffer       = "skip_steps_differ"       // --from: datasets were written with different --skip-steps
 	WarnNoKeptSteps           = "no_kept_steps"           // boundary: no step left after --skip-steps
 	WarnPhasesFolded          = "phases_folded"           // more distinct phases than MaxPhases: the rest are one phase
+	WarnArmsFolded            = "arms_folded"             // more arms than budget.Arms: the rest are one arm
 )

@@ -816,10 +816,10 @@ func plural(n int, one, many string) string {
 // title keeps its apostrophes), and no link syntax for renderers that read
 // Markdown inside the tag.
 func escapeSummary(s string) string {
-	return strings.ReplaceAll(summaryEscaper.Replace(export.EscapeControl(s)), "](", "]&#40;")
+	return summaryReplacer.Replace(export.EscapeControl(s))
 }
 
-var summaryEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+var summaryReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "](", "]&#40;")
 
 // escapeMarkdownText keeps a sentence a paragraph of plain text: a leading
 // "|", "-", "#" or digit-dot would turn it into a table row, list or
