@@ -291,6 +291,7 @@ func (d *Doc) TablesAfterInstances() []*export.Table {
 	if len(d.rankInputs) > 0 { // with ranks, or one rank of a job analysed alone
 		out = append(out, d.RankCollectivesTable())
 	}
+	out = append(out, d.hardwareTables()...)
 	return out
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		if !md {
 			fmt.Fprintf(w, "\n%s\n", head.Doc)
 		} else {
-			fmt.Fprintf(w, "%s\n\n", head.Doc)
+			fmt.Fprintf(w, "%s\n\n", escapeMarkdownText(head.Doc)) // names the baseline arm
 		}
 		if err := writeTable(w, head, f); err != nil {
 			return err
@@ -62,7 +63,7 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	}
 	section := func(title string, body func() error) error {
 		if md {
-			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", title)
+			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", escapeSummary(title))
 		} else {
 			fmt.Fprintf(w, "\n%s\n", title)
 		}
@@ -120,6 +121,9 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		return err
 	}
 	if err := list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
+		return err
+	}
+	if err := writeHardware(w, doc, f, opt, section, list); err != nil {
 		return err
 	}
 	if rs := doc.Ranks; rs != nil {
@@ -732,6 +736,13 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// escapeSummary makes a <details> title (which may name the baseline arm)
+// text: HTML escaped, and no link syntax for renderers that read Markdown
+// inside the tag.
+func escapeSummary(s string) string {
+	return strings.ReplaceAll(html.EscapeString(export.EscapeControl(s)), "](", "]&#40;")
 }
 
 // escapeMarkdownText keeps a sentence a paragraph of plain text: a leading

@@ -40,6 +40,8 @@ type Options struct {
 	// Wide prints every column of the analyze breakdown on a terminal
 	// instead of the compact one that fits 120 columns.
 	Wide bool
+	// Hotspots lists each phase's top host functions by CPU samples.
+	Hotspots bool
 	// AllWarnings lists every warning instead of one line per code.
 	AllWarnings bool
 	// StepGiven says the step was named (--step, --config), not chosen.
