@@ -3,7 +3,7 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -s -w -X github.com/nsysphase/nsysphase/internal/cli.version=$(VERSION)
 
-.PHONY: build static test test-long test-short golden bench lint fuzz interop clean
+.PHONY: build static test test-long test-short golden bench lint deadcode fuzz interop clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/nsysphase ./cmd/nsysphase
@@ -47,6 +47,11 @@ bench:
 
 lint:
 	$(GO) tool -modfile=tools.mod golangci-lint run ./...
+
+# Functions no program and no test reaches (x/tools deadcode, pinned in
+# tools.mod); fails when it finds any.
+deadcode:
+	@out=$$($(GO) tool -modfile=tools.mod deadcode -test ./...) && if [ -n "$$out" ]; then echo "$$out"; exit 1; fi
 
 fuzz:
 	./scripts/fuzz.sh

@@ -185,3 +185,11 @@ func BenchmarkPullAPI(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(calls), "ns/call")
 }
+
+// loadHead reads what segmentation needs — strings, NVTX events, thread
+// names, the graph trace mode and the physical GPU map — at once, for the
+// benchmarks of the stages after it (the engine starts the head and waits
+// for it later: startHead, wait).
+func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
+	return startHead(f).wait(gpuOf)
+}

@@ -110,14 +110,10 @@ type procGPU struct {
 	first int64
 }
 
-// loadHead reads what segmentation needs — strings, NVTX events, thread
-// names, the graph trace mode and the physical GPU map — concurrently. The
-// big activity tables are read by the engine's source (sweep.go).
-func loadHead(f *nsys.File, gpuOf map[[2]int64]int32) (*trace, error) {
-	return startHead(f).wait(gpuOf)
-}
-
-// headLoad is a head being read.
+// headLoad is a head being read: what segmentation needs — strings, NVTX
+// events, thread names, the graph trace mode and the physical GPU map —,
+// read concurrently. The big activity tables are read by the engine's
+// source (sweep.go).
 type headLoad struct {
 	tr *trace
 	g  errgroup.Group
