@@ -242,7 +242,7 @@ func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error 
 	if base != "" && !slices.Contains(h.Arms(), base) {
 		base = "" // --baseline names a candidate arm; each arm then meets its own history
 	}
-	rows, err := doc.CompareWithHistory(h, doc.Phases, "wall_ns", "mean", base, o.Confidence)
+	rows, err := doc.CompareWithHistory(h, doc.Phases, "wall_ns", stats.DefaultHistoryStat, base, o.Confidence)
 	if err != nil {
 		return asExit(err)
 	}

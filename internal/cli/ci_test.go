@@ -173,7 +173,7 @@ func TestCIWorkflow(t *testing.T) {
 		t.Fatalf("no comment on the pull request: %v", err)
 	}
 	c := string(comment)
-	if !strings.Contains(c, "**nsysphase check — PASS: mean wall_ns of collector_step vs the history of eager") ||
+	if !strings.Contains(c, "**nsysphase check — PASS: median wall_ns of collector_step vs the history of eager") ||
 		!strings.Contains(c, "| eager |") || !strings.Contains(c, "3 history runs") {
 		t.Errorf("comment:\n%s", c)
 	}
