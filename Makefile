@@ -3,7 +3,7 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -s -w -X github.com/nsysphase/nsysphase/internal/cli.version=$(VERSION)
 
-.PHONY: build static test test-long test-short bench lint fuzz interop clean
+.PHONY: build static test test-long test-short golden bench lint fuzz interop clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/nsysphase ./cmd/nsysphase
@@ -31,6 +31,12 @@ test-long:
 
 test-short:
 	$(GO) test -short ./...
+
+# Rewrites the golden files of every command's renderings
+# (internal/cli/testdata/golden/, TestGolden) after a change meant to alter
+# the output; review their diff before committing.
+golden:
+	$(GO) test -count=1 -run '^TestGolden$$' ./internal/cli -update
 
 interop:
 	cd interop && npm ci --no-audit --no-fund

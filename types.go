@@ -269,7 +269,7 @@ type ComparisonRow struct {
 	// Verdict is "changed", "~" (no significant change), or "" without a
 	// between-unit CI. The document (Analysis.MarshalJSON, Render "json")
 	// writes "" as null; this struct's own JSON writes "".
-	Verdict string `json:"verdict"`
+	Verdict stats.Verdict `json:"verdict"`
 	// Method is the CI method (as SummaryRow.Method; paired when the arms'
 	// blocks interleave).
 	Method string `json:"method"`
@@ -521,7 +521,7 @@ type HistoryRow struct {
 	T float64 `json:"t"`
 	// Verdict is "changed" (RatioCI excludes 1), "~", or "" without an
 	// interval.
-	Verdict string `json:"verdict"`
+	Verdict stats.Verdict `json:"verdict"`
 	// History are the history runs' values, in time order.
 	History []RunValue `json:"history"`
 	// Candidates are the candidate runs' values, in time order.

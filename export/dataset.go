@@ -103,17 +103,17 @@ func NewDatasetWriter(dir string, f Format, opt Options) (*DatasetWriter, error)
 	if parent == "" {
 		parent = "."
 	}
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, dirPerm); err != nil {
 		return nil, fmt.Errorf("write dataset %s: %w", dir, err)
 	}
 	removeStale(parent, base)
 	// Staging beside dir keeps every rename on one file system; the pid in
 	// its name lets a later run remove it if this one is killed.
-	staging, err := os.MkdirTemp(parent, stagingPrefix(base, os.Getpid()))
+	staging, err := mkdirStaging(parent, stagingPrefix(base, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("write dataset %s: create staging directory: %w", dir, err)
 	}
-	if err := os.Chmod(staging, 0o755); err != nil { // MkdirTemp makes 0700
+	if err := keepMode(staging, dir); err != nil {
 		os.RemoveAll(staging)
 		return nil, fmt.Errorf("write dataset %s: %w", dir, err)
 	}
@@ -268,7 +268,7 @@ func stageTable(staging string, t *Table, f Format, opt Options) (string, error)
 		return "", fmt.Errorf("table %s: partitioning by every column leaves no data columns", t.Name)
 	}
 	root := filepath.Join(staging, t.Name)
-	if err := os.Mkdir(root, 0o755); err != nil {
+	if err := os.Mkdir(root, dirPerm); err != nil {
 		return "", fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	// Group rows by partition path, in order of first appearance.
@@ -303,7 +303,7 @@ func stageTable(staging string, t *Table, f Format, opt Options) (string, error)
 	opt.partitionKeys = string(pkJSON)
 	for _, p := range order {
 		pdir := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(pdir, 0o755); err != nil {
+		if err := os.MkdirAll(pdir, dirPerm); err != nil {
 			return "", fmt.Errorf("table %s: %w", t.Name, err)
 		}
 		part := t.project(groups[p], drop)
@@ -392,7 +392,7 @@ func writeNewFile(path string, t *Table, f Format, opt Options) error {
 
 // writeNewFileWith creates path (it must not exist), fills it and syncs it.
 func writeNewFileWith(path string, fill func(io.Writer) error) error {
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	if err != nil {
 		return err
 	}

@@ -260,7 +260,14 @@ func WriteFile(path string, t *Table, f Format, opt Options) error {
 //
 // The temporary file is named .BASE.tmp-PID-*: one left by a process that
 // no longer runs (killed with SIGKILL) is removed by the next write.
+//
+// A path that names one of the process's descriptors (/dev/stdout,
+// /dev/fd/N) is written in place instead, never replaced (see
+// OutputDescriptor).
 func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
+	if fd, ok := OutputDescriptor(path); ok {
+		return writeDescriptor(fd, fill)
+	}
 	path, err = ResolveOutput(path)
 	if err != nil {
 		return err
@@ -270,7 +277,7 @@ func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 		dir = "."
 	}
 	removeStale(dir, base)
-	tmp, err := os.CreateTemp(dir, stagingPrefix(base, os.Getpid())+"*")
+	tmp, err := createStaging(dir, stagingPrefix(base, os.Getpid()))
 	if err != nil {
 		return fmt.Errorf("create temporary file for %s: %w", path, err)
 	}
@@ -289,8 +296,7 @@ func WriteFileAtomic(path string, fill func(io.Writer) error) (err error) {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp.Name(), err)
 	}
-	// CreateTemp makes 0600 files; outputs are ordinary shareable files.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := keepMode(tmp.Name(), path); err != nil {
 		return fmt.Errorf("chmod %s: %w", tmp.Name(), err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
@@ -334,6 +340,9 @@ func ResolveOutput(path string) (string, error) {
 // following symlinks), or that ResolveOutput refuses, before any work
 // starts: `-o X.sqlite X.sqlite` must never replace the export.
 func CheckOutput(path string, inputs []string) error {
+	if _, ok := OutputDescriptor(path); ok {
+		return checkDescriptorOutput(path, inputs)
+	}
 	resolved, err := ResolveOutput(path)
 	if err != nil {
 		return err
@@ -348,6 +357,21 @@ func CheckOutput(path string, inputs []string) error {
 	out, err := os.Stat(resolved)
 	if err != nil {
 		return nil // a new file cannot be an input
+	}
+	for _, in := range inputs {
+		if st, err := os.Stat(in); err == nil && os.SameFile(st, out) {
+			return fmt.Errorf("output %s is the input %s: choose another output path", path, in)
+		}
+	}
+	return nil
+}
+
+// checkDescriptorOutput refuses a descriptor output that is open on an
+// input (`-o /dev/stdout X.sqlite >> X.sqlite`).
+func checkDescriptorOutput(path string, inputs []string) error {
+	out, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
 	}
 	for _, in := range inputs {
 		if st, err := os.Stat(in); err == nil && os.SameFile(st, out) {

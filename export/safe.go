@@ -46,8 +46,10 @@ func EscapeControl(s string) string { return escapeControl(s) }
 
 // ControlFilter returns a writer that passes text to w with every control
 // character but newline and tab written as a visible escape (\x1b, \x07,
-// \r, \u009b): nothing written through it can move the cursor, set a
-// terminal title or clear the screen.
+// \r, \u007f, \u009b): nothing written through it can move the cursor, set
+// a terminal title or clear the screen. DEL and C1 controls are written as
+// JSON would escape them, so JSON on stdout stays JSON. The CLI installs it
+// on stdout and stderr (internal/cli.Main).
 func ControlFilter(w io.Writer) io.Writer { return &controlFilter{w: w} }
 
 type controlFilter struct {
@@ -81,7 +83,9 @@ func (f *controlFilter) Write(p []byte) (int, error) {
 		switch {
 		case c == 0xc2:
 			f.pending = true
-		case (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f:
+		case c == 0x7f: // as JSON spells it: a raw DEL is valid JSON, \x7f is not
+			b = append(b, '\\', 'u', '0', '0', '7', 'f')
+		case c < 0x20 && c != '\n' && c != '\t':
 			b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
 		default:
 			b = append(b, c)

@@ -91,14 +91,6 @@ func Bool(v bool) Value {
 // Null returns the null value, valid in any nullable column.
 func Null() Value { return Value{} }
 
-// OptInt returns Int(v) when ok and Null otherwise, for "measured or not".
-func OptInt(v int64, ok bool) Value {
-	if !ok {
-		return Null()
-	}
-	return Int(v)
-}
-
 // OptFloat returns Float(v) when ok and Null otherwise.
 func OptFloat(v float64, ok bool) Value {
 	if !ok {

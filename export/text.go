@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 )
 
 // nullText is what text and Markdown print for a null cell.
@@ -49,7 +51,9 @@ func textCell(t *Table, row, col int, opt Options) string {
 	case TypeBool:
 		return strconv.FormatBool(d.ints[row] != 0)
 	default:
-		return escapeControl(d.dict[d.codes[row]])
+		// Names are exact up to budget.NameBytes in machine formats; on
+		// screen a longer one is shortened, with its length and hash.
+		return escapeControl(budget.Shorten(d.dict[d.codes[row]], budget.DisplayNameBytes))
 	}
 }
 

@@ -51,7 +51,7 @@ func (f *File) Strings() (*Strings, error) {
 	limit := 2*n + 1024 // ids are dense in practice; stray large ids go to the map
 	err = f.scan(TableStrings, []column{req("id"), req("value")}, hintReexport, func(st row) bool {
 		id := st.ColumnInt64(0)
-		v := CleanName(st.ColumnText(1))
+		v := f.cleanName(st.ColumnText(1))
 		if id >= 0 && id < limit {
 			for int64(len(s.dense)) <= id {
 				s.dense = append(s.dense, "")
@@ -117,7 +117,7 @@ func (f *File) Processes() ([]Process, error) {
 	}
 	err := f.scan(TableProcesses, []column{req("globalPid"), reqN("pid"), reqN("name")}, hintReexport, func(st row) bool {
 		g := st.ColumnInt64(0)
-		p := Process{GlobalPid: g, Pid: nullInt(st, 1, Pid(g)), Name: CleanName(st.ColumnText(2))}
+		p := Process{GlobalPid: g, Pid: nullInt(st, 1, Pid(g)), Name: f.cleanName(st.ColumnText(2))}
 		out = append(out, p)
 		return true
 	})
@@ -181,8 +181,8 @@ func (f *File) GPUs() ([]GPU, error) {
 	seen := map[int64]bool{}
 	err := f.scan(t, cols, hintReexport, func(st row) bool {
 		g := GPU{
-			ID: st.ColumnInt64(0), Name: CleanName(st.ColumnText(1)), UUID: CleanName(st.ColumnText(2)), BusLocation: CleanName(st.ColumnText(3)),
-			ChipName: CleanName(st.ColumnText(4)), SMCount: st.ColumnInt64(5), TotalMemory: st.ColumnInt64(6),
+			ID: st.ColumnInt64(0), Name: f.cleanName(st.ColumnText(1)), UUID: f.cleanName(st.ColumnText(2)), BusLocation: f.cleanName(st.ColumnText(3)),
+			ChipName: f.cleanName(st.ColumnText(4)), SMCount: st.ColumnInt64(5), TotalMemory: st.ColumnInt64(6),
 			ClockRateHz: st.ColumnInt64(7), ComputeMajor: st.ColumnInt64(8), ComputeMinor: st.ColumnInt64(9),
 		}
 		if t == TableCUDAGPU {
@@ -220,7 +220,7 @@ func (f *File) warnOnce(key string, w Warning) {
 func (f *File) keyValues(t, nameCol, valueCol string) ([]KeyValue, error) {
 	var out []KeyValue
 	err := f.scan(t, []column{req(nameCol), reqN(valueCol)}, hintReexport, func(st row) bool {
-		out = append(out, KeyValue{Name: CleanName(st.ColumnText(0)), Value: CleanName(st.ColumnText(1))})
+		out = append(out, KeyValue{Name: f.cleanName(st.ColumnText(0)), Value: f.cleanName(st.ColumnText(1))})
 		return true
 	})
 	return out, err

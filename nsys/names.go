@@ -2,19 +2,23 @@ package nsys
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 )
 
-// MaxNameBytes bounds a name read from an export (NVTX text, StringIds,
-// process and GPU names): a longer one keeps its first bytes and a suffix
-// with its length and hash, so that two long names stay two names while a
-// 100 MB name costs 4 KiB in every output (the longest name in the bundled
-// exports is 1397 bytes).
-const MaxNameBytes = 4096
+// MaxNameBytes is the longest name read from an export (NVTX text,
+// StringIds, process and GPU names) that is kept exact: budget.NameBytes,
+// 1 MiB, far above any real name (cuDNN/CUTLASS template names reach
+// 9 KB, and `info` must equal `nsys stats` on them). A longer one keeps its
+// first bytes and a suffix with its length and hash, so that two long names
+// stay two names while a 100 MB name costs 1 MiB. Text and Markdown show at
+// most budget.DisplayNameBytes of a name (export.Options).
+const MaxNameBytes = budget.NameBytes
 
 // CleanName makes a string from an export safe to print and keeps distinct
 // strings distinct: invalid UTF-8 bytes become \xNN (two different invalid
@@ -25,14 +29,17 @@ const MaxNameBytes = 4096
 //
 // A literal backslash is kept as it is, so a name that spells an escape
 // ("a\x1bb" typed out) reads like the escaped control character.
-func CleanName(s string) string {
-	if isCleanName(s) {
+func CleanName(s string) string { return cleanName(s, MaxNameBytes) }
+
+// cleanName is CleanName with the bound max.
+func cleanName(s string, max int) string {
+	if len(s) <= max && isCleanName(s) {
 		return s
 	}
 	var b strings.Builder
 	rest := s
 	for len(rest) > 0 {
-		if b.Len() >= MaxNameBytes {
+		if b.Len() >= max {
 			break
 		}
 		r, size := utf8.DecodeRuneInString(rest)
@@ -52,24 +59,55 @@ func CleanName(s string) string {
 		}
 		rest = rest[size:]
 	}
-	if len(rest) == 0 && b.Len() <= MaxNameBytes {
+	if len(rest) == 0 && b.Len() <= max {
 		return b.String()
 	}
-	sum := sha256.Sum256([]byte(s))
 	head := b.String()
-	if len(head) > MaxNameBytes {
-		head = head[:MaxNameBytes]
+	if len(head) > max {
+		head = head[:max]
 	}
 	for !utf8.ValidString(head) { // an escape or rune cut in half
 		head = head[:len(head)-1]
 	}
-	return head + "…[" + strconv.Itoa(len(s)) + " bytes, sha256 " + hex.EncodeToString(sum[:6]) + "]"
+	return head + budget.Suffix(s)
+}
+
+// longNames is an export's budget of long names (budget.LongNamesBytes):
+// the names longer than budget.DisplayNameBytes are kept at up to
+// MaxNameBytes until the budget is spent, then at DisplayNameBytes. Each
+// distinct name is cleaned once, so a name reads the same in every scan.
+type longNames struct {
+	mu   sync.Mutex
+	used int
+	seen map[[32]byte]string
+}
+
+// cleanName is CleanName within the export's budget of long names.
+func (f *File) cleanName(s string) string {
+	if len(s) <= budget.DisplayNameBytes {
+		return CleanName(s)
+	}
+	key := sha256.Sum256([]byte(s))
+	ln := &f.longNames
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	if v, ok := ln.seen[key]; ok {
+		return v
+	}
+	limit := MaxNameBytes
+	if ln.used >= budget.LongNamesBytes {
+		limit = budget.DisplayNameBytes
+	}
+	v := cleanName(s, limit)
+	ln.used += len(v)
+	if ln.seen == nil {
+		ln.seen = map[[32]byte]string{}
+	}
+	ln.seen[key] = v
+	return v
 }
 
 func isCleanName(s string) bool {
-	if len(s) > MaxNameBytes {
-		return false
-	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == 0x7f {

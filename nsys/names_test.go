@@ -1,9 +1,12 @@
 package nsys
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 )
 
 // TestCleanName: real names pass unchanged (no copy); control characters,
@@ -41,5 +44,39 @@ func TestCleanName(t *testing.T) {
 	c := CleanName(strings.Repeat("é", MaxNameBytes) + "\x1b")
 	if !utf8.ValidString(c) || len(c) > MaxNameBytes+64 {
 		t.Errorf("bounded name with multi-byte runes: invalid or too long (%d bytes)", len(c))
+	}
+}
+
+// TestLongNamesBudget: an export's long names are exact up to MaxNameBytes
+// until budget.LongNamesBytes of them are kept; later ones keep
+// budget.DisplayNameBytes with their length and hash; a name reads the same
+// every time it is read, and distinct names stay distinct.
+func TestLongNamesBudget(t *testing.T) {
+	var f File
+	n := budget.LongNamesBytes/MaxNameBytes + 3
+	base := strings.Repeat("k", MaxNameBytes-64)
+	seen := map[string]bool{}
+	used := 0
+	for i := range n {
+		name := base + strings.Repeat("x", i%16) + string(rune('a'+i%26)) + strconv.Itoa(i)
+		got := f.cleanName(name)
+		if again := f.cleanName(name); again != got {
+			t.Fatalf("name %d read twice gives two strings", i)
+		}
+		if seen[got] {
+			t.Fatalf("name %d reads like an earlier one", i)
+		}
+		seen[got] = true
+		exact := used < budget.LongNamesBytes
+		used += len(got)
+		switch {
+		case exact && got != name:
+			t.Errorf("name %d (%d bytes) within the budget is not exact", i, len(name))
+		case !exact && (len(got) > budget.DisplayNameBytes+64 || !strings.Contains(got, "…["+strconv.Itoa(len(name))+" bytes, sha256 ")):
+			t.Errorf("name %d past the budget: %d bytes, want its first %d with length and hash", i, len(got), budget.DisplayNameBytes)
+		}
+	}
+	if short := "kernel_a"; f.cleanName(short) != short {
+		t.Error("a short name past the budget is not exact")
 	}
 }

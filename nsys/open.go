@@ -109,6 +109,8 @@ type File struct {
 	meta    *sqlite.Conn        // for the small tables; guarded by metaMu
 	metaMu  sync.Mutex
 
+	longNames longNames // the budget of long names (cleanName)
+
 	skipMu  sync.Mutex
 	skipped map[string]int64 // table → rows a scan could not use
 	warned  map[string]bool  // warnings already added by warnOnce; guarded by skipMu

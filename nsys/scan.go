@@ -8,6 +8,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 	"github.com/nsysphase/nsysphase/nsys/internal/btree"
 )
 
@@ -501,7 +502,7 @@ const hintNVTX = "annotate the program with NVTX ranges and record with `nsys pr
 
 // NVTXEvents streams NVTX events of every type.
 func (f *File) NVTXEvents() iter.Seq2[NVTXEvent, error] {
-	return seq(f, TableNVTX, nvtxCols, hintNVTX, decodeNVTX)
+	return seq(f, TableNVTX, nvtxCols, hintNVTX, func(st row) NVTXEvent { return decodeNVTX(f, st) })
 }
 
 // nvtxCoreCols are nvtxCols without rangeId, category and color: optional
@@ -513,7 +514,7 @@ var nvtxCoreCols = []column{req("start"), reqN("end"), req("eventType"), reqN("t
 // read. Texts repeat, and each distinct one is a single string per call.
 func (f *File) NVTXEventsCoreIn(p Part) iter.Seq2[NVTXEvent, error] {
 	return func(yield func(NVTXEvent, error) bool) {
-		var texts interner
+		texts := interner{f: f}
 		seqRange(f, TableNVTX, nvtxCoreCols, hintNVTX, p, func(st row) NVTXEvent {
 			e := NVTXEvent{Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), GlobalTid: nullInt(st, 4, 0), DomainID: nullInt(st, 7, 0)}
 			if st.ColumnType(1) != sqlite.TypeNull {
@@ -542,6 +543,7 @@ const maxInterned = 1 << 12
 // by length and first byte answers most rows without hashing; a page row's
 // bytes are looked up without a copy. Texts come back through CleanName.
 type interner struct {
+	f      *File // its budget of long names
 	recent [64]internEntry
 	seen   map[string]string // raw text → clean text
 }
@@ -575,11 +577,11 @@ func (in *interner) bytes(b []byte) string {
 		raw = string(b)
 	default:
 		raw = string(b)
-		v = CleanName(raw)
+		v = in.f.cleanName(raw)
 		if in.seen == nil {
 			in.seen = map[string]string{}
 		}
-		if len(in.seen) < maxInterned && len(raw) <= MaxNameBytes {
+		if len(in.seen) < maxInterned && len(raw) <= budget.DisplayNameBytes {
 			in.seen[raw] = v
 		}
 	}
@@ -587,7 +589,7 @@ func (in *interner) bytes(b []byte) string {
 	return v
 }
 
-func decodeNVTX(st row) NVTXEvent {
+func decodeNVTX(f *File, st row) NVTXEvent {
 	e := NVTXEvent{
 		Start: st.ColumnInt64(0), EventType: st.ColumnInt64(2), RangeID: nullInt(st, 3, 0),
 		Category: nullInt(st, 4, 0), Color: nullInt(st, 5, 0), GlobalTid: nullInt(st, 7, 0),
@@ -597,7 +599,7 @@ func decodeNVTX(st row) NVTXEvent {
 		e.End, e.HasEnd = st.ColumnInt64(1), true
 	}
 	if st.ColumnType(6) != sqlite.TypeNull {
-		e.Text = CleanName(st.ColumnText(6))
+		e.Text = f.cleanName(st.ColumnText(6))
 	}
 	if st.ColumnType(8) != sqlite.TypeNull {
 		e.EndGlobalTid, e.HasEndTid = st.ColumnInt64(8), true

@@ -110,7 +110,7 @@ func (f *File) Enum(table string) (map[int64]string, error) {
 	}
 	out := map[int64]string{}
 	err := f.scan(table, []column{req("id"), reqN("label")}, hintReexport, func(st row) bool {
-		out[st.ColumnInt64(0)] = CleanName(st.ColumnText(1))
+		out[st.ColumnInt64(0)] = f.cleanName(st.ColumnText(1))
 		return true
 	})
 	return out, err

@@ -20,6 +20,8 @@ const (
 	WarnOtherThreadEnd       = "other_thread_end"      // start/end ranges ended on another thread
 	WarnUnnamedRange         = "unnamed_range"         // NVTX ranges with neither text nor textId
 	WarnDanglingTextID       = "dangling_text_id"      // textId missing from StringIds
+	WarnNoThreadRange        = "no_thread_range"       // NVTX ranges with a NULL globalTid: in no thread, no phase
+	WarnDanglingAPIName      = "dangling_api_name"     // API calls whose nameId StringIds lacks: counted as other_api
 	WarnDuplicateCorrelation = "duplicate_correlation" // API calls sharing (process, correlationId)
 	WarnCorrelationRange     = "correlation_range"     // correlation ids beyond 2^31 left out
 	WarnUnmatchedOps         = "unmatched_ops"         // GPU operations whose correlationId matches no API call
@@ -31,6 +33,11 @@ const (
 	WarnNVTXDomainRows       = "nvtx_domain_rows"      // NVTX domain-create rows with a negative start and no end
 	WarnNoNVTX               = "no_nvtx"               // no NVTX ranges: each process analysed as one phase
 	WarnSingleShot           = "single_shot"           // no NVTX range repeats: every range is one measured value (n = 1)
+	WarnIdleStepThread       = "idle_step_thread"      // a thread repeats the step's ranges with no CUDA work: its empty steps are pooled in
+	WarnFewSteps             = "few_steps"             // a process holds no more steps than --skip-steps: they are kept
+	WarnGPUMetrics           = "gpu_metrics"           // GPU metrics sampled too coarsely for some phases, or rows out of time order
+	WarnCPUSamples           = "cpu_samples"           // too few CPU samples in a phase to rank its functions
+	WarnSamplesOnly          = "samples_only"          // no CUDA or NVTX trace: each sampled process analysed as one phase
 	WarnInput                = "input"                 // an input warning of unknown kind (read from a dataset of nsysphase before codes)
 )
 

@@ -48,6 +48,7 @@ type apiClass struct {
 	isGraph  bool     // cudaGraphLaunch / cuGraphLaunch
 	isAlloc  bool     // allocation (not free)
 	isFree   bool
+	dangling bool // its nameId is not in StringIds (other_api)
 }
 
 // classifyAPI classifies a CUDA runtime or driver API name (with or without

@@ -172,6 +172,7 @@ type nvtxRows struct {
 	unclosed    int // ranges never closed (NULL end)
 	crossThread int // start/end ranges that ended on another thread
 	backwards   int // ranges that end before they start: left out
+	noThread    int // ranges with a NULL globalTid (read as 0): in no thread, left out
 }
 
 // nvtxPart is the closed ranges of one part of the table, in table order,
@@ -225,6 +226,7 @@ func readNVTX(f *nsys.File) (*nvtxRows, error) {
 		out.unclosed += p.unclosed
 		out.crossThread += p.crossThread
 		out.backwards += p.backwards
+		out.noThread += p.noThread
 	}
 	return out, nil
 }
@@ -298,6 +300,10 @@ func readNVTXPart(f *nsys.File, r nsys.Part, hint int, out *nvtxRows) error {
 			// No duration to measure: kept as a zero-length instance, it
 			// lowered its phase's mean.
 			out.backwards++
+		case e.GlobalTid == 0:
+			// NULL: no process or thread (a real globalTid packs a pid, never
+			// 0), so no step or phase of any thread can hold it.
+			out.noThread++
 		default:
 			if e.HasEndTid && e.EndGlobalTid != e.GlobalTid {
 				out.crossThread++
@@ -321,7 +327,11 @@ func (tr *trace) classOf(nameID int32) uint16 {
 		name := tr.strs.Name(int64(nameID))
 		cl = uint16(len(tr.classes))
 		tr.classByName[nameID] = cl
-		tr.classes = append(tr.classes, classifyAPI(name))
+		cls := classifyAPI(name)
+		if _, ok := tr.strs.Get(int64(nameID)); !ok {
+			cls.dangling = true // no name to classify: other_api, counted
+		}
+		tr.classes = append(tr.classes, cls)
 		tr.names = append(tr.names, nsys.BaseAPIName(name))
 		if nameID >= 0 && nameID < 1<<24 {
 			for int(nameID) >= len(tr.classByID) {
@@ -354,8 +364,11 @@ func (tr *trace) noteCorrelation(dup, orphan int) {
 }
 
 // noteDamage words the activity rows that were repaired or left out.
-func (tr *trace) noteDamage(negAPI, negOps, badCorr int) {
+func (tr *trace) noteDamage(negAPI, negOps, badCorr, danglingAPI int) {
 	f := tr.file
+	if danglingAPI > 0 {
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API calls name a nameId that StringIds lacks; with no name to classify, their host time counts as other_api", danglingAPI))
+	}
 	if negAPI > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d CUDA API calls end before they start; counted as zero-length", negAPI))
 	}

@@ -274,6 +274,10 @@ type Result struct {
 	// instance (Options.Calls only; nil otherwise).
 	Calls    []CallRecord
 	CallAPIs []string // API base names, indexed by CallRecord.API
+	// GPUMetrics and Hotspots are what GPU metrics sampling and CPU
+	// sampling recorded, per instance and phase (nil when not recorded).
+	GPUMetrics *GPUMetrics
+	Hotspots   *Hotspots
 }
 
 // InstanceStore is r's instances as a store: r.Store, else one built from

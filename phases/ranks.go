@@ -12,7 +12,9 @@ import (
 
 // Ranks of a distributed job (docs/guide.md, "Ranks"): the processes of one
 // export that ran communication (NCCL kernels, or traced MPI collectives),
-// each with its communication measured on its own GPUs. Which rank a
+// each with its communication measured on its own GPUs; or, in an export
+// whose recorded environment names its rank and that traced no
+// communication, the process that ran the GPU work. Which rank a
 // process is, and where that came from, is settled by AssignRanks once all
 // inputs are read.
 
@@ -76,7 +78,8 @@ type RankProcess struct {
 	NCCLNs          int64   `json:"nccl_ns"`         // Σ NCCL kernel durations
 	NCCLExposedNs   int64   `json:"nccl_exposed_ns"` // Σ per NCCL kernel of its time outside the process's compute kernels on the same device
 	// Kind is "nccl" when the collectives are NCCL kernels, "mpi" when they
-	// are MPI calls (no NCCL kernel in the process), "" when neither.
+	// are MPI calls (no NCCL kernel in the process), "" when neither (a
+	// rank named by the environment, without traced communication).
 	Kind        string       `json:"kind"`
 	Collectives []Collective `json:"-"` // in start order
 }
@@ -156,10 +159,20 @@ type pidCorr struct{ pid, corr int64 }
 func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	mpi := f.HasTable(nsys.TableMPIOther) || f.HasTable(nsys.TableMPICollectives)
 	if !mpi {
-		// Most single-job exports: no NCCL kernel name, nothing to read.
+		// Most single-job exports: no NCCL kernel name and no rank in the
+		// environment, nothing to read.
 		nccl, err := f.HasStringPrefix("nccl")
-		if err != nil || !nccl {
+		if err != nil {
 			return nil, err
+		}
+		if !nccl {
+			capture, err := f.Capture()
+			if err != nil {
+				return nil, err
+			}
+			if _, _, ok := envRank(capture, rankEnvVars); !ok {
+				return nil, nil
+			}
 		}
 	}
 	strs, err := f.Strings()
@@ -281,15 +294,29 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 		}
 	}
 	var out []RankProcess
+	var quiet *RankProcess // the process with the most GPU time, of those without communication
 	for _, p := range procs {
+		slices.Sort(p.Devices)
 		if p.Kind == "" {
+			if quiet == nil || p.KernelNs > quiet.KernelNs || (p.KernelNs == quiet.KernelNs && p.Pid < quiet.Pid) {
+				quiet = p
+			}
 			continue
 		}
-		slices.Sort(p.Devices)
 		slices.SortStableFunc(p.Collectives, func(a, b Collective) int { return cmp.Compare(a.Start, b.Start) })
 		out = append(out, *p)
 	}
 	slices.SortFunc(out, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })
+	if len(out) == 0 && quiet != nil {
+		// No traced communication: the environment's rank is the process
+		// that ran the GPU work (a rank of an OpenMP-offload or CUDA job
+		// without MPI trace or NCCL); its rank view compares steps alone.
+		if capture, err := f.Capture(); err == nil {
+			if _, _, ok := envRank(capture, rankEnvVars); ok {
+				out = append(out, *quiet)
+			}
+		}
+	}
 	if len(out) == 0 {
 		return nil, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/nsys"
 )
 
 // TestWholeStepAddsUp: on the bundled PyTorch loop (torch.profiler's
@@ -127,6 +128,37 @@ func TestWarmupPerProcess(t *testing.T) {
 	}
 	if res.Excluded.SkippedSteps != 8 || len(perProc) != 4 {
 		t.Errorf("%d skipped steps over %v, want 8: one per process, block and arm", res.Excluded.SkippedSteps, perProc)
+	}
+}
+
+// TestWarmupKeepsFewSteps: a process with no more steps in its block than
+// --skip-steps keeps them (one step per rank stays a row), with a warning.
+func TestWarmupKeepsFewSteps(t *testing.T) {
+	var path string
+	for _, fx := range fixture.Extra(t) {
+		if fx.Name == "dist_allreduce_2gpu" {
+			path = fx.SQLite(t)
+		}
+	}
+	if path == "" {
+		t.Fatal("the bundled dist_allreduce_2gpu export is missing")
+	}
+	res := segmentPath(t, path, Options{SkipSteps: 1000})
+	warm, steps := 0, 0
+	for _, x := range res.Instances {
+		if x.IsStep {
+			steps++
+			if x.Warmup {
+				warm++
+			}
+		}
+	}
+	codes := map[string]bool{}
+	for _, w := range res.Warnings {
+		codes[w.Code] = true
+	}
+	if warm != 0 || steps == 0 || res.Excluded.SkippedSteps != 0 || !codes[nsys.WarnFewSteps] {
+		t.Errorf("--skip-steps 1000: %d of %d steps warm-up, %d skipped, warnings %v", warm, steps, res.Excluded.SkippedSteps, codes)
 	}
 }
 

@@ -59,6 +59,7 @@ type rangeName struct {
 	phase  string // the name as a phase: numbers folded at every depth (PhaseName)
 	warmup bool   // the text names a warm-up range (isWarmupName)
 	lib    bool   // written by a library or framework, not the program (IsLibraryRange)
+	qual   bool   // lib, but only a C++-qualified code section (IsQualifiedRange): a phase where it sits
 
 	armPat *regexp.Regexp // the pattern arm was matched with; nil: not yet
 	arm    armMatch
@@ -97,6 +98,10 @@ func (n *rangeName) armOf(pat *regexp.Regexp) *armMatch {
 	return &n.arm
 }
 
+// isOp reports an operator or library-call range: a library's range that
+// is not merely a C++-qualified code section.
+func (n *rangeName) isOp() bool { return n.lib && !n.qual }
+
 // syntheticName names the ranges segmentation makes up (WholeProcess).
 func syntheticName(name string) *rangeName {
 	return &rangeName{name: name, family: name, text: name, phase: name, warmup: isWarmupName(name)}
@@ -119,7 +124,34 @@ type armBlock struct {
 
 // Segment analyses one export: it builds range trees, finds arms, steps and
 // phases, and attributes CUDA activity to every step and phase instance.
+//
+// A chosen step that holds almost none of its processes' GPU work (less
+// than unusableGPUShare: a library's bookkeeping range, a compile) is no
+// usable step: the export is analysed again as the whole process.
 func Segment(f *nsys.File, opt Options) (*Result, error) {
+	res, err := segmentOnce(f, opt, "")
+	if err != nil || res.StepChoice.Mode == StepGiven || res.StepChoice.Mode == StepWholeProcess || res.StepChoice.Mode == StepSingleShot ||
+		strings.HasSuffix(res.StepChoice.Rule, inArmBlocks) {
+		return res, err
+	}
+	g := res.StepChoice.GPUCoverage
+	if g == nil || *g >= unusableGPUShare {
+		return res, nil
+	}
+	why := fmt.Sprintf("the best candidate %q holds %.1f%% of its processes' GPU work (%s)", res.StepChoice.Step, 100**g, res.StepChoice.Rule)
+	return segmentOnce(f, opt, why)
+}
+
+// unusableGPUShare: a chosen step whose instances hold less than this share
+// of their processes' GPU busy time is not the program's step.
+const unusableGPUShare = 0.01
+
+// inArmBlocks ends the rule of a step chosen inside arm blocks.
+const inArmBlocks = " in arm blocks"
+
+// segmentOnce is Segment; whole, when not "", says why no range is a
+// usable step: the whole process is.
+func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 	if opt.ArmPattern == nil {
 		opt.ArmPattern = defaultArmPattern()
 	}
@@ -167,6 +199,15 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 			return nil, err
 		}
 		threads = wholeProcessRanges(ext)
+		samplesOnly := false
+		if len(threads) == 0 {
+			// Sampling alone (CPU samples, GPU metrics): each sampled
+			// process is one phase over its samples.
+			if threads, err = sampledProcessRanges(f); err != nil {
+				return nil, err
+			}
+			samplesOnly = len(threads) > 0
+		}
 		if len(threads) == 0 {
 			problem := "no events to analyse: no CUDA API calls and no closed NVTX ranges"
 			if !f.HasTable(nsys.TableNVTX) && !f.HasTable(nsys.TableRuntime) {
@@ -178,17 +219,30 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
 		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: "no NVTX ranges",
 			Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
+		if samplesOnly {
+			res.StepChoice.Rule = "no CUDA or NVTX trace"
+			res.StepChoice.Why = fmt.Sprintf("no CUDA API calls and no NVTX ranges, only sampling: each sampled process (first to last CPU sample, on its most sampled thread) is one phase %q, measured once per process (%d), with its GPU metrics and CPU samples; record with `nsys profile -t cuda,nvtx` for a breakdown", stepName, len(threads))
+			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSamplesOnly, f.Path, "no CUDA or NVTX trace, only sampling; each sampled process is analysed as one phase %q (GPU metrics and CPU samples only)", stepName))
+			break
+		}
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
 	case stepName != "":
 		res.StepChoice = StepChoice{Mode: StepGiven, Step: stepName, Why: fmt.Sprintf("step %q: given by --step or the rules file", stepName)}
 	default:
-		ch := newChooser(threads, blocks, opt.ArmPattern).choose()
+		var ch choice
+		if whole == "" {
+			ch = newChooser(threads, blocks, opt.ArmPattern).choose()
+		}
 		if ch.name != "" {
 			if ch.cycle != nil {
 				wrapCycles(threads, ch.cycle, opt.ArmPattern)
 			}
 			stepName = ch.name
 			res.StepChoice = ch.stepChoice()
+			if ch.mode == StepSingleRange {
+				opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
+				res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (the step encloses the program and is measured once): each range is reported as one measured value (n = 1), without confidence intervals"))
+			}
 			break
 		}
 		if len(blocks) > 0 {
@@ -198,38 +252,27 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if name, n, cov := singleRange(threads, ext); name != "" {
-			// One user range encloses the program's work: it is the step,
-			// measured once (n = 1 per thread), its children the phases.
-			stepName = name
-			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
-			ch.name, ch.n, ch.mode = name, n, StepSingleRange
-			res.StepChoice = ch.stepChoice()
-			res.StepChoice.Coverage = round3(cov)
-			res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %.0f%% of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, 100*cov)
-			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
-			break
-		}
-		// None: one "whole process" step per thread with the program's own
-		// ranges, its top-level ranges the phases; without any, each
-		// process's CUDA activity, as without NVTX.
-		user := userThreads(threads)
-		stepName = WholeProcess
-		opt.SkipSteps = 0 // one instance per thread: there is no warm-up step to skip
-		if len(user) == 0 {
-			threads = wholeProcessRanges(ext)
-			if len(threads) == 0 {
-				return nil, &nsys.InputError{Path: f.Path, Problem: "no events to analyse: only library NVTX ranges and no CUDA API calls", Hint: "name a range with --step NAME (nsysphase ranges FILE lists them), or record with `nsys profile -t cuda,nvtx`"}
+		if whole == "" {
+			if name, n, cov := singleRange(threads, ext); name != "" {
+				// One user range encloses the program's work: it is the step,
+				// measured once (n = 1 per thread), its children the phases.
+				stepName = name
+				opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
+				ch.name, ch.n, ch.mode = name, n, StepSingleRange
+				res.StepChoice = ch.stepChoice()
+				res.StepChoice.Coverage = round3(cov)
+				res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %.0f%% of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, 100*cov)
+				res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
+				break
 			}
-			res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: RuleText(StepWholeProcess), Candidates: ch.cands,
-				Why: fmt.Sprintf("no usable step annotation (only library or framework NVTX ranges): each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one %q step (%d); name a range with --step NAME to use it", stepName, len(threads))}
-			break
 		}
-		threads = user
-		wrapSingleShot(threads, ext)
-		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads), Rule: RuleText(StepSingleShot), Candidates: ch.cands,
-			Why: fmt.Sprintf("no NVTX range repeats on a thread as a step: single-shot program; one %q step per thread (%d) with its top-level ranges as phases, each measured once (n = 1, values without CIs); name a range with --step NAME", stepName, len(threads))}
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
+		stepName = WholeProcess
+		opt.SkipSteps = 0 // one instance per thread or process: there is no warm-up step to skip
+		var err2 error
+		threads, err2 = wholeProcessStep(f, threads, ext, ch.cands, whole, res)
+		if err2 != nil {
+			return nil, err2
+		}
 	}
 	if res.StepChoice.Rule == "" {
 		res.StepChoice.Rule = RuleText(res.StepChoice.Mode)
@@ -254,6 +297,7 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	}
 	marks.Mark("segmented")
 	res.Warnings = slices.Insert(res.Warnings, damageAt, tr.warnings...)
+	res.Warnings = append(res.Warnings, idleStepThreads(res.Store, stepName, f.Path)...)
 	in.CrossProcessOverlapNs, in.GPUUse = tr.overlapNs, tr.use
 	if g := gpuCoverage(res.Store, tr.use); g != nil {
 		res.StepChoice.GPUCoverage, in.StepChoice.GPUCoverage = g, g
@@ -267,11 +311,52 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 	res.Inputs = []Input{in}
 	res.PhaseOrder = append([]string{stepName}, in.Phases...)
 	res.Arms = armOrder(res.Store)
+	if err := measureSamples(f, res, tr.use); err != nil {
+		return nil, err
+	}
 	if !opt.Compact {
 		res.Instances = res.Store.All()
 	}
 	marks.Mark("segment done")
 	return res, nil
+}
+
+// wholeProcessStep is the fallback when no range is a usable step: one
+// "whole process" step per thread with the program's ranges (its top-level
+// ranges the phases); without any, each process's CUDA activity; without
+// CUDA either (a CPU-only program), one step per thread spanning its
+// ranges, whoever wrote them, its top-level ranges the phases. whole, when
+// not "", says why no candidate was usable. It returns the threads to lay
+// out and sets res's step choice and warnings.
+func wholeProcessStep(f *nsys.File, threads []*threadRanges, ext []nsys.ThreadExtent, cands []Candidate, whole string, res *Result) ([]*threadRanges, error) {
+	stepName := WholeProcess
+	because := "no NVTX range repeats on a thread as a step: single-shot program"
+	if whole != "" {
+		because = "no usable step: " + whole
+	}
+	user := userThreads(threads)
+	if len(user) > 0 {
+		wrapSingleShot(user, ext, false)
+		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(user), Rule: RuleText(StepSingleShot), Candidates: cands,
+			Why: fmt.Sprintf("%s; one %q step per thread (%d) with its top-level ranges as phases, each measured once (n = 1, values without CIs); name a range with --step NAME", because, stepName, len(user))}
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no usable repeated NVTX range): each range is reported as one measured value (n = 1), without confidence intervals"))
+		return user, nil
+	}
+	if cuda := wholeProcessRanges(ext); len(cuda) > 0 {
+		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(cuda), Rule: RuleText(StepWholeProcess), Candidates: cands,
+			Why: fmt.Sprintf("no usable step annotation (only library or framework NVTX ranges): each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one %q step (%d); name a range with --step NAME to use it", stepName, len(cuda))}
+		return cuda, nil
+	}
+	if len(threads) == 0 {
+		return nil, &nsys.InputError{Path: f.Path, Problem: "no events to analyse: no closed NVTX ranges and no CUDA API calls", Hint: "record with `nsys profile -t cuda,nvtx` and mark phases with NVTX ranges"}
+	}
+	// A CPU-only program annotated by its libraries alone (STDPAR, OpenMP):
+	// its wall, and the libraries' top-level ranges as phases.
+	wrapSingleShot(threads, ext, true)
+	res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads), Rule: RuleText(StepSingleShot), Candidates: cands,
+		Why: fmt.Sprintf("no usable step annotation and no CUDA API calls (a CPU-only program with library ranges only): one %q step per thread (%d), first to last range, with its top-level ranges as phases, each measured once (n = 1, values without CIs); name a range with --step NAME", stepName, len(threads))}
+	res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no usable repeated NVTX range): each range is reported as one measured value (n = 1), without confidence intervals"))
+	return threads, nil
 }
 
 // buildRanges turns NVTX rows into per-thread range trees. Ranges that never
@@ -286,6 +371,9 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	ex.CrossThreadEnded += nv.crossThread
 	if nv.backwards > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, tr.file.Path, "%d NVTX ranges end before they start and were left out", nv.backwards))
+	}
+	if nv.noThread > 0 {
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnNoThreadRange, tr.file.Path, "%d NVTX ranges have no thread (a NULL globalTid) and were left out: no phase holds them", nv.noThread))
 	}
 	type dkey struct{ pid, domain int64 }
 	domains := map[dkey]string{}
@@ -309,7 +397,7 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 		if k.hasTextID {
 			text = tr.strs.Name(k.textID)
 		}
-		lib := IsLibraryRange(k.domain, text)
+		lib, qual := IsLibraryRange(k.domain, text), IsQualifiedRange(k.domain, text)
 		text = PayloadName(StripTorchIDs(text))
 		name := text
 		if k.domain != "" {
@@ -321,7 +409,7 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 				return nil
 			}
 		}
-		return &rangeName{name: name, family: FamilyOf(name), text: text, phase: PhaseName(name), warmup: isWarmupName(text), lib: lib}
+		return &rangeName{name: name, family: FamilyOf(name), text: text, phase: PhaseName(name), warmup: isWarmupName(text), lib: lib, qual: qual}
 	}
 	// Threads: counted first, so each range list is allocated once at its
 	// size; nil: left out by the rules.
@@ -454,14 +542,17 @@ func wholeProcessRanges(ext []nsys.ThreadExtent) []*threadRanges {
 
 // wrapSingleShot puts each thread's ranges under one synthetic step range
 // spanning them and the thread's CUDA API calls, and returns the depth that
-// makes every range a phase.
-func wrapSingleShot(threads []*threadRanges, ext []nsys.ThreadExtent) int {
+// makes every range a phase. libraries: the threads hold only library
+// ranges, and those are its phases (the step is marked as a library's, so
+// its library children are not left out).
+func wrapSingleShot(threads []*threadRanges, ext []nsys.ThreadExtent, libraries bool) int {
 	byTid := map[int64]nsys.ThreadExtent{}
 	for _, e := range ext {
 		byTid[e.GlobalTid] = e
 	}
 	depth := 1
 	nm := syntheticName(WholeProcess)
+	nm.lib = libraries
 	for _, t := range threads {
 		lo, hi := t.ranges[0].start, t.ranges[0].end
 		for _, r := range t.ranges {
@@ -497,9 +588,12 @@ func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
 	return out
 }
 
-func isWarmupName(name string) bool {
-	return name == "warmup" || name == "warm-up" || name == "warm_up"
-}
+// warmupName matches a warm-up range's name anywhere, in any case
+// ("warmup", "Warm-up Step 3", "warm_up_iters"): never the step; steps
+// inside one are left out; it may be a phase.
+var warmupName = regexp.MustCompile(`(?i)warm[-_ ]?up`)
+
+func isWarmupName(name string) bool { return warmupName.MatchString(name) }
 
 // inArmBlock returns the index of the arm block of process pid that contains
 // [start, end], or -1.
@@ -644,6 +738,19 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		pid  int64
 	}
 	stepOfProc := map[procStep]int{}
+	// A process with no more steps in its unit than --skip-steps keeps
+	// them (one step per rank, say): skipping would leave nothing.
+	stepsOfProc := map[procStep]int{}
+	unitOf := func(s stepRef) UnitID {
+		if s.block >= 0 {
+			return UnitID{File: tr.file.Path, Arm: joinArm(opt.FileArm, blocks[s.block].arm), Block: blockIdx[s.block]}
+		}
+		return UnitID{File: tr.file.Path, Arm: joinArm(opt.FileArm, ""), Pid: nsys.Pid(s.t.ranges[s.i].gtid)}
+	}
+	for _, s := range steps {
+		stepsOfProc[procStep{unitOf(s), nsys.Pid(s.t.ranges[s.i].gtid)}]++
+	}
+	kept := 0
 	firstStart := map[UnitID]int64{}
 	kids := map[*threadRanges]*childIndex{}
 	plans := make([]stepPlan, len(steps))
@@ -669,7 +776,10 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		// Warm-up is each process's first steps: two ranks in one arm block
 		// share the block's step numbering, not its warm-up.
 		pk := procStep{unit, nsys.Pid(r.gtid)}
-		warm := stepOfProc[pk] < opt.SkipSteps
+		warm := stepOfProc[pk] < opt.SkipSteps && stepsOfProc[pk] > opt.SkipSteps
+		if stepOfProc[pk] == 0 && opt.SkipSteps > 0 && stepsOfProc[pk] <= opt.SkipSteps {
+			kept++
+		}
 		stepOfProc[pk]++
 		if warm {
 			res.Excluded.SkippedSteps++
@@ -685,7 +795,10 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 			n = 0 // the rules select phases by name
 			p.phases(opt, func(int32, int, string) { n++ })
 		}
-		if n > 0 {
+		// Every step with children gets the row, even when none of them is
+		// a phase (PyTorch's ProfilerStep#N holds only operator ranges):
+		// its depth-1 rows then still add up to it.
+		if n > 0 || len(ci.of(p.i)) > 0 {
 			p.unannotated = true
 			n++
 		}
@@ -699,6 +812,9 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		spans[k] = stepSpan{step: at, first: at + 1, end: at + 1 + n}
 		at += 1 + n
 		plans[k] = p
+	}
+	if kept > 0 {
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnFewSteps, tr.file.Path, "%d processes (or blocks) hold no more %q steps than --skip-steps %d: their steps are kept, not skipped as warm-up", kept, stepName, opt.SkipSteps))
 	}
 	// Then write the instances' keys, concurrently: each plan's instances
 	// are filled in a small buffer and written to the store compactly.
@@ -780,7 +896,7 @@ func (p *stepPlan) phases(opt Options, visit func(c int32, depth int, name strin
 // program marked. Deeper levels (--depth 2) keep them: asked for, they show
 // what a phase calls.
 func (p *stepPlan) libraryKid(c int32) bool {
-	return p.t.ranges[c].nm.lib && !p.t.ranges[p.i].nm.lib
+	return p.t.ranges[c].nm.isOp() && !p.t.ranges[p.i].nm.lib
 }
 
 // count is the number of descendants of range i up to depth maxDepth, i at

@@ -47,18 +47,23 @@ const (
 	StepSingleRange = "single_range" // no range repeats: one user range enclosing the CUDA work, n = 1
 )
 
-// Rule weights: the score's integer part. A candidate's score is its weight
-// plus its coverage (0–1), so a rule always outranks a weaker one and
-// coverage orders candidates of one rule.
+// Scores. Coverage comes first: a candidate's score is its coverage (0–1)
+// times coverageWeight plus its rule's weight (0–5), so half the coverage
+// outweighs any rule, and the rule orders candidates of similar coverage.
+// The score reports the ranking; the choice itself applies the rules
+// (coverageRatio, containerLoopShare) directly.
+const coverageWeight = 10.0
+
 const (
-	weightLibrary  = 0.0
-	weightDeeper   = 1.0 // repeats, but below the level the step was chosen from
-	weightSingle   = 1.0
-	weightRepeated = 2.0
-	weightCycle    = 3.0
-	weightNested   = 3.5
-	weightFamily   = 4.0
-	weightArm      = 5.0
+	weightContainer = 1.5 // a single range enclosing most of the process
+	weightLibrary   = 0.0
+	weightDeeper    = 1.0 // repeats, but below the level the step was chosen from
+	weightSingle    = 1.0
+	weightRepeated  = 2.0
+	weightCycle     = 3.0
+	weightNested    = 3.5
+	weightFamily    = 4.0
+	weightArm       = 5.0
 )
 
 // candTally accumulates one family's evidence over all threads.
@@ -162,6 +167,10 @@ type choice struct {
 	cycle  *cycleStep // mode StepCycle: the cycle to wrap into implicit steps
 	inArms bool       // chosen among the children of arm blocks
 	cands  []Candidate
+	// mode StepSingleRange from preferContainer: the repeated range the
+	// container won over and its coverage.
+	over    string
+	overCov float64
 }
 
 // choose ranks the candidates and returns the step; name "" when no user
@@ -173,7 +182,7 @@ func (c *chooser) choose() choice {
 		x := c.tallies[name]
 		s := w
 		if x != nil {
-			s += c.coverage(x)
+			s += coverageWeight * c.coverage(x)
 		}
 		if s > scores[name] || rules[name] == "" {
 			scores[name], rules[name] = s, rule
@@ -196,7 +205,7 @@ func (c *chooser) choose() choice {
 				return !r.nm.armOf(c.pat).ok && t.ranges[r.parent].nm.armOf(c.pat).ok
 			}
 			return inArmBlock(c.blocks, nsys.Pid(r.gtid), r.start, r.end) >= 0
-		}, false)
+		}, false, nil)
 		if name != "" {
 			set(name, StepRepeated, weightArm)
 			ch = choice{name: name, n: n, mode: StepRepeated, inArms: true}
@@ -205,38 +214,9 @@ func (c *chooser) choose() choice {
 			}
 		}
 	} else {
-		maxDepth := int32(0)
-		for _, t := range c.threads {
-			for i := range t.ranges {
-				maxDepth = max(maxDepth, t.ranges[i].depth)
-			}
-		}
-		for d := int32(0); d <= maxDepth && ch.name == ""; d++ {
-			name, n, fam := c.pickLevel(func(_ *threadRanges, r *rng) bool { return r.depth == d }, true)
-			if name == "" {
-				continue
-			}
-			if fam {
-				set(name, StepFamily, weightFamily)
-				ch = choice{name: name, n: n, mode: StepFamily}
-				break
-			}
-			if cy := c.findCycle(d); cy != nil {
-				ch = choice{name: cy.name, n: cy.count, mode: StepCycle, cycle: cy}
-				scores[cy.name], rules[cy.name] = weightCycle+cy.coverage, StepCycle
-				break
-			}
-			set(name, StepRepeated, weightRepeated)
-			ch = choice{name: name, n: n, mode: StepRepeated}
-			// An outer loop hands the step down to what it repeats.
-			for {
-				inner, k := c.innerLoop(ch.name)
-				if inner == "" {
-					break
-				}
-				set(inner, StepNested, weightNested)
-				ch = choice{name: inner, n: k, mode: StepNested}
-			}
+		ch = c.chooseByLevel(set, scores, rules)
+		if ch.name != "" {
+			ch = c.preferContainer(ch, set)
 		}
 	}
 	for name, s := range scores {
@@ -264,6 +244,135 @@ func (c *chooser) choose() choice {
 	return ch
 }
 
+// coverageRatio: coverage comes first. A repeated candidate that covers
+// less than this share of what the best-covering repeated candidate covers
+// cannot win by structure (by repeating most, being numbered or nesting):
+// an operator or layer repeated inside each iteration loses to the loop.
+const coverageRatio = 0.5
+
+// containerLoopShare: a single range enclosing most of its process (main,
+// profile, Run Benchmark) yields to a repeated range only when that one
+// covers at least this share of the process's traced time (the loop inside
+// the container); layers repeated inside one iteration never do.
+const containerLoopShare = 0.25
+
+// bestRepeated is the coverage of the best-covering repeated user family.
+func (c *chooser) bestRepeated() float64 {
+	best := 0.0
+	for _, x := range c.tallies {
+		if !x.lib && x.maxPerThread >= 2 {
+			best = max(best, c.coverage(x))
+		}
+	}
+	return best
+}
+
+// chooseByLevel walks a thread's range tree from the top: at the shallowest
+// level where a user range repeats, a numbered family, a fixed cycle or the
+// name that repeats most, among the candidates that cover enough (coverage
+// first), then an outer loop hands the step down.
+func (c *chooser) chooseByLevel(set func(string, string, float64), scores map[string]float64, rules map[string]string) choice {
+	floor := coverageRatio * c.bestRepeated()
+	eligible := func(name string) bool {
+		x := c.tallies[name]
+		return x != nil && c.coverage(x) >= floor
+	}
+	maxDepth := int32(0)
+	for _, t := range c.threads {
+		for i := range t.ranges {
+			maxDepth = max(maxDepth, t.ranges[i].depth)
+		}
+	}
+	for d := int32(0); d <= maxDepth; d++ {
+		level := func(_ *threadRanges, r *rng) bool { return r.depth == d }
+		if any, _, _ := c.pickLevel(level, true, nil); any == "" {
+			continue // no user range repeats at this level
+		}
+		name, n, fam := c.pickLevel(level, true, eligible)
+		if cy := c.findCycle(d); cy != nil && cy.coverage >= floor && (name == "" || !fam) {
+			scores[cy.name], rules[cy.name] = weightCycle+cy.coverage*coverageWeight, StepCycle
+			return choice{name: cy.name, n: cy.count, mode: StepCycle, cycle: cy}
+		}
+		if name == "" {
+			continue
+		}
+		if fam {
+			set(name, StepFamily, weightFamily)
+			return choice{name: name, n: n, mode: StepFamily}
+		}
+		set(name, StepRepeated, weightRepeated)
+		ch := choice{name: name, n: n, mode: StepRepeated}
+		// An outer loop hands the step down to what it repeats.
+		for {
+			inner, k := c.innerLoop(ch.name)
+			if inner == "" {
+				break
+			}
+			set(inner, StepNested, weightNested)
+			ch = choice{name: inner, n: k, mode: StepNested}
+		}
+		return ch
+	}
+	return choice{}
+}
+
+// preferContainer applies the loop-inside-a-container exception the other
+// way round: when one top-level user range encloses most of its process
+// (a container) and the repeated step covers less than containerLoopShare,
+// the container is the step, measured once.
+func (c *chooser) preferContainer(ch choice, set func(string, string, float64)) choice {
+	cov := 0.0
+	if x := c.tallies[ch.name]; x != nil {
+		cov = c.coverage(x)
+	} else if ch.cycle != nil {
+		cov = ch.cycle.coverage
+	}
+	if cov >= containerLoopShare {
+		return ch
+	}
+	name, n, ccov := c.container()
+	if name == "" || ccov < cov {
+		return ch
+	}
+	set(name, StepSingleRange, weightContainer)
+	return choice{name: name, n: n, mode: StepSingleRange, over: ch.name, overCov: cov, cands: ch.cands}
+}
+
+// container is the longest top-level user range that does not repeat on
+// its thread, holds user ranges and covers at least singleRangeMinShare of
+// its process's traced span; its instance count (one per thread) and
+// coverage; "" when none.
+func (c *chooser) container() (string, int, float64) {
+	var best *rng
+	for _, t := range c.threads {
+		ci := newChildIndex(t)
+		for i := range t.ranges {
+			r := &t.ranges[i]
+			if r.depth != 0 || r.nm.lib || r.nm.warmup || r.nm.armOf(c.pat).ok {
+				continue
+			}
+			if x := c.tallies[r.nm.family]; x == nil || x.maxPerThread > 1 {
+				continue
+			}
+			if !slices.ContainsFunc(ci.of(int32(i)), func(k int32) bool { return !t.ranges[k].nm.lib }) {
+				continue
+			}
+			if best == nil || r.end-r.start > best.end-best.start {
+				best = r
+			}
+		}
+	}
+	if best == nil {
+		return "", 0, 0
+	}
+	s := c.span[nsys.Pid(best.gtid)]
+	cov := min(1, float64(best.end-best.start)/float64(max(1, s[1]-s[0])))
+	if cov < singleRangeMinShare {
+		return "", 0, 0
+	}
+	return best.nm.family, c.tallies[best.nm.family].n, cov
+}
+
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
 
 // pickLevel is the step among the user ranges keep selects: the numbered
@@ -271,8 +380,9 @@ func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
 // earlier). needPerThread: without arms, a step repeats on one thread, and a
 // numbered family must also hold most of its level's range time — so
 // "Identity_0" … "Identity_15" among the layers of one inference pass is not
-// a step, but "ProfilerStep#1" … "#40" is.
-func (c *chooser) pickLevel(keep func(t *threadRanges, r *rng) bool, needPerThread bool) (string, int, bool) {
+// a step, but "ProfilerStep#1" … "#40" is. eligible (nil: all) says which
+// names may win (coverage first).
+func (c *chooser) pickLevel(keep func(t *threadRanges, r *rng) bool, needPerThread bool, eligible func(string) bool) (string, int, bool) {
 	type lt struct {
 		n, perThread, maxPerThread int
 		lastTid, first, ns         int64
@@ -306,12 +416,15 @@ func (c *chooser) pickLevel(keep func(t *threadRanges, r *rng) bool, needPerThre
 	// Without arms a numbered family that qualifies wins over plain names.
 	familyWins := false
 	if needPerThread {
-		for _, x := range counts {
-			familyWins = familyWins || (x.numbered && x.maxPerThread >= 2 && 2*x.ns >= levelNs)
+		for name, x := range counts {
+			familyWins = familyWins || (x.numbered && x.maxPerThread >= 2 && 2*x.ns >= levelNs && (eligible == nil || eligible(name)))
 		}
 	}
 	best, bestN := "", 1 // a step repeats: at least 2 instances
 	for name, x := range counts {
+		if eligible != nil && !eligible(name) {
+			continue
+		}
 		if needPerThread && (x.maxPerThread < 2 || (x.numbered && 2*x.ns < levelNs) || (familyWins && !x.numbered)) {
 			continue
 		}
@@ -562,6 +675,8 @@ func (ch choice) why(coverage float64) string {
 		return fmt.Sprintf("step %q: %d ranges repeat in a fixed cycle with no enclosing range, one step per cycle (%d), %s%s; override with --step NAME", ch.name, len(ch.cycle.members), ch.n, cov, runner)
 	case StepNested:
 		return fmt.Sprintf("step %q: repeated many times inside each instance of an outer range, %d instances, %s%s; override with --step NAME", ch.name, ch.n, cov, runner)
+	case StepSingleRange:
+		return fmt.Sprintf("step %q: one range encloses %.0f%% of its process's traced time and holds the program's ranges; the repeated %q covers only %.0f%% (less than a quarter: a part of one iteration, not the loop), so the enclosing range is the step, measured once (n = 1, values without CIs); override with --step NAME", ch.name, 100*coverage, ch.over, 100*ch.overCov)
 	}
 	where := "at the top of a thread's range tree"
 	if ch.inArms {
@@ -582,7 +697,7 @@ func (ch choice) stepChoice() StepChoice {
 	}
 	sc := StepChoice{Mode: ch.mode, Step: ch.name, Count: ch.n, Rule: RuleText(ch.mode), Coverage: cov, Why: ch.why(cov)}
 	if ch.inArms {
-		sc.Rule += " in arm blocks"
+		sc.Rule += inArmBlocks
 	}
 	for _, cd := range ch.cands {
 		if cd.Name != ch.name && !cd.Library {
@@ -594,12 +709,12 @@ func (ch choice) stepChoice() StepChoice {
 	return sc
 }
 
-// userThreads are the threads that hold at least one of the program's own
-// ranges.
+// userThreads are the threads that hold at least one range that is not an
+// operator or library call: the program's own, or a C++ code section.
 func userThreads(threads []*threadRanges) []*threadRanges {
 	var out []*threadRanges
 	for _, t := range threads {
-		if slices.ContainsFunc(t.ranges, func(r rng) bool { return !r.nm.lib }) {
+		if slices.ContainsFunc(t.ranges, func(r rng) bool { return !r.nm.isOp() }) {
 			out = append(out, t)
 		}
 	}

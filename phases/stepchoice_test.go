@@ -3,6 +3,7 @@ package phases
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -139,11 +140,24 @@ func TestAnnotationRules(t *testing.T) {
 		{"myelin-exec", "myelinTensorGetMemory", true}, {"STDPAR", "for_each", true}, {"", "aten::mul", true},
 		{"", "autograd::engine::evaluate_function: PermuteBackward0", true}, {"", "Optimizer.step#SGD.step", true},
 		{"", "AddmmBackward0, seq = 12, op_id = 99", true}, {"", "{'traceMarker': ['x.py:3'], 'mod': 'Tensor', 'op': 'cuda'}", true},
-		{"", "forward, op_id = 12", false}, {"", "ProfilerStep#3", false}, {"cudf_python", "GROUPBY_AGG", false},
+		{"", "forward, op_id = 12", false}, {"", "ProfilerStep#3", false}, {"", "ProfilerStep#3, op_id = 1", false},
+		// By shape (issue 36): a library's Python domain, in-place and
+		// framework operators with an op_id, input sizes, C++-qualified
+		// names and source locations.
+		{"cudf_python", "DATAFRAME_SETITEM", true}, {"", "detach_, op_id = 7", true}, {"", "detach, op_id = 7", true},
+		{"", "record_param_comms, op_id = 5", true}, {"", "flash_attn::_flash_attn_forward, op_id = 9", true},
+		{"", "aten::mm, op_id = 4, sizes = [[2, 3], [3, 4]]", true}, {"", "KernelExecutor::compileFusion", true},
+		{"", "transform_replay.cpp::getMatchedLeafPosWithoutReplayCasP", true}, {"", "IrContainer clear", false},
+		{"", "train_step", false}, {"", "scaled dot product attention", false},
 		{"", "collector_step", false}, {"", "saxpy", false}, {"pipeline", "step", false},
 	} {
 		if got := IsLibraryRange(c.domain, c.text); got != c.lib {
 			t.Errorf("IsLibraryRange(%q, %q) = %v, want %v", c.domain, c.text, got, c.lib)
+		}
+		// Only the qualified code sections stay phases.
+		qual := c.lib && (strings.HasPrefix(c.text, "KernelExecutor::") || strings.HasPrefix(c.text, "transform_replay.cpp::"))
+		if got := IsQualifiedRange(c.domain, c.text); got != qual {
+			t.Errorf("IsQualifiedRange(%q, %q) = %v, want %v", c.domain, c.text, got, qual)
 		}
 	}
 	for in, want := range map[string]string{

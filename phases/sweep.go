@@ -270,6 +270,7 @@ type sweep struct {
 	overlap int64
 
 	negAPI, negOps, badCorr int
+	danglingAPI             int // calls whose nameId StringIds lacks
 
 	// seen holds every call's correlation id, per process, as the API
 	// table is read: a call repeating an id (its ops would count twice) and
@@ -377,7 +378,7 @@ func (s *sweep) measure(st *Store, gtids []int64, spans []stepSpan, calls bool) 
 	if err := s.drain(); err != nil {
 		return nil, err
 	}
-	tr.noteDamage(s.negAPI, s.negOps, s.badCorr)
+	tr.noteDamage(s.negAPI, s.negOps, s.badCorr, s.danglingAPI)
 	tr.noteCorrelation(s.dupCorr, s.orphanOp)
 	tr.overlapNs, tr.use = s.overlap, s.gpuUse()
 	return rec, nil
@@ -577,7 +578,11 @@ func (s *sweep) pullAPI() error {
 		if repeated {
 			s.dupCorr++
 		}
-		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: corr, tag: uint32(s.tr.classOf(int32(c.name)))})
+		cl := s.tr.classOf(int32(c.name))
+		if s.tr.classes[cl].dangling {
+			s.danglingAPI++
+		}
+		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: corr, tag: uint32(cl)})
 	}
 	s.src.reuseAPI(p)
 	s.tally.Lap("pullAPI: calls")

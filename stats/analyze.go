@@ -607,11 +607,8 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 			}
 		}
 		if c.RatioCI != nil && (c.Method == MethodBootstrap || c.Method == MethodJackknife) {
-			c.Significant = c.RatioCI[0] > 1 || c.RatioCI[1] < 1
-			c.Verdict = "~"
-			if c.Significant {
-				c.Verdict = "changed"
-			}
+			c.Verdict = VerdictOf(*c.RatioCI)
+			c.Significant = c.Verdict == VerdictChanged
 		}
 		if base.n <= 2 {
 			vals := unitValues(base, fBase)

@@ -91,7 +91,7 @@ type HistoryComparison struct {
 	CV    float64 `json:"cv"`
 	// Z is (c̄ − ȳ) / (s·√(1/m + 1/n)), the t statistic with DF degrees of freedom.
 	Z          float64    `json:"t"`
-	Verdict    string     `json:"verdict"` // "changed", "~", "" without an interval
+	Verdict    Verdict    `json:"verdict"` // VerdictNone without an interval
 	History    []RunValue `json:"history"`
 	Candidates []RunValue `json:"candidates"`
 	Warnings   []string   `json:"warnings,omitempty"`
@@ -197,10 +197,7 @@ func CompareHistory(metric, stat string, history, candidates []RunValue, confide
 	if se > 0 {
 		h.Z = d / se
 	}
-	h.Verdict = "~"
-	if ci[0] > 1 || ci[1] < 1 {
-		h.Verdict = "changed"
-	}
+	h.Verdict = VerdictOf(ci)
 	if len(hy) < MinHistoryRuns {
 		h.Warnings = append(h.Warnings, WarnFewHistoryRuns)
 	}

@@ -198,6 +198,32 @@ type Design struct {
 	Dropped       []string `json:"dropped,omitempty"`
 }
 
+// Verdict is what a ratio's interval says of a change: every comparison's
+// verdict (arms, history, ranks) is one of the three below. Its string is
+// the word the outputs print and the JSON and Parquet hold.
+type Verdict string
+
+const (
+	// VerdictNone: no between-unit interval, so nothing is said (the
+	// analysis document writes it as null).
+	VerdictNone Verdict = ""
+	// VerdictChanged: the ratio's interval excludes 1.
+	VerdictChanged Verdict = "changed"
+	// VerdictUnchanged: the ratio's interval includes 1, no significant
+	// change ("~", as benchstat prints it).
+	VerdictUnchanged Verdict = "~"
+)
+
+func (v Verdict) String() string { return string(v) }
+
+// VerdictOf is the verdict of a between-unit interval of a ratio.
+func VerdictOf(ci [2]float64) Verdict {
+	if ci[0] > 1 || ci[1] < 1 {
+		return VerdictChanged
+	}
+	return VerdictUnchanged
+}
+
 // Comparison is one arm against the baseline for one metric and statistic.
 // Ratio = arm/baseline, Diff = arm − baseline.
 type Comparison struct {
@@ -214,7 +240,7 @@ type Comparison struct {
 	// Significant: the ratio CI excludes 1 with a between-unit method
 	// (never for within-run or none).
 	Significant bool     `json:"significant"`
-	Verdict     string   `json:"verdict"` // "changed", "~" (no significant change), "" (no between-unit CI)
+	Verdict     Verdict  `json:"verdict"` // VerdictNone without a between-unit CI
 	Method      string   `json:"method"`
 	NUnits      int      `json:"n_units"`
 	Paired      bool     `json:"paired"`

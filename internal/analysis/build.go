@@ -89,7 +89,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	}
 	d.results = make([]*stats.Result, len(d.Phases))
 	d.statsOff = sc.Off
-	d.plan = Units(d.instances, d.Phases, unitStart)
+	d.plan = unitsMerged(d.instances, d.Phases, unitStart, d.rankUnits)
 	if !sc.Off {
 		names := MetricNames()
 		err := inOrder(ctx, len(d.Phases), d.plan.statsConcurrency(runtime.GOMAXPROCS(0)/2), func(_ context.Context, i int) error {
@@ -121,6 +121,7 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 	}
 	marks.Mark("statistics done")
 	d.fill()
+	d.buildHardware(files, sc)
 	marks.Mark("doc filled")
 	return d, nil
 }

@@ -95,16 +95,18 @@ var instanceColumns = func() []instanceColumn {
 		c.metric, c.isMetric, c.Nullable, c.optional = m, true, true, true
 		cols = append(cols, c)
 	}
-	queue := instanceColumn{Column: export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops"},
+	queue := instanceColumn{Column: export.Column{Name: "queue_mean_ns", Type: export.TypeFloat64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "queue_sum_ns / ops with a delay; null without GPU ops, and wherever queue_sum_ns is null"},
 		f64: func(x *phases.Instance) float64 { return x.QueueMeanNs }, setF64: func(x *phases.Instance, v float64) { x.QueueMeanNs, x.HasQueue = v, true },
-		has: func(x *phases.Instance) bool { return x.HasQueue }, optional: true}
+		// Absent means null in every column: without the kernel table
+		// queue_sum_ns and queue_max_ns are null, so their mean is too.
+		has: func(x *phases.Instance) bool { return x.HasQueue && !x.IsNull(phases.QueueSum) }, optional: true}
 	stepOnly := func(x *phases.Instance) bool { return x.HasStepOnly }
 	gap := instanceColumn{Column: export.Column{Name: "phase_gap_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: wall not covered by any phase; null for phases"},
 		i64: func(x *phases.Instance) int64 { return x.PhaseGapNs }, setI64: func(x *phases.Instance, v int64) { x.PhaseGapNs, x.HasStepOnly = v, true },
 		has: stepOnly, optional: true}
-	unattr := instanceColumn{Column: export.Column{Name: "unattributed_kernel_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: kernel time of the step outside every phase; null for phases"},
+	unattr := instanceColumn{Column: export.Column{Name: "unattributed_kernel_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "steps only: kernel time of the step outside every phase; null for phases, and without the kernel table"},
 		i64: func(x *phases.Instance) int64 { return x.UnattrKerNs }, setI64: func(x *phases.Instance, v int64) { x.UnattrKerNs, x.HasStepOnly = v, true },
-		has: stepOnly, optional: true}
+		has: func(x *phases.Instance) bool { return x.HasStepOnly && !x.IsNull(phases.KernelSum) }, optional: true} // no kernel table: not measured, not 0
 	label := str("step_label", "steps of a numbered family (step ProfilerStep#N): the instance's own range name, e.g. ProfilerStep#12; empty otherwise",
 		func(x *phases.Instance) string { return x.StepLabel }, func(x *phases.Instance, v string) { x.StepLabel = v })
 	label.optional, label.nullOK = true, true

@@ -49,15 +49,21 @@ type Doc struct {
 	// stationary bootstrap over steps (analyze --within-run;
 	// docs/statistics.md §12): within these runs only.
 	WithinRun []WithinRunRow `json:"within_run,omitempty"`
+	// Hardware is what GPU metrics sampling and CPU sampling recorded, per
+	// phase (absent when the inputs recorded neither).
+	Hardware *HardwareSection `json:"hardware,omitempty"`
 
 	instances *phases.Store // every file's instances, in input order
 	// rankInputs are each export's rank processes as read (before rank
 	// ids), which the dataset context carries for --from; nil without ranks.
 	rankInputs map[string][]phases.RankProcess
-	results    []*stats.Result         // per phase, in Phases order; nil entries when stats are off
-	statsOff   bool                    // statistics were not requested (--no-stats)
-	unitStart  map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
-	plan       *UnitPlan               // instances placed in units, steps and phases
+	// rankUnits map each rank's statistics unit to the job's: ranks of one
+	// run are one unit per block, not replicates (buildRanks).
+	rankUnits map[phases.UnitID]phases.UnitID
+	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
+	statsOff  bool                    // statistics were not requested (--no-stats)
+	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
+	plan      *UnitPlan               // instances placed in units, steps and phases
 }
 
 // ToolInfo names the tool that wrote a document.
@@ -116,22 +122,22 @@ func (m MetricSummary) MarshalJSON() ([]byte, error) {
 
 // ComparisonRow is one arm against the baseline for one phase, metric and statistic.
 type ComparisonRow struct {
-	Phase       string      `json:"phase"`
-	Metric      string      `json:"metric"`
-	Stat        string      `json:"stat"`
-	Baseline    string      `json:"baseline"`
-	Arm         string      `json:"arm"`
-	BaseValue   float64     `json:"baseline_value"`
-	ArmValue    float64     `json:"arm_value"`
-	Ratio       *float64    `json:"ratio"`
-	RatioCI     *[2]float64 `json:"ratio_ci"`
-	Diff        float64     `json:"diff"`
-	DiffCI      *[2]float64 `json:"diff_ci"`
-	Significant bool        `json:"significant"`
-	Verdict     string      `json:"verdict"`
-	Method      string      `json:"method"`
-	NUnits      int         `json:"n_units"`
-	Warnings    []string    `json:"warnings"`
+	Phase       string        `json:"phase"`
+	Metric      string        `json:"metric"`
+	Stat        string        `json:"stat"`
+	Baseline    string        `json:"baseline"`
+	Arm         string        `json:"arm"`
+	BaseValue   float64       `json:"baseline_value"`
+	ArmValue    float64       `json:"arm_value"`
+	Ratio       *float64      `json:"ratio"`
+	RatioCI     *[2]float64   `json:"ratio_ci"`
+	Diff        float64       `json:"diff"`
+	DiffCI      *[2]float64   `json:"diff_ci"`
+	Significant bool          `json:"significant"`
+	Verdict     stats.Verdict `json:"verdict"`
+	Method      string        `json:"method"`
+	NUnits      int           `json:"n_units"`
+	Warnings    []string      `json:"warnings"`
 }
 
 // DecompositionRow is one exclusive part of a phase's mean wall difference

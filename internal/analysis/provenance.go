@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -26,6 +27,51 @@ type Provenance struct {
 	// CUDAContexts are the CUDA contexts the profiled processes created,
 	// each with the physical GPU it lives on (TARGET_INFO_CUDA_CONTEXT_INFO).
 	CUDAContexts []CUDAContext `json:"cuda_contexts"`
+}
+
+// provenanceColumns are the columns that say where an export came from,
+// each with its cell: the first columns of both tables that hold
+// provenance, analyze's provenance (Doc.ProvenanceTable) and info's one row
+// per export (report.InfosTable), which derive theirs from this one list.
+var provenanceColumns = []struct {
+	export.Column
+	cell func(p *Provenance) string
+}{
+	{export.Column{Name: "nsys_version", Type: export.TypeString}, func(p *Provenance) string { return p.NsysVersion }},
+	{export.Column{Name: "export_schema_version", Type: export.TypeString}, func(p *Provenance) string { return p.SchemaVersion }},
+	{export.Column{Name: "gpu", Type: export.TypeString}, func(p *Provenance) string { return p.gpuField(func(g nsys.GPU) string { return g.Name }) }},
+	{export.Column{Name: "gpu_uuid", Type: export.TypeString}, func(p *Provenance) string { return p.gpuField(func(g nsys.GPU) string { return g.UUID }) }},
+	{export.Column{Name: "driver_version", Type: export.TypeString}, func(p *Provenance) string { return p.DriverVersion }},
+	{export.Column{Name: "cuda_driver_version", Type: export.TypeString}, func(p *Provenance) string { return p.CUDADriverVersion }},
+	{export.Column{Name: "cuda_graph_trace_mode", Type: export.TypeString}, func(p *Provenance) string { return p.GraphTraceMode }},
+}
+
+// ProvenanceColumns are the provenance columns of a table, file first:
+// where an export came from.
+func ProvenanceColumns() []export.Column {
+	cols := []export.Column{{Name: "file", Type: export.TypeString}}
+	for _, c := range provenanceColumns {
+		cols = append(cols, c.Column)
+	}
+	return cols
+}
+
+// Cells are the values of ProvenanceColumns for the export named file.
+func (p *Provenance) Cells(file string) []export.Value {
+	vals := []export.Value{export.Str(file)}
+	for _, c := range provenanceColumns {
+		vals = append(vals, export.Str(c.cell(p)))
+	}
+	return vals
+}
+
+// gpuField is one field of every GPU, joined by ";".
+func (p *Provenance) gpuField(field func(nsys.GPU) string) string {
+	vals := make([]string, len(p.GPUs))
+	for i, g := range p.GPUs {
+		vals[i] = field(g)
+	}
+	return strings.Join(vals, ";")
 }
 
 // CUDAContext is one CUDA context of one process. Device and context ids are

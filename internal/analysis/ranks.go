@@ -17,6 +17,8 @@ const (
 	WarnRanksUnaligned   = "ranks_unaligned"   // per-rank exports without session start times: no stragglers
 	WarnRanksMultiHost   = "ranks_multi_host"  // ranks from different hosts: session clocks not corrected
 	WarnCollectiveCounts = "collective_counts" // ranks ran different numbers of collectives in a step
+	WarnRanksNotOneJob   = "ranks_not_one_job" // exports claim the same rank, or their timelines do not overlap: no rank view
+	WarnRanksOneRun      = "ranks_one_run"     // ranks of one run pooled in one unit per block, not one unit per rank
 )
 
 // RanksSection is the document's `ranks` section: present when the inputs
@@ -38,15 +40,67 @@ type RanksSection struct {
 	// with CIs over its blocks (empty with one arm or --no-stats).
 	Comparisons []RankComparison  `json:"comparisons"`
 	Settings    StragglerSettings `json:"straggler_settings"`
+	// StepEnds is skew at the steps' ends on the common timeline: with or
+	// without traced communication; nil when the ranks share no step or
+	// cannot be put on one timeline.
+	StepEnds *StepEndSkew `json:"step_ends"`
+}
+
+// StepEndSkew is when each rank finishes each matched step, on the
+// common wall-clock timeline, and who finishes last.
+type StepEndSkew struct {
+	Matching string `json:"matching"`
+	Steps    int    `json:"steps"` // steps matched on every rank (warm-up left out)
+	// Skew of a step = the last rank's end − the first rank's end; its mean
+	// over steps with a CI over blocks of consecutive steps, and the median.
+	SkewMeanNs   float64     `json:"skew_mean_ns"`
+	SkewMedianNs float64     `json:"skew_median_ns"`
+	SkewMaxNs    int64       `json:"skew_max_ns"`
+	SkewCI       *[2]float64 `json:"skew_mean_ci"`
+	Method       string      `json:"method"`
+	// Straggler is the rank that finishes last in more than half of the
+	// steps (a step whose last ends tie has no last rank); null when none
+	// does. MarginMedianNs is, over the steps it
+	// finishes last, the median of its end − the next rank's end.
+	Straggler      *int     `json:"straggler_rank"`
+	StragglerLast  int      `json:"straggler_last_steps"`
+	MarginMedianNs *float64 `json:"straggler_margin_median_ns"`
+	// Sentence says it in words.
+	Sentence string        `json:"sentence"`
+	Ranks    []StepEndRank `json:"ranks"`
+	Rows     []StepEndRow  `json:"rows"`
+	Note     string        `json:"note"` // ranks are not replicates
+}
+
+// StepEndRank is one rank over the matched steps.
+type StepEndRank struct {
+	Rank         int     `json:"rank"`
+	LastSteps    int     `json:"last_steps"`           // steps it finished last
+	BehindMeanNs float64 `json:"behind_first_mean_ns"` // mean of its end − the first rank's end
+}
+
+// StepEndRow is one matched step on one rank.
+type StepEndRow struct {
+	Step     int    `json:"step"`
+	Label    string `json:"label"`
+	Rank     int    `json:"rank"`
+	EndNs    int64  `json:"end_ns"` // on the common clock (ns since the earliest session start, or the export's clock)
+	WallNs   int64  `json:"step_wall_ns"`
+	BehindNs int64  `json:"behind_first_ns"`
+	Last     bool   `json:"last"`
 }
 
 // StragglerSettings records how the straggler CIs were computed.
 type StragglerSettings struct {
-	Unit       string  `json:"unit"`  // what one straggler sample is (a step, or a collective)
-	Steps      int     `json:"steps"` // samples matched across every rank
-	Confidence float64 `json:"confidence"`
-	Resamples  int     `json:"resamples"`
-	Seed       uint64  `json:"seed"`
+	Unit  string `json:"unit"`  // what one straggler sample is (a step, or a collective)
+	Steps int    `json:"steps"` // samples matched across every rank
+	// InitCollectives are the collectives outside the counted steps
+	// (initialisation, warm-up steps) matched on every rank: their
+	// lateness is reported apart (RankRow.InitLatenessNs).
+	InitCollectives int     `json:"init_collectives"`
+	Confidence      float64 `json:"confidence"`
+	Resamples       int     `json:"resamples"`
+	Seed            uint64  `json:"seed"`
 }
 
 // RankRow is one rank: its communication over the whole export and how
@@ -79,6 +133,10 @@ type RankRow struct {
 	StragglerShare   *float64    `json:"straggler_share_of_steps"`
 	StragglerShareCI *[2]float64 `json:"straggler_share_ci"`
 	LatenessMeanNs   *float64    `json:"lateness_mean_ns"`
+	LatenessMedianNs *float64    `json:"lateness_median_ns"`
+	// InitLatenessNs is Σ lateness at the collectives outside the counted
+	// steps (initialisation, warm-up steps), kept out of the steady state.
+	InitLatenessNs int64 `json:"init_lateness_ns"`
 	// WaitMeanNs is the mean per step of the rank's wait inside the
 	// collectives for the last rank (StragglerStep.WaitNs).
 	WaitMeanNs  *float64           `json:"wait_mean_ns"`
@@ -97,8 +155,14 @@ type RankPhaseRow struct {
 	// Imbalance = the largest rank's mean wall / the mean over ranks of
 	// their mean walls (the same on every row of the phase).
 	Imbalance float64 `json:"imbalance_max_over_mean"`
+	// RelativeScore = the fastest rank's mean wall / this rank's (1 for the
+	// fastest, lower for slower ranks); null when the wall is 0.
+	RelativeScore *float64 `json:"relative_score"`
 	// NCCL kernels launched from inside the phase's instances (their host
 	// call on the instance's thread inside it), per instance.
+	// GPUBusyMeanNs is the mean of the instances' gpu_busy_ns; null where
+	// it is not measured (the (unannotated) row: GPU time does not split).
+	GPUBusyMeanNs     *float64 `json:"gpu_busy_mean_ns"`
 	NCCLNsMean        float64  `json:"nccl_ns_mean"`
 	NCCLExposedNsMean float64  `json:"nccl_exposed_ns_mean"`
 	OverlapShare      *float64 `json:"nccl_overlap_share_of_nccl_ns"`
@@ -112,17 +176,17 @@ type RankPhaseRow struct {
 // RankComparison is one arm against the baseline on one rank: mean wall
 // of a phase's kept instances, ratio = arm / baseline.
 type RankComparison struct {
-	Phase      string      `json:"phase"`
-	Rank       int         `json:"rank"`
-	Baseline   string      `json:"baseline"`
-	Arm        string      `json:"arm"`
-	BaseMeanNs float64     `json:"baseline_mean_ns"`
-	ArmMeanNs  float64     `json:"arm_mean_ns"`
-	Ratio      *float64    `json:"ratio"`
-	RatioCI    *[2]float64 `json:"ratio_ci"`
-	Verdict    string      `json:"verdict"` // as in comparisons: "changed", "~", "" (no between-block CI)
-	Method     string      `json:"method"`
-	NUnits     int         `json:"n_units"`
+	Phase      string        `json:"phase"`
+	Rank       int           `json:"rank"`
+	Baseline   string        `json:"baseline"`
+	Arm        string        `json:"arm"`
+	BaseMeanNs float64       `json:"baseline_mean_ns"`
+	ArmMeanNs  float64       `json:"arm_mean_ns"`
+	Ratio      *float64      `json:"ratio"`
+	RatioCI    *[2]float64   `json:"ratio_ci"`
+	Verdict    stats.Verdict `json:"verdict"` // as in comparisons; VerdictNone without a between-block CI
+	Method     string        `json:"method"`
+	NUnits     int           `json:"n_units"`
 }
 
 // StragglerStep is one matched step (or collective) on one rank.
@@ -179,6 +243,10 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	if len(ps) < 2 {
 		return
 	}
+	if why := notOneJob(files, ps); why != "" {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksNotOneJob, Message: why})
+		return
+	}
 	phases.AssignRanks(ps)
 	s := &RanksSection{}
 	rankOf := map[rankRef]int{}
@@ -194,15 +262,40 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		sources[p.RankSource] = true
 	}
 	st := d.instances
+	type jobUnit struct {
+		arm   string
+		block int
+	}
+	first := map[jobUnit]phases.UnitID{}
 	for i := range st.Len() {
-		if r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]; ok {
-			st.SetRank(i, r)
+		r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]
+		if !ok {
+			continue
 		}
+		st.SetRank(i, r)
+		// Ranks of one run are not replicates: each rank's block (or
+		// process unit) joins the first rank's, so an arm's CIs are over
+		// its blocks of this run, never over its ranks.
+		u := st.Unit(i)
+		k := jobUnit{u.Arm, u.Block}
+		if f, ok := first[k]; !ok {
+			first[k] = u
+		} else if f != u {
+			if d.rankUnits == nil {
+				d.rankUnits = map[phases.UnitID]phases.UnitID{}
+			}
+			d.rankUnits[u] = f
+		}
+	}
+	if len(d.rankUnits) > 0 {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", len(ps))})
 	}
 	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
 	s.Hosts = slices.Sorted(maps.Keys(hosts))
 	s.MultiHost = len(hosts) > 1
 	switch {
+	case !kinds["nccl"] && !kinds["mpi"]:
+		s.Collectives = "none traced (no NCCL kernels, no MPI trace): ranks are compared by their steps"
 	case kinds["nccl"] && kinds["mpi"]:
 		s.Collectives = "NCCL kernels (GPU start) where a rank ran them, else traced MPI collective calls (host start)"
 	case kinds["nccl"]:
@@ -242,19 +335,15 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		}
 		return t
 	}
-	// Steps and phases of each rank, warm-up ones included: step keys count
-	// them, and each use leaves them out.
+	// Steps and phases of each rank, warm-up ones included (step keys count
+	// them, and each use leaves them out): the document's own instances,
+	// so every rank row is phase_instances grouped by rank (segmentation
+	// flags each process's first --skip-steps steps).
 	byRank := map[int][]phases.Instance{}
-	for _, fr := range files {
-		st := fr.Result.InstanceStore()
-		for i := range st.Len() {
-			if r, ok := rankOf[rankRef{fr.Path, st.Pid(i)}]; ok {
-				byRank[r] = append(byRank[r], st.At(i))
-			}
+	for i, x := range st.Each() {
+		if r, ok := st.Rank(i); ok {
+			byRank[r] = append(byRank[r], *x)
 		}
-	}
-	for r, xs := range byRank {
-		byRank[r] = rankWarmup(xs, d.Settings.SkipSteps)
 	}
 	for i := range ps {
 		p := &ps[i]
@@ -272,7 +361,10 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	}
 	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
 	if aligned {
-		d.stragglers(s, ps, byRank, clock, sc)
+		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
+		if kinds["nccl"] || kinds["mpi"] {
+			d.stragglers(s, ps, byRank, clock, sc)
+		}
 	}
 	s.Comparisons = d.rankComparisons(ps, byRank, sc)
 	if s.Phases == nil {
@@ -282,6 +374,72 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		s.Steps = []StragglerStep{}
 	}
 	d.Ranks = s
+}
+
+// notOneJob says why the rank processes ps of files are not ranks of one
+// job, or "" when they may be: two exports claim the same rank from the
+// environment, or an export's timeline (its session start plus its steps'
+// span) does not overlap the others'. Two runs of one program compared as
+// arms are such inputs: they get no rank view across them.
+func notOneJob(files []*FileResult, ps []phases.RankProcess) string {
+	byFile := map[string]*FileResult{}
+	for _, fr := range files {
+		byFile[fr.Path] = fr
+	}
+	seen := map[int]string{}
+	for _, p := range ps {
+		if p.EnvRank < 0 {
+			continue
+		}
+		if f, ok := seen[p.EnvRank]; ok && f != p.File {
+			return fmt.Sprintf("%s and %s both record rank %d (%s): they are not ranks of one job, so no rank view is built across them; analyse each job's exports together, or compare the runs as arms", f, p.File, p.EnvRank, p.EnvVar)
+		}
+		seen[p.EnvRank] = p.File
+	}
+	type span struct {
+		file       string
+		start, end int64
+	}
+	var spans []span
+	done := map[string]bool{}
+	for _, p := range ps {
+		fr := byFile[p.File]
+		if done[p.File] || fr == nil || p.SessionStartUTC == 0 || fr.Result == nil {
+			continue
+		}
+		done[p.File] = true
+		st := fr.Result.InstanceStore()
+		if st.Len() == 0 {
+			continue
+		}
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for i := range st.Len() {
+			lo, hi = min(lo, st.Start(i)), max(hi, st.End(i))
+		}
+		spans = append(spans, span{p.File, p.SessionStartUTC + lo, p.SessionStartUTC + hi})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	for i := 1; i < len(spans); i++ {
+		prev := spans[i-1]
+		for j := range i {
+			if spans[j].end > prev.end {
+				prev = spans[j]
+			}
+		}
+		if spans[i].start > prev.end {
+			return fmt.Sprintf("%s starts %s after %s ends (session start TARGET_INFO_SESSION_START_TIME plus the steps' span): their timelines do not overlap, so they are not ranks of one job and no rank view is built across them; analyse each job's exports together, or compare the runs as arms",
+				spans[i].file, fmtGap(spans[i].start-prev.end), prev.file)
+		}
+	}
+	return ""
+}
+
+// fmtGap is a duration for a sentence: "3600.0 s", "12.5 ms".
+func fmtGap(ns int64) string {
+	if ns >= 1e9 {
+		return fmt.Sprintf("%.1f s", float64(ns)/1e9)
+	}
+	return fmt.Sprintf("%.1f ms", float64(ns)/1e6)
 }
 
 func share(num, den int64) *float64 {
@@ -310,21 +468,30 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 	for i := range ps {
 		p := &ps[i]
 		xs := byRank[p.Rank]
-		var n int
-		var wall, nccl, expos, other int64
+		var n, busyN int
+		var wall, busy, nccl, expos, other int64
 		var own []int // indices of the phase's instances
 		for j := range xs {
 			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup {
 				n++
-				wall += xs[j].End - xs[j].Start
+				// the instance's wall metric, not its span: the
+				// (unannotated) row spans the step but its wall is the
+				// step's time outside every phase
+				wall += xs[j].M[phases.Wall]
+				if !xs[j].IsNull(phases.GPUBusy) {
+					busyN++
+					busy += xs[j].M[phases.GPUBusy]
+				}
 				own = append(own, j)
 			}
 		}
 		if n == 0 {
 			continue
 		}
+		phaseSpans := depthOneSpans(xs)
 		// NCCL kernels whose launching call lies in one of the phase's
-		// instances on the instance's thread (both ends included).
+		// instances on the instance's thread (both ends included); for
+		// the (unannotated) row, outside every phase of the step.
 		for _, c := range p.Collectives {
 			if c.CallStart < 0 || p.Kind != "nccl" {
 				continue
@@ -333,34 +500,189 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 			for _, j := range own {
 				x := &xs[j]
 				if x.Start <= c.CallStart && c.CallStart <= x.End {
-					if x.Tid == c.Tid {
+					if x.Tid == c.Tid && (x.Phase != phases.Unannotated || !phaseSpans.holds(c.Tid, c.CallStart)) {
 						nccl += c.End - c.Start
 						expos += c.ExposedNs
 						otherThread = false
 						break
 					}
-					otherThread = true
+					otherThread = x.Tid != c.Tid
 				}
 			}
 			if otherThread {
 				other += c.End - c.Start
 			}
 		}
-		rows = append(rows, RankPhaseRow{Phase: ph, Arm: arm, Rank: p.Rank, N: n, WallMeanNs: float64(wall) / float64(n),
+		row := RankPhaseRow{Phase: ph, Arm: arm, Rank: p.Rank, N: n, WallMeanNs: float64(wall) / float64(n),
 			NCCLNsMean: float64(nccl) / float64(n), NCCLExposedNsMean: float64(expos) / float64(n), OverlapShare: share(nccl-expos, nccl),
-			NCCLOtherThreadNsMean: float64(other) / float64(n)})
+			NCCLOtherThreadNsMean: float64(other) / float64(n)}
+		if busyN == n {
+			b := float64(busy) / float64(n)
+			row.GPUBusyMeanNs = &b
+		}
+		rows = append(rows, row)
 	}
-	hi, sum := 0.0, 0.0
+	hi, sum, fastest := 0.0, 0.0, math.Inf(1)
 	for _, r := range rows {
 		hi = max(hi, r.WallMeanNs)
 		sum += r.WallMeanNs
+		fastest = min(fastest, r.WallMeanNs)
 	}
 	for i := range rows {
 		if sum > 0 {
 			rows[i].Imbalance = hi / (sum / float64(len(rows)))
 		}
+		if rows[i].WallMeanNs > 0 {
+			v := fastest / rows[i].WallMeanNs
+			rows[i].RelativeScore = &v
+		}
 	}
 	return rows
+}
+
+// stepEnds matches the ranks' kept steps (by rankStepKeys) and measures
+// when each ends on the common clock: who finishes each step last, and the
+// skew of the ends, with a CI over blocks of consecutive steps.
+func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]phases.Instance, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) *StepEndSkew {
+	type end struct{ end, wall int64 }
+	per := make([]map[string]end, len(ps))
+	var keys []string
+	blockOf := map[string]string{}
+	for i := range ps {
+		per[i] = map[string]end{}
+		steps := stepsOf(byRank[ps[i].Rank])
+		for j, k := range rankStepKeys(steps) {
+			x := &steps[j]
+			if x.Warmup {
+				continue
+			}
+			if _, ok := blockOf[k]; !ok {
+				blockOf[k] = orDash(x.Arm) + " block " + fmt.Sprint(x.Block)
+				if i == 0 {
+					keys = append(keys, k)
+				}
+			}
+			per[i][k] = end{clock(&ps[i], x.End), x.M[phases.Wall]}
+		}
+	}
+	out := &StepEndSkew{Matching: "steps matched by step number (numbered families) or by arm, block and step index; warm-up steps left out",
+		Note: "ranks of one run are not replicates: the CI is over blocks of consecutive steps of this run, not over ranks or runs"}
+	for i := range ps {
+		out.Ranks = append(out.Ranks, StepEndRank{Rank: ps[i].Rank})
+	}
+	var skews []float64
+	var blocks []string
+	var margins []float64
+	lastN := make([]int, len(ps))
+	for _, k := range keys {
+		es := make([]end, len(ps))
+		all := true
+		for i := range ps {
+			e, ok := per[i][k]
+			es[i], all = e, all && ok
+		}
+		if !all {
+			continue
+		}
+		lo, last := es[0].end, 0
+		for i, e := range es {
+			lo = min(lo, e.end)
+			if e.end > es[last].end {
+				last = i
+			}
+		}
+		next := int64(math.MinInt64)
+		for i, e := range es {
+			if i != last {
+				next = max(next, e.end)
+			}
+		}
+		if next == es[last].end {
+			last = -1 // a tie: no rank finishes the step last
+		}
+		for i, e := range es {
+			out.Rows = append(out.Rows, StepEndRow{Step: out.Steps, Label: k, Rank: ps[i].Rank, EndNs: e.end, WallNs: e.wall, BehindNs: e.end - lo, Last: i == last})
+			out.Ranks[i].BehindMeanNs += float64(e.end - lo)
+		}
+		if last >= 0 {
+			lastN[last]++
+		}
+		hi := max(next, es[0].end)
+		for _, e := range es {
+			hi = max(hi, e.end)
+		}
+		skews = append(skews, float64(hi-lo))
+		margins = append(margins, float64(hi-next))
+		blocks = append(blocks, blockOf[k])
+		out.SkewMaxNs = max(out.SkewMaxNs, hi-lo)
+		out.Steps++
+	}
+	if out.Steps == 0 {
+		return nil
+	}
+	for i := range out.Ranks {
+		out.Ranks[i].LastSteps = lastN[i]
+		out.Ranks[i].BehindMeanNs /= float64(out.Steps)
+	}
+	sum := stats.Summarize(skews)
+	out.SkewMeanNs, out.SkewMedianNs, out.Method = sum.Mean, sum.Median, stats.MethodNone
+	top := 0
+	for i := range lastN {
+		if lastN[i] > lastN[top] {
+			top = i
+		}
+	}
+	if 2*lastN[top] > out.Steps {
+		r := ps[top].Rank
+		out.Straggler, out.StragglerLast = &r, lastN[top]
+		var mine []float64
+		for j, row := 0, 0; j < len(out.Rows); j += len(ps) {
+			if out.Rows[j+top].Last {
+				mine = append(mine, margins[row])
+			}
+			row++
+		}
+		m := stats.Summarize(mine).Median
+		out.MarginMedianNs = &m
+		out.Sentence = fmt.Sprintf("rank %d finishes last in %d of %d steps, a median %s after the next rank; the ends of a step spread by a median %s (mean %s, max %s)",
+			r, lastN[top], out.Steps, fmtDur(m), fmtDur(sum.Median), fmtDur(sum.Mean), fmtDur(float64(out.SkewMaxNs)))
+	} else {
+		out.Sentence = fmt.Sprintf("no straggler: no rank finishes last in more than half of the %d steps; ranks finish each step within %s of each other (median %s)",
+			out.Steps, fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
+	}
+	if sc.Off {
+		return out
+	}
+	var units []stats.Unit
+	for lo := 0; lo < len(blocks); {
+		hi := lo
+		for hi < len(blocks) && blocks[hi] == blocks[lo] {
+			hi++
+		}
+		units = append(units, stats.Unit{ID: "job " + blocks[lo], Arm: "job", Profile: "job", Start: int64(lo), Steps: [][]float64{skews[lo:hi]}})
+		lo = hi
+	}
+	res, err := stats.Analyze("step ends", []string{"end_skew_ns"}, units,
+		stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{}})
+	if err != nil {
+		d.Warnings = append(d.Warnings, Warning{Code: "straggler_ci", Message: "step-end skew CI not computed: " + err.Error()})
+		return out
+	}
+	for _, a := range res.Arms {
+		out.Method = a.Method
+		for _, m := range a.Metrics {
+			out.SkewCI = m.MeanCI
+		}
+	}
+	return out
+}
+
+// fmtDur is ns for a sentence: µs below 10 ms, else ms.
+func fmtDur(ns float64) string {
+	if math.Abs(ns) < 10e6 {
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.2f ms", ns/1e6)
 }
 
 // rankStepKeys identify steps across ranks: the numbered family's label
@@ -400,6 +722,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		block string // the step's block (unit) label, which the CIs resample
 		wall  int64  // the step's wall; -1 for a collective alone
 		arr   []int64
+		init  bool // outside the counted steps (initialisation, warm-up)
 	}
 	haveSteps := true
 	for i := range ps {
@@ -431,7 +754,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 				steps = stepsOf(byRank[p.Rank])
 				skeys = rankStepKeys(steps)
 			}
-			n := 0
+			n, m := 0, 0
 			for _, c := range p.Collectives {
 				t := c.CallStart
 				if t < 0 {
@@ -442,7 +765,13 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 					// the step of the process that holds the launching call
 					j, _ := slices.BinarySearchFunc(steps, t, func(x phases.Instance, t int64) int { return cmp.Compare(x.Start, t+1) })
 					inStep := j > 0 && t <= steps[j-1].End
-					if inStep && steps[j-1].Warmup {
+					if !inStep || steps[j-1].Warmup {
+						// initialisation or warm-up: outside the counted
+						// steps, matched by order among themselves and
+						// reported apart from the steady state
+						g := add(i, fmt.Sprintf("init collective %d", m), &group{order: m, block: "init", wall: -1, init: true})
+						g.arr = append(g.arr, clock(p, c.Start))
+						m++
 						continue
 					}
 					if bySteps {
@@ -464,7 +793,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			for i := range per {
 				all = all && per[i][k] != nil
 			}
-			if all {
+			if all && !per[0][k].init {
 				matched++
 			}
 		}
@@ -486,6 +815,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	strag := make([][]float64, len(ps))
 	var blocks []string // per matched step
 	waitSum := make([]int64, len(ps))
+	initLate, initN := make([]int64, len(ps)), 0
 	uneven := 0
 	step := 0
 	for _, k := range keys {
@@ -500,6 +830,19 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			n = min(n, len(gs[i].arr))
 		}
 		if n == 0 {
+			continue
+		}
+		if gs[0].init {
+			for c := range n {
+				lo := int64(math.MaxInt64)
+				for i := range gs {
+					lo = min(lo, gs[i].arr[c])
+				}
+				for i := range gs {
+					initLate[i] += gs[i].arr[c] - lo
+				}
+			}
+			initN += n
 			continue
 		}
 		for i := range gs {
@@ -544,6 +887,10 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		step++
 	}
 	s.Settings.Steps = step
+	s.Settings.InitCollectives = initN
+	for i := range ps {
+		s.Ranks[i].InitLatenessNs = initLate[i]
+	}
 	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
 	if uneven > 0 {
 		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched steps the ranks ran different numbers of collectives: the first ones of each rank were matched", uneven, step)})
@@ -558,8 +905,9 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		}
 		s.Ranks[i].StragglerSteps = n
 		s.Ranks[i].StragglerShare = share(int64(n), int64(step))
-		m := stats.Summarize(lateness[i]).Mean
-		s.Ranks[i].LatenessMeanNs = &m
+		sum := stats.Summarize(lateness[i])
+		m, med := sum.Mean, sum.Median
+		s.Ranks[i].LatenessMeanNs, s.Ranks[i].LatenessMedianNs = &m, &med
 		w := float64(waitSum[i]) / float64(step)
 		s.Ranks[i].WaitMeanNs = &w
 		s.Ranks[i].Method = stats.MethodNone
@@ -611,41 +959,36 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	}
 }
 
-// rankWarmup marks warm-up per rank: the first skip steps of each block
-// of the rank's own steps (segmentation counts --skip-steps over every
-// process of a block, so on one export of two ranks only the first
-// process's first step was left out), and the phases inside them. xs are
-// copies: the document's instances keep their flags.
-func rankWarmup(xs []phases.Instance, skip int) []phases.Instance {
-	idx := make([]int, 0, len(xs))
-	for i := range xs {
-		if xs[i].IsStep {
-			idx = append(idx, i)
-		}
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(xs[a].Start, xs[b].Start) })
-	n, total := map[string]int{}, map[string]int{}
-	key := func(x *phases.Instance) string { return fmt.Sprintf("%s\x00%d", x.Arm, x.Block) }
-	for _, i := range idx {
-		total[key(&xs[i])]++
-	}
-	for _, i := range idx {
-		b := key(&xs[i])
-		// a block of no more than skip steps keeps them all (a whole-process
-		// pseudo-step, say), as nothing else would be left
-		xs[i].Warmup = n[b] < skip && total[b] > skip
-		n[b]++
-	}
+// threadSpans are, per thread, the spans of a rank's depth-1 phases on
+// the step's own thread ((unannotated) and other threads' rows left out),
+// in start order, each with the largest end up to it.
+type threadSpans map[int64][][3]int64
+
+func depthOneSpans(xs []phases.Instance) threadSpans {
+	out := threadSpans{}
 	for i := range xs {
 		x := &xs[i]
-		if x.IsStep {
-			continue
+		if x.Depth == 1 && !x.OtherThread && x.Phase != phases.Unannotated {
+			out[x.Tid] = append(out[x.Tid], [3]int64{x.Start, x.End})
 		}
-		// the step that contains the phase: the last step starting at or before it
-		j, _ := slices.BinarySearchFunc(idx, x.Start, func(k int, t int64) int { return cmp.Compare(xs[k].Start, t+1) })
-		x.Warmup = j == 0 || x.Start > xs[idx[j-1]].End || xs[idx[j-1]].Warmup
 	}
-	return xs
+	for _, ss := range out {
+		slices.SortFunc(ss, func(a, b [3]int64) int { return cmp.Compare(a[0], b[0]) })
+		hi := int64(math.MinInt64)
+		for k := range ss {
+			hi = max(hi, ss[k][1])
+			ss[k][2] = hi
+		}
+	}
+	return out
+}
+
+// holds reports whether t lies in one of tid's spans (both ends
+// included): some span starting at or before t ends at or after it.
+func (ts threadSpans) holds(tid, t int64) bool {
+	ss := ts[tid]
+	j, _ := slices.BinarySearchFunc(ss, t, func(s [3]int64, t int64) int { return cmp.Compare(s[0], t+1) })
+	return j > 0 && ss[j-1][2] >= t
 }
 
 // stepsOf is the step instances of xs in start order.
@@ -682,7 +1025,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.I
 					at[x.Unit] = k
 					units = append(units, stats.Unit{ID: x.Unit.String(), Arm: x.Arm, Profile: x.File, Start: d.unitStart[x.Unit], Steps: [][]float64{nil}})
 				}
-				units[k].Steps[0] = append(units[k].Steps[0], float64(x.End-x.Start))
+				units[k].Steps[0] = append(units[k].Steps[0], float64(x.M[phases.Wall]))
 			}
 			base := d.Baseline
 			if !slices.ContainsFunc(units, func(u stats.Unit) bool { return u.Arm == base }) || len(units) == 0 {

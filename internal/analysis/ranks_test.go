@@ -205,7 +205,9 @@ func TestRanksPerRankExports(t *testing.T) {
 		if s == nil || len(s.Ranks) != 5 {
 			t.Fatalf("ranks %+v", s)
 		}
-		if s.Source != "environment OMPI_COMM_WORLD_RANK" || s.Settings.Unit != "collective" || s.Settings.Steps != 1002 || s.MultiHost {
+		// 1000 steady-state collectives; the 2 outside the counted steps
+		// (initialisation) are reported apart.
+		if s.Source != "environment OMPI_COMM_WORLD_RANK" || s.Settings.Unit != "collective" || s.Settings.Steps != 1000 || s.Settings.InitCollectives != 2 || s.MultiHost {
 			t.Errorf("source %q unit %q steps %d multi-host %v", s.Source, s.Settings.Unit, s.Settings.Steps, s.MultiHost)
 		}
 		got := map[int]int{}
@@ -215,9 +217,16 @@ func TestRanksPerRankExports(t *testing.T) {
 				t.Errorf("rank %d: nccl %d overlap %v collectives %d", r.Rank, r.NCCLNs, r.OverlapShare, r.Collectives)
 			}
 		}
-		// Rank 3 arrives last at 958 of the 1002 MPI collectives.
-		if got[3] != 958 {
+		// Rank 3 arrives last at 956 of the 1000 steady-state MPI collectives.
+		if got[3] != 956 {
 			t.Errorf("straggler counts %v", got)
+		}
+		// measured: rank 3 is 19.0 ms late over the two init collectives,
+		// apart from its steady 501.2 µs mean (482.3 µs median) lateness
+		for _, r := range s.Ranks {
+			if r.Rank == 3 && (r.InitLatenessNs != 19006000 || r.LatenessMedianNs == nil || *r.LatenessMedianNs != 482260 || math.Abs(*r.LatenessMeanNs-501246.343) > 1e-3) {
+				t.Errorf("rank 3: init lateness %d, steady mean %v median %v", r.InitLatenessNs, *r.LatenessMeanNs, *r.LatenessMedianNs)
+			}
 		}
 		checkStragglerRows(t, s)
 		if s.Steps[0].StepWallNs != nil {
@@ -355,24 +364,15 @@ func TestRanksDataset(t *testing.T) {
 }
 
 // TestRankStepKeys: numbered steps match by their label; others by arm,
-// block and the rank's own index, which counts warm-up steps too; each
-// rank's first --skip-steps steps of a block (and their phases) are its
-// warm-up, unless the block has no more steps than that.
+// block and the rank's own index, which counts warm-up steps too.
 func TestRankStepKeys(t *testing.T) {
 	st := func(arm string, block int, start int64, label string) phases.Instance {
 		return phases.Instance{IsStep: true, Arm: arm, Block: block, Start: start, End: start + 10, StepLabel: label, Phase: "step"}
 	}
 	xs := []phases.Instance{st("a", 0, 0, ""), st("a", 0, 20, ""), st("b", 0, 40, ""), st("a", 0, 60, ""),
 		{Phase: "fwd", Start: 21, End: 25}, {Phase: "fwd", Start: 1, End: 5}, st("c", 0, 80, "")}
-	got := rankWarmup(slices.Clone(xs), 1)
-	var warm []bool
-	for _, x := range got {
-		warm = append(warm, x.Warmup)
-	}
-	if want := []bool{true, false, false, false, false, true, false}; !slices.Equal(warm, want) {
-		t.Errorf("warm-up %v, want %v", warm, want)
-	}
-	steps := stepsOf(got)
+	xs[0].Warmup = true
+	steps := stepsOf(xs)
 	if keys, want := rankStepKeys(steps), []string{"a block 0 step 0", "a block 0 step 1", "b block 0 step 0", "a block 0 step 2", "c block 0 step 0"}; !slices.Equal(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
@@ -392,18 +392,38 @@ func TestRankPhaseNCCLThreads(t *testing.T) {
 		{Start: 200, End: 230, ExposedNs: 30, Tid: 2, CallStart: 15},  // autograd thread, during instance 1
 		{Start: 300, End: 310, ExposedNs: 10, Tid: 1, CallStart: 500}, // outside
 	}}}
+	inst := func(phase string, depth int, start, end, wall int64) phases.Instance {
+		x := phases.Instance{Phase: phase, Tid: 1, Depth: depth, Start: start, End: end, IsStep: depth == 0}
+		x.M[phases.Wall] = wall
+		return x
+	}
 	byRank := map[int][]phases.Instance{0: {
-		{Phase: "bwd", Tid: 1, Start: 10, End: 20},
-		{Phase: "bwd", Tid: 1, Start: 30, End: 40},
+		inst("step", 0, 0, 600, 600),
+		inst("bwd", 1, 10, 20, 10),
+		inst("bwd", 1, 30, 40, 10),
+		// spans the step; its wall is the step's time outside every phase
+		inst(phases.Unannotated, 1, 0, 600, 580),
 	}}
+	byRank[0][3].Null = 1 << uint(phases.GPUBusy)
 	rows := rankPhaseArm(ps, byRank, "bwd", "")
 	if len(rows) != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
 	r := rows[0]
 	if r.N != 2 || r.WallMeanNs != 10 || r.NCCLNsMean != 25 || r.NCCLExposedNsMean != 10 || r.NCCLOtherThreadNsMean != 15 ||
-		r.OverlapShare == nil || *r.OverlapShare != 0.6 || r.Imbalance != 1 {
+		r.OverlapShare == nil || *r.OverlapShare != 0.6 || r.Imbalance != 1 || r.GPUBusyMeanNs == nil || *r.GPUBusyMeanNs != 0 {
 		t.Errorf("row %+v (overlap %v)", r, *r.OverlapShare)
+	}
+	// (unannotated): its wall metric, the NCCL kernel launched outside
+	// every phase (CallStart 500) alone, GPU busy not measured.
+	rows = rankPhaseArm(ps, byRank, phases.Unannotated, "")
+	if r := rows[0]; r.N != 1 || r.WallMeanNs != 580 || r.NCCLNsMean != 10 || r.NCCLExposedNsMean != 10 || r.GPUBusyMeanNs != nil {
+		t.Errorf("(unannotated) row %+v", r)
+	}
+	// the step: every NCCL kernel launched on its thread inside it
+	rows = rankPhaseArm(ps, byRank, "step", "")
+	if r := rows[0]; r.WallMeanNs != 600 || r.NCCLNsMean != 60 || r.NCCLOtherThreadNsMean != 30 {
+		t.Errorf("step row %+v", r)
 	}
 }
 
@@ -458,4 +478,127 @@ func TestRanksFromDataset(t *testing.T) {
 			t.Errorf("partition %v: --from ranks section differs:\n got %.600s\nwant %.600s", part, got, want)
 		}
 	}
+}
+
+// checkRankRows checks every rank × phase row of s, as JSON carries it,
+// against xs (phase_instances) grouped by rank: the kept instances'
+// count, mean wall metric and mean GPU busy (null where an instance's is
+// not measured); and that every rank × phase with kept instances has a row.
+func checkRankRows(t *testing.T, s *RanksSection, xs []phases.Instance) {
+	t.Helper()
+	type key struct {
+		phase, arm string
+		rank       int
+	}
+	type agg struct {
+		n, busyN   int
+		wall, busy int64
+	}
+	want := map[key]*agg{}
+	for i := range xs {
+		x := &xs[i]
+		if x.Warmup || !x.HasRank {
+			continue
+		}
+		k := key{x.Phase, x.Arm, x.Rank}
+		a := want[k]
+		if a == nil {
+			a = &agg{}
+			want[k] = a
+		}
+		a.n++
+		a.wall += x.M[phases.Wall]
+		if !x.IsNull(phases.GPUBusy) {
+			a.busyN++
+			a.busy += x.M[phases.GPUBusy]
+		}
+	}
+	raw, err := json.Marshal(s.Phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []RankPhaseRow
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(want) {
+		t.Errorf("%d rank rows, phase_instances has %d rank × phase groups", len(rows), len(want))
+	}
+	for _, r := range rows {
+		a := want[key{r.Phase, r.Arm, r.Rank}]
+		if a == nil {
+			t.Errorf("row %s/%s rank %d: no kept instances", r.Phase, r.Arm, r.Rank)
+			continue
+		}
+		if r.N != a.n || r.WallMeanNs != float64(a.wall)/float64(a.n) {
+			t.Errorf("%s/%s rank %d: n %d wall %v; phase_instances n %d wall %v", r.Phase, r.Arm, r.Rank, r.N, r.WallMeanNs, a.n, float64(a.wall)/float64(a.n))
+		}
+		switch {
+		case a.busyN < a.n && r.GPUBusyMeanNs != nil:
+			t.Errorf("%s/%s rank %d: gpu busy %v where not measured", r.Phase, r.Arm, r.Rank, *r.GPUBusyMeanNs)
+		case a.busyN == a.n && (r.GPUBusyMeanNs == nil || *r.GPUBusyMeanNs != float64(a.busy)/float64(a.n)):
+			t.Errorf("%s/%s rank %d: gpu busy %v, phase_instances %v", r.Phase, r.Arm, r.Rank, r.GPUBusyMeanNs, float64(a.busy)/float64(a.n))
+		}
+	}
+}
+
+// TestRankRowsArePhaseInstances: on every multi-rank export, each rank ×
+// phase row equals phase_instances grouped by rank, in the document and
+// in the dataset's phase_instances read back by --from; the (unannotated)
+// row is the step's time outside its phases, never the step's.
+func TestRankRowsArePhaseInstances(t *testing.T) {
+	sc := StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}
+	check := func(t *testing.T, d *Doc, parquet bool) {
+		t.Helper()
+		if d.Ranks == nil {
+			t.Fatal("no ranks section")
+		}
+		checkRankRows(t, d.Ranks, d.Instances())
+		steps := map[string]float64{}
+		for _, r := range d.Ranks.Phases {
+			if r.Phase == d.Step {
+				steps[fmt.Sprint(r.Arm, r.Rank)] = r.WallMeanNs
+			}
+		}
+		for _, r := range d.Ranks.Phases {
+			if r.Phase == phases.Unannotated && r.WallMeanNs >= steps[fmt.Sprint(r.Arm, r.Rank)] {
+				t.Errorf("(unannotated) rank %d arm %q: wall %v, the step's %v", r.Rank, r.Arm, r.WallMeanNs, steps[fmt.Sprint(r.Arm, r.Rank)])
+			}
+		}
+		if !parquet {
+			return
+		}
+		from, err := BuildFromDatasets(context.Background(), []string{writeDataset(t, d, true, false)}, FromOptions{SkipSteps: -1}, sc, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRankRows(t, d.Ranks, from.Instances())
+	}
+	t.Run("dist_allreduce", func(t *testing.T) {
+		d := analyseRanks(t, []string{distAllreduce(t)}, nil, 1)
+		check(t, d, true)
+		// measured: arm sync, rank 0 — the breakdown's (unannotated) is
+		// a few µs, not the step's 909 µs
+		for _, r := range d.Ranks.Phases {
+			if r.Phase == phases.Unannotated && r.Arm == "sync" && r.Rank == 0 && (r.WallMeanNs > 20e3 || r.NCCLNsMean != 0) {
+				t.Errorf("(unannotated) sync rank 0: %+v", r)
+			}
+		}
+	})
+	t.Run("openmpi_jacobi", func(t *testing.T) {
+		fxs := fixture.Multirank(t, "openhackathons-org__")
+		var files []string
+		for _, fx := range fxs {
+			files = append(files, fx.XZ)
+		}
+		check(t, analyseRanks(t, files, files, 1), true)
+	})
+	t.Run("alcf_2_nodes", func(t *testing.T) {
+		fxs := fixture.Multirank(t, "argonne-lcf__")
+		check(t, analyseRanks(t, []string{fxs[0].XZ, fxs[1].XZ}, nil, 1), false)
+	})
+	t.Run("mfu_2gpu", func(t *testing.T) {
+		fxs := fixture.Multirank(t, "GindaChen__")
+		check(t, analyseRanks(t, []string{fxs[0].XZ}, nil, 1), false)
+	})
 }

@@ -92,6 +92,9 @@ from the tested one), ` + "`sidecar`" + ` (a -wal/-journal/-shm file beside the 
 ignored), ` + "`skipped_rows`" + ` (rows lacking a required value), ` + "`end_before_start`" + `,
 ` + "`non_integer_time`" + `, ` + "`unclosed_range`" + `, ` + "`unbalanced_range`" + ` (push/pop ranges overlapping
 without nesting), ` + "`other_thread_end`" + `, ` + "`unnamed_range`" + `, ` + "`dangling_text_id`" + `,
+` + "`no_thread_range`" + ` (NVTX ranges with a NULL globalTid: in no phase), ` + "`dangling_api_name`" + ` (API
+calls whose nameId StringIds lacks: counted as other_api), ` + "`idle_step_thread`" + ` (a second thread
+repeats the step's ranges with no CUDA work: its empty steps are pooled in),
 ` + "`duplicate_correlation`" + `, ` + "`unmatched_ops`" + ` (GPU operations whose correlationId matches no API
 call: in no total), ` + "`correlation_range`" + ` (correlation ids beyond 2^31 left out),
 ` + "`outside_arm`" + ` (steps outside every arm block left out), ` + "`whole_read`" + ` (activity
@@ -101,7 +104,8 @@ older export lacks a table or column such as PROCESSES, ThreadNames or callchain
 ` + "`no_kernel_table`" + ` (launch calls but no kernel table: GPU activity not recorded),
 ` + "`nvtx_domain_rows`" + ` (NVTX domain-create rows with a negative start), ` + "`no_nvtx`" + ` (no NVTX
 ranges: each process analysed as one phase), ` + "`single_shot`" + ` (no range repeats: every
-range is one measured value, n = 1), ` + "`input`" + ` (an input warning
+range is one measured value, n = 1), ` + "`few_steps`" + ` (a process holds no more steps than
+--skip-steps: they are kept), ` + "`input`" + ` (an input warning
 read from a dataset written before codes existed).
 
 Merging and commands: ` + "`step_differs`" + `, ` + "`dataset_without_context`" + `,

@@ -120,7 +120,7 @@ func (d *Doc) ComparisonsTable() *export.Table {
 	for _, c := range d.Comparisons {
 		_ = t.AppendRow(export.Str(c.Phase), export.Str(c.Metric), export.Str(metricUnit(c.Metric)), export.Str(c.Stat), export.Str(c.Baseline), export.Str(c.Arm),
 			export.Float(c.BaseValue), export.Float(c.ArmValue), optFloat(c.Ratio), ci(c.RatioCI, 0), ci(c.RatioCI, 1),
-			export.Float(c.Diff), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Bool(c.Significant), export.Str(c.Verdict), export.Str(c.Method),
+			export.Float(c.Diff), ci(c.DiffCI, 0), ci(c.DiffCI, 1), export.Bool(c.Significant), export.Str(c.Verdict.String()), export.Str(c.Method),
 			export.Int(int64(c.NUnits)), export.Str(strings.Join(c.Warnings, ",")))
 	}
 	return t
@@ -154,43 +154,25 @@ func (d *Doc) DecompositionTable() *export.Table {
 // ProvenanceTable is provenance: one row per input with its provenance,
 // manifest (verbatim JSON) and evidence.
 func (d *Doc) ProvenanceTable() *export.Table {
-	t := export.NewTable("provenance", "one row per input: versions, GPU, the run manifest verbatim and what the trace itself shows",
-		export.Column{Name: "file", Type: export.TypeString},
-		export.Column{Name: "nsys_version", Type: export.TypeString},
-		export.Column{Name: "export_schema_version", Type: export.TypeString},
-		export.Column{Name: "gpu", Type: export.TypeString},
-		export.Column{Name: "gpu_uuid", Type: export.TypeString},
-		export.Column{Name: "driver_version", Type: export.TypeString},
-		export.Column{Name: "cuda_driver_version", Type: export.TypeString},
-		export.Column{Name: "cuda_graph_trace_mode", Type: export.TypeString},
+	t := export.NewTable("provenance", "one row per input: versions, GPU, the run manifest verbatim and what the trace itself shows", append(ProvenanceColumns(),
 		export.Column{Name: "mps_active", Type: export.TypeBool, Doc: "kernels of different processes overlapped on one GPU"},
 		export.Column{Name: "cross_process_gpu_overlap_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds},
 		export.Column{Name: "mps_processes_seen", Type: export.TypeString},
 		export.Column{Name: "graph_launches_by_arm", Type: export.TypeString, Doc: "JSON object arm → cudaGraphLaunch calls inside steps"},
 		export.Column{Name: "manifest", Type: export.TypeString, Nullable: true, Doc: "the run manifest beside the export, verbatim JSON; null when absent"},
 		export.Column{Name: "mismatches", Type: export.TypeString, Doc: "manifest claims the trace contradicts, one per line"},
-	)
+	)...)
 	for _, p := range d.Provenance {
-		gpu, uuid := "", ""
-		if len(p.Provenance.GPUs) > 0 {
-			names := []string{}
-			uuids := []string{}
-			for _, g := range p.Provenance.GPUs {
-				names = append(names, g.Name)
-				uuids = append(uuids, g.UUID)
-			}
-			gpu, uuid = strings.Join(names, ";"), strings.Join(uuids, ";")
-		}
 		gl, _ := json.Marshal(p.Evidence.GraphLaunchesByArm)
 		man := export.Null()
 		if p.Manifest != nil {
 			b, _ := json.Marshal(p.Manifest)
 			man = export.Str(string(b))
 		}
-		_ = t.AppendRow(export.Str(p.File), export.Str(p.Provenance.NsysVersion), export.Str(p.Provenance.SchemaVersion), export.Str(gpu), export.Str(uuid),
-			export.Str(p.Provenance.DriverVersion), export.Str(p.Provenance.CUDADriverVersion), export.Str(p.Provenance.GraphTraceMode),
+		// p.File, not p.Provenance.File: the input as the analysis names it.
+		_ = t.AppendRow(append(p.Provenance.Cells(p.File),
 			export.Bool(p.Evidence.MPSActive), export.Int(p.Evidence.CrossProcessGPUOverlapNs), export.Str(strings.Join(p.Evidence.MPSProcessesSeen, ";")),
-			export.Str(string(gl)), man, export.Str(strings.Join(p.Mismatches, "\n")))
+			export.Str(string(gl)), man, export.Str(strings.Join(p.Mismatches, "\n")))...)
 	}
 	return t
 }
@@ -309,6 +291,7 @@ func (d *Doc) TablesAfterInstances() []*export.Table {
 	if len(d.rankInputs) > 0 { // with ranks, or one rank of a job analysed alone
 		out = append(out, d.RankCollectivesTable())
 	}
+	out = append(out, d.hardwareTables()...)
 	return out
 }
 

@@ -54,6 +54,13 @@ type UnitPlan struct {
 // order) in units and kept steps; phaseNames index the phases Units takes.
 // Warm-up steps (--skip-steps) and their phases are left out.
 func Units(xs *phases.Store, phaseNames []string, starts map[phases.UnitID]int64) *UnitPlan {
+	return unitsMerged(xs, phaseNames, starts, nil)
+}
+
+// unitsMerged is Units where alias maps units to the unit they belong to:
+// the per-rank exports of one job are one run, so a rank's block is part
+// of the first rank's block, never a unit of its own.
+func unitsMerged(xs *phases.Store, phaseNames []string, starts map[phases.UnitID]int64, alias map[phases.UnitID]phases.UnitID) *UnitPlan {
 	n := xs.Len()
 	p := &UnitPlan{xs: xs, starts: starts, unit: make([]int32, n), step: make([]int32, n), phase: make([]int32, n)}
 	phaseIdx := make(map[string]int32, len(phaseNames))
@@ -67,12 +74,15 @@ func Units(xs *phases.Store, phaseNames []string, starts map[phases.UnitID]int64
 		if xs.IsStep(i) {
 			skipping = xs.Warmup(i)
 			if !skipping {
-				unit := xs.Unit(i)
+				unit, profile := xs.Unit(i), xs.File(i)
+				if a, ok := alias[unit]; ok {
+					unit, profile = a, a.File
+				}
 				u, ok := unitIdx[unit]
 				if !ok {
 					u = int32(len(p.ids))
 					unitIdx[unit] = u
-					p.ids, p.arms, p.profiles, p.kept = append(p.ids, unit), append(p.arms, xs.Arm(i)), append(p.profiles, xs.File(i)), append(p.kept, 0)
+					p.ids, p.arms, p.profiles, p.kept = append(p.ids, unit), append(p.arms, xs.Arm(i)), append(p.profiles, profile), append(p.kept, 0)
 				}
 				cur = u
 				p.kept[u]++

@@ -25,6 +25,7 @@ type AnalyzeOptions struct {
 	From        bool // Files are dataset directories written by --out
 	NoStats     bool
 	Wide        bool     // every breakdown column on a terminal
+	Hotspots    bool     // each phase's top host functions by CPU samples
 	AllWarnings bool     // every warning, not one line per code
 	RankGlobs   []string // --ranks GLOB: exports that hold ranks of one job
 	History     []string // --history: dataset directories (globs) of earlier baseline runs
@@ -81,6 +82,7 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	addStatsFlags(cmd, &o.StatsOptions, true)
 	addTableOutputFlags(cmd, &o.TableOutput, "phase_summary", "html")
 	cmd.Flags().BoolVar(&o.Wide, "wide", false, "table format: every breakdown column (the default fits 120 columns)")
+	cmd.Flags().BoolVar(&o.Hotspots, "hotspots", false, "table format: each phase's top five host functions by CPU samples (nsys profile --sample=cpu)")
 	cmd.Flags().BoolVar(&o.AllWarnings, "warnings", false, "table and markdown formats: every warning in full, not one line per kind")
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
@@ -97,7 +99,7 @@ func (o *AnalyzeOptions) validate() error {
 	if err := o.SegmentOptions.validate(); err != nil {
 		return err
 	}
-	if err := o.checkPaths(o.inputPaths()); err != nil {
+	if err := o.checkPaths(append(o.inputPaths(), expandDirs(o.History)...)); err != nil {
 		return err
 	}
 	return o.StatsOptions.validate()
@@ -228,13 +230,13 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 	if err != nil {
 		return usageErr("--format: %v", err)
 	}
-	opt := report.Options{Tool: "nsysphase " + Version(), Metadata: md, Wide: o.Wide, AllWarnings: o.AllWarnings, StepGiven: o.Step != "" || o.Config != ""}
+	opt := report.Options{Tool: "nsysphase " + Version(), Metadata: md, Wide: o.Wide, Hotspots: o.Hotspots, AllWarnings: o.AllWarnings, StepGiven: o.Step != "" || o.Config != ""}
 	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, doc, opt) })
 }
 
 // addHistory compares every phase's mean wall with the --history runs.
 func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error {
-	h, err := loadHistory(cmd, o.History, o.SkipSteps)
+	h, err := loadHistory(cmd, o.History, doc.Settings.SkipSteps)
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			default:
 				return usageErr("--stat %q: want mean, median, p90 or p99", o.Stat)
 			}
-			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
+			if err := o.OutputFlags.check(append(o.inputPaths(), expandDirs(o.History)...)); err != nil {
 				return err
 			}
 			if err := (&AnalyzeOptions{From: o.From}).validateFrom(cmd); err != nil {
@@ -214,7 +214,10 @@ func gateExit(g *analysis.Gate) error {
 }
 
 // expandDirs expands the glob patterns of dataset directories, each sorted;
-// a pattern that matches nothing is kept for the loader to name.
+// a pattern that matches nothing is kept for the loader to name. As in a
+// shell, a wildcard does not match a leading dot: `--history 'h/*' --out
+// h/new` would otherwise pick up h/.new.tmp-PID-…, the staging directory of
+// its own output (and any other run's, half written).
 func expandDirs(patterns []string) []string {
 	var dirs []string
 	for _, a := range patterns {
@@ -223,13 +226,23 @@ func expandDirs(patterns []string) []string {
 			dirs = append(dirs, a)
 			continue
 		}
+		if !strings.HasPrefix(filepath.Base(a), ".") {
+			matches = slices.DeleteFunc(matches, func(m string) bool { return strings.HasPrefix(filepath.Base(m), ".") })
+			if len(matches) == 0 {
+				dirs = append(dirs, a)
+				continue
+			}
+		}
 		slices.Sort(matches)
 		dirs = append(dirs, matches...)
 	}
 	return dirs
 }
 
-// loadHistory loads --history's datasets with the candidate's warm-up rule.
+// loadHistory loads --history's datasets with the candidate's warm-up rule,
+// skipSteps: the one its analysis applied (--skip-steps, the rules file's
+// skip_steps, or, with --from, the candidate datasets' own), so that both
+// sides leave out the same steps.
 func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysis.HistoryRuns, error) {
 	h, warns, err := analysis.LoadHistory(cmd.Context(), expandDirs(patterns), skipSteps, Version())
 	if err != nil {
@@ -243,10 +256,6 @@ func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysi
 
 // runCheckHistory gates the candidate FILE(s) against the history runs.
 func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
-	h, err := loadHistory(cmd, o.History, o.SkipSteps)
-	if err != nil {
-		return err
-	}
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
 	a.Baseline = "" // names a history arm here, not a candidate arm
 	doc, err := buildDoc(cmd, a, nil)
@@ -254,6 +263,10 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 		return err
 	}
 	if err := knownPhases(doc, o.Phases); err != nil {
+		return err
+	}
+	h, err := loadHistory(cmd, o.History, doc.Settings.SkipSteps)
+	if err != nil {
 		return err
 	}
 	rows, err := doc.CompareWithHistory(h, o.Phases, o.Metric, o.Stat, o.Baseline, o.Confidence)

@@ -78,6 +78,11 @@ func (o *TableOutput) validate(extra ...string) error {
 	if o.Output != "" && o.Out != "" && filepath.Clean(o.Output) == filepath.Clean(o.Out) {
 		return usageErr("-o %s and --out %s name the same path", o.Output, o.Out)
 	}
+	if o.Output != "" && o.Out != "" && outputInside(o.Output, o.Out) {
+		// The dataset is swapped in whole: the file would be lost, or left
+		// in a dataset whose manifest does not list it (--from refuses it).
+		return usageErr("-o %s lies inside --out %s: write it outside the dataset directory", o.Output, o.Out)
+	}
 	if o.Overwrite && o.Out == "" {
 		return usageErr("--overwrite needs --out DIR")
 	}
@@ -90,6 +95,24 @@ func (o *TableOutput) validate(extra ...string) error {
 		}
 	}
 	return nil
+}
+
+// outputInside reports whether the file path lies in directory dir, which
+// may not exist yet: by identity (symlinks, other spellings) where dir
+// exists, else by the cleaned absolute paths.
+func outputInside(path, dir string) bool {
+	if _, ok := export.OutputDescriptor(path); ok {
+		return false
+	}
+	if resolved, err := export.ResolveOutput(path); err == nil {
+		path = resolved // a symlink's target is what gets written
+	}
+	if export.Within(path, dir) {
+		return true
+	}
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	return err1 == nil && err2 == nil && strings.HasPrefix(p, d+string(filepath.Separator))
 }
 
 func orList(xs []string) string {
@@ -173,11 +196,14 @@ func (o *TableOutput) emit(stdout io.Writer, binary bool, render func(io.Writer)
 	if binary && isTerminal(stdout) {
 		return usageErr("--format %s is binary: redirect stdout to a file, or pass -o FILE or --out DIR", o.Format)
 	}
+	if binary {
+		return render(rawWriter(stdout))
+	}
 	return render(stdout)
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := rawWriter(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -185,7 +211,7 @@ func isTerminal(w io.Writer) bool {
 // first (-o may name a new one).
 func writeFileAtomic(path string, render func(io.Writer) error) error {
 	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o777); err != nil { // less the umask, as mkdir -p
 			return err
 		}
 	}
@@ -212,16 +238,7 @@ func (o *AnalyzeOptions) validateFrom(cmd *cobra.Command) error {
 // buildDocFrom analyses datasets written by --out (analyze --from DIR...).
 // Globs are expanded (sorted) so that CI scripts may quote them.
 func buildDocFrom(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) {
-	var dirs []string
-	for _, a := range o.Files {
-		matches, err := filepath.Glob(a)
-		if err != nil || len(matches) == 0 {
-			dirs = append(dirs, a) // not a pattern, or nothing matched: LoadDataset names the problem
-			continue
-		}
-		slices.Sort(matches)
-		dirs = append(dirs, matches...)
-	}
+	dirs := expandDirs(o.Files)
 	skip := -1
 	if fl := cmd.Flags().Lookup("skip-steps"); fl != nil && fl.Changed {
 		skip = o.SkipSteps
@@ -248,6 +265,9 @@ func generate(stdout io.Writer, format string, result any, opt report.Options) e
 	}
 	if f.Binary() && isTerminal(stdout) {
 		return usageErr("--format %s is binary: redirect stdout to a file", format)
+	}
+	if f.Binary() {
+		stdout = rawWriter(stdout)
 	}
 	return report.Generate(stdout, f, result, opt)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
+	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -23,7 +24,7 @@ func progressWanted(stderr io.Writer, quiet, noProgress bool) bool {
 	if quiet || noProgress || os.Getenv("CI") != "" || os.Getenv("TERM") == "dumb" {
 		return false
 	}
-	f, ok := stderr.(*os.File)
+	f, ok := rawWriter(stderr).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -43,7 +44,7 @@ func newProgress(ctx context.Context, stderr io.Writer, wanted bool, total int) 
 	if !wanted || total <= 0 {
 		return nil
 	}
-	p := mpb.NewWithContext(ctx, mpb.WithOutput(stderr), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond))
+	p := mpb.NewWithContext(ctx, mpb.WithOutput(rawWriter(stderr)), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond))
 	files := p.AddBar(int64(total),
 		mpb.PrependDecorators(decor.Name("reading ", decor.WCSyncWidthR), decor.CountersNoUnit("%d/%d files", decor.WCSyncWidth)),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "), decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO), "")),
@@ -68,7 +69,7 @@ func (pr *progress) decompressed(path string, read, total int64) {
 		// line stays well inside 120 columns (a wrapped line breaks the redraw).
 		b = pr.p.AddBar(total,
 			mpb.PrependDecorators(decor.Name("decompressing ", decor.WCSyncWidthR), decor.Counters(decor.SizeB1024(0), "% .1f / % .1f", decor.WCSyncWidth)),
-			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "+shortName(filepath.Base(path), 32))),
+			mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "+shortName(export.EscapeControl(filepath.Base(path)), 32))),
 			mpb.BarRemoveOnComplete(),
 		)
 		pr.decompress[path] = b

@@ -71,6 +71,10 @@ func usageErr(format string, args ...any) error {
 // ExitTerminated. A second signal is not caught: it ends the process at once.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
 	marks.Mark("main")
+	gout, gerr := guard(stdout), guard(stderr)
+	defer gerr.flush()
+	defer gout.flush()
+	stdout, stderr = gout, gerr
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 1)

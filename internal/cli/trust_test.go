@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/badgen"
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 	"github.com/nsysphase/nsysphase/internal/cli"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
@@ -364,8 +365,10 @@ func TestParquetDirImportsOnlyNeededTables(t *testing.T) {
 
 // TestHugeNamesBounded is issue 24 case 19: one 100 MB range name took
 // 130 s and 2.6 GB, and wrote 4.7 GB of CSV. A name is bounded where it is
-// read (nsys.MaxNameBytes, with its length and hash so that long names
-// stay distinct): every output stays small.
+// read (budget.NameBytes, 1 MiB, with its length and hash so that long
+// names stay distinct) and shortened on screen (budget.DisplayNameBytes):
+// every output stays small. (Issue 37: the bound was 4 KiB, which cut real
+// cuDNN names; machine formats now carry up to 1 MiB of a name.)
 func TestHugeNamesBounded(t *testing.T) {
 	t.Parallel()
 	p := built(t, "huge_strings")
@@ -376,6 +379,7 @@ func TestHugeNamesBounded(t *testing.T) {
 		{"info"},
 		{"info", "--format", "json"},
 		{"ranges", "--format", "csv"},
+		{"ranges"},
 		{"inventory", "--format", "json"},
 	} {
 		code, stdout, stderr := runMain(t, append(args, p)...)
@@ -383,11 +387,17 @@ func TestHugeNamesBounded(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 			continue
 		}
-		if len(stdout) > 1<<20 {
+		// The three huge names (16 MiB, 4 MiB, 1 MiB) cost at most
+		// budget.NameBytes each wherever they are printed.
+		maxLine, maxOut := 64<<10, 1<<20
+		if f := formatOf(args); f == "csv" || f == "json" {
+			maxLine, maxOut = budget.NameBytes+1<<10, 8*budget.NameBytes
+		}
+		if len(stdout) > maxOut {
 			t.Errorf("%v: %d bytes of output (a 16 MiB name printed whole?)", args, len(stdout))
 		}
 		for _, l := range strings.Split(stdout, "\n") {
-			if len(l) > 64<<10 {
+			if len(l) > maxLine {
 				t.Errorf("%v: a %d-byte line", args, len(l))
 				break
 			}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		if !md {
 			fmt.Fprintf(w, "\n%s\n", head.Doc)
 		} else {
-			fmt.Fprintf(w, "%s\n\n", head.Doc)
+			fmt.Fprintf(w, "%s\n\n", escapeMarkdownText(head.Doc)) // names the baseline arm
 		}
 		if err := writeTable(w, head, f); err != nil {
 			return err
@@ -62,7 +63,7 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	}
 	section := func(title string, body func() error) error {
 		if md {
-			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", title)
+			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", escapeSummary(title))
 		} else {
 			fmt.Fprintf(w, "\n%s\n", title)
 		}
@@ -120,6 +121,9 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		return err
 	}
 	if err := list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
+		return err
+	}
+	if err := writeHardware(w, doc, f, opt, section, list); err != nil {
 		return err
 	}
 	if rs := doc.Ranks; rs != nil {
@@ -321,7 +325,7 @@ func headline(doc *analysis.Doc) *export.Table {
 	)
 	short := distinctNames(doc.Phases, 28)
 	for _, c := range cs {
-		if c.Phase != doc.Step && c.Verdict != "changed" {
+		if c.Phase != doc.Step && c.Verdict != stats.VerdictChanged {
 			continue
 		}
 		if _, ok := short[c.Phase]; !ok {
@@ -341,9 +345,9 @@ func unchangedPhases(doc *analysis.Doc) string {
 			continue
 		}
 		switch c.Verdict {
-		case "~":
+		case stats.VerdictUnchanged:
 			same = appendNew(same, c.Phase)
-		case "":
+		case stats.VerdictNone:
 			noCI = appendNew(noCI, c.Phase)
 		}
 	}
@@ -372,10 +376,10 @@ func changeText(c analysis.ComparisonRow) string {
 	switch {
 	case c.Ratio == nil:
 		return "-"
-	case c.Verdict == "":
+	case c.Verdict == stats.VerdictNone:
 		return "no CI"
-	case c.Verdict != "changed":
-		return "~"
+	case c.Verdict != stats.VerdictChanged:
+		return stats.VerdictUnchanged.String()
 	}
 	word := "slower"
 	if *c.Ratio < 1 {
@@ -390,6 +394,14 @@ func changeText(c analysis.ComparisonRow) string {
 	return fmt.Sprintf("%+.1f%% %s", 100*(*c.Ratio-1), word)
 }
 
+// verdictText is a verdict as the tables print it: "no CI" for none.
+func verdictText(v stats.Verdict) string {
+	if v == stats.VerdictNone {
+		return "no CI"
+	}
+	return v.String()
+}
+
 // pctChange is a gate row's ratio as a signed percent change: "~" when the
 // CI includes 1, "no CI" without a between-unit CI.
 func pctChange(ratio *float64, ci *[2]float64, method string) string {
@@ -399,7 +411,7 @@ func pctChange(ratio *float64, ci *[2]float64, method string) string {
 	case ci == nil || method == stats.MethodWithinRun:
 		return "no CI"
 	case ci[0] <= 1 && ci[1] >= 1:
-		return "~"
+		return stats.VerdictUnchanged.String()
 	}
 	return fmt.Sprintf("%+.1f%%", 100*(*ratio-1))
 }
@@ -726,6 +738,13 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// escapeSummary makes a <details> title (which may name the baseline arm)
+// text: HTML escaped, and no link syntax for renderers that read Markdown
+// inside the tag.
+func escapeSummary(s string) string {
+	return strings.ReplaceAll(html.EscapeString(export.EscapeControl(s)), "](", "]&#40;")
+}
+
 // escapeMarkdownText keeps a sentence a paragraph of plain text: a leading
 // "|", "-", "#" or digit-dot would turn it into a table row, list or
 // heading, and names from the export may hold HTML (every "<" is escaped)
@@ -755,7 +774,7 @@ func decompositionLines(doc *analysis.Doc, all bool) []string {
 	type key struct{ phase, arm string }
 	changed := map[key]bool{}
 	for _, c := range meanWallComparisons(doc) {
-		changed[key{c.Phase, c.Arm}] = c.Verdict == "changed"
+		changed[key{c.Phase, c.Arm}] = c.Verdict == stats.VerdictChanged
 	}
 	var order []key
 	parts := map[key][]analysis.DecompositionRow{}

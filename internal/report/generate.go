@@ -10,6 +10,7 @@ import (
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/nsys"
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 // Format is an output format of Generate: the one format enum of the
@@ -44,6 +45,21 @@ func Generate(w io.Writer, format Format, result any, opt Options) error {
 	if format == JSON {
 		return generateJSON(w, result)
 	}
+	if format != Text && format != Markdown {
+		return generate(w, format, result, opt)
+	}
+	// Names come from someone else's program: no control character reaches
+	// a terminal or a PR comment raw, whatever the renderer.
+	fw := export.ControlFilter(w)
+	err := generate(fw, format, result, opt)
+	if ferr := export.FlushControlFilter(fw); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// generate writes result with its renderer for format.
+func generate(w io.Writer, format Format, result any, opt Options) error {
 	byFormat, ok := renderers[reflect.TypeOf(result)]
 	if !ok {
 		return fmt.Errorf("report: no rendering of %T", result)
@@ -196,14 +212,14 @@ type analysisJSON struct {
 
 type comparisonJSON struct {
 	analysis.ComparisonRow
-	Verdict *string `json:"verdict"` // "changed", "~", or null without a between-unit CI
+	Verdict *stats.Verdict `json:"verdict"` // null for stats.VerdictNone
 }
 
 func docJSON(d *analysis.Doc) analysisJSON {
 	out := analysisJSON{Doc: d, Comparisons: make([]comparisonJSON, len(d.Comparisons))}
 	for i, c := range d.Comparisons {
 		out.Comparisons[i].ComparisonRow = c
-		if c.Verdict != "" {
+		if c.Verdict != stats.VerdictNone {
 			v := c.Verdict
 			out.Comparisons[i].Verdict = &v
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 // historyTable is analyze --history's comparison: per arm, the step and
@@ -34,7 +35,7 @@ func historyTable(doc *analysis.Doc, all bool) *export.Table {
 		export.Column{Name: "change", Type: export.TypeString},
 	)
 	for _, r := range doc.History {
-		if !all && r.Phase != doc.Step && r.Verdict != "changed" {
+		if !all && r.Phase != doc.Step && r.Verdict != stats.VerdictChanged {
 			continue
 		}
 		_ = t.AppendRow(export.Str(clip(r.Phase, 28)), export.Str(clip(r.Arm, 16)), export.Float(round1(r.HistoryValue/1e3)), export.Float(round1(r.CandidateValue/1e3)),
@@ -63,9 +64,9 @@ func historyNotesLines(doc *analysis.Doc, all bool) []string {
 			continue
 		}
 		switch r.Verdict {
-		case "~":
+		case stats.VerdictUnchanged:
 			same = appendNew(same, r.Phase)
-		case "":
+		case stats.VerdictNone:
 			none = appendNew(none, r.Phase)
 		}
 	}

@@ -7,21 +7,14 @@ import (
 	"strings"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
 )
 
 // InfosTable is info's one row per export for the table formats (CSV,
 // Markdown, Parquet, Arrow, HTML): versions, GPUs, processes and the
 // vendor-exact CUDA totals. The table and JSON views hold everything.
 func InfosTable(infos Infos) *export.Table {
-	t := export.NewTable("info", "One row per export: provenance and CUDA totals (nsys stats' cuda_gpu_kern_sum and cuda_api_sum)",
-		export.Column{Name: "file", Type: export.TypeString},
-		export.Column{Name: "nsys_version", Type: export.TypeString},
-		export.Column{Name: "export_schema_version", Type: export.TypeString},
-		export.Column{Name: "gpu", Type: export.TypeString},
-		export.Column{Name: "gpu_uuid", Type: export.TypeString},
-		export.Column{Name: "driver_version", Type: export.TypeString},
-		export.Column{Name: "cuda_driver_version", Type: export.TypeString},
-		export.Column{Name: "cuda_graph_trace_mode", Type: export.TypeString},
+	t := export.NewTable("info", "One row per export: provenance and CUDA totals (nsys stats' cuda_gpu_kern_sum and cuda_api_sum)", append(analysis.ProvenanceColumns(),
 		export.Column{Name: "profiled_pids", Type: export.TypeString},
 		export.Column{Name: "processes", Type: export.TypeInt64},
 		export.Column{Name: "threads", Type: export.TypeInt64},
@@ -31,21 +24,18 @@ func InfosTable(infos Infos) *export.Table {
 		export.Column{Name: "api_total_ns", Type: export.TypeInt64},
 		export.Column{Name: "absent_activity_tables", Type: export.TypeString},
 		export.Column{Name: "warnings", Type: export.TypeInt64},
-	)
+	)...)
 	for _, in := range infos {
-		var names, uuids []string
-		for _, g := range in.GPUs {
-			names, uuids = append(names, g.Name), append(uuids, g.UUID)
-		}
+		prov := analysis.Provenance{NsysVersion: in.NsysVersion, SchemaVersion: in.ExportSchemaVersion, GPUs: in.GPUs,
+			DriverVersion: in.DriverVersion, CUDADriverVersion: in.CUDADriverVersion, GraphTraceMode: in.GraphTraceMode}
 		pids := make([]string, len(in.ProfiledPids))
 		for i, p := range in.ProfiledPids {
 			pids[i] = fmt.Sprint(p)
 		}
-		_ = t.AppendRow(export.Str(in.File), export.Str(in.NsysVersion), export.Str(in.ExportSchemaVersion),
-			export.Str(strings.Join(names, ";")), export.Str(strings.Join(uuids, ";")), export.Str(in.DriverVersion), export.Str(in.CUDADriverVersion),
-			export.Str(in.GraphTraceMode), export.Str(strings.Join(pids, ";")), export.Int(int64(len(in.Processes))), export.Int(int64(len(in.Threads))),
+		_ = t.AppendRow(append(prov.Cells(in.File),
+			export.Str(strings.Join(pids, ";")), export.Int(int64(len(in.Processes))), export.Int(int64(len(in.Threads))),
 			export.Int(in.Kernels.Count), export.Int(in.Kernels.TotalNs), export.Int(in.API.Count), export.Int(in.API.TotalNs),
-			export.Str(strings.Join(in.AbsentTables, ";")), export.Int(int64(len(in.Warnings))))
+			export.Str(strings.Join(in.AbsentTables, ";")), export.Int(int64(len(in.Warnings))))...)
 	}
 	return t
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/projection"
 )
@@ -87,7 +88,8 @@ func writeRangesTable(w io.Writer, res RangesFile) {
 			if !r.HasAvgLevel {
 				cells[12] = "-"
 			}
-			fmt.Fprintf(tw, "  %s\t  %s\t  %s\n", strings.Join(cells[2:], "\t"), cells[1], cells[0])
+			// Exact in CSV, JSON and Parquet; shortened on screen.
+			fmt.Fprintf(tw, "  %s\t  %s\t  %s\n", strings.Join(cells[2:], "\t"), cells[1], budget.Shorten(cells[0], budget.DisplayNameBytes))
 		}
 		tw.Flush()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 //go:embed report.html.tmpl
@@ -39,6 +40,8 @@ type Options struct {
 	// Wide prints every column of the analyze breakdown on a terminal
 	// instead of the compact one that fits 120 columns.
 	Wide bool
+	// Hotspots lists each phase's top host functions by CPU samples.
+	Hotspots bool
 	// AllWarnings lists every warning instead of one line per code.
 	AllWarnings bool
 	// StepGiven says the step was named (--step, --config), not chosen.
@@ -369,7 +372,7 @@ type forestRow struct {
 	CI      *whisker
 	Color   string
 	Text    string
-	Verdict string
+	Verdict stats.Verdict
 	Tooltip string
 	Sep     bool
 }
@@ -424,7 +427,7 @@ func forestPlot(doc *analysis.Doc) *forest {
 		default:
 			r.CI = &whisker{X1: x(c.RatioCI[0]), X2: x(c.RatioCI[1])}
 			r.Text += fmt.Sprintf(" [%.3f, %.3f]", c.RatioCI[0], c.RatioCI[1])
-			if c.Verdict == "changed" {
+			if c.Verdict == stats.VerdictChanged {
 				if *c.Ratio < 1 {
 					r.Color = "#1b7837" // faster
 				} else {
@@ -432,11 +435,7 @@ func forestPlot(doc *analysis.Doc) *forest {
 				}
 			}
 		}
-		v := c.Verdict
-		if v == "" {
-			v = "no CI"
-		}
-		r.Text += " " + v
+		r.Text += " " + verdictText(c.Verdict)
 		r.Tooltip = fmt.Sprintf("%s: %s / %s mean wall = %.1f / %.1f µs; %s, n = %d", c.Phase, c.Arm, c.Baseline, c.ArmValue/1e3, c.BaseValue/1e3, c.Method, c.NUnits)
 		f.Rows = append(f.Rows, r)
 		y += forestRowH
@@ -614,10 +613,7 @@ func comparisonCells(c analysis.ComparisonRow, scale float64) []htmlCell {
 	if c.Ratio != nil {
 		ratio = numCell("%.3f", *c.Ratio)
 	}
-	v := c.Verdict
-	if v == "" {
-		v = "no CI"
-	}
+	v := verdictText(c.Verdict)
 	return []htmlCell{strCell(c.Phase), strCell(c.Arm), strCell(c.Stat), numCell("%.1f", c.BaseValue/scale), numCell("%.1f", c.ArmValue/scale),
 		ratio, ciCell(c.RatioCI, 1, 3), numCell("%+.1f", c.Diff/scale), ciCell(c.DiffCI, scale, 1), strCell(v), strCell(c.Method), {Text: strconv.Itoa(c.NUnits), Num: true}}
 }

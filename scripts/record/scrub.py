@@ -29,8 +29,11 @@ NAMED = {  # (table, predicate on name) -> new value
 # META_DATA_CAPTURE rows dropped whole (the launch environment, one row a variable)
 DROP = {"META_DATA_CAPTURE": lambda n: re.search(r"(^|:)ENV", n) is not None or "ENVIRONMENT" in n}
 # Environment blocks (TARGET_INFO_SYSTEM_ENV DeviceEnvironment, ';'-separated, and
-# per-process blocks in StringIds, NUL-separated) keep only these variables.
-ENV_KEEP = re.compile(r"^(NV_|NVIDIA_|CUDA_|NCCL_|TORCH_|NVSHMEM_|XLA_|TF_CPP_|PYTHONUNBUFFERED$|LD_LIBRARY_PATH$|PWD$)")
+# per-process blocks in StringIds, NUL-separated) keep only these variables; the
+# rank variables stay, since a per-rank export's rank is read from them.
+ENV_KEEP = re.compile(r"^(NV_|NVIDIA_|CUDA_|NCCL_|TORCH_|NVSHMEM_|XLA_|TF_CPP_|PYTHONUNBUFFERED$|LD_LIBRARY_PATH$|PWD$"
+                      r"|RANK$|LOCAL_RANK$|WORLD_SIZE$|LOCAL_WORLD_SIZE$|GROUP_RANK$|OMPI_COMM_WORLD_(LOCAL_)?RANK$"
+                      r"|PMI_RANK$|PMIX_RANK$|PALS_RANKID$|SLURM_PROCID$|SLURM_LOCALID$)")
 ENV_ENTRY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 

@@ -19,9 +19,6 @@ var (
 	out   io.Writer = os.Stderr
 )
 
-// On reports whether marks are printed.
-func On() bool { return on }
-
 // Mark prints the milliseconds since the process started (this package's
 // initialisation) and what was reached.
 func Mark(what string) {

@@ -34,12 +34,6 @@ func CIRuns() Runs {
 	return Runs{L: 1000, M: 10e6, Phi: 0.9, SigmaW: 0.10, SigmaRun: 0.02, P: 0.005, SpikeLo: 2, SpikeHi: 5}
 }
 
-// Mean is the expected step of a run with f = 1:
-// M·e^{(σ_w² + σ_run²)/2}·(1 + P·((lo+hi)/2 − 1)).
-func (p Runs) Mean() float64 {
-	return p.M * math.Exp((p.SigmaW*p.SigmaW+p.SigmaRun*p.SigmaRun)/2) * (1 + p.P*((p.SpikeLo+p.SpikeHi)/2-1))
-}
-
 // WithinLogVar approximates the within-run variance of the log of a run's
 // mean: the AR(1) part σ_w²(1+φ)/((1−φ)L) plus the spikes' P·E[(S−1)²]/L
 // (relative to the mean step). The run-to-run variance of the log run mean

@@ -1,0 +1,128 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
+)
+
+// compactGPUMetrics are the GPU metrics of the compact hardware table, in
+// column order, where recorded (--wide shows every metric).
+var compactGPUMetrics = []string{"SMs Active", "SM Issue", "Tensor Active", "DRAM Read Bandwidth", "DRAM Write Bandwidth", "PCIe RX Throughput", "PCIe TX Throughput"}
+
+// hardwareTable is the "hardware" table: per arm and phase, the mean of
+// each GPU metric ("—": not measured); compact unless wide.
+func hardwareTable(doc *analysis.Doc, wide bool) *export.Table {
+	h := doc.Hardware
+	if h == nil || len(h.GPUMetricRows) == 0 {
+		return nil
+	}
+	var metrics []string
+	for _, m := range h.GPUMetrics {
+		if (wide || slices.Contains(compactGPUMetrics, m.Name)) && !slices.Contains(metrics, m.Name) {
+			metrics = append(metrics, m.Name)
+		}
+	}
+	if len(metrics) == 0 {
+		return nil
+	}
+	unit := map[string]string{}
+	for _, m := range h.GPUMetrics {
+		unit[m.Name] = m.Unit
+	}
+	if wide {
+		t := export.NewTable("hardware", "GPU metrics per phase (time-weighted mean over each step's instances, then mean over steps; — not measured)",
+			export.Column{Name: "arm", Type: export.TypeString}, export.Column{Name: "phase", Type: export.TypeString},
+			export.Column{Name: "metric", Type: export.TypeString}, export.Column{Name: "unit", Type: export.TypeString},
+			export.Column{Name: "n", Type: export.TypeInt64}, export.Column{Name: "mean", Type: export.TypeString}, export.Column{Name: "95% CI", Type: export.TypeString})
+		for _, r := range h.GPUMetricRows {
+			mean, ci := "—", "—"
+			if r.Mean != nil {
+				mean = fmt.Sprintf("%.3g", *r.Mean)
+			}
+			if r.MeanCI != nil {
+				ci = fmt.Sprintf("[%.3g, %.3g]", r.MeanCI[0], r.MeanCI[1])
+			}
+			_ = t.AppendRow(export.Str(r.Arm), export.Str(r.Phase), export.Str(r.Metric), export.Str(unit[r.Metric]), export.Int(int64(r.N)), export.Str(mean), export.Str(ci))
+		}
+		return t
+	}
+	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
+	for _, m := range metrics {
+		name := strings.NewReplacer(" Bandwidth", "", " Throughput", "").Replace(m)
+		if u := unit[m]; u == "Throughput %" {
+			name += " %"
+		} else if u != "" {
+			name += " " + u
+		}
+		cols = append(cols, export.Column{Name: name, Type: export.TypeString})
+	}
+	t := export.NewTable("hardware", "GPU metrics per phase (mean; — not measured; --wide: every metric with CIs)", cols...)
+	type ap struct{ arm, phase string }
+	var order []ap
+	val := map[ap]map[string]*float64{}
+	for _, r := range h.GPUMetricRows {
+		k := ap{r.Arm, r.Phase}
+		if val[k] == nil {
+			val[k] = map[string]*float64{}
+			order = append(order, k)
+		}
+		val[k][r.Metric] = r.Mean
+	}
+	for _, k := range order {
+		row := []export.Value{export.Str(k.arm), export.Str(shortName(k.phase, 30))}
+		for _, m := range metrics {
+			s := "—"
+			if v := val[k][m]; v != nil {
+				s = fmt.Sprintf("%.3g", *v)
+			}
+			row = append(row, export.Str(s))
+		}
+		_ = t.AppendRow(row...)
+	}
+	return t
+}
+
+// hotspotLines are the top five functions of each phase by self samples,
+// with the sampling's own limits.
+func hotspotLines(doc *analysis.Doc) []string {
+	h := doc.Hardware
+	if h == nil || len(h.Hotspots) == 0 {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("%d CPU samples, one every %.2f ms per thread (median; an estimate); shares are of the phase's cpu_other time", h.CPUSamples, float64(h.CPUPeriodNs)/1e6)}
+	for _, p := range h.Hotspots {
+		var fns []string
+		for _, f := range p.Functions[:min(5, len(p.Functions))] {
+			share := "—"
+			if f.SelfShare != nil {
+				share = fmt.Sprintf("%.0f%%", 100**f.SelfShare)
+			}
+			py := ""
+			if f.Python {
+				py = " (Python)"
+			}
+			fns = append(fns, fmt.Sprintf("%s%s %d self/%d incl (%s)", clip(f.Function, 40), py, f.Self, f.Inclusive, share))
+		}
+		lines = append(lines, fmt.Sprintf("%s (%d samples): %s", p.Phase, p.Samples, strings.Join(fns, "; ")))
+	}
+	return lines
+}
+
+// writeHardware writes the hardware table and, with hotspots, the top
+// functions per phase.
+func writeHardware(w io.Writer, doc *analysis.Doc, f Format, opt Options, section func(string, func() error) error, list func(string, []string) error) error {
+	if t := hardwareTable(doc, opt.Wide); t != nil {
+		if err := section("Hardware: "+t.Doc, func() error { return writeTable(w, t, f) }); err != nil {
+			return err
+		}
+	}
+	if opt.Hotspots {
+		return list("Host hotspots: top functions per phase by self CPU samples", hotspotLines(doc))
+	}
+	return nil
+}

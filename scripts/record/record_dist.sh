@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Record distributed exports with a known truth (issue: real distributed profiles
+# with a known straggler). Run on a machine with 2 or more GPUs from the repo
+# root, with .rec/libdw carried (see lib.sh); results land in $OUT as NAME.tar
+# (per-rank recordings: one NAME_rank<R>.tar per rank).
+#
+#   ddp_node          DDP training, one export per node, no straggler
+#   ddp_strag_node    DDP, rank 1 sleeps 5 ms in `forward` of counted steps 10..29
+#   ddp_strag_rank    the same run recorded as one export per rank (-o NAME_rank%q{RANK})
+#   fsdp_strag_rank   FSDP, rank 0 sleeps 3 ms in `backward` of counted steps 5..14, per rank
+#   tp_node           two-way tensor-parallel inference, one export per node, no straggler
+#   hw_node           DDP with the memory_bound and launch_bound phases, recorded with
+#                     GPU metrics and CPU/Python sampling
+#
+# NGPU (default: every GPU nvidia-smi lists, at most 8) sets the world size.
+# ONLY=name,name records a subset. The truth is each run's manifest ("truth").
+source scripts/record/lib.sh
+cp testdata/recording/dist_train.py "$W/"
+NGPU=${NGPU:-$(nvidia-smi -L | wc -l)}
+[ "$NGPU" -gt 8 ] && NGPU=8
+if [ "$NGPU" -lt 2 ]; then log "need 2 or more GPUs, have $NGPU"; exit 2; fi
+log "host setup: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) x $NGPU; nsys: $("$NSYS" --version)"
+TRACE=(-t cuda,nvtx,osrt --sample=none --cpuctxsw=none)
+TORCHRUN=(torchrun --standalone --nproc-per-node "$NGPU")
+STRAG1=(--straggler-rank 1 --straggler-phase forward --straggler-steps 10:30 --straggler-delay-ms 5)
+pids=()
+
+# node NAME NSYS_OPTS... -- WORKLOAD_ARGS...: one export holding every rank.
+node() {
+    local name=$1; shift
+    local opts=()
+    while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    shift
+    if profile "$name" 240 "${opts[@]}" -- "${TORCHRUN[@]}" dist_train.py --manifest "$name.manifest.json" "$@"; then
+        finish "$name" & pids+=($!)
+    fi
+}
+
+# ranks NAME NSYS_OPTS... -- WORKLOAD_ARGS...: one export per rank, nsys inside torchrun.
+ranks() {
+    local name=$1; shift
+    local opts=()
+    while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    shift
+    local to; to=$(( $(left) - 90 ))
+    [ "$to" -gt 300 ] && to=300
+    if [ "$to" -lt 30 ]; then log "SKIP $name: no time left"; return 1; fi
+    log "profile $name per rank (timeout ${to}s)"
+    (cd "$W" && timeout "$to" "${TORCHRUN[@]}" --no-python "$NSYS" profile --force-overwrite=true \
+        -o "${name}_rank%q{RANK}" "${opts[@]}" python3 dist_train.py --manifest "$name.manifest.json" "$@") \
+        >"$W/$name.profile.log" 2>&1
+    log "profile $name rc=$?"; tail -n 20 "$W/$name.profile.log"
+    local r
+    for ((r = 0; r < NGPU; r++)); do
+        [ -f "$W/${name}_rank$r.nsys-rep" ] || { log "missing ${name}_rank$r.nsys-rep"; continue; }
+        cp "$W/$name.manifest.json" "$W/${name}_rank$r.manifest.json" 2>/dev/null
+        cp "$W/$name.profile.log" "$W/${name}_rank$r.profile.log"
+        echo "${opts[*]} -- dist_train.py $* (per rank)" >"$W/${name}_rank$r.nsys-args"
+        finish "${name}_rank$r" & pids+=($!)
+    done
+}
+
+want ddp_node && node ddp_node "${TRACE[@]}" -- --mode ddp
+want ddp_strag_node && node ddp_strag_node "${TRACE[@]}" -- --mode ddp "${STRAG1[@]}"
+want ddp_strag_rank && ranks ddp_strag_rank "${TRACE[@]}" -- --mode ddp "${STRAG1[@]}"
+want fsdp_strag_rank && ranks fsdp_strag_rank "${TRACE[@]}" -- --mode fsdp \
+    --straggler-rank 0 --straggler-phase backward --straggler-steps 5:15 --straggler-delay-ms 3
+want tp_node && node tp_node "${TRACE[@]}" -- --mode tp --blocks 2 --steps 30
+want hw_node && node hw_node -t cuda,nvtx,osrt --cpuctxsw=none --gpu-metrics-devices=all \
+    --sample=cpu --python-sampling=true --python-sampling-frequency=1000 -- --mode ddp --hw --steps 15
+for p in "${pids[@]}"; do wait "$p"; done
+log "done; host=$HOST repo=$REPO"
+ls -la "$OUT"
