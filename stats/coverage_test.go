@@ -439,3 +439,38 @@ func TestCoverageQuick(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverageByBlocks is docs/statistics.md §3.4's table (with
+// NSYSPHASE_COVERAGE=1): the ratio-of-means CI on D2 at every number of
+// rounds K = 3…20, 1000 experiments each, across the switch from the
+// jackknife-t (K ≤ 7) to the bootstrap hull (K ≥ 8). Each K covers at
+// least 0.94 − 2 SE and its lower end lies above the truth in at most
+// 2.5% + 2 SE (check's false alarms at a limit equal to the true ratio).
+func TestCoverageByBlocks(t *testing.T) {
+	skipUnlessCoverage(t)
+	const runs = 1000
+	se, lowSE := math.Sqrt(0.05*0.95/runs), math.Sqrt(0.025*0.975/runs)
+	var b strings.Builder
+	b.WriteString("| K | method | ratio of means | lower end above truth | ratio of medians |\n|---:|---|---:|---:|---:|\n")
+	for k := 3; k <= 20; k++ {
+		p := dgp.D2()
+		p.K = k
+		tl := runCell(fmt.Sprintf("D2 K=%d", k), p, coverageSeedA, runs, engineExperiment(false))
+		method := MethodJackknife
+		if k >= 8 {
+			method = MethodBootstrap
+		}
+		if tl.methods[method] != runs {
+			t.Errorf("K=%d: methods %v", k, tl.methods)
+		}
+		above := float64(tl.above["ratio mean"]) / runs
+		fmt.Fprintf(&b, "| %d | %s | %.3f | %.3f | %.3f |\n", k, method, tl.cover("ratio mean"), above, tl.cover("ratio median"))
+		if c := tl.cover("ratio mean"); c < 0.94-2*se {
+			t.Errorf("K=%d: ratio of means covers %.3f, want ≥ %.3f", k, c, 0.94-2*se)
+		}
+		if above > 0.025+2*lowSE {
+			t.Errorf("K=%d: lower end above the truth in %.3f, want ≤ %.3f", k, above, 0.025+2*lowSE)
+		}
+	}
+	t.Logf("D2, %d experiments a K, B = %d, seed %d:\n%s", runs, coverageB, coverageSeedA, b.String())
+}
