@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -12,7 +13,7 @@ import (
 )
 
 // historyTable is analyze --history's comparison: per arm, the step and
-// every phase whose mean wall left its history's spread (all phases with
+// every phase whose wall (each run's statistic, the median by default) left its history's spread (all phases with
 // all), with the run-to-run CV behind each interval.
 func historyTable(doc *analysis.Doc, all bool) *export.Table {
 	if len(doc.History) == 0 {
@@ -22,8 +23,9 @@ func historyTable(doc *analysis.Doc, all bool) *export.Table {
 	for _, r := range doc.History {
 		bases = appendNew(bases, r.HistoryArm)
 	}
-	t := export.NewTable("history", fmt.Sprintf("Mean wall per step against the history of %s (ratio = run / history; %g%% t prediction intervals over runs)",
-		strings.Join(bases, ", "), 100*doc.History[0].Confidence),
+	stat := cmp.Or(doc.History[0].Stat, stats.StatMean)
+	t := export.NewTable("history", fmt.Sprintf("%s%s wall per step against the history of %s (ratio = run / history; %g%% t prediction intervals over runs)",
+		strings.ToUpper(stat[:1]), stat[1:], strings.Join(bases, ", "), 100*doc.History[0].Confidence),
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "arm", Type: export.TypeString},
 		export.Column{Name: "history µs", Type: export.TypeFloat64},
