@@ -23,6 +23,9 @@ import (
 //     "transform_replay.cpp::getMatchedLeafPos"): a library's (or a C++
 //     framework's) own scopes. They are never the step either, but they are
 //     phases where they sit: they name the work a person would read.
+//
+// A program range whose every instance only wraps one such call is that
+// call's annotation too (wrapsOneCall, stepchoice.go): never the step.
 
 // LibraryDomains are NVTX domains that libraries and tools create for their
 // own ranges, matched case-insensitively as a prefix of the domain name

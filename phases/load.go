@@ -88,14 +88,17 @@ type trace struct {
 	classByName map[int32]uint16 // StringIds id → class index (classOf)
 	classByID   []int32          // the same for small ids, class+1; 0 = not seen
 	threadNm    map[int64]string // globalTid → thread name
-	graphMode   string
-	warnings    []nsys.Warning
-	gpuOf       map[[2]int64]int32             // (pid, CUDA device id) → physical GPU
-	overlapNs   int64                          // time two or more processes' GPU work overlapped on one GPU
-	use         []GPUUse                       // per GPU, its processes' busy time
-	busy        map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
-	others      map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
-	gpusOf      map[int32][]procGPU            // pid → the GPUs it has run work on, in GPU order
+	// autogradMany: per pid, whether it has several autograd threads
+	// with rows (layout sets it; their rows are named after the thread)
+	autogradMany map[int64]bool
+	graphMode    string
+	warnings     []nsys.Warning
+	gpuOf        map[[2]int64]int32             // (pid, CUDA device id) → physical GPU
+	overlapNs    int64                          // time two or more processes' GPU work overlapped on one GPU
+	use          []GPUUse                       // per GPU, its processes' busy time
+	busy         map[int32]map[int32][]interval // gpu → pid → merged busy intervals of that process
+	others       map[int32]map[int32][]interval // gpu → pid → merged busy intervals of every other process
+	gpusOf       map[int32][]procGPU            // pid → the GPUs it has run work on, in GPU order
 }
 
 // procGPU is a GPU a process runs work on, from its first op's start. Every

@@ -129,7 +129,8 @@ func (t *threadRanges) topLevel() []int32 {
 // IsOtherThreadRow reports whether a phase name is one otherThreadName
 // gives.
 func IsOtherThreadRow(phase string) bool {
-	return strings.HasPrefix(phase, "(thread ") || strings.HasSuffix(phase, " (autograd thread)") || strings.Contains(phase, " (thread ")
+	return strings.HasPrefix(phase, "(thread ") || strings.HasSuffix(phase, " (autograd thread)") || strings.Contains(phase, " (thread ") ||
+		strings.Contains(phase, " (autograd thread ")
 }
 
 // otherThreadName names another thread's row: PyTorch's autograd thread
@@ -138,6 +139,9 @@ func IsOtherThreadRow(phase string) bool {
 func (tr *trace) otherThreadName(gtid int64, names map[string]bool, lib bool) string {
 	thread := tr.threadNm[gtid]
 	if strings.HasPrefix(thread, "pt_autograd") {
+		if tr.autogradMany[nsys.Pid(gtid)] {
+			return "backward (autograd thread " + strings.TrimPrefix(thread, "pt_autograd_") + ")"
+		}
 		return "backward (autograd thread)"
 	}
 	label := thread

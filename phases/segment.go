@@ -641,6 +641,18 @@ func finishSpan(xs []Instance, sp stepSpan, base int) {
 			phaseKernel += ph.M[KernelSum]
 		}
 	}
+	// A row without ranges of its own has no wall: its nulled metrics
+	// hold no measured value, so no aggregate that reads them counts the
+	// step's span as its wall.
+	for i := sp.first; i < sp.end; i++ {
+		if ph := &xs[i-base]; ph.OtherThread && ph.Null != 0 {
+			for m := range NumMetrics {
+				if ph.Null&(1<<uint(m)) != 0 {
+					ph.M[m] = 0
+				}
+			}
+		}
+	}
 	st.HasStepOnly = true
 	st.PhaseGapNs = st.M[Wall] - totalLength(mergeIntervals(phaseIv))
 	st.UnattrKerNs = st.M[KernelSum] - phaseKernel
@@ -731,6 +743,20 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 	}
 	for _, gs := range autograd {
 		slices.Sort(gs)
+	}
+	// A process with several autograd threads (PyTorch starts one per
+	// device; one is often idle) names each one's row after its thread:
+	// one row per thread and step, never two rows of one name in a step,
+	// so no aggregate counts a step twice.
+	tr.autogradMany = map[int64]bool{}
+	for pid, gs := range autograd {
+		n := len(gs)
+		for _, t := range byPid[pid] {
+			if strings.HasPrefix(tr.threadNm[t.gtid], "pt_autograd") {
+				n++
+			}
+		}
+		tr.autogradMany[pid] = n > 1
 	}
 	stepInBlock := map[UnitID]int{}
 	type procStep struct {
@@ -1015,6 +1041,11 @@ func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool)
 // numbered family ("ProfilerStep#N" matches "ProfilerStep#12").
 func (r *rng) isStep(step string) bool { return r.nm.name == step || r.nm.family == step }
 
+// SingleArm names the one arm of an export without arm blocks or file
+// arms: a name, never blank (a blank arm reads as a missing value in CSV
+// and pandas, and leaves holes in sentences).
+const SingleArm = "all"
+
 // joinArm labels an arm from its file-level and NVTX parts.
 func joinArm(fileArm, nvtxArm string) string {
 	switch {
@@ -1022,6 +1053,8 @@ func joinArm(fileArm, nvtxArm string) string {
 		return fileArm + "/" + nvtxArm
 	case fileArm != "":
 		return fileArm
+	case nvtxArm == "":
+		return SingleArm
 	}
 	return nvtxArm
 }

@@ -97,6 +97,9 @@ type chooser struct {
 	pat     *regexp.Regexp
 	tallies map[string]*candTally
 	span    map[int64][2]int64 // per pid: first start, last end of its ranges
+	// wrappers: program families whose every instance only wraps one
+	// library call (wrapsOneCall): never the step.
+	wrappers map[string]bool
 }
 
 func newChooser(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) *chooser {
@@ -112,9 +115,11 @@ func newChooser(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) 
 			c.span[pid] = [2]int64{min(s[0], r.start), max(s[1], r.end)}
 		}
 	}
+	wraps := map[string]bool{} // family → every instance only wraps one library call
 	for _, t := range threads {
 		// Instances nested in one of their own family count once.
 		open := map[string]int64{} // family → end of the enclosing instance
+		ci := newChildIndex(t)
 		for i := range t.ranges {
 			r := &t.ranges[i]
 			if r.nm.armOf(pat).ok || r.nm.warmup {
@@ -134,6 +139,8 @@ func newChooser(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) 
 			x.maxPerThread = max(x.maxPerThread, x.perThread)
 			x.numbered = x.numbered || r.nm.name != r.nm.family
 			x.lib = x.lib && r.nm.lib
+			w, seen := wraps[fam]
+			wraps[fam] = (w || !seen) && wrapsOneCall(t, ci, int32(i))
 			x.depth = min(x.depth, r.depth)
 			x.pids[nsys.Pid(t.gtid)] = true
 			if end, ok := open[fam]; ok && r.start < end {
@@ -143,8 +150,31 @@ func newChooser(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) 
 			x.ns += r.end - r.start
 		}
 	}
+	// A program range that only wraps one library call ("allreduce"
+	// around ncclAllReduce) is that call's annotation, not a step.
+	c.wrappers = map[string]bool{}
+	for fam, w := range wraps {
+		if x := c.tallies[fam]; w && !x.lib {
+			x.lib, c.wrappers[fam] = true, true
+		}
+	}
 	return c
 }
+
+// wrapsOneCall reports whether range i holds exactly one range, an
+// operator or library call, that fills at least 90% of it.
+func wrapsOneCall(t *threadRanges, ci *childIndex, i int32) bool {
+	kids := ci.of(i)
+	if len(kids) != 1 {
+		return false
+	}
+	r, k := &t.ranges[i], &t.ranges[kids[0]]
+	return k.nm.isOp() && r.end > r.start && 10*(k.end-k.start) >= 9*(r.end-r.start)
+}
+
+// notUser reports a range that cannot be the step: a library's, or a
+// program range that only wraps one library call.
+func (c *chooser) notUser(r *rng) bool { return r.nm.lib || c.wrappers[r.nm.family] }
 
 // coverage is a family's share of the traced span of its processes.
 func (c *chooser) coverage(x *candTally) float64 {
@@ -348,7 +378,7 @@ func (c *chooser) container() (string, int, float64) {
 		ci := newChildIndex(t)
 		for i := range t.ranges {
 			r := &t.ranges[i]
-			if r.depth != 0 || r.nm.lib || r.nm.warmup || r.nm.armOf(c.pat).ok {
+			if r.depth != 0 || c.notUser(r) || r.nm.warmup || r.nm.armOf(c.pat).ok {
 				continue
 			}
 			if x := c.tallies[r.nm.family]; x == nil || x.maxPerThread > 1 {
@@ -393,7 +423,7 @@ func (c *chooser) pickLevel(keep func(t *threadRanges, r *rng) bool, needPerThre
 	for _, t := range c.threads {
 		for i := range t.ranges {
 			r := &t.ranges[i]
-			if r.nm.lib || r.nm.warmup || r.nm.armOf(c.pat).ok || !keep(t, r) {
+			if c.notUser(r) || r.nm.warmup || r.nm.armOf(c.pat).ok || !keep(t, r) {
 				continue
 			}
 			levelNs += r.end - r.start
@@ -466,7 +496,7 @@ func (c *chooser) innerLoop(step string) (string, int) {
 			seen := map[string]int{}
 			for _, k := range ci.of(int32(i)) {
 				kr := &t.ranges[k]
-				if kr.nm.lib || kr.nm.warmup {
+				if c.notUser(kr) || kr.nm.warmup {
 					continue
 				}
 				seen[kr.nm.family]++

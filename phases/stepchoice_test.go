@@ -131,6 +131,88 @@ func TestStepChoiceByEvidence(t *testing.T) {
 	})
 }
 
+// TestStepChoiceCoverageFirst: a range that repeats cannot win over one
+// that covers far more (issue 36's classes).
+func TestStepChoiceCoverageFirst(t *testing.T) {
+	const us = 1000
+	t.Run("a short repeated range loses to the loop that covers the program", func(t *testing.T) {
+		// OpenMP playground: per variant, Initialize (tiny) then Steps
+		// holding 10 step ranges; both names repeat equally often.
+		var rs []synthRange
+		for v, variant := range []string{"team loop", "parallel for", "loop collapse", "sequential"} {
+			s := int64(v) * 20000 * us
+			rs = append(rs, synthRange{"", variant, s, s + 19000*us}, synthRange{"", "Initialize", s + 10, s + 20*us},
+				synthRange{"", "Steps", s + 100*us, s + 18000*us})
+			for k := range int64(10) {
+				rs = append(rs, synthRange{"", "step", s + 100*us + k*1700*us, s + 100*us + (k+1)*1700*us})
+			}
+		}
+		ch := chooseOn(synthThreads(1<<24|1, rs...))
+		if ch.name != "step" || ch.mode != StepNested {
+			t.Errorf("step %q (%s), want step (nested in Steps), not Initialize", ch.name, ch.mode)
+		}
+	})
+	t.Run("a layer repeated inside one iteration yields to its container", func(t *testing.T) {
+		// profile > forward pass (12 × attention, 5% each), backward pass,
+		// optimizer step: the container is the step, measured once.
+		rs := []synthRange{{"", "profile", 0, 1000 * us}, {"", "forward pass", 10, 300 * us}, {"", "backward pass", 300 * us, 800 * us},
+			{"", "optimizer step", 800 * us, 999 * us}}
+		for k := range int64(12) {
+			rs = append(rs, synthRange{"", "scaled dot product attention", 20*us + k*20*us, 20*us + k*20*us + 4*us})
+		}
+		ch := chooseOn(synthThreads(1<<24|1, rs...))
+		if ch.name != "profile" || ch.mode != StepSingleRange || ch.over != "scaled dot product attention" {
+			t.Errorf("step %q (%s, over %q), want profile, the container", ch.name, ch.mode, ch.over)
+		}
+		if why := ch.stepChoice().Why; !strings.Contains(why, "less than a quarter") {
+			t.Errorf("why %q does not say the rule", why)
+		}
+	})
+	t.Run("the loop inside a container is the step", func(t *testing.T) {
+		// main holds 10 iterations covering 40% of it: a quarter or more.
+		rs := []synthRange{{"", "main", 0, 1000 * us}, {"", "setup", 10, 590 * us}}
+		for k := range int64(10) {
+			rs = append(rs, synthRange{"", "iteration", 600*us + k*40*us, 600*us + (k+1)*40*us})
+		}
+		if ch := chooseOn(synthThreads(1<<24|1, rs...)); ch.name != "iteration" {
+			t.Errorf("step %q (%s), want iteration", ch.name, ch.mode)
+		}
+	})
+	t.Run("a range that only wraps one library call is not the step", func(t *testing.T) {
+		var rs []synthRange
+		for k := range int64(10) {
+			s := k * 100 * us
+			rs = append(rs, synthRange{"", "compute", s, s + 35*us})
+			for j := range int64(2) {
+				a := s + 40*us + j*30*us
+				rs = append(rs, synthRange{"", "allreduce", a, a + 30*us}, synthRange{"NCCL", "ncclAllReduce", a + 1*us, a + 29*us})
+			}
+		}
+		ch := chooseOn(synthThreads(1<<24|1, rs...))
+		if ch.name != "compute" {
+			t.Errorf("step %q (%s), want compute: allreduce only wraps ncclAllReduce", ch.name, ch.mode)
+		}
+	})
+	t.Run("warm-up is never the step", func(t *testing.T) {
+		var rs []synthRange
+		for k := range int64(5) {
+			rs = append(rs, synthRange{"", "Warm-up Step " + string(rune('0'+k)), k * 100 * us, (k + 1) * 100 * us})
+		}
+		rs = append(rs, synthRange{"", "Benchmark Forward Only", 600 * us, 1000 * us})
+		for k := range int64(10) {
+			rs = append(rs, synthRange{"", "Forward", 600*us + k*40*us, 600*us + k*40*us + 35*us})
+		}
+		if ch := chooseOn(synthThreads(1<<24|1, rs...)); ch.name != "Forward" {
+			t.Errorf("step %q (%s), want Forward, not the warm-up", ch.name, ch.mode)
+		}
+		for _, n := range []string{"warmup", "Warm-up Step 3", "WARM_UP", "warm up iters"} {
+			if !isWarmupName(n) {
+				t.Errorf("isWarmupName(%q) = false", n)
+			}
+		}
+	})
+}
+
 func TestAnnotationRules(t *testing.T) {
 	for _, c := range []struct {
 		domain, text string

@@ -6,6 +6,7 @@ package analysis
 // over its kept steps of the arm, all its blocks together.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ type HistoryRuns struct {
 	// candidate's, whatever the datasets were written with.
 	SkipSteps int `json:"skip_steps"`
 	doc       *Doc
+	looked    []string // NoHistory: the patterns that found no run
 }
 
 // LoadHistory loads the datasets in dirs (written by analyze --out) as
@@ -139,8 +141,18 @@ func relabelFile(fr *FileResult, label string) {
 	}
 }
 
-// Arms are the history's arms.
-func (h *HistoryRuns) Arms() []string { return h.doc.Arms }
+// NoHistory is a history without runs (the first pull requests of a CI
+// workflow, before any run of the baseline was kept): every comparison is
+// inconclusive and passes. looked names what was searched, for the reason.
+func NoHistory(looked []string) *HistoryRuns { return &HistoryRuns{Dirs: []string{}, looked: looked} }
+
+// Arms are the history's arms (none without runs).
+func (h *HistoryRuns) Arms() []string {
+	if h.doc == nil {
+		return nil
+	}
+	return h.doc.Arms
+}
 
 // RunValues returns, per arm, one run value per profile (file) of the
 // statistic stat of metric on phase, in time order; nil when the phase is
@@ -198,6 +210,9 @@ func (d *Doc) RunValues(phase, metric, stat string) (map[string][]stats.RunValue
 // runs. A candidate arm is compared with the history runs of baseline when
 // it is given, else of the same arm, else of the history's only arm.
 func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, stat, baseline string, confidence float64) ([]HistoryRow, error) {
+	if h.doc == nil {
+		return d.compareWithNoHistory(h, phaseNames, metric, stat, baseline, confidence)
+	}
 	if baseline != "" && !slices.Contains(h.doc.Arms, baseline) {
 		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm of the history (history arms: %s)", baseline, strings.Join(h.doc.Arms, ", "))}
 	}
@@ -245,6 +260,33 @@ func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, st
 			if len(hist[harm]) == 0 {
 				c.Reason = fmt.Sprintf("the history has no run of phase %q in arm %q", ph, harm)
 			}
+			out = append(out, HistoryRow{Phase: ph, Arm: arm, HistoryArm: harm, HistoryComparison: c})
+		}
+	}
+	return out, nil
+}
+
+// compareWithNoHistory is CompareWithHistory with no history run: each
+// candidate arm's row has its own value and no interval, the reason naming
+// what was searched. The history arm is --baseline, else the arm itself.
+func (d *Doc) compareWithNoHistory(h *HistoryRuns, phaseNames []string, metric, stat, baseline string, confidence float64) ([]HistoryRow, error) {
+	var out []HistoryRow
+	for _, ph := range phaseNames {
+		cand, err := d.RunValues(ph, metric, stat)
+		if err != nil {
+			return nil, err
+		}
+		for _, arm := range d.Arms {
+			runs := cand[arm]
+			if len(runs) == 0 {
+				continue
+			}
+			c, err := stats.CompareHistory(metric, stat, nil, runs, confidence)
+			if err != nil {
+				return nil, err
+			}
+			c.Reason = fmt.Sprintf("no history run yet (%s found no dataset): nothing to compare with", strings.Join(h.looked, ", "))
+			harm := cmp.Or(baseline, arm)
 			out = append(out, HistoryRow{Phase: ph, Arm: arm, HistoryArm: harm, HistoryComparison: c})
 		}
 	}

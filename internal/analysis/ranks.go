@@ -472,7 +472,9 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]phases.Instance, ph,
 		var wall, busy, nccl, expos, other int64
 		var own []int // indices of the phase's instances
 		for j := range xs {
-			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup {
+			// A row with no wall of its own (another thread without
+			// ranges) is no timed instance: it never counts here.
+			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup && !xs[j].IsNull(phases.Wall) {
 				n++
 				// the instance's wall metric, not its span: the
 				// (unannotated) row spans the step but its wall is the
@@ -1016,7 +1018,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]phases.I
 			var units []stats.Unit
 			at := map[phases.UnitID]int{}
 			for _, x := range byRank[ps[i].Rank] {
-				if x.Phase != ph || x.Warmup {
+				if x.Phase != ph || x.Warmup || x.IsNull(phases.Wall) {
 					continue
 				}
 				k, ok := at[x.Unit]

@@ -95,10 +95,10 @@ func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain f
 	return v, nil
 }
 
-// ArmName is an arm's name for a sentence: "the run" for the one unnamed
-// arm of inputs without arm ranges or file arms.
+// ArmName is an arm's name for a sentence: "the run" for the one arm of
+// inputs without arm ranges or file arms (phases.SingleArm).
 func ArmName(arm string) string {
-	if arm == "" {
+	if arm == "" || arm == phases.SingleArm {
 		return "the run"
 	}
 	return arm
@@ -124,16 +124,19 @@ func decide(v *Verdict, confidence float64) (string, string) {
 		if len(why) == 0 {
 			why = append(why, "the GPU floor and the replay leave no room")
 		}
+		// The sentence says what is removable now (nothing, below the
+		// minimum gain) before what fixing the blockers would make
+		// removable: never a share next to "below the minimum" that is above it.
 		fixed := ""
 		if b.RemovableIfFixedNs.Mean > 0 && b.StepWallNs.Mean > 0 {
-			fixed = fmt.Sprintf("; with the blockers fixed, %.1f µs per step (%s of the mean step wall) would be removable", b.RemovableIfFixedNs.Mean/1e3, pct(b.RemovableIfFixedNs.Mean/b.StepWallNs.Mean))
+			fixed = fmt.Sprintf("; fix the blockers first: then %.1f µs per step (%s of the mean step wall) would be removable", b.RemovableIfFixedNs.Mean/1e3, pct(b.RemovableIfFixedNs.Mean/b.StepWallNs.Mean))
 		}
-		return VerdictNoGo, fmt.Sprintf("capturing %s removes nothing in %s as it stands, in any of its %d steps (%s)%s: below the %s minimum gain",
-			strings.Join(v.Phases, ","), ArmName(v.Arm), b.Steps, strings.Join(why, "; "), fixed, pct(v.MinGain))
+		return VerdictNoGo, fmt.Sprintf("capturing %s removes nothing in %s as it stands, in any of its %d steps (%s): 0%%, below the %s minimum gain%s",
+			strings.Join(v.Phases, ","), ArmName(v.Arm), b.Steps, strings.Join(why, "; "), pct(v.MinGain), fixed)
 	}
 	ci := v.Removable.CI
 	if ci == nil {
-		return VerdictInconclusive, fmt.Sprintf("%s (%s), but there is no confidence interval (%s): record more blocks or steps to decide against the %s minimum gain", what, how, v.Removable.Method, pct(v.MinGain))
+		return VerdictInconclusive, fmt.Sprintf("%s (%s), but there is no confidence interval (%s): %s to decide against the %s minimum gain", what, how, v.Removable.Method, moreData(v), pct(v.MinGain))
 	}
 	level := fmt.Sprintf("%g%% CI %s–%s; %s", 100*confidence, pct(ci[0]), pct(ci[1]), how)
 	switch {
@@ -143,6 +146,15 @@ func decide(v *Verdict, confidence float64) (string, string) {
 		return VerdictNoGo, fmt.Sprintf("%s (%s): even the upper bound stays below the %s minimum gain", what, level, pct(v.MinGain))
 	}
 	return VerdictInconclusive, fmt.Sprintf("%s (%s): the interval straddles the %s minimum gain; record more blocks to decide", what, level, pct(v.MinGain))
+}
+
+// moreData is the advice that can give a verdict an interval: the unit is
+// the block or the profile, so with one of them more steps cannot help.
+func moreData(v *Verdict) string {
+	if b := v.Bound; b != nil && b.Units < 2 {
+		return fmt.Sprintf("%d block or profile, and more steps cannot give an interval between them: record more runs (profiles) or arm blocks", b.Units)
+	}
+	return "record more blocks or runs"
 }
 
 // armGains compares every other arm's step wall with arm's, as analyze does

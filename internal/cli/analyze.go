@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/report"
+	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
 
@@ -22,14 +24,12 @@ type AnalyzeOptions struct {
 	SegmentOptions
 	StatsOptions
 	TableOutput
-	From        bool // Files are dataset directories written by --out
-	NoStats     bool
-	Wide        bool     // every breakdown column on a terminal
-	Hotspots    bool     // each phase's top host functions by CPU samples
-	AllWarnings bool     // every warning, not one line per code
-	RankGlobs   []string // --ranks GLOB: exports that hold ranks of one job
-	History     []string // --history: dataset directories (globs) of earlier baseline runs
-	WithinRun   bool     // --within-run: stationary bootstrap over the steps of single runs
+	From      bool // Files are dataset directories written by --out
+	NoStats   bool
+	Hotspots  bool     // each phase's top host functions by CPU samples
+	RankGlobs []string // --ranks GLOB: exports that hold ranks of one job
+	History   []string // --history: dataset directories (globs) of earlier baseline runs
+	WithinRun bool     // --within-run: stationary bootstrap over the steps of single runs
 }
 
 // NewCmdAnalyze builds `nsysphase analyze`; runF replaces the action in tests.
@@ -50,6 +50,10 @@ Parquet (--partition: a Hive-partitioned dataset by arm and file; --format arrow
 --from DIR... analyses such datasets instead of exports (one per CI job, say), with the same
 statistics and the same JSON as a direct analysis of the exports they came from.
 --format html writes one self-contained report page (inline SVG plots, no scripts).
+
+Two exports without arm ranges (analyze before.sqlite after.sqlite) are two arms named after
+their files, compared within-run (these two runs; run-to-run variance left out) and labelled so.
+To pool runs of one configuration instead, name the arm: --arm base='run*.sqlite'.
 
 Inputs are read -j at a time; the output order is the input order (globs sorted) whatever -j.
 A progress bar shows on stderr only on an interactive terminal when CI is unset.`,
@@ -81,9 +85,7 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	addSegmentFlags(cmd, &o.SegmentOptions)
 	addStatsFlags(cmd, &o.StatsOptions, true)
 	addTableOutputFlags(cmd, &o.TableOutput, "phase_summary", "html")
-	cmd.Flags().BoolVar(&o.Wide, "wide", false, "table format: every breakdown column (the default fits 120 columns)")
 	cmd.Flags().BoolVar(&o.Hotspots, "hotspots", false, "table format: each phase's top five host functions by CPU samples (nsys profile --sample=cpu)")
-	cmd.Flags().BoolVar(&o.AllWarnings, "warnings", false, "table and markdown formats: every warning in full, not one line per kind")
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
 	cmd.Flags().StringArrayVar(&o.RankGlobs, "ranks", nil, "GLOB: exports that hold ranks of one job (one per rank, or one per node); they are inputs too, and their ranks are read even where nothing else shows them (repeatable)")
@@ -118,13 +120,7 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc))
 		return nil, err
 	}
 	cfg.RankGlobs = o.RankGlobs
-	var pr *progress
-	if stderr := cmd.ErrOrStderr(); progressWanted(stderr, o.Quiet, o.NoProgress) {
-		if inputs, _, err := analysis.ExpandInputs(cfg.Files, cfg.FileArms); err == nil {
-			pr = newProgress(cmd.Context(), stderr, true, len(inputs))
-			cfg.Open = pr.opener()
-		}
-	}
+	pr := startProgress(cmd, &cfg, &o.CommonFlags)
 	defer func() { pr.finish(err == nil) }()
 	tuneMemory(cfg)
 	files, err := analysis.ReadFiles(cmd.Context(), cfg)
@@ -132,12 +128,50 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc))
 	if err != nil {
 		return nil, asExit(err)
 	}
+	if o.beforeAfter(files) {
+		o.WithinRun = true // one profile per arm: only a within-run comparison is possible
+	}
 	pr.statsStarted()
 	doc, err = analysis.BuildThen(cmd.Context(), files, o.statsConfig(o.NoStats), Version(), o.SkipSteps, merged)
 	if err != nil {
 		return nil, asExit(err)
 	}
 	return doc, nil
+}
+
+// beforeAfter makes two profiles without arm ranges, file arms or ranks
+// (`analyze before.sqlite after.sqlite`) two arms named after their files,
+// the first the baseline unless --baseline says otherwise: the most common
+// comparison needs no pattern. It reports whether it did.
+func (o *AnalyzeOptions) beforeAfter(files []*analysis.FileResult) bool {
+	if len(files) != 2 || len(o.Arms) > 0 || o.ArmKey != "" || len(o.RankGlobs) > 0 {
+		return false
+	}
+	for _, fr := range files {
+		if fr.FileArm != "" || len(fr.Ranks) > 0 || !slices.Equal(fr.Result.Arms, []string{phases.SingleArm}) {
+			return false
+		}
+	}
+	names := []string{profileName(files[0].Path), profileName(files[1].Path)}
+	if names[0] == names[1] {
+		names = []string{filepath.ToSlash(files[0].Path), filepath.ToSlash(files[1].Path)}
+	}
+	for i, fr := range files {
+		fr.FileArm = names[i]
+		fr.Result.Arms = []string{names[i]}
+		fr.Result.InstanceStore().SetArm(names[i])
+	}
+	return true
+}
+
+// profileName is an export's file name without its extensions
+// ("runs/before.sqlite.xz" → "before").
+func profileName(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".xz", ".sqlite", ".nsys-rep", ".db"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
 }
 
 func asExit(err error) error {
@@ -230,7 +264,8 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 	if err != nil {
 		return usageErr("--format: %v", err)
 	}
-	opt := report.Options{Tool: "nsysphase " + Version(), Metadata: md, Wide: o.Wide, Hotspots: o.Hotspots, AllWarnings: o.AllWarnings, StepGiven: o.Step != "" || o.Config != ""}
+	opt := o.reportOptions()
+	opt.Tool, opt.Metadata, opt.Hotspots, opt.StepGiven = "nsysphase "+Version(), md, o.Hotspots, o.Step != "" || o.Config != ""
 	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, doc, opt) })
 }
 

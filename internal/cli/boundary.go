@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"github.com/nsysphase/nsysphase/internal/report"
 )
 
 // BoundaryOptions are the inputs of `nsysphase boundary`.
@@ -49,7 +48,7 @@ or usage (an unknown phase, no arm with the phases).`,
   nsysphase boundary --phases data,forward,backward,optimizer testdata/nsys-2025.3-h200-extra/profiler_step.sqlite.xz`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
-			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, o.Format, o.Phases); err != nil {
+			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, &o.Format, boundaryFormats, o.Phases); err != nil {
 				return err
 			}
 			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
@@ -63,7 +62,7 @@ or usage (an unknown phase, no arm with the phases).`,
 	}
 	addRegionFlags(cmd, &o.SegmentOptions, &o.StatsOptions, &o.Phases)
 	addOutputFlags(cmd, &o.OutputFlags)
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json, markdown, or the blockers table as csv, parquet or arrow")
+	addFormatFlag(cmd, &o.Format, boundaryFormats, "csv, parquet and arrow: the blockers table")
 	return cmd
 }
 
@@ -72,22 +71,26 @@ func addRegionFlags(cmd *cobra.Command, seg *SegmentOptions, st *StatsOptions, r
 	addSegmentFlags(cmd, seg)
 	addStatsFlags(cmd, st, false)
 	cmd.Flags().StringSliceVar(region, "phases", nil, "the candidate capture region: phase names, comma-separated (nsysphase analyze lists them)")
-	_ = cmd.MarkFlagRequired("phases")
 	aliasFlag(cmd, "phase", "phases") // one flag name for phases on every command
 }
 
-func validateRegion(seg *SegmentOptions, st *StatsOptions, format string, region []string) error {
-	if _, err := report.ParseFormat(format); err != nil || format == "html" {
-		return usageErr("--format %q: want table, json, csv, markdown, parquet or arrow", format)
+// boundaryFormats are boundary's --format choices.
+var boundaryFormats = []string{"table", "json", "markdown", "csv", "parquet", "arrow"}
+
+func validateRegion(seg *SegmentOptions, st *StatsOptions, format *string, formats []string, region []string) error {
+	f, err := checkFormat(*format, formats)
+	if err != nil {
+		return err
+	}
+	*format = f
+	if err := checkPhasesGiven(region, "the candidate capture region, comma-separated"); err != nil {
+		return err
 	}
 	if err := seg.validate(); err != nil {
 		return err
 	}
 	if err := st.validate(); err != nil {
 		return err
-	}
-	if len(region) == 0 {
-		return usageErr("--phases: name at least one phase")
 	}
 	for _, p := range region {
 		if strings.TrimSpace(p) == "" {
@@ -98,12 +101,14 @@ func validateRegion(seg *SegmentOptions, st *StatsOptions, format string, region
 }
 
 // readRegion reads the inputs with per-call recording.
-func readRegion(cmd *cobra.Command, o *SegmentOptions) ([]*analysis.FileResult, analysis.Frames, error) {
+func readRegion(cmd *cobra.Command, o *SegmentOptions, c *CommonFlags) (_ []*analysis.FileResult, _ analysis.Frames, err error) {
 	cfg, err := o.config()
 	if err != nil {
 		return nil, nil, err
 	}
 	tuneMemory(cfg)
+	pr := startProgress(cmd, &cfg, c)
+	defer func() { pr.finish(err == nil) }()
 	files, frames, err := analysis.ReadCalls(cmd.Context(), cfg)
 	if err != nil {
 		return nil, nil, asExit(err)
@@ -112,7 +117,7 @@ func readRegion(cmd *cobra.Command, o *SegmentOptions) ([]*analysis.FileResult, 
 }
 
 func runBoundary(cmd *cobra.Command, o *BoundaryOptions) error {
-	files, frames, err := readRegion(cmd, &o.SegmentOptions)
+	files, frames, err := readRegion(cmd, &o.SegmentOptions, &o.CommonFlags)
 	if err != nil {
 		return err
 	}
@@ -121,5 +126,5 @@ func runBoundary(cmd *cobra.Command, o *BoundaryOptions) error {
 		return asExit(err)
 	}
 	warnMismatches(cmd.ErrOrStderr(), b.Mismatches)
-	return o.write(cmd, o.Format, b, report.Options{})
+	return o.write(cmd, o.Format, b, o.reportOptions())
 }

@@ -80,4 +80,9 @@ func TestBoundaryCLI(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, cli.ExitInput, errs)
 		}
 	}
+	// A missing --phases is answered as check answers it: what is wanted
+	// and where the names come from, not cobra's bare "required flag(s)".
+	if _, errs, _ := run(t, "boundary", fx.XZ); !strings.Contains(errs, "--phases is required: the candidate capture region") || strings.Contains(errs, "required flag") {
+		t.Errorf("missing --phases: %q", errs)
+	}
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"github.com/nsysphase/nsysphase/internal/report"
 	"github.com/nsysphase/nsysphase/stats"
 )
 
@@ -37,7 +38,7 @@ type CheckOptions struct {
 func NewCmdCheck(runF func(*CheckOptions) error) *cobra.Command {
 	o := &CheckOptions{}
 	cmd := &cobra.Command{
-		Use:   "check [--history DIR...] FILE...",
+		Use:   "check [--history DIR]... FILE...",
 		Short: "CI gate: exit 1 when an arm is proven slower than the baseline by more than a limit",
 		Long: `check compares every arm with the baseline on one phase, metric and statistic and fails (exit 1)
 only for a proven regression: the arm's ratio CI (arm / baseline) lies entirely above 1 + limit.
@@ -77,17 +78,19 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
   nsysphase check --within-run --step collector_step --arm-pattern '^none(x)(y)$' --arm mps=testdata/nsys-2025.3-h200/sharing_mps_1.sqlite.xz --arm null=testdata/nsys-2025.3-h200/sharing_null_1.sqlite.xz --baseline mps --phase collector_step   # exit 1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
-			if f, err := report.ParseFormat(o.Format); err != nil || (f != report.Text && f != report.Markdown && f != report.JSON) {
-				return usageErr("--format %q: want table, markdown or json", o.Format)
+			f, err := checkFormat(o.Format, checkFormats)
+			if err != nil {
+				return err
 			}
+			o.Format = f
 			if err := o.SegmentOptions.validate(); err != nil {
 				return err
 			}
 			if err := o.StatsOptions.validate(); err != nil {
 				return err
 			}
-			if len(o.Phases) == 0 {
-				return usageErr("--phases is required (the step name or some of its phases, comma-separated)")
+			if err := checkPhasesGiven(o.Phases, "the step name or some of its phases, comma-separated"); err != nil {
+				return err
 			}
 			lim, err := parseShare(o.MaxRegression)
 			if err == nil && lim >= 10 {
@@ -130,13 +133,16 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	cmd.Flags().StringVar(&o.Metric, "metric", "wall_ns", "metric to gate on")
 	cmd.Flags().StringVar(&o.Stat, "stat", "", "statistic: mean, median, p90 or p99 (default mean; median with --history, where a run's rare slow steps would hide a regression)")
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, markdown or json")
+	addFormatFlag(cmd, &o.Format, checkFormats, "markdown: a table for pull-request comments")
 	addOutputFlags(cmd, &o.OutputFlags)
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by analyze --out, not exports")
 	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "compare single runs by a stationary bootstrap over steps (leaves out run-to-run variance; labelled within-run)")
 	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (analyze --out) of an earlier baseline run; repeatable, globs quoted")
 	return cmd
 }
+
+// checkFormats are check's --format choices.
+var checkFormats = []string{"table", "json", "markdown"}
 
 // knownPhases refuses a --phases entry that is not a phase of doc.
 func knownPhases(doc *analysis.Doc, phs []string) error {
@@ -187,6 +193,7 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 		return runCheckWithinRun(cmd, o)
 	}
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, From: o.From}
+	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
 	a.Quantiles = o.Stat == "p90" || o.Stat == "p99"
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
@@ -196,7 +203,7 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return asExit(err)
 	}
-	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, o.reportOptions()); err != nil {
 		return err
 	}
 	return gateExit(g)
@@ -243,9 +250,17 @@ func expandDirs(patterns []string) []string {
 // loadHistory loads --history's datasets with the candidate's warm-up rule,
 // skipSteps: the one its analysis applied (--skip-steps, the rules file's
 // skip_steps, or, with --from, the candidate datasets' own), so that both
-// sides leave out the same steps.
+// sides leave out the same steps. A history that finds no dataset (a quoted
+// glob that matches nothing, a directory not there yet: the first pull
+// requests of a CI workflow) is empty, not an error: every comparison with
+// it is inconclusive and passes.
 func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysis.HistoryRuns, error) {
-	h, warns, err := analysis.LoadHistory(cmd.Context(), expandDirs(patterns), skipSteps, Version())
+	dirs, looked := historyDirs(patterns)
+	if len(dirs) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "nsysphase: warning: history: %s found no dataset: no run to compare with, the gate passes as inconclusive\n", strings.Join(looked, ", "))
+		return analysis.NoHistory(looked), nil
+	}
+	h, warns, err := analysis.LoadHistory(cmd.Context(), dirs, skipSteps, Version())
 	if err != nil {
 		return nil, asExit(err)
 	}
@@ -255,9 +270,41 @@ func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysi
 	return h, nil
 }
 
+// historyDirs expands --history's patterns (each sorted); looked are the
+// patterns that found nothing: a glob without a match or a missing path.
+func historyDirs(patterns []string) (dirs, looked []string) {
+	for _, p := range expandDirs(patterns) {
+		if _, err := os.Stat(p); err != nil && errors.Is(err, fs.ErrNotExist) {
+			looked = append(looked, p)
+			continue
+		}
+		dirs = append(dirs, p)
+	}
+	return dirs, looked
+}
+
+// checkHistoryArgs answers `--history d1 d2 FILE`, where d2 lands among the
+// candidates: a directory there is a history run meant for --history, or a
+// dataset that needs --from.
+func checkHistoryArgs(files []string, from bool) error {
+	if from {
+		return nil
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.IsDir() {
+			return usageErr("%s is a directory among the candidate exports: --history takes one directory a flag (--history d1 --history d2, or a quoted glob --history 'history/*'); a candidate dataset needs --from", f)
+		}
+	}
+	return nil
+}
+
 // runCheckHistory gates the candidate FILE(s) against the history runs.
 func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
+	if err := checkHistoryArgs(o.Files, o.From); err != nil {
+		return err
+	}
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
+	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
 	a.Baseline = "" // names a history arm here, not a candidate arm
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
@@ -275,7 +322,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 		return asExit(err)
 	}
 	g := analysis.HistoryGate(rows, h, o.spec())
-	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, o.reportOptions()); err != nil {
 		return err
 	}
 	return gateExit(g)
@@ -285,6 +332,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 // stationary bootstrap over the steps of their runs (--within-run).
 func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
 	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
+	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
 		return err
@@ -299,7 +347,7 @@ func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
 	if err != nil {
 		return asExit(err)
 	}
-	if err := o.write(cmd, o.Format, g, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, g, o.reportOptions()); err != nil {
 		return err
 	}
 	return gateExit(g)

@@ -94,9 +94,10 @@ type ciRun struct {
 var ciExpr = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
 
 // TestCIWorkflow runs the workflow of docs/ci.md step by step with bash:
-// three pushes to main keep their datasets as artifacts, then a pull
-// request restores them and is gated with check --history (docs/ci.md,
-// "The workflow runs as a test").
+// a first pull request meets an empty history (inconclusive, passes, its
+// comment posted), three pushes to main keep their datasets as artifacts,
+// then a pull request restores them and is gated with check --history
+// (docs/ci.md, "The workflow runs as a test").
 func TestCIWorkflow(t *testing.T) {
 	t.Parallel()
 	bash, err := exec.LookPath("bash")
@@ -118,6 +119,9 @@ func TestCIWorkflow(t *testing.T) {
 		}
 	}
 	runs := []ciRun{
+		// The workflow's first pull request: no run of main kept yet, an
+		// empty history, which passes as inconclusive with its comment.
+		{id: "100", event: "pull_request", ref: "refs/pull/6/merge", pr: "6", export: "sharing_mps_2"},
 		{id: "101", event: "push", ref: "refs/heads/main", export: "sharing_null_1"},
 		{id: "102", event: "push", ref: "refs/heads/main", export: "sharing_null_2"},
 		{id: "103", event: "push", ref: "refs/heads/main", export: "sharing_mps_1"},
@@ -161,12 +165,20 @@ func TestCIWorkflow(t *testing.T) {
 				}
 			}
 		}
-		if r.event == "pull_request" {
+		if r.pr == "7" {
 			hist, _ := filepath.Glob(filepath.Join(work, "history", "*", "phase_instances*"))
 			if len(hist) != 3 {
 				t.Errorf("pull request: %d history datasets restored, want 3", len(hist))
 			}
 		}
+	}
+	first, err := os.ReadFile(filepath.Join(comments, "6.md"))
+	if err != nil {
+		t.Fatalf("no comment on the first pull request (empty history): %v", err)
+	}
+	if c := string(first); !strings.Contains(c, "**nsysphase check — PASS: mean wall_ns of collector_step vs the history of eager") ||
+		!strings.Contains(c, "| eager |") || !strings.Contains(c, "inconclusive") || !strings.Contains(c, "no history run yet (history/* found no dataset)") {
+		t.Errorf("first pull request's comment:\n%s", c)
 	}
 	comment, err := os.ReadFile(filepath.Join(comments, "7.md"))
 	if err != nil {

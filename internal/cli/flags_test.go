@@ -158,7 +158,7 @@ func TestAnalyzeNoArmRanges(t *testing.T) {
 	}
 	lines := strings.SplitN(out, "\n", 3)
 	if !strings.HasPrefix(lines[0], "step collector_step (named by --step or --config)") ||
-		!strings.HasPrefix(lines[1], "no arm ranges (one arm): 1 block, 179 steps") || strings.Contains(out, "(baseline )") {
+		!strings.HasPrefix(lines[1], "no arm ranges (one arm, all): 1 block, 179 steps") || strings.Contains(out, "(baseline )") {
 		t.Errorf("context lines:\n%s", out)
 	}
 }

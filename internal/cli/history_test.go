@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,10 +104,29 @@ func TestCheckHistory(t *testing.T) {
 		g.Arm != "graph" || g.History.HistoryRuns != 2 || g.RatioCI != nil || g.Outcome != "inconclusive" {
 		t.Fatalf("own arms: %+v", m.Arms)
 	}
-	// A history dir that is not a dataset: exit 2, named.
-	_, errs, code = run(t, "check", "--history", filepath.Join(sharing, "nope"), cand, "--phase", "collector_step")
-	if code != cli.ExitInput || !strings.Contains(errs, "nope") {
-		t.Fatalf("missing history: exit %d %s", code, errs)
+	// A history dir that is there and not a dataset: exit 2, named.
+	notData := filepath.Join(t.TempDir(), "notdata")
+	if err := os.MkdirAll(notData, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code = run(t, "check", "--history", notData, cand, "--phase", "collector_step")
+	if code != cli.ExitInput || !strings.Contains(errs, "notdata") {
+		t.Fatalf("history that is not a dataset: exit %d %s", code, errs)
+	}
+	// No history yet (a missing directory, a glob that matches nothing):
+	// inconclusive, passes, the output written and the arm named.
+	for _, h := range []string{filepath.Join(sharing, "nope"), filepath.Join(t.TempDir(), "*")} {
+		out, errs, code = run(t, "check", "--history", h, cand, "--phase", "collector_step", "--format", "md")
+		if code != 0 || !strings.Contains(out, "vs the history of eager, limit +5%") || !strings.Contains(out, "| eager | ") ||
+			!strings.Contains(out, "| inconclusive |") || !strings.Contains(out, "no history run yet") || !strings.Contains(errs, "found no dataset") {
+			t.Errorf("empty history %s: exit %d\n%s%s", h, code, out, errs)
+		}
+	}
+	// --history d1 d2 FILE: d2 lands among the candidates; the answer says
+	// how to pass two history runs.
+	_, errs, code = run(t, "check", "--history", filepath.Join(sharing, "sharing_null_1"), filepath.Join(sharing, "sharing_null_2"), cand, "--phase", "collector_step")
+	if code != cli.ExitInput || !strings.Contains(errs, "--history d1 --history d2") {
+		t.Errorf("--history d1 d2: exit %d %s", code, errs)
 	}
 }
 

@@ -14,6 +14,7 @@ type InfoOptions struct {
 	Files  []string
 	Format string
 	Top    int
+	Jobs   int
 	OutputFlags
 }
 
@@ -33,8 +34,13 @@ Kernel and API totals equal nsys stats' cuda_gpu_kern_sum and cuda_api_sum on th
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			if _, err := report.ParseFormat(opts.Format); err != nil {
-				return usageErr("--format %q: want table, json, csv, markdown, parquet, arrow or html", opts.Format)
+			f, err := checkFormat(opts.Format, infoFormats)
+			if err != nil {
+				return err
+			}
+			opts.Format = f
+			if err := checkJobs(opts.Jobs); err != nil {
+				return err
 			}
 			if err := opts.OutputFlags.check(opts.Files); err != nil {
 				return err
@@ -48,22 +54,28 @@ Kernel and API totals equal nsys stats' cuda_gpu_kern_sum and cuda_api_sum on th
 			return runInfo(cmd, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "table", "output format: table or json (everything), or csv, markdown, parquet, arrow or html (one row per export: versions, GPUs, totals)")
+	addFormatFlag(cmd, &opts.Format, infoFormats, "table and json: everything; the others: one row per export, versions, GPUs, totals")
+	addJobsFlag(cmd, &opts.Jobs)
 	addOutputFlags(cmd, &opts.OutputFlags)
 	cmd.Flags().IntVar(&opts.Top, "top", 15, "rows of the per-kernel and per-API summaries in the table view (0 = all)")
 	return cmd
 }
 
+// infoFormats are info's --format choices.
+var infoFormats = []string{"table", "json", "csv", "markdown", "parquet", "arrow", "html"}
+
 func runInfo(cmd *cobra.Command, opts *InfoOptions) error {
-	infos := make([]*nsys.Info, 0, len(opts.Files))
-	for _, path := range opts.Files {
-		in, err := describeFile(cmd, path)
-		if err != nil {
-			return err
-		}
-		infos = append(infos, in)
+	files, err := expandFiles(opts.Files)
+	if err != nil {
+		return err
 	}
-	return opts.write(cmd, opts.Format, report.Infos(infos), report.Options{Top: opts.Top})
+	infos, err := eachFile(cmd, files, opts.Jobs, &opts.CommonFlags, describeFile)
+	if err != nil {
+		return err
+	}
+	ro := opts.reportOptions()
+	ro.Top = opts.Top
+	return opts.write(cmd, opts.Format, report.Infos(infos), ro)
 }
 
 func describeFile(cmd *cobra.Command, path string) (*nsys.Info, error) {

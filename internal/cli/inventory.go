@@ -73,14 +73,9 @@ func (o *InventoryOptions) validateInventory() error {
 }
 
 func runInventory(cmd *cobra.Command, o *InventoryOptions) error {
-	cfg, err := o.config()
+	files, frames, err := readRegion(cmd, &o.SegmentOptions, &o.CommonFlags)
 	if err != nil {
 		return err
-	}
-	tuneMemory(cfg)
-	files, frames, err := analysis.ReadCalls(cmd.Context(), cfg)
-	if err != nil {
-		return asExit(err)
 	}
 	inv := analysis.BuildInventory(files, frames, o.SkipSteps)
 	warnMismatches(cmd.ErrOrStderr(), inv.Mismatches)
@@ -94,7 +89,7 @@ func runInventory(cmd *cobra.Command, o *InventoryOptions) error {
 	if err != nil {
 		return usageErr("--format: %v", err)
 	}
-	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, inv, report.Options{}) })
+	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, inv, o.reportOptions()) })
 }
 
 // warnMismatches prints each manifest claim the trace contradicts as one

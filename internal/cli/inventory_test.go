@@ -37,7 +37,7 @@ func TestInventoryCLI(t *testing.T) {
 		}
 	}
 
-	out, errs, code = run(t, "inventory", fx.XZ)
+	out, errs, code = run(t, "inventory", "--wide", fx.XZ)
 	if code != 0 || !strings.Contains(out, "backtraces: none recorded") || !strings.Contains(out, "collector_step/events") || !strings.Contains(out, "interval (1/25 steps)") {
 		t.Fatalf("table: exit %d\n%s\n%s", code, out, errs)
 	}

@@ -51,7 +51,7 @@ func addSegmentFlags(cmd *cobra.Command, o *SegmentOptions) {
 	f.StringArrayVar(&o.Arms, "arm", nil, "NAME=GLOB: files matching GLOB form arm NAME, one block each (repeatable)")
 	f.StringVar(&o.ArmKey, "arm-key", "", "dotted key of the run manifest beside each export that names its arm, e.g. training.cuda_process_sharing")
 	f.StringVar(&o.Manifest, "manifest", "", "run manifest for a single input (default: NAME.manifest.json beside it)")
-	f.IntVarP(&o.Jobs, "jobs", "j", 0, fmt.Sprintf("files read in parallel, at most %d (default: number of CPUs)", maxJobs))
+	addJobsFlag(cmd, &o.Jobs)
 	o.changed = func(name string) bool {
 		fl := f.Lookup(name)
 		return fl != nil && fl.Changed

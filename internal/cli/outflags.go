@@ -10,18 +10,14 @@ import (
 	"github.com/nsysphase/nsysphase/internal/report"
 )
 
-// OutputFlags are -o and --quiet of the commands that print one result
-// (check, info, ranges), as analyze and inventory have them.
+// OutputFlags are the output flags of the commands that print one result
+// (check, info, ranges, boundary, verdict): the common flags, as analyze
+// and inventory have them.
 type OutputFlags struct {
-	Output string // file instead of stdout (-o/--output), written atomically
-	Quiet  bool   // print nothing on stdout
+	CommonFlags
 }
 
-func addOutputFlags(cmd *cobra.Command, o *OutputFlags) {
-	f := cmd.Flags()
-	f.StringVarP(&o.Output, "output", "o", "", "write the --format output to FILE instead of stdout (atomically)")
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stdout (the exit status still tells; with -o the file is written)")
-}
+func addOutputFlags(cmd *cobra.Command, o *OutputFlags) { addCommonFlags(cmd, &o.CommonFlags) }
 
 // check refuses a -o that is one of the inputs, a FIFO, device or directory.
 func (o *OutputFlags) check(inputs []string) error {

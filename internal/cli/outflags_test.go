@@ -99,7 +99,7 @@ func TestRegionPhaseAlias(t *testing.T) {
 	}
 }
 
-// TestVerdictUnnamedArm: an export without arm ranges has one unnamed arm;
+// TestVerdictUnnamedArm: an export without arm ranges has one arm, all;
 // verdict's sentence calls it "the run", never an empty name.
 func TestVerdictUnnamedArm(t *testing.T) {
 	t.Parallel()
@@ -113,7 +113,7 @@ func TestVerdictUnnamedArm(t *testing.T) {
 		t.Skip("profiler_step not found")
 	}
 	out, errs, code := run(t, "verdict", "--phases", "forward", "--min-gain", "10%", "--resamples", "1999", fx.XZ)
-	if code != 3 || !strings.Contains(out, "of the run's step wall") || !strings.Contains(out, "(no arm ranges, 39 steps") ||
+	if code != 3 || !strings.Contains(out, "of the run's step wall") || !strings.Contains(out, "(no arm ranges: arm all, 39 steps") ||
 		strings.Contains(out, " 's ") || strings.Contains(out, "(arm ,") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}

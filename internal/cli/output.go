@@ -31,13 +31,11 @@ import (
 
 // TableOutput is the output half of a table-writing command's options.
 type TableOutput struct {
-	Format     string
-	Out        string // dataset directory (--out)
-	Partition  bool   // Hive-partitioned dataset (--partition)
-	Overwrite  bool   // replace a non-empty --out directory
-	Output     string // file instead of stdout (-o/--output)
-	Quiet      bool   // print nothing on stdout; no progress bar
-	NoProgress bool
+	Format    string
+	Out       string // dataset directory (--out)
+	Partition bool   // Hive-partitioned dataset (--partition)
+	Overwrite bool   // replace a non-empty --out directory
+	CommonFlags
 }
 
 // tableFormats are the --format values of every table-writing command.
@@ -48,30 +46,20 @@ var tableFormats = []string{"table", "json", "csv", "markdown", "parquet", "arro
 func addTableOutputFlags(cmd *cobra.Command, o *TableOutput, primary string, extra ...string) {
 	f := cmd.Flags()
 	formats := append(slices.Clone(tableFormats), extra...)
-	f.StringVar(&o.Format, "format", "table", fmt.Sprintf("output: %s (csv, parquet and arrow print %s; with --out, arrow writes the dataset as Arrow IPC)", strings.Join(formats, ", "), primary))
+	addFormatFlag(cmd, &o.Format, formats, fmt.Sprintf("csv, parquet and arrow print %s; with --out, arrow writes the dataset as Arrow IPC", primary))
 	f.StringVar(&o.Out, "out", "", "directory for the tables as a Parquet dataset (written atomically)")
 	f.BoolVar(&o.Partition, "partition", false, "with --out: Hive-partitioned dataset (table/arm=…/file=…/part.parquet)")
 	f.BoolVar(&o.Overwrite, "overwrite", false, "with --out: replace a directory that holds an nsysphase dataset and nothing else (refused otherwise)")
-	f.StringVarP(&o.Output, "output", "o", "", "write the --format output to FILE instead of stdout (atomically)")
-	addQuietFlags(cmd, o)
-}
-
-// addQuietFlags registers --quiet and --no-progress alone, for commands that
-// keep their own --format and --out.
-func addQuietFlags(cmd *cobra.Command, o *TableOutput) {
-	f := cmd.Flags()
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stdout (use with --out or -o) and no progress bar")
-	f.BoolVar(&o.NoProgress, "no-progress", false, "no progress bar (it shows only on an interactive terminal, never when CI is set)")
+	addCommonFlags(cmd, &o.CommonFlags)
 }
 
 // validate checks the output flags; extra are the command's own formats.
 func (o *TableOutput) validate(extra ...string) error {
-	formats := append(slices.Clone(tableFormats), extra...)
-	f, err := report.ParseFormat(o.Format)
-	if err != nil || !slices.Contains(formats, f.String()) {
-		return usageErr("--format %q: want %s", o.Format, orList(formats))
+	f, err := checkFormat(o.Format, append(slices.Clone(tableFormats), extra...))
+	if err != nil {
+		return err
 	}
-	o.Format = f.String() // md → markdown, text → table
+	o.Format = f
 	if o.Partition && o.Out == "" {
 		return usageErr("--partition needs --out DIR")
 	}

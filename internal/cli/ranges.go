@@ -17,6 +17,7 @@ import (
 type RangesOptions struct {
 	Files  []string
 	Format string
+	Jobs   int
 	OutputFlags
 }
 
@@ -44,8 +45,13 @@ It keeps the vendor's blind spots, on purpose:
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			if f, err := report.ParseFormat(opts.Format); err != nil || f == report.HTML {
-				return usageErr("--format %q: want table, json, csv, markdown, parquet or arrow", opts.Format)
+			f, err := checkFormat(opts.Format, rangesFormats)
+			if err != nil {
+				return err
+			}
+			opts.Format = f
+			if err := checkJobs(opts.Jobs); err != nil {
+				return err
 			}
 			if err := opts.OutputFlags.check(opts.Files); err != nil {
 				return err
@@ -56,7 +62,8 @@ It keeps the vendor's blind spots, on purpose:
 			return runRanges(cmd, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "table", "output format: table, json or csv (the vendor's columns), or markdown, parquet or arrow (the ranges table)")
+	addFormatFlag(cmd, &opts.Format, rangesFormats, "table, json and csv: the vendor's columns; the others: the ranges table")
+	addJobsFlag(cmd, &opts.Jobs)
 	addOutputFlags(cmd, &opts.OutputFlags)
 	return cmd
 }
@@ -64,14 +71,18 @@ It keeps the vendor's blind spots, on purpose:
 // rangesResult is one file's view.
 // unusable file fails the run with nothing half-written.
 func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
-	memtune.SetMemoryTarget(opts.Files) // the same soft heap limit as analyze
-	results := make(report.Ranges, 0, len(opts.Files))
-	for _, path := range opts.Files {
-		rep, err := projectFile(cmd, path)
-		if err != nil {
-			return err
-		}
-		results = append(results, report.RangesFile{File: path, Report: rep})
+	files, err := expandFiles(opts.Files)
+	if err != nil {
+		return err
+	}
+	memtune.SetMemoryTarget(files) // the same soft heap limit as analyze
+	reps, err := eachFile(cmd, files, opts.Jobs, &opts.CommonFlags, projectFile)
+	if err != nil {
+		return err
+	}
+	results := make(report.Ranges, 0, len(files))
+	for i, rep := range reps {
+		results = append(results, report.RangesFile{File: files[i], Report: rep})
 	}
 	if opts.Format == "csv" { // stdout is the CSV alone: warnings go to stderr
 		for _, r := range results {
@@ -80,8 +91,11 @@ func runRanges(cmd *cobra.Command, opts *RangesOptions) error {
 			}
 		}
 	}
-	return opts.write(cmd, opts.Format, results, report.Options{})
+	return opts.write(cmd, opts.Format, results, opts.reportOptions())
 }
+
+// rangesFormats are ranges' --format choices.
+var rangesFormats = []string{"table", "json", "csv", "markdown", "parquet", "arrow"}
 
 func projectFile(cmd *cobra.Command, path string) (*projection.Report, error) {
 	f, closeFn, err := analysis.OpenInput(cmd.Context(), path)

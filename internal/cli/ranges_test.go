@@ -173,7 +173,7 @@ func TestRangesSeveralFiles(t *testing.T) {
 	}
 
 	out, errs, code = rangesMain(a, b)
-	if code != 0 || strings.Count(out, "Total Proj Time (ns)") != 2 || !strings.Contains(out, a+": ") || !strings.Contains(out, b+": ") {
+	if code != 0 || strings.Count(out, "proj (ns)") != 2 || !strings.Contains(out, a+": ") || !strings.Contains(out, b+": ") {
 		t.Fatalf("table of two files: exit %d, %s\n%.500s", code, errs, out)
 	}
 }
@@ -182,7 +182,7 @@ func TestRangesSeveralFiles(t *testing.T) {
 // exact integers.
 func TestRangesTable(t *testing.T) {
 	t.Parallel()
-	out, errs, code := rangesMain(fixture.Get(t, "graph_whole").SQLite(t))
+	out, errs, code := rangesMain("--wide", fixture.Get(t, "graph_whole").SQLite(t))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/internal/cli"
 	"github.com/nsysphase/nsysphase/internal/fixture"
+	nsphases "github.com/nsysphase/nsysphase/phases"
 )
 
 // stepLabel is what a person reading the program would choose as its step
@@ -105,6 +107,43 @@ func TestStepsAsAPersonWouldChoose(t *testing.T) {
 			}
 			if lab.MaxPhases != nil && len(phases) > *lab.MaxPhases {
 				t.Errorf("%d phases, want at most %d", len(phases), *lab.MaxPhases)
+			}
+			// covers (check_steps.py's rule): the rows other than the step,
+			// each row's mean wall × its n per step (a null wall, a row
+			// without ranges of its own, adds nothing), cover this share
+			// of the step's.
+			stepWall, ownRows, allRows := 0.0, 0.0, 0.0
+			arm0 := ""
+			if len(doc.Summary) > 0 {
+				arm0 = doc.Summary[0].Arm
+			}
+			stepN := 0
+			for _, r := range doc.Summary {
+				if r.Arm == arm0 && r.Phase == doc.Step {
+					stepN = r.N
+					if w := r.Metrics["wall_ns"]; w != nil {
+						stepWall = w.Mean
+					}
+				}
+			}
+			for _, r := range doc.Summary {
+				w := r.Metrics["wall_ns"]
+				if r.Arm != arm0 || r.Phase == doc.Step || w == nil || stepN == 0 {
+					continue
+				}
+				v := w.Mean * float64(r.N) / float64(stepN)
+				allRows += v
+				if !nsphases.IsOtherThreadRow(r.Phase) {
+					ownRows += v
+				}
+			}
+			if lab.Covers != nil && stepWall > 0 && allRows/stepWall < *lab.Covers {
+				t.Errorf("phases cover %.1f%% of the step, want at least %.0f%%", 100*allRows/stepWall, 100**lab.Covers)
+			}
+			// The step's own depth-1 rows (its phases and (unannotated))
+			// add up to it (±0.1%) wherever it has any.
+			if ownRows > 0 && math.Abs(ownRows-stepWall) > 0.001*stepWall {
+				t.Errorf("depth-1 rows sum to %.0f ns per step, the step is %.0f ns (want ±0.1%%)", ownRows, stepWall)
 			}
 			if python != "" {
 				js := filepath.Join(t.TempDir(), "analysis.json")

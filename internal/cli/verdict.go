@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"github.com/nsysphase/nsysphase/internal/report"
 )
 
 // VerdictOptions are the inputs of `nsysphase verdict`.
@@ -56,7 +55,7 @@ Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable inp
 				return usageErr("--min-gain %q: %v", o.MinGainText, err)
 			}
 			o.MinGain = g
-			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, o.Format, o.Phases); err != nil {
+			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, &o.Format, verdictFormats, o.Phases); err != nil {
 				return err
 			}
 			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
@@ -69,12 +68,14 @@ Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable inp
 		},
 	}
 	addRegionFlags(cmd, &o.SegmentOptions, &o.StatsOptions, &o.Phases)
-	cmd.Flags().StringVar(&o.MinGainText, "min-gain", "", "smallest share of step wall worth removing: 10% or 0.10")
-	_ = cmd.MarkFlagRequired("min-gain")
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output: table, json, csv (one row) or markdown")
+	cmd.Flags().StringVar(&o.MinGainText, "min-gain", "10%", "smallest share of step wall worth removing: a percentage (10%) or a fraction (0.10)")
+	addFormatFlag(cmd, &o.Format, verdictFormats, "csv: one row")
 	addOutputFlags(cmd, &o.OutputFlags)
 	return cmd
 }
+
+// verdictFormats are verdict's --format choices.
+var verdictFormats = []string{"table", "json", "csv", "markdown"}
 
 // parseGain reads a share of step wall, "10%" or "0.10".
 func parseGain(s string) (float64, error) {
@@ -89,7 +90,7 @@ func parseGain(s string) (float64, error) {
 }
 
 func runVerdict(cmd *cobra.Command, o *VerdictOptions) error {
-	files, frames, err := readRegion(cmd, &o.SegmentOptions)
+	files, frames, err := readRegion(cmd, &o.SegmentOptions, &o.CommonFlags)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func runVerdict(cmd *cobra.Command, o *VerdictOptions) error {
 		return asExit(err)
 	}
 	warnMismatches(cmd.ErrOrStderr(), v.Mismatches)
-	if err := o.write(cmd, o.Format, v, report.Options{}); err != nil {
+	if err := o.write(cmd, o.Format, v, o.reportOptions()); err != nil {
 		return err
 	}
 	switch v.Verdict {

@@ -62,7 +62,7 @@ func TestVerdictExitCodes(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{
-		{"verdict", "--phases", graphPhases, fx.XZ},                                                // --min-gain is required
+		{"verdict", fx.XZ}, // --phases is required (--min-gain has a default, 10%)
 		{"verdict", "--phases", graphPhases, "--min-gain", "abc", fx.XZ},                           // not a share
 		{"verdict", "--phases", graphPhases, "--min-gain", "10", fx.XZ},                            // 10 is not a share: 10% or 0.10
 		{"verdict", "--phases", graphPhases, "--min-gain", "0%", fx.XZ},                            // nothing to decide

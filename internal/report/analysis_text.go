@@ -76,10 +76,11 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		return nil
 	}
 	breakdown := compactBreakdown(doc)
-	title := "Breakdown per step (mean, µs unless headed ms/s; cpu_other … other_api sum to wall, phases to the step)"
-	if md {
-		title = "Breakdown per step (mean, µs unless headed ms/s; cpu_other … other_api sum to wall, phases to the step)"
+	unit := "µs"
+	if breakdown.NumColumns() > 2 {
+		unit = breakdown.Column(2).Unit
 	}
+	title := fmt.Sprintf("Breakdown per step (mean %s, every column; cpu_other … other_api sum to wall, phases to the step)", unit)
 	if opt.Wide {
 		breakdown = doc.BreakdownTable()
 		title = "Breakdown per step (mean µs; the six parts after wall sum to wall; phases and (unannotated) to the step)"
@@ -162,13 +163,21 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 			return err
 		}
 	}
-	if len(doc.Warnings) > 0 {
-		title := fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(doc.Warnings))
-		if opt.AllWarnings {
-			title = fmt.Sprintf("Warnings (%d)", len(doc.Warnings))
+	ws := doc.Warnings
+	title = fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(ws))
+	if opt.AllWarnings {
+		title = fmt.Sprintf("Warnings (%d)", len(ws))
+	} else if _, rest := ciCaveats(ws, len(doc.Phases)); len(rest) < len(ws) {
+		title = fmt.Sprintf("Warnings (%d more than the CI caveats on top, by kind; --warnings or --format json lists each)", len(rest))
+		ws = rest
+	}
+	if len(ws) > 0 {
+		lines := warningLines(ws, opt.AllWarnings)
+		if !opt.AllWarnings && len(lines) > maxWarningLines-1 {
+			lines = append(lines[:maxWarningLines-2], fmt.Sprintf("… %d more kinds (--warnings)", len(lines)-(maxWarningLines-2)))
 		}
 		return section(title, func() error {
-			for _, l := range warningLines(doc.Warnings, opt.AllWarnings) {
+			for _, l := range lines {
 				switch {
 				case md:
 					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
@@ -249,9 +258,13 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 		arms = append(arms, label)
 	}
 	armText := "arms: " + strings.Join(arms, "; ")
-	if len(doc.Arms) == 0 || len(doc.Arms) == 1 && doc.Arms[0] == "" {
-		armText = "no arm ranges (one arm)"
-		if r := stepRow(doc, ""); r != nil {
+	if len(doc.Arms) == 0 || len(doc.Arms) == 1 && (doc.Arms[0] == "" || doc.Arms[0] == phases.SingleArm) {
+		armText = "no arm ranges (one arm, " + phases.SingleArm + ")"
+		arm := ""
+		if len(doc.Arms) == 1 {
+			arm = doc.Arms[0]
+		}
+		if r := stepRow(doc, arm); r != nil {
 			armText += fmt.Sprintf(": %d %s, %d steps", r.Blocks, plural(r.Blocks, "block", "blocks"), r.Steps)
 		}
 	}
@@ -270,7 +283,63 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 		excl = append(excl, fmt.Sprintf("%d unclosed ranges", e.UnclosedRanges))
 	}
 	second := armText + "; left out: " + orNone(strings.Join(excl, ", "))
-	return []string{first, second}
+	lines := []string{first, second}
+	if note, _ := ciCaveats(doc.Warnings, len(doc.Phases)); note != "" && !opt.AllWarnings {
+		lines = append(lines, note)
+	}
+	return lines
+}
+
+// caveatWords say each statistical caveat that can hold for most phases in
+// a few words, for the CI's method note.
+var caveatWords = map[string]string{
+	stats.WarnTailLimitedMean: "a few slow steps carry the mean (its CI may be too narrow; the median is steadier)",
+	stats.WarnLowReplication:  "few blocks (wide CIs, for means and medians only)",
+	stats.WarnAutocorrelation: "consecutive steps are correlated (hence blocks, not steps, as the unit)",
+	oneRunKey:                 "blocks of one or two runs: the CIs leave out run-to-run variance (record more runs to include it)",
+}
+
+// ciCaveats moves the statistical caveats that hold for at least half of
+// the phases out of the warnings into one method note ("CIs: …"): a caveat
+// on most rows is a property of the CIs, not 160 warnings. rest are the
+// warnings left to list.
+func ciCaveats(ws []analysis.Warning, phases int) (note string, rest []analysis.Warning) {
+	key := func(code string) string {
+		if slices.Contains(oneRunCodes, code) {
+			return oneRunKey
+		}
+		return code
+	}
+	seen := map[string][]string{}
+	noBlockCI := false
+	for _, w := range ws {
+		k := key(w.Code)
+		if _, ok := caveatWords[k]; ok && w.Phase != "" {
+			seen[k] = appendNew(seen[k], w.Phase)
+		}
+		noBlockCI = noBlockCI || w.Code == stats.WarnNoReplication
+	}
+	var parts []string
+	moved := map[string]bool{}
+	for _, k := range []string{oneRunKey, stats.WarnLowReplication, stats.WarnTailLimitedMean, stats.WarnAutocorrelation} {
+		if n := len(seen[k]); n > 0 && 2*n >= phases {
+			moved[k] = true
+			words := caveatWords[k]
+			if k == oneRunKey && noBlockCI {
+				words = "one or two blocks per arm: no between-block CI (record more runs or blocks)"
+			}
+			parts = append(parts, words)
+		}
+	}
+	for _, w := range ws {
+		if !moved[key(w.Code)] {
+			rest = append(rest, w)
+		}
+	}
+	if len(parts) == 0 {
+		return "", ws
+	}
+	return "CIs, for most phases: " + strings.Join(parts, "; ") + " (--warnings lists each)", rest
 }
 
 func stepRow(doc *analysis.Doc, arm string) *analysis.SummaryRow {
@@ -331,7 +400,7 @@ func headline(doc *analysis.Doc) *export.Table {
 		if _, ok := short[c.Phase]; !ok {
 			short[c.Phase] = shortName(c.Phase, 28)
 		}
-		_ = t.AppendRow(export.Str(short[c.Phase]), export.Str(clip(c.Arm, 16)), export.Float(round1(c.BaseValue/sc.ns)), export.Float(round1(c.ArmValue/sc.ns)),
+		_ = t.AppendRow(export.Str(short[c.Phase]), export.Str(armLabel(doc.Arms, c.Arm, 16)), export.Float(round1(c.BaseValue/sc.ns)), export.Float(round1(c.ArmValue/sc.ns)),
 			export.Str(fmtRatio(c.Ratio)), export.Str(strings.TrimPrefix(fmtCI(c.RatioCI), "(no CI)")), export.Str(changeText(c)))
 	}
 	return t
@@ -447,22 +516,23 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		return phaseRank[a.Phase] - phaseRank[b.Phase]
 	})
-	scale := make([]timeScale, len(compactParts))
-	for i, p := range compactParts {
-		var top float64
+	// One unit for the whole table, the one its largest value (a wall)
+	// reads best in: a row never mixes ms and µs.
+	var top float64
+	for _, p := range compactParts {
 		for _, r := range rows {
 			if s := r.Metrics[p.metric.Name()]; !s.Absent {
 				top = max(top, abs(s.Mean))
 			}
 		}
+	}
+	scale := make([]timeScale, len(compactParts))
+	for i := range scale {
 		scale[i] = scaleFor(top)
 	}
 	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
 	for i, p := range compactParts {
-		name := p.label
-		if scale[i].unit != "µs" {
-			name += " (" + scale[i].unit + ")"
-		}
+		name := p.label // the unit, one for the table, is in its title
 		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: scale[i].unit, Nullable: true})
 		if i == 0 && withCI {
 			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
@@ -475,7 +545,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		if !ok {
 			name = shortName(r.Phase, 28)
 		}
-		vals := []export.Value{export.Str(clip(r.Arm, 12)), export.Str(name)}
+		vals := []export.Value{export.Str(armLabel(doc.Arms, r.Arm, 12)), export.Str(name)}
 		for i, p := range compactParts {
 			s := r.Metrics[p.metric.Name()]
 			v := export.Null()
@@ -572,7 +642,11 @@ func warningLines(ws []analysis.Warning, all bool) []string {
 					codes = append(codes, c)
 				}
 			}
-			out = append(out, fmt.Sprintf("%d× no between-run CI (%s): record more runs", g.n, strings.Join(codes, ", ")))
+			what := "the CIs leave out run-to-run variance: record more runs to include it"
+			if slices.Contains(codes, stats.WarnNoReplication) {
+				what = "no between-block CI: record more runs or blocks"
+			}
+			out = append(out, fmt.Sprintf("%d× %s (%s)", g.n, what, strings.Join(codes, ", ")))
 			continue
 		}
 		what, ok := warningWords[g.code]
@@ -617,18 +691,18 @@ const oneRunKey = "\x00one-run"
 
 // warningWords say each statistics warning in plain words.
 var warningWords = map[string]string{
-	stats.WarnTailLimitedMean:       "a few very slow steps carry the mean: its CI may be too narrow",
-	stats.WarnAutocorrelation:       "consecutive steps are correlated (hence CIs over blocks, not steps)",
+	stats.WarnTailLimitedMean:       "a few very slow steps carry the mean: its CI may be too narrow; compare medians (check --stat median)",
+	stats.WarnAutocorrelation:       "consecutive steps are correlated (the CIs are over blocks, not steps: nothing to do)",
 	stats.WarnHeadEffect:            "the first steps of each block are slower: raise --skip-steps",
-	stats.WarnDrift:                 "times drift across the run",
-	stats.WarnNonInterleaved:        "the arms ran one after the other, not alternating: drift can bias the comparison",
-	stats.WarnUnequalUnits:          "blocks hold unequal numbers of steps",
+	stats.WarnDrift:                 "times drift across the run: alternate the arms in short blocks, or warm up longer",
+	stats.WarnNonInterleaved:        "the arms ran one after the other: drift can bias the comparison; alternate them in blocks",
+	stats.WarnUnequalUnits:          "blocks hold unequal numbers of steps: record blocks of equal length",
 	stats.WarnLowReplication:        "few blocks: wide CIs, for means and medians only",
 	stats.WarnNoReplication:         "one or two blocks per arm: no between-block CI; record more blocks",
 	stats.WarnQuantileCIOmitted:     "too few steps for p90/p99 CIs",
 	stats.WarnRunToRunExcluded:      "the CI comes from one run: it leaves out run-to-run variance",
 	stats.WarnConditionalOnProfiles: "blocks from one or two processes: the CIs leave out run-to-run variance",
-	stats.WarnSkewedOrTailLimited:   "skewed times: the mean's CI may be off",
+	stats.WarnSkewedOrTailLimited:   "skewed times: the mean's CI may be off; compare medians",
 	stats.WarnUnmatchedUnit:         "a trailing block has no partner in the other arm and is left out of paired comparisons",
 	stats.WarnApproximateQuantileCI: "quantile CIs are approximate (few steps in the tail)",
 	stats.WarnUndefinedResamples:    "some resamples had no step with the phase",

@@ -36,7 +36,7 @@ func regionCI(ci *[2]float64, scale float64, format string) export.Value {
 	return export.Str(fmt.Sprintf("["+format+", "+format+"]", ci[0]*scale, ci[1]*scale))
 }
 
-func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
+func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format, opt Options) error {
 	md := f == Markdown
 	line := func(format string, args ...any) {
 		l := fmt.Sprintf(format, args...)
@@ -66,6 +66,43 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 	line("statistics: unit = block or profile (never the step); %g%% CIs; B = %d resamples; seed %d; --skip-steps %d (blockers: every step)",
 		100*b.Settings.Confidence, b.Settings.Resamples, b.Settings.Seed, b.Settings.SkipSteps)
 	h("Per arm (µs per step)")
+	t := boundaryArms(b, f, opt.Wide)
+	if err := writeTable(w, t, f); err != nil {
+		return err
+	}
+	for _, a := range b.ArmOrder {
+		if b.Arms[a].SavingShare.Value > 1 {
+			line("share of step > 100%%: the saving counts another thread's host time, which runs beside the step, outside its wall; the bounded share below is the one to read")
+			break
+		}
+	}
+	if len(b.ArmsWithout) > 0 {
+		line("arms without any of these phases (not judged): %s", strings.Join(b.ArmsWithout, ", "))
+	}
+	h("What capture removes, bounded (µs per step; CIs in --format json for every part)")
+	if opt.Wide || md {
+		line("%s", analysis.BoundDefinition)
+	} else {
+		line("%s", boundSummary)
+	}
+	bounds := map[string]*analysis.CaptureBound{}
+	for _, a := range b.ArmOrder {
+		bounds[a] = b.Arms[a].Bound
+	}
+	if err := writeBound(w, f, b.ArmOrder, bounds); err != nil {
+		return err
+	}
+	return writeBoundaryEnd(w, b, f, opt, line, h)
+}
+
+// boundSummary is the bound's definition in one sentence; --wide and the
+// Markdown print it whole (analysis.BoundDefinition).
+const boundSummary = "removable = the host time of the region's phases that launch GPU work and hold no blocker, at most step wall − " +
+	"the process's GPU time, less the replay's cudaGraphLaunch (--wide: the whole definition)"
+
+// boundaryArms is the per-arm table; the default leaves out the saving's
+// CI, its launch and cpu_other parts, the method and the units (--wide).
+func boundaryArms(b *analysis.Boundary, f Format, wide bool) *export.Table {
 	t := export.NewTable("arms", "",
 		export.Column{Name: "arm", Type: export.TypeString},
 		export.Column{Name: "capturable", Type: export.TypeString},
@@ -81,6 +118,12 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 		export.Column{Name: "steps", Type: export.TypeInt64},
 		export.Column{Name: "units", Type: export.TypeInt64},
 	)
+	shareText := func(v float64) string {
+		if v > 1 { // the region's host time includes another thread's, outside the step wall
+			return "> 100%"
+		}
+		return fmt.Sprintf("%.1f%%", 100*v)
+	}
 	for _, a := range b.ArmOrder {
 		ba := b.Arms[a]
 		capt := "yes"
@@ -92,24 +135,18 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 		}
 		_ = t.AppendRow(export.Str(a), export.Str(capt), export.Int(int64(ba.Blockers)), export.Float(round1(ba.SavingNs.Mean/1e3)), regionCI(ba.SavingNs.MeanCI, 1e-3, "%.1f"),
 			export.Float(round1(ba.LaunchNs.Mean/1e3)), export.Float(round1(ba.CPUOtherNs.Mean/1e3)), export.Float(round1(ba.StepWallNs.Mean/1e3)),
-			export.Str(fmt.Sprintf("%.1f%%", 100*ba.SavingShare.Value)), regionCI(ba.SavingShare.CI, 100, "%.1f%%"), export.Str(ba.SavingNs.Method),
+			export.Str(shareText(ba.SavingShare.Value)), regionCI(ba.SavingShare.CI, 100, "%.1f%%"), export.Str(ba.SavingNs.Method),
 			export.Int(int64(ba.Steps)), export.Int(int64(ba.Units)))
 	}
-	if err := writeTable(w, t, f); err != nil {
-		return err
+	if wide || f == Markdown {
+		return t
 	}
-	if len(b.ArmsWithout) > 0 {
-		line("arms without any of these phases (not judged): %s", strings.Join(b.ArmsWithout, ", "))
-	}
-	h("What capture removes, bounded (µs per step; CIs in --format json for every part)")
-	line("%s", analysis.BoundDefinition)
-	bounds := map[string]*analysis.CaptureBound{}
-	for _, a := range b.ArmOrder {
-		bounds[a] = b.Arms[a].Bound
-	}
-	if err := writeBound(w, f, b.ArmOrder, bounds); err != nil {
-		return err
-	}
+	return selectColumns(t, "arm", "capturable", "blockers", "saving µs", "step wall µs", "share of step", "share CI", "steps")
+}
+
+// writeBoundaryEnd writes the blockers, the verdict and the warnings.
+func writeBoundaryEnd(w io.Writer, b *analysis.Boundary, f Format, opt Options, line func(string, ...any), h func(string)) error {
+	md := f == Markdown
 	if len(b.Blockers) == 0 {
 		h("Blockers inside the region: none")
 	} else {
@@ -124,9 +161,22 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 			export.Column{Name: "cadence", Type: export.TypeString},
 			export.Column{Name: "disposition", Type: export.TypeString},
 		)
+		var phs, apis []string
 		for _, x := range b.Blockers {
-			_ = bt.AppendRow(export.Str(x.Arm), export.Str(x.Phase), export.Str(x.Kind), export.Str(x.API), export.Float(round3(x.PerStep)),
+			phs, apis = append(phs, x.Phase), append(apis, x.API)
+		}
+		fit := !opt.Wide && !md
+		ph, api := fittedNames(phs, 22), fittedNames(apis, 28)
+		for _, x := range b.Blockers {
+			p, a := x.Phase, x.API
+			if fit {
+				p, a = ph[p], api[a]
+			}
+			_ = bt.AppendRow(export.Str(x.Arm), export.Str(p), export.Str(x.Kind), export.Str(a), export.Float(round3(x.PerStep)),
 				export.Float(round1(float64(x.TotalNs)/1e3)), export.Str(x.Cadence), export.Str(x.Disposition))
+		}
+		if fit { // total µs and cadence in --wide
+			bt = selectColumns(bt, "arm", "phase", "kind", "api", "per_step", "disposition")
 		}
 		if err := writeTable(w, bt, f); err != nil {
 			return err
@@ -144,21 +194,37 @@ func writeBoundaryText(w io.Writer, b *analysis.Boundary, f Format) error {
 	} else {
 		line("not capturable as it stands: %s", strings.Join(not, ", "))
 	}
-	writeWarnings(w, b.Warnings, md)
+	writeWarnings(w, b.Warnings, md, opt.AllWarnings)
 	return nil
 }
 
-// writeWarnings prints statistics warnings, at most 10.
-func writeWarnings(w io.Writer, ws []analysis.Warning, md bool) {
+// maxWarningLines bounds the warnings a default text output prints: one
+// line a kind, the rest counted (--warnings and JSON list each).
+const maxWarningLines = 6
+
+// writeWarnings prints statistics warnings: by default one line a kind
+// (warningLines), at most maxWarningLines; all lists each in full.
+func writeWarnings(w io.Writer, ws []analysis.Warning, md, all bool) {
 	if len(ws) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nWarnings (%d; all in --format json)\n", len(ws))
-	for i, wr := range ws {
-		if i == 10 {
-			fmt.Fprintf(w, "  … %d more\n", len(ws)-10)
-			break
+	if !all {
+		lines := warningLines(ws, false)
+		fmt.Fprintf(w, "\nWarnings (%d, by kind; --warnings or --format json lists each)\n", len(ws))
+		for i, l := range lines {
+			if i == maxWarningLines-1 && len(lines) > maxWarningLines {
+				fmt.Fprintf(w, "  … %d more kinds (--warnings)\n", len(lines)-i)
+				break
+			}
+			if md {
+				l = export.EscapeMarkdown(l)
+			}
+			fmt.Fprintln(w, clip("  "+l, textWidth))
 		}
+		return
+	}
+	fmt.Fprintf(w, "\nWarnings (%d)\n", len(ws))
+	for _, wr := range ws {
 		scope := strings.TrimSpace(wr.Arm + " " + wr.Metric)
 		if scope != "" {
 			scope = " [" + scope + "]"
@@ -256,9 +322,11 @@ func writeBound(w io.Writer, f Format, arms []string, bounds map[string]*analysi
 
 // Its renderers (Generate finds them by the result type).
 func init() {
-	register(func(w io.Writer, b *analysis.Boundary, f Format, _ Options) error { return writeBoundaryText(w, b, f) }, Markdown)
-	register(func(w io.Writer, b *analysis.Boundary, f Format, _ Options) error {
-		return writeWrapped(w, func(w io.Writer) error { return writeBoundaryText(w, b, f) })
+	register(func(w io.Writer, b *analysis.Boundary, f Format, opt Options) error {
+		return writeBoundaryText(w, b, f, opt)
+	}, Markdown)
+	register(func(w io.Writer, b *analysis.Boundary, f Format, opt Options) error {
+		return writeWrapped(w, func(w io.Writer) error { return writeBoundaryText(w, b, f, opt) })
 	}, Text)
 	register(tableRenderer(func(b *analysis.Boundary) *export.Table { return BlockersTable(b.Blockers) }, false), CSV, Parquet, Arrow)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
 
@@ -81,8 +83,9 @@ func escapeCell(s string) string { return export.EscapeMarkdown(s) }
 // history runs, with the t prediction interval, then one line per warning
 // kind.
 func writeHistoryGate(w io.Writer, g *Gate, f Format) error {
+	// A dataset written before the one arm was named all has it blank.
 	head := fmt.Sprintf("%s: %s %s of %s vs the history of %s, limit %s (%g%% t prediction intervals over runs, log scale)",
-		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence)
+		g.Status, g.Stat, g.Metric, g.Phase, cmp.Or(g.Baseline, phases.SingleArm), LimitText(g.Limit), 100*g.Confidence)
 	var kinds []string
 	armsOf := map[string][]string{}
 	for _, r := range g.Arms {
@@ -219,10 +222,11 @@ func blockLens(bs []float64) string {
 // rowLabel names a gate row: its arm, or "phase / arm" when the gate
 // covers several phases.
 func rowLabel(g *Gate, r GateRow) string {
+	arm := cmp.Or(r.Arm, phases.SingleArm)
 	if r.Phase == "" || !strings.Contains(g.Phase, ", ") {
-		return r.Arm
+		return arm
 	}
-	return r.Phase + " / " + r.Arm
+	return r.Phase + " / " + arm
 }
 
 // Its renderers (Generate finds them by the result type).

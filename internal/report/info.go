@@ -10,7 +10,8 @@ import (
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
-func writeInfoTable(w io.Writer, in *nsys.Info, top int) {
+func writeInfoTable(w io.Writer, in *nsys.Info, opt Options) {
+	top := opt.Top
 	fmt.Fprintf(w, "%s\n", in.File)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  nsys\t%s (export schema %s)%s\n", orUnknown(in.NsysVersion), orUnknown(in.ExportSchemaVersion), versionSource(in))
@@ -26,7 +27,7 @@ func writeInfoTable(w io.Writer, in *nsys.Info, top int) {
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\nProcesses (profiled ones marked *, plus NVIDIA/MPS daemons; %d OS processes in PROCESSES, all in --format json)\n", len(in.Processes))
+	fmt.Fprintf(w, "\nProcesses (profiled ones marked *, plus NVIDIA/MPS daemons; %d OS processes in PROCESSES, all in JSON)\n", len(in.Processes))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  \tPID\tNAME\tTHREADS")
 	for _, p := range in.Processes {
@@ -58,7 +59,11 @@ func writeInfoTable(w io.Writer, in *nsys.Info, top int) {
 		if mark == " " && !isNvidiaDaemon(p.Name) {
 			continue // an unrelated OS process: counted above, listed in JSON
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", mark, p.Pid, p.Name, strings.Join(names, ", "))
+		threads := strings.Join(names, ", ")
+		if !opt.Wide {
+			threads = clipList(names, 80)
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", mark, p.Pid, p.Name, threads)
 	}
 	tw.Flush()
 
@@ -77,9 +82,9 @@ func writeInfoTable(w io.Writer, in *nsys.Info, top int) {
 	tw.Flush()
 
 	fmt.Fprintf(w, "\nKernels: %d, %d ns in total (share = of total kernel time)\n", in.Kernels.Count, in.Kernels.TotalNs)
-	writeNamed(w, in.Kernels.ByName, in.Kernels.TotalNs, top, "INSTANCES")
+	writeNamed(w, in.Kernels.ByName, in.Kernels.TotalNs, top, "INSTANCES", opt)
 	fmt.Fprintf(w, "\nCUDA API calls: %d, %d ns in total (share = of total API time)\n", in.API.Count, in.API.TotalNs)
-	writeNamed(w, in.API.ByName, in.API.TotalNs, top, "CALLS")
+	writeNamed(w, in.API.ByName, in.API.TotalNs, top, "CALLS", opt)
 
 	fmt.Fprintf(w, "\nMemory operations\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -108,28 +113,56 @@ func writeInfoTable(w io.Writer, in *nsys.Info, top int) {
 	}
 }
 
-func writeNamed(w io.Writer, rows []nsys.NamedDurations, total int64, top int, countHdr string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  SHARE\tTOTAL (ns)\t%s\tMEAN (ns)\tMEDIAN (ns)\tMIN (ns)\tMAX (ns)\tSTDDEV (ns)\t  NAME\n", countHdr)
+// writeNamed is a per-name summary (kernels, API calls), in ns as nsys stats
+// prints it. The default leaves out min, max and stddev (--wide, JSON) and
+// shortens names so that a row fits the width.
+func writeNamed(w io.Writer, rows []nsys.NamedDurations, total int64, top int, countHdr string, opt Options) {
+	wide := opt.Wide
+	head := []string{"  SHARE", "TOTAL (ns)", countHdr, "MEAN (ns)", "MEDIAN (ns)"}
+	if wide {
+		head = append(head, "MIN (ns)", "MAX (ns)", "STDDEV (ns)")
+	}
+	table := [][]string{append(head, "  NAME")}
 	for i, r := range rows {
 		if top > 0 && i == top {
-			fmt.Fprintf(tw, "  … %d more (--top 0 shows all)\n", len(rows)-top)
 			break
 		}
 		share := 0.0
 		if total > 0 {
 			share = 100 * float64(r.TotalNs) / float64(total)
 		}
-		fmt.Fprintf(tw, "  %.1f%%\t%d\t%d\t%.1f\t%.1f\t%d\t%d\t%.1f\t  %s\n", share, r.TotalNs, r.Count, r.MeanNs, r.MedNs, r.MinNs, r.MaxNs, r.StdNs, truncate(r.Name, 100))
+		row := []string{fmt.Sprintf("  %.1f%%", share), fmt.Sprint(r.TotalNs), fmt.Sprint(r.Count), fmt.Sprintf("%.1f", r.MeanNs), fmt.Sprintf("%.1f", r.MedNs)}
+		if wide {
+			row = append(row, fmt.Sprint(r.MinNs), fmt.Sprint(r.MaxNs), fmt.Sprintf("%.1f", r.StdNs))
+		}
+		table = append(table, append(row, "  "+r.Name))
 	}
-	tw.Flush()
+	_ = writeFitted(w, table, tabwriter.AlignRight, fitWidth(opt))
+	if top > 0 && len(rows) > top {
+		fmt.Fprintf(w, "  … %d more (--top 0 shows all)\n", len(rows)-top)
+	}
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// clipList joins names with ", " within n runes, ending "… N more" where
+// some do not fit.
+func clipList(names []string, n int) string {
+	out := ""
+	for i, s := range names {
+		next := out
+		if i > 0 {
+			next += ", "
+		}
+		next += s
+		rest := fmt.Sprintf(", … %d more", len(names)-i)
+		if displayLen(next) > n || (i < len(names)-1 && displayLen(next)+len(rest) > n) {
+			if i == 0 {
+				return clip(s, n)
+			}
+			return out + rest
+		}
+		out = next
 	}
-	return s[:n-1] + "…"
+	return out
 }
 
 func orDash(s string) string {
@@ -198,7 +231,7 @@ func init() {
 			if i > 0 {
 				fmt.Fprintln(w)
 			}
-			writeInfoTable(w, in, opt.Top)
+			writeInfoTable(w, in, opt)
 		}
 		return nil
 	}, Text)

@@ -9,7 +9,7 @@ import (
 	"github.com/nsysphase/nsysphase/internal/analysis"
 )
 
-func writeInventoryText(w io.Writer, inv *analysis.Inventory, f Format) error {
+func writeInventoryText(w io.Writer, inv *analysis.Inventory, f Format, opt Options) error {
 	md := f == Markdown
 	if md {
 		fmt.Fprintf(w, "## nsysphase inventory\n\n")
@@ -80,7 +80,52 @@ func writeInventoryText(w io.Writer, inv *analysis.Inventory, f Format) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if !opt.Wide && f == Text {
+		t = narrowInventory(inv)
+		fmt.Fprintln(w, "(--wide adds blocking, calls, mean µs, bytes, cadence, % of wait: own/other/no GPU, frame)")
+	}
 	return writeTable(w, t, f)
+}
+
+// narrowInventory is the inventory in the columns that fit textWidth,
+// owner and api shortened keeping their distinguishing tails.
+func narrowInventory(inv *analysis.Inventory) *export.Table {
+	t := export.NewTable("inventory", "",
+		export.Column{Name: "arm", Type: export.TypeString},
+		export.Column{Name: "owner", Type: export.TypeString},
+		export.Column{Name: "kind", Type: export.TypeString},
+		export.Column{Name: "api", Type: export.TypeString},
+		export.Column{Name: "per_step", Type: export.TypeFloat64},
+		export.Column{Name: "µs/step", Type: export.TypeFloat64},
+		export.Column{Name: "disposition", Type: export.TypeString})
+	var owners, apis []string
+	for _, it := range inv.Items {
+		owners, apis = append(owners, it.Owner), append(apis, it.API)
+	}
+	owner, api := fittedNames(owners, 26), fittedNames(apis, 24)
+	for _, it := range inv.Items {
+		_ = t.AppendRow(export.Str(armLabel(inv.Arms, it.Arm, 12)), export.Str(owner[it.Owner]), export.Str(it.Kind), export.Str(api[it.API]),
+			export.Float(round3(it.PerStep)), export.Float(round1(it.NsPerStep/1e3)), export.Str(it.Disposition))
+	}
+	return t
+}
+
+// fittedNames shortens names to n runes, distinct where a head and tail
+// can keep them so (distinctNames), never longer than n.
+func fittedNames(names []string, n int) map[string]string {
+	m := distinctNames(names, n)
+	for k, v := range m {
+		if displayLen(v) > n {
+			m[k] = shortName(k, n)
+		}
+		// A name already cut to its byte budget keeps its length and hash
+		// ("…[9007 bytes, sha256 …]") whole, even past the width: the head
+		// gives way, not the marker that identifies the name.
+		if i := strings.LastIndex(k, "…["); i > 0 && strings.HasSuffix(k, "]") && strings.Contains(k[i:], " bytes, sha256 ") && displayLen(m[k]) < displayLen(k) {
+			m[k] = clip(k[:i], max(n-displayLen(k[i:]), 8)) + k[i:]
+		}
+	}
+	return m
 }
 
 func round3(v float64) float64 { return float64(int64(v*1000+copysignHalf(v))) / 1000 }
@@ -99,8 +144,8 @@ func waitSplit(it analysis.InventoryItem) string {
 
 // Its renderers (Generate finds them by the result type).
 func init() {
-	register(func(w io.Writer, inv *analysis.Inventory, f Format, _ Options) error {
-		return writeInventoryText(w, inv, f)
+	register(func(w io.Writer, inv *analysis.Inventory, f Format, opt Options) error {
+		return writeInventoryText(w, inv, f, opt)
 	}, Text, Markdown)
 	register(tableRenderer(func(inv *analysis.Inventory) *export.Table { return inv.Table() }, true), CSV, Parquet, Arrow)
 }

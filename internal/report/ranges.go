@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -72,26 +73,50 @@ func writeRangesCSV(w io.Writer, results Ranges) error {
 
 // writeRangesTable prints aligned columns with the vendor's names, numbers
 // first and the range name last, where long names do not push columns apart.
-func writeRangesTable(w io.Writer, res RangesFile) {
-	fmt.Fprintf(w, "%s: NVTX GPU projection, as nsys stats -r nvtx_gpu_proj_sum\n", res.File)
+//
+// The default leaves out the min, max and stddev of the projection and the
+// averages of ops, level and children (--wide, CSV and JSON have them), and
+// shortens names so that a row fits the width.
+func writeRangesTable(w io.Writer, res RangesFile, opt Options) {
+	head := res.File + ": NVTX GPU projection, as nsys stats -r nvtx_gpu_proj_sum"
+	if !opt.Wide {
+		head = wrap(head, textWidth, "  ")
+	}
+	fmt.Fprintln(w, head)
 	if len(res.Absent) > 0 {
 		fmt.Fprintf(w, "  absent tables (none of that activity was recorded): %s\n", strings.Join(res.Absent, ", "))
 	}
 	if len(res.Ranges) == 0 {
 		fmt.Fprintln(w, "  no NVTX range launched GPU work (kernel, memcpy or memset) from its own thread")
 	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		numeric := rangesColumns[2:]
-		fmt.Fprintf(tw, "  %s\t  %s\t  %s\n", strings.Join(numeric, "\t"), rangesColumns[1], rangesColumns[0])
+		cols := []int{2, 3, 4, 5, 6, 10} // totals, instances, mean, median, GPU ops
+		if opt.Wide {
+			cols = []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
+		}
+		pick := func(cells []string) []string {
+			out := make([]string, 0, len(cols)+2)
+			for _, c := range cols {
+				out = append(out, cells[c])
+			}
+			out[0] = "  " + out[0]
+			return append(out, "  "+cells[1], "  "+cells[0])
+		}
+		header := rangesColumns
+		if !opt.Wide { // short headers, the vendor's own in --wide, CSV and JSON
+			header = slices.Clone(rangesColumns)
+			header[2], header[3], header[4], header[5], header[6], header[10] = "proj (ns)", "range (ns)", "instances", "proj mean (ns)", "proj median (ns)", "GPU ops"
+		}
+		rows := [][]string{pick(header)}
 		for _, r := range res.Ranges {
 			cells := rangesCells(r)
 			if !r.HasAvgLevel {
 				cells[12] = "-"
 			}
 			// Exact in CSV, JSON and Parquet; shortened on screen.
-			fmt.Fprintf(tw, "  %s\t  %s\t  %s\n", strings.Join(cells[2:], "\t"), cells[1], budget.Shorten(cells[0], budget.DisplayNameBytes))
+			cells[0] = budget.Shorten(cells[0], budget.DisplayNameBytes)
+			rows = append(rows, pick(cells))
 		}
-		tw.Flush()
+		_ = writeFitted(w, rows, tabwriter.AlignRight, fitWidth(opt))
 	}
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
@@ -190,12 +215,12 @@ func RangesTable(results Ranges) *export.Table {
 
 // Its renderers (Generate finds them by the result type).
 func init() {
-	register(func(w io.Writer, r Ranges, _ Format, _ Options) error {
+	register(func(w io.Writer, r Ranges, _ Format, opt Options) error {
 		for i, f := range r {
 			if i > 0 {
 				fmt.Fprintln(w)
 			}
-			writeRangesTable(w, f)
+			writeRangesTable(w, f, opt)
 		}
 		return nil
 	}, Text)

@@ -82,6 +82,7 @@ type page struct {
 	StepChart       *barChart
 	PhaseChart      *barChart
 	Forest          *forest
+	StepWall        []*stepWallPlot // each arm's step wall over the run
 	Breakdown       *htmlTable
 	WallComparisons *htmlTable
 	Significant     *htmlTable
@@ -119,7 +120,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	for _, in := range doc.Inputs {
 		p.Inputs = append(p.Inputs, in.File)
 	}
-	p.NoArms = len(doc.Arms) == 0 || len(doc.Arms) == 1 && doc.Arms[0] == ""
+	p.NoArms = len(doc.Arms) == 0 || len(doc.Arms) == 1 && (doc.Arms[0] == "" || doc.Arms[0] == phases.SingleArm)
 	s := doc.Settings
 	if hasResults(doc) {
 		p.Stats = fmt.Sprintf("%g%% confidence intervals; unit = %s; B = %d resamples; seed %d; quantiles %s", 100*s.Confidence, s.Unit, s.Resamples, s.Seed, shortQuantile(s.Quantile))
@@ -134,6 +135,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	}
 	p.StepChart, p.PhaseChart = breakdownCharts(doc)
 	p.Forest = forestPlot(doc)
+	p.StepWall = stepWallPlots(doc)
 	p.Breakdown = fromTable(doc.BreakdownTable(), 0)
 	p.WallComparisons = wallComparisons(doc)
 	p.Significant = significantComparisons(doc)

@@ -60,12 +60,18 @@ func TestAnalysisText(t *testing.T) {
 	if strings.Contains(out, "_ns ") || strings.Contains(out, "changed") {
 		t.Errorf("µs values labelled with _ns names, or the old verdict word:\n%s", out)
 	}
+	// The caveats that hold for most phases are one method note on top;
+	// the rest, one line a kind.
+	note, rest := ciCaveats(d.Warnings, len(d.Phases))
+	if note == "" || len(rest) == len(d.Warnings) || !strings.Contains(out, "\nCIs, for most phases: ") {
+		t.Errorf("no CI method note for the caveats of most phases:\n%s", out)
+	}
 	codes := map[string]bool{}
-	for _, w := range d.Warnings {
+	for _, w := range rest {
 		codes[w.Code] = true
 	}
 	_, warn, _ := strings.Cut(out, "\nWarnings (")
-	if got := len(regexp.MustCompile(`\n  \d+× `).FindAllString(warn, -1)); got != len(codes) {
+	if got := len(regexp.MustCompile(`\n  \d+× `).FindAllString(warn, -1)); got != len(codes) || got > maxWarningLines {
 		t.Errorf("%d warning lines for %d codes:\n%s", got, len(codes), warn)
 	}
 	b.Reset()
@@ -138,7 +144,8 @@ func TestAnalysisMarkdownGFM(t *testing.T) {
 		t.Errorf("%d <details> blocks, want %d (breakdown, decomposition, why phases wait, warnings)", s.details, want)
 	}
 	codes := map[string]bool{}
-	for _, w := range d.Warnings {
+	_, rest := ciCaveats(d.Warnings, len(d.Phases))
+	for _, w := range rest {
 		codes[w.Code] = true
 	}
 	pairs := map[[2]string]bool{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/phases"
 )
 
 func writeVerdictCSV(w io.Writer, v *analysis.Verdict) error {
@@ -41,7 +42,7 @@ func writeVerdictCSV(w io.Writer, v *analysis.Verdict) error {
 	return err
 }
 
-func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
+func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool, opt Options) error {
 	bullet := "  "
 	if md {
 		fmt.Fprintf(w, "## nsysphase verdict\n\n")
@@ -69,13 +70,17 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 		return fmt.Sprintf("[%.1f, %.1f]", c[0]/1e3, c[1]/1e3)
 	}
 	arm := "arm " + esc(v.Arm)
-	if v.Arm == "" {
-		arm = "no arm ranges"
+	if v.Arm == "" || v.Arm == phases.SingleArm {
+		arm = "no arm ranges: arm " + phases.SingleArm
 	}
 	fmt.Fprintf(w, "%sremovable: %.1f µs/step %s of %.1f µs/step step wall %s (%s, %d steps; %s)\n", bullet,
 		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), arm, v.StepWallNs.N, v.Removable.Method)
 	fmt.Fprintf(w, "%sbefore the bound: launch + cpu_other of every region phase %.1f µs/step %s\n", bullet, v.HostUpperNs.Mean/1e3, ci(v.HostUpperNs.MeanCI))
-	fmt.Fprintf(w, "%sdefinition: %s\n", bullet, esc(v.Definition))
+	if md || opt.Wide {
+		fmt.Fprintf(w, "%sdefinition: %s\n", bullet, esc(v.Definition))
+	} else {
+		fmt.Fprintf(w, "%sdefinition: %s\n", bullet, boundSummary)
+	}
 	fmt.Fprintf(w, "%sstatistics: unit = block or profile (never the step); %g%% CIs; B = %d resamples; seed %d; --skip-steps %d\n", bullet,
 		100*v.Settings.Confidence, v.Settings.Resamples, v.Settings.Seed, v.Settings.SkipSteps)
 	if md {
@@ -120,15 +125,17 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool) error {
 				esc(v.Arm), v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI))
 		}
 	}
-	writeWarnings(w, v.Warnings, md)
+	writeWarnings(w, v.Warnings, md, opt.AllWarnings)
 	return nil
 }
 
 // Its renderers (Generate finds them by the result type).
 func init() {
 	register(func(w io.Writer, v *analysis.Verdict, _ Format, _ Options) error { return writeVerdictCSV(w, v) }, CSV)
-	register(func(w io.Writer, v *analysis.Verdict, _ Format, _ Options) error { return writeVerdictText(w, v, true) }, Markdown)
-	register(func(w io.Writer, v *analysis.Verdict, _ Format, _ Options) error {
-		return writeWrapped(w, func(w io.Writer) error { return writeVerdictText(w, v, false) })
+	register(func(w io.Writer, v *analysis.Verdict, _ Format, opt Options) error {
+		return writeVerdictText(w, v, true, opt)
+	}, Markdown)
+	register(func(w io.Writer, v *analysis.Verdict, _ Format, opt Options) error {
+		return writeWrapped(w, func(w io.Writer) error { return writeVerdictText(w, v, false, opt) })
 	}, Text)
 }

@@ -25,7 +25,7 @@ func TestWarningLinesMerged(t *testing.T) {
 	}
 	got := warningLines(ws, false)
 	want := []string{
-		"4× no between-run CI (no_replication, conditional_on_profiles): record more runs",
+		"4× no between-block CI: record more runs or blocks (no_replication, conditional_on_profiles)",
 		"3× head_effect: the first steps of each block are slower: raise --skip-steps (3 phases; x)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
