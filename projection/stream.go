@@ -161,7 +161,52 @@ func projectStream(f *nsys.File, stackLimit int) (*input, error) {
 	skippedBefore := f.Skipped()
 	stop := make(chan struct{})
 	defer close(stop) // the decoders still running stop at their next row
-	api := startRows(stop, f, nsys.TableRuntime, func(r nsys.Part, p *rowPart[streamCall]) error {
+	api := startAPIRows(stop, f)
+	streams := startOpStreams(stop, f)
+	var nv nvtxScan
+	if err := scanNVTX(context.Background(), f, &nv); err != nil {
+		return nil, err
+	}
+	in := buildThreads(&nv)
+	j := &streamJoin{
+		api:          api,
+		stackLimit:   stackLimit,
+		procs:        map[int64]*procCalls{},
+		sweeps:       make(map[int64]*threadSweep, len(in.threads)),
+		lastAPIStart: math.MinInt64,
+	}
+	for _, t := range in.threads {
+		in.diag.crossed += sortRanges(t)
+		j.sweeps[t.globalTid] = &threadSweep{t: t, counter: opCounter{t: t}}
+	}
+	if err := j.run(streams); err != nil {
+		return nil, err
+	}
+	if api.err != nil {
+		return nil, api.err
+	}
+	for _, s := range streams {
+		if s.b.err != nil {
+			return nil, s.b.err
+		}
+	}
+	for _, t := range in.threads {
+		buildTree(t.ranges, stackLimit)
+	}
+	opsNegative := map[string]int64{}
+	for _, s := range streams {
+		if s.b.negative > 0 {
+			opsNegative[s.table] = s.b.negative
+		}
+	}
+	in.diag.finish(opsNegative, api.negative, &nv, f, skippedBefore)
+	return in, nil
+}
+
+// startAPIRows starts decoding the CUDA API calls that carry a
+// correlation id.
+func startAPIRows(stop chan struct{}, f *nsys.File) *rowStream[streamCall] {
+	return startRows(stop, f, nsys.TableRuntime, func(r nsys.Part, p *rowPart[streamCall]) error {
 		n := 0
 		for c, err := range f.APICallsCoreIn(r) {
 			if err != nil {
@@ -179,11 +224,17 @@ func projectStream(f *nsys.File, stackLimit int) (*input, error) {
 		}
 		return nil
 	})
-	type opStream struct {
-		b     *rowStream[opRow]
-		last  int64
-		table string
-	}
+}
+
+// opStream is one op table's decoded rows, read in start order.
+type opStream struct {
+	b     *rowStream[opRow]
+	last  int64
+	table string
+}
+
+// startOpStreams starts decoding every op table.
+func startOpStreams(stop chan struct{}, f *nsys.File) []*opStream {
 	var streams []*opStream
 	for _, vt := range opTables {
 		s := &opStream{table: vt.table, last: math.MinInt64}
@@ -205,79 +256,23 @@ func projectStream(f *nsys.File, stackLimit int) (*input, error) {
 		})
 		streams = append(streams, s)
 	}
-	var nv nvtxScan
-	if err := scanNVTX(context.Background(), f, &nv); err != nil {
-		return nil, err
-	}
-	in := buildThreads(&nv)
-	sweeps := make(map[int64]*threadSweep, len(in.threads))
-	for _, t := range in.threads {
-		in.diag.crossed += sortRanges(t)
-		sweeps[t.globalTid] = &threadSweep{t: t, counter: opCounter{t: t}}
-	}
+	return streams
+}
 
-	procs := map[int64]*procCalls{}
-	var lastKey int64
-	var last *procCalls
-	procOf := func(key int64) *procCalls {
-		if last == nil || key != lastKey {
-			lastKey, last = key, procs[key]
-			if last == nil {
-				last = &procCalls{lastID: math.MinInt64, callIDs: corrset.Set{}, orphans: corrset.Set{}}
-				procs[key] = last
-			}
-		}
-		return last
-	}
-	lastAPIStart := int64(math.MinInt64)
-	// readAPI reads the calls that start by wm.
-	readAPI := func(wm int64) error {
-		for {
-			c, ok := api.peek()
-			if !ok || c.start > wm {
-				return nil
-			}
-			api.advance()
-			if !c.call || c.start < lastAPIStart || c.corr < 0 || c.corr > math.MaxInt32 {
-				return errUnordered
-			}
-			lastAPIStart = c.start
-			p := procOf(nsys.ProcessKey(c.globalTid))
-			id := int32(c.corr)
-			if c.corr <= p.lastID || p.orphans.Has(id) {
-				return errUnordered // a repeated or decreasing id, or an op came first
-			}
-			p.lastID = c.corr
-			p.callIDs.Add(id)
-			p.calls = append(p.calls, pendingCall{globalTid: c.globalTid, start: c.start, end: c.end, corr: c.corr})
-		}
-	}
-	// handOver passes the calls that end before wm − margin to their
-	// threads' sweeps.
-	handOver := func(wm int64) error {
-		for _, p := range procs {
-			for p.head < len(p.calls) {
-				c := &p.calls[p.head]
-				if wm != math.MaxInt64 && c.end >= wm-margin {
-					break
-				}
-				if c.hasOps {
-					if s := sweeps[c.globalTid]; s != nil {
-						l := launch{start: c.start, end: c.end, opStart: c.opStart, opEnd: c.opEnd, corr: c.corr}
-						if !s.add(&l, stackLimit) {
-							return errUnordered
-						}
-					}
-				}
-				p.head++
-			}
-			if p.head > 4096 && p.head*2 > len(p.calls) {
-				n := copy(p.calls, p.calls[p.head:])
-				p.calls, p.head = p.calls[:n], 0
-			}
-		}
-		return nil
-	}
+// streamJoin joins the streamed ops to their calls by correlation id and
+// hands each call, once no later op can join it, to its thread's sweep.
+type streamJoin struct {
+	api          *rowStream[streamCall]
+	stackLimit   int
+	procs        map[int64]*procCalls
+	sweeps       map[int64]*threadSweep
+	lastKey      int64
+	last         *procCalls
+	lastAPIStart int64
+}
+
+// run merges the op streams in start order and joins each op.
+func (j *streamJoin) run(streams []*opStream) error {
 	n := 0
 	for {
 		var next *opStream
@@ -291,66 +286,118 @@ func projectStream(f *nsys.File, stackLimit int) (*input, error) {
 		if op != nil {
 			wm = op.start
 		}
-		if err := readAPI(wm); err != nil {
-			return nil, err
+		if err := j.readAPI(wm); err != nil {
+			return err
 		}
 		if n++; op == nil || n%1024 == 0 {
-			if err := handOver(wm); err != nil {
-				return nil, err
+			if err := j.handOver(wm); err != nil {
+				return err
 			}
 		}
 		if op == nil {
-			break
+			return nil
 		}
 		o := *op
 		next.b.advance()
 		if o.start < next.last {
-			return nil, errUnordered
+			return errUnordered
 		}
 		next.last = o.start
 		if o.corr == 0 || o.processKey == 0 { // globalPid 0: joins nothing (opIndex.add)
 			continue
 		}
-		if o.corr < 0 || o.corr > math.MaxInt32 {
-			return nil, errUnordered
+		if err := j.joinOp(&o); err != nil {
+			return err
 		}
-		p := procOf(nsys.ProcessKey(o.processKey))
-		id := int32(o.corr)
-		w := p.calls[p.head:]
-		k := sort.Search(len(w), func(i int) bool { return w[i].corr >= o.corr })
-		switch {
-		case k < len(w) && w[k].corr == o.corr:
-			c := &w[k]
-			if c.hasOps {
-				c.opStart, c.opEnd = min(c.opStart, o.start), max(c.opEnd, o.end)
-			} else {
-				c.opStart, c.opEnd, c.hasOps = o.start, o.end, true
+	}
+}
+
+// procOf is the calls in flight of process key.
+func (j *streamJoin) procOf(key int64) *procCalls {
+	if j.last == nil || key != j.lastKey {
+		j.lastKey, j.last = key, j.procs[key]
+		if j.last == nil {
+			j.last = &procCalls{lastID: math.MinInt64, callIDs: corrset.Set{}, orphans: corrset.Set{}}
+			j.procs[key] = j.last
+		}
+	}
+	return j.last
+}
+
+// readAPI reads the calls that start by wm.
+func (j *streamJoin) readAPI(wm int64) error {
+	for {
+		c, ok := j.api.peek()
+		if !ok || c.start > wm {
+			return nil
+		}
+		j.api.advance()
+		if !c.call || c.start < j.lastAPIStart || c.corr < 0 || c.corr > math.MaxInt32 {
+			return errUnordered
+		}
+		j.lastAPIStart = c.start
+		p := j.procOf(nsys.ProcessKey(c.globalTid))
+		id := int32(c.corr)
+		if c.corr <= p.lastID || p.orphans.Has(id) {
+			return errUnordered // a repeated or decreasing id, or an op came first
+		}
+		p.lastID = c.corr
+		p.callIDs.Add(id)
+		p.calls = append(p.calls, pendingCall{globalTid: c.globalTid, start: c.start, end: c.end, corr: c.corr})
+	}
+}
+
+// handOver passes the calls that end before wm − margin to their
+// threads' sweeps.
+func (j *streamJoin) handOver(wm int64) error {
+	for _, p := range j.procs {
+		for p.head < len(p.calls) {
+			c := &p.calls[p.head]
+			if wm != math.MaxInt64 && c.end >= wm-margin {
+				break
 			}
-		case p.callIDs.Has(id):
-			return nil, errUnordered // its call was handed over already
-		default:
-			p.orphans.Add(id)
+			if c.hasOps {
+				if s := j.sweeps[c.globalTid]; s != nil {
+					l := launch{start: c.start, end: c.end, opStart: c.opStart, opEnd: c.opEnd, corr: c.corr}
+					if !s.add(&l, j.stackLimit) {
+						return errUnordered
+					}
+				}
+			}
+			p.head++
+		}
+		if p.head > 4096 && p.head*2 > len(p.calls) {
+			n := copy(p.calls, p.calls[p.head:])
+			p.calls, p.head = p.calls[:n], 0
 		}
 	}
-	if api.err != nil {
-		return nil, api.err
+	return nil
+}
+
+// joinOp widens the op span of o's call, or records o as an orphan when
+// its call has not been read.
+func (j *streamJoin) joinOp(o *opRow) error {
+	if o.corr < 0 || o.corr > math.MaxInt32 {
+		return errUnordered
 	}
-	for _, s := range streams {
-		if s.b.err != nil {
-			return nil, s.b.err
+	p := j.procOf(nsys.ProcessKey(o.processKey))
+	id := int32(o.corr)
+	w := p.calls[p.head:]
+	k := sort.Search(len(w), func(i int) bool { return w[i].corr >= o.corr })
+	switch {
+	case k < len(w) && w[k].corr == o.corr:
+		c := &w[k]
+		if c.hasOps {
+			c.opStart, c.opEnd = min(c.opStart, o.start), max(c.opEnd, o.end)
+		} else {
+			c.opStart, c.opEnd, c.hasOps = o.start, o.end, true
 		}
+	case p.callIDs.Has(id):
+		return errUnordered // its call was handed over already
+	default:
+		p.orphans.Add(id)
 	}
-	for _, t := range in.threads {
-		buildTree(t.ranges, stackLimit)
-	}
-	opsNegative := map[string]int64{}
-	for _, s := range streams {
-		if s.b.negative > 0 {
-			opsNegative[s.table] = s.b.negative
-		}
-	}
-	in.diag.finish(opsNegative, api.negative, &nv, f, skippedBefore)
-	return in, nil
+	return nil
 }
 
 // compute is the projection of f: streamed, or from the whole
