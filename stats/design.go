@@ -69,6 +69,49 @@ func mixedProfiles(order []string, byProf map[string][]seqEntry, has func([]seqE
 // inside each profile when the blocks alternate. Anything else is stratified.
 func buildComparison(a0, a1 *armData, primary []bool, forceStratified bool) *comparisonDesign {
 	arms := [2]*armData{a0, a1}
+	profOrder, byProf := profileRuns(arms)
+	d := &comparisonDesign{profiles: len(profOrder)}
+	r := &roundDesign{
+		arms:    arms,
+		unitGrp: [2][]int32{make([]int32, len(a0.units)), make([]int32, len(a1.units))},
+		level:   LevelBlock,
+	}
+
+	// Profiles are the unit only when each arm has at least three of them
+	// (docs/statistics.md §4b: with n_profiles ≤ 2 descend one level, to the blocks).
+	if len(profOrder) >= 3 && len(a0.profiles) >= 3 && len(a1.profiles) >= 3 || len(profOrder) >= 3 && mixedProfiles(profOrder, byProf, armsOf) {
+		r.profileRounds(d, profOrder, byProf)
+	} else {
+		r.blockRounds(d, profOrder, byProf, forceStratified)
+	}
+
+	for _, e := range r.dropped {
+		d.dropped = append(d.dropped, arms[e.side].units[e.idx].ID)
+	}
+	pl := &plan{paired: r.paired, level: r.level}
+	for s, a := range arms {
+		g := len(r.labels[s])
+		for i, grp := range r.unitGrp[s] {
+			if int(grp) < g {
+				d.included[s] = append(d.included[s], i)
+			}
+		}
+		pl.sides = append(pl.sides, newSide(a, unitStepGroups(a, r.unitGrp[s]), g, r.labels[s], primary))
+	}
+	if r.paired {
+		pl.n = pl.sides[0].groups
+	} else {
+		pl.n = min(pl.sides[0].groups, pl.sides[1].groups)
+	}
+	pl.method = ladder(pl.n)
+	d.base = pl
+	return d
+}
+
+// profileRuns merges both arms' units in run order and groups them by
+// profile, profiles in order of first appearance.
+func profileRuns(arms [2]*armData) (profOrder []string, byProf map[string][]seqEntry) {
+	a0, a1 := arms[0], arms[1]
 	var seq []seqEntry
 	for i, j := 0, 0; i < len(a0.units) || j < len(a1.units); {
 		if j >= len(a1.units) || (i < len(a0.units) && unitBefore(a0.units[i], a1.units[j])) {
@@ -79,8 +122,7 @@ func buildComparison(a0, a1 *armData, primary []bool, forceStratified bool) *com
 			j++
 		}
 	}
-	var profOrder []string
-	byProf := map[string][]seqEntry{}
+	byProf = map[string][]seqEntry{}
 	for _, e := range seq {
 		p := arms[e.side].units[e.idx].Profile
 		if _, ok := byProf[p]; !ok {
@@ -88,163 +130,155 @@ func buildComparison(a0, a1 *armData, primary []bool, forceStratified bool) *com
 		}
 		byProf[p] = append(byProf[p], e)
 	}
-	has := func(es []seqEntry) (h [2]bool) {
-		for _, e := range es {
-			h[e.side] = true
-		}
-		return h
-	}
-	d := &comparisonDesign{profiles: len(profOrder)}
-	unitGrp := [2][]int32{make([]int32, len(a0.units)), make([]int32, len(a1.units))}
-	var labels [2][]string
-	paired := false
-	level := LevelBlock
-	var dropped []seqEntry
+	return profOrder, byProf
+}
 
-	// assignRounds makes round k of every listed pair of entry groups.
-	assignRounds := func(rounds [][2][]seqEntry) {
-		paired = true
-		for s := range unitGrp {
-			for i := range unitGrp[s] {
-				unitGrp[s][i] = int32(len(rounds)) // outside every round until assigned
-			}
-		}
-		for k, r := range rounds {
-			var ids [2][]string
-			for _, half := range r {
-				for _, e := range half {
-					unitGrp[e.side][e.idx] = int32(k)
-					u := arms[e.side].units[e.idx]
-					name := u.ID
-					if level == LevelProfile {
-						name = u.Profile
-					}
-					if len(ids[e.side]) == 0 || ids[e.side][len(ids[e.side])-1] != name {
-						ids[e.side] = append(ids[e.side], name)
-					}
-				}
-			}
-			label := strings.Join(ids[0], "+") + " | " + strings.Join(ids[1], "+")
-			if level == LevelProfile && len(ids[0]) == 1 && len(ids[1]) == 1 && ids[0][0] == ids[1][0] {
-				label = ids[0][0] // a mixed profile is its own round
-			}
-			labels[0] = append(labels[0], label)
-			labels[1] = append(labels[1], label)
+// armsOf says which arms have an entry in es.
+func armsOf(es []seqEntry) (h [2]bool) {
+	for _, e := range es {
+		h[e.side] = true
+	}
+	return h
+}
+
+// roundDesign is the grouping of each arm's units that buildComparison
+// settles on: each unit's group (its round when paired), the groups'
+// labels, and the entries left out of every round.
+type roundDesign struct {
+	arms    [2]*armData
+	unitGrp [2][]int32
+	labels  [2][]string
+	paired  bool
+	level   string
+	dropped []seqEntry
+}
+
+// assignRounds makes round k of every listed pair of entry groups.
+func (r *roundDesign) assignRounds(rounds [][2][]seqEntry) {
+	r.paired = true
+	for s := range r.unitGrp {
+		for i := range r.unitGrp[s] {
+			r.unitGrp[s][i] = int32(len(rounds)) // outside every round until assigned
 		}
 	}
+	for k, rd := range rounds {
+		var ids [2][]string
+		for _, half := range rd {
+			for _, e := range half {
+				r.unitGrp[e.side][e.idx] = int32(k)
+				u := r.arms[e.side].units[e.idx]
+				name := u.ID
+				if r.level == LevelProfile {
+					name = u.Profile
+				}
+				if len(ids[e.side]) == 0 || ids[e.side][len(ids[e.side])-1] != name {
+					ids[e.side] = append(ids[e.side], name)
+				}
+			}
+		}
+		label := strings.Join(ids[0], "+") + " | " + strings.Join(ids[1], "+")
+		if r.level == LevelProfile && len(ids[0]) == 1 && len(ids[1]) == 1 && ids[0][0] == ids[1][0] {
+			label = ids[0][0] // a mixed profile is its own round
+		}
+		r.labels[0] = append(r.labels[0], label)
+		r.labels[1] = append(r.labels[1], label)
+	}
+}
 
-	// Profiles are the unit only when each arm has at least three of them
-	// (docs/statistics.md §4b: with n_profiles ≤ 2 descend one level, to the blocks).
-	if len(profOrder) >= 3 && len(a0.profiles) >= 3 && len(a1.profiles) >= 3 || len(profOrder) >= 3 && mixedProfiles(profOrder, byProf, has) {
-		level = LevelProfile
-		mixed, single := true, true
-		for _, p := range profOrder {
-			if h := has(byProf[p]); h[0] && h[1] {
-				single = false
-			} else {
-				mixed = false
-			}
-		}
-		switch {
-		case mixed:
-			var rounds [][2][]seqEntry
-			for _, p := range profOrder {
-				rounds = append(rounds, [2][]seqEntry{byProf[p], nil})
-			}
-			assignRounds(rounds)
-		case single:
-			sides := make([]int, len(profOrder))
-			for i, p := range profOrder {
-				sides[i] = byProf[p][0].side
-			}
-			if pairs, trailing, ok := pairConsecutive(sides); ok {
-				var rounds [][2][]seqEntry
-				for _, pr := range pairs {
-					rounds = append(rounds, [2][]seqEntry{byProf[profOrder[pr[0]]], byProf[profOrder[pr[1]]]})
-				}
-				assignRounds(rounds)
-				if trailing >= 0 {
-					dropped = byProf[profOrder[trailing]]
-				}
-			} else {
-				d.nonInterleaved = true
-			}
-		}
-		if !paired { // stratified over each arm's profiles
-			for s, a := range arms {
-				for i, u := range a.units {
-					for g, p := range a.profiles {
-						if p == u.Profile {
-							unitGrp[s][i] = int32(g)
-						}
-					}
-				}
-				labels[s] = a.profiles
-			}
-		}
-	} else {
-		d.conditional = true
-		ok := true
-		var rounds [][2][]seqEntry
-		var trailing []seqEntry
-		for _, p := range profOrder {
-			es := byProf[p]
-			if h := has(es); !h[0] || !h[1] {
-				ok = false
-				break
-			}
-			sides := make([]int, len(es))
-			for i, e := range es {
-				sides[i] = e.side
-			}
-			pairs, tr, okP := pairConsecutive(sides)
-			if !okP {
-				ok = false
-				break
-			}
-			for _, pr := range pairs {
-				rounds = append(rounds, [2][]seqEntry{{es[pr[0]]}, {es[pr[1]]}})
-			}
-			if tr >= 0 {
-				trailing = append(trailing, es[tr])
-			}
-		}
-		if ok && !forceStratified {
-			assignRounds(rounds)
-			dropped = trailing
+// profileRounds groups the units by profile: one round per mixed profile,
+// rounds of consecutive single-arm profiles, else strata of each arm's
+// profiles.
+func (r *roundDesign) profileRounds(d *comparisonDesign, profOrder []string, byProf map[string][]seqEntry) {
+	r.level = LevelProfile
+	mixed, single := true, true
+	for _, p := range profOrder {
+		if h := armsOf(byProf[p]); h[0] && h[1] {
+			single = false
 		} else {
-			d.nonInterleaved = !ok
-			for s, a := range arms {
-				labels[s] = nil
-				for i, u := range a.units {
-					unitGrp[s][i] = int32(i)
-					labels[s] = append(labels[s], u.ID)
+			mixed = false
+		}
+	}
+	switch {
+	case mixed:
+		var rounds [][2][]seqEntry
+		for _, p := range profOrder {
+			rounds = append(rounds, [2][]seqEntry{byProf[p], nil})
+		}
+		r.assignRounds(rounds)
+	case single:
+		sides := make([]int, len(profOrder))
+		for i, p := range profOrder {
+			sides[i] = byProf[p][0].side
+		}
+		if pairs, trailing, ok := pairConsecutive(sides); ok {
+			var rounds [][2][]seqEntry
+			for _, pr := range pairs {
+				rounds = append(rounds, [2][]seqEntry{byProf[profOrder[pr[0]]], byProf[profOrder[pr[1]]]})
+			}
+			r.assignRounds(rounds)
+			if trailing >= 0 {
+				r.dropped = byProf[profOrder[trailing]]
+			}
+		} else {
+			d.nonInterleaved = true
+		}
+	}
+	if !r.paired { // stratified over each arm's profiles
+		for s, a := range r.arms {
+			for i, u := range a.units {
+				for g, p := range a.profiles {
+					if p == u.Profile {
+						r.unitGrp[s][i] = int32(g)
+					}
 				}
 			}
+			r.labels[s] = a.profiles
 		}
 	}
+}
 
-	for _, e := range dropped {
-		d.dropped = append(d.dropped, arms[e.side].units[e.idx].ID)
+// blockRounds pairs consecutive blocks of opposite arms within each
+// profile, else (or when forced) makes each block its own stratum.
+func (r *roundDesign) blockRounds(d *comparisonDesign, profOrder []string, byProf map[string][]seqEntry, forceStratified bool) {
+	d.conditional = true
+	ok := true
+	var rounds [][2][]seqEntry
+	var trailing []seqEntry
+	for _, p := range profOrder {
+		es := byProf[p]
+		if h := armsOf(es); !h[0] || !h[1] {
+			ok = false
+			break
+		}
+		sides := make([]int, len(es))
+		for i, e := range es {
+			sides[i] = e.side
+		}
+		pairs, tr, okP := pairConsecutive(sides)
+		if !okP {
+			ok = false
+			break
+		}
+		for _, pr := range pairs {
+			rounds = append(rounds, [2][]seqEntry{{es[pr[0]]}, {es[pr[1]]}})
+		}
+		if tr >= 0 {
+			trailing = append(trailing, es[tr])
+		}
 	}
-	pl := &plan{paired: paired, level: level}
-	for s, a := range arms {
-		g := len(labels[s])
-		for i, grp := range unitGrp[s] {
-			if int(grp) < g {
-				d.included[s] = append(d.included[s], i)
+	if ok && !forceStratified {
+		r.assignRounds(rounds)
+		r.dropped = trailing
+	} else {
+		d.nonInterleaved = !ok
+		for s, a := range r.arms {
+			r.labels[s] = nil
+			for i, u := range a.units {
+				r.unitGrp[s][i] = int32(i)
+				r.labels[s] = append(r.labels[s], u.ID)
 			}
 		}
-		pl.sides = append(pl.sides, newSide(a, unitStepGroups(a, unitGrp[s]), g, labels[s], primary))
 	}
-	if paired {
-		pl.n = pl.sides[0].groups
-	} else {
-		pl.n = min(pl.sides[0].groups, pl.sides[1].groups)
-	}
-	pl.method = ladder(pl.n)
-	d.base = pl
-	return d
 }
 
 // buildArmPlan groups one arm's units for its own summary: by profile when
