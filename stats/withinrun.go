@@ -174,41 +174,16 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 		return nil, fmt.Errorf("within-run: unknown statistic %q", stat)
 	}
 	var gs [2][]float64
-	side := 0
-	clean := func(series [][]float64) ([][]float64, []float64, int, error) {
-		defer func() { side++ }()
-		var out [][]float64
-		var bl []float64
-		n := 0
-		for _, s := range series {
-			var c []float64
-			for _, v := range s {
-				if math.IsNaN(v) {
-					continue
-				}
-				if v < 0 || math.IsInf(v, 0) {
-					return nil, nil, 0, fmt.Errorf("within-run: invalid duration %v", v)
-				}
-				c = append(c, v)
-			}
-			if len(c) > 0 {
-				out = append(out, c)
-				bb, g := blockLengthOf(c)
-				bl = append(bl, bb)
-				gs[side] = append(gs[side], g)
-				n += len(c)
-			}
-		}
-		return out, bl, n, nil
-	}
-	bs, bbl, bn, err := clean(base)
+	bs, bbl, bg, bn, err := cleanWithinRun(base)
 	if err != nil {
 		return nil, err
 	}
-	as, abl, an, err := clean(other)
+	gs[0] = bg
+	as, abl, ag, an, err := cleanWithinRun(other)
 	if err != nil {
 		return nil, err
 	}
+	gs[1] = ag
 	if bn == 0 || an == 0 {
 		return nil, errors.New("within-run: an arm has no step")
 	}
@@ -216,19 +191,8 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 	w := &WithinRunComparison{Metric: metric, Stat: stat, Baseline: baseline, Arm: arm, Method: MethodWithinRunBootstrap, Confidence: conf, B: b,
 		Seed: seed, Stream: stream, BaselineSteps: bn, ArmSteps: an, BaselineBlocks: bbl, ArmBlocks: abl,
 		Warnings: []string{WarnRunToRunExcluded}}
-	statOf := func(series [][]float64, buf []float64) float64 {
-		buf = buf[:0]
-		for _, s := range series {
-			buf = append(buf, s...)
-		}
-		if p == 0 {
-			return meanOf(buf)
-		}
-		slices.Sort(buf)
-		return Quantile(p, buf)
-	}
 	buf := make([]float64, 0, max(an, bn))
-	w.BaselineValue, w.ArmValue = statOf(bs, buf), statOf(as, buf)
+	w.BaselineValue, w.ArmValue = pooledStat(p, bs, buf), pooledStat(p, as, buf)
 	if w.BaselineValue > 0 {
 		r := w.ArmValue / w.BaselineValue
 		w.Ratio = &r
@@ -252,7 +216,56 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 		w.Reason = fmt.Sprintf("%.1f blocks of the steps' autocorrelation length in the shorter run, %d needed: too few steps for a within-run interval (record longer runs)", nb, MinWithinRunBlocks)
 		return w, nil
 	}
-	rng := rand.New(rand.NewPCG(seed, stream))
+	w.RatioCI = withinRunInterval(w, p, [2][][]float64{bs, as}, [2][]float64{bbl, abl}, rand.New(rand.NewPCG(seed, stream)), buf)
+	return w, nil
+}
+
+// cleanWithinRun drops the NaN steps of each series and keeps the
+// non-empty ones, with each one's block length and autocorrelation share;
+// n counts the steps kept.
+func cleanWithinRun(series [][]float64) (out [][]float64, bl, gs []float64, n int, err error) {
+	for _, s := range series {
+		var c []float64
+		for _, v := range s {
+			if math.IsNaN(v) {
+				continue
+			}
+			if v < 0 || math.IsInf(v, 0) {
+				return nil, nil, nil, 0, fmt.Errorf("within-run: invalid duration %v", v)
+			}
+			c = append(c, v)
+		}
+		if len(c) > 0 {
+			out = append(out, c)
+			bb, g := blockLengthOf(c)
+			bl = append(bl, bb)
+			gs = append(gs, g)
+			n += len(c)
+		}
+	}
+	return out, bl, gs, n, nil
+}
+
+// pooledStat is the mean (p = 0) or the p-quantile of every step of
+// series, pooled in buf.
+func pooledStat(p float64, series [][]float64, buf []float64) float64 {
+	buf = buf[:0]
+	for _, s := range series {
+		buf = append(buf, s...)
+	}
+	if p == 0 {
+		return meanOf(buf)
+	}
+	slices.Sort(buf)
+	return Quantile(p, buf)
+}
+
+// withinRunInterval is the stationary-bootstrap interval of the ratio
+// arm/baseline (series[1] over series[0], block lengths bl), widened by
+// what each arm's resampling misses; nil with fewer than two positive
+// replicates.
+func withinRunInterval(w *WithinRunComparison, p float64, series [2][][]float64, bl [2][]float64, rng *rand.Rand, buf []float64) *[2]float64 {
+	bs, as := series[0], series[1]
 	rb := make([][]float64, len(bs))
 	for i, s := range bs {
 		rb[i] = make([]float64, len(s))
@@ -261,16 +274,16 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 	for i, s := range as {
 		ra[i] = make([]float64, len(s))
 	}
-	reps := make([]float64, 0, b)
+	reps := make([]float64, 0, w.B)
 	var sv [2][]float64
-	for range b {
+	for range w.B {
 		for i, s := range bs {
-			stationaryResample(rng, s, bbl[i], rb[i])
+			stationaryResample(rng, s, bl[0][i], rb[i])
 		}
 		for i, s := range as {
-			stationaryResample(rng, s, abl[i], ra[i])
+			stationaryResample(rng, s, bl[1][i], ra[i])
 		}
-		vb, va := statOf(rb, buf), statOf(ra, buf)
+		vb, va := pooledStat(p, rb, buf), pooledStat(p, ra, buf)
 		if vb > 0 && va > 0 {
 			reps = append(reps, math.Log(va/vb))
 			sv[0] = append(sv[0], math.Log(vb))
@@ -278,32 +291,28 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 		}
 	}
 	if len(reps) < 2 {
-		return w, nil
+		return nil
 	}
 	slices.Sort(reps)
 	// The variance of a stationary-bootstrap estimate rests on about half
 	// as many degrees of freedom as it has blocks: n = blocks / 2.
-	alphaPrime := expandedAlpha(int(nb/2), conf)
+	alphaPrime := expandedAlpha(int(w.Blocks/2), w.Confidence)
 	j := percentileRank(len(reps), alphaPrime)
 	lo, hi := reps[j-1], reps[len(reps)-j]
-	{
-		// Each arm's resampled variance misses about ĝ/b of the true one:
-		// widen the interval about the point ratio by what the arms miss.
-		var num, den float64
-		for i := range sv {
-			v := variance(sv[i])
-			den += v
-			num += v / math.Max(1-w.BlockBias[i], 0.25)
-		}
-		if den > 0 {
-			f := math.Sqrt(num / den)
-			c := math.Log(w.ArmValue / w.BaselineValue)
-			lo, hi = c+(lo-c)*f, c+(hi-c)*f
-		}
+	// Each arm's resampled variance misses about ĝ/b of the true one:
+	// widen the interval about the point ratio by what the arms miss.
+	var num, den float64
+	for i := range sv {
+		v := variance(sv[i])
+		den += v
+		num += v / math.Max(1-w.BlockBias[i], 0.25)
 	}
-	ci := [2]float64{math.Exp(lo), math.Exp(hi)}
-	w.RatioCI = &ci
-	return w, nil
+	if den > 0 {
+		f := math.Sqrt(num / den)
+		c := math.Log(w.ArmValue / w.BaselineValue)
+		lo, hi = c+(lo-c)*f, c+(hi-c)*f
+	}
+	return &[2]float64{math.Exp(lo), math.Exp(hi)}
 }
 
 func lens(xs [][]float64) []float64 {
