@@ -55,25 +55,9 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 	if err != nil {
 		return nil, fmt.Errorf("analyze %q: %w", key, err)
 	}
-	var names []string
-	byArm := map[string][]*Unit{}
-	for _, u := range sorted {
-		if _, ok := byArm[u.Arm]; !ok {
-			names = append(names, u.Arm)
-		}
-		byArm[u.Arm] = append(byArm[u.Arm], u)
-	}
-	baseline := cfg.baseline
-	if baseline == "" {
-		baseline = names[0]
-	} else if _, ok := byArm[baseline]; !ok {
-		return nil, fmt.Errorf("analyze %q: baseline arm %q not among arms %q", key, baseline, names)
-	}
-	order := []string{baseline}
-	for _, n := range names {
-		if n != baseline {
-			order = append(order, n)
-		}
+	order, byArm, err := armOrder(key, sorted, cfg.baseline)
+	if err != nil {
+		return nil, err
 	}
 	nm := len(metrics)
 	metricSet := strings.Join(metrics, ",")
@@ -96,7 +80,42 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 			cmpTasks[i-len(arms)] = newCmpTask(key, metricSet, arms[0], arms[i-len(arms)+1], tauMetrics, cfg)
 		}
 	})
+	evalTasks(armTasks, cmpTasks, metrics, cfg)
+	res := collectResult(key, metrics, order[0], armTasks, cmpTasks, cfg)
+	releaseTasks(armTasks, cmpTasks)
+	return res, nil
+}
 
+// armOrder groups the units by arm: the baseline arm first (the first arm
+// seen when baseline is empty), then the others in order of first
+// appearance.
+func armOrder(key string, sorted []*Unit, baseline string) (order []string, byArm map[string][]*Unit, err error) {
+	var names []string
+	byArm = map[string][]*Unit{}
+	for _, u := range sorted {
+		if _, ok := byArm[u.Arm]; !ok {
+			names = append(names, u.Arm)
+		}
+		byArm[u.Arm] = append(byArm[u.Arm], u)
+	}
+	if baseline == "" {
+		baseline = names[0]
+	} else if _, ok := byArm[baseline]; !ok {
+		return nil, nil, fmt.Errorf("analyze %q: baseline arm %q not among arms %q", key, baseline, names)
+	}
+	order = []string{baseline}
+	for _, n := range names {
+		if n != baseline {
+			order = append(order, n)
+		}
+	}
+	return order, byArm, nil
+}
+
+// evalTasks evaluates every arm and comparison metric (and the
+// decompositions) in one pool of work items.
+func evalTasks(armTasks []*armTask, cmpTasks []*cmpTask, metrics []string, cfg *config) {
+	nm := len(metrics)
 	for _, t := range armTasks {
 		t.metrics = make([]ArmMetric, nm)
 		t.mwarns = make([][]Warning, nm)
@@ -127,7 +146,11 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 		t, m := cmpTasks[i/nm], i%nm
 		t.rows[m], t.mwarns[m] = evalComparison(t, m, metrics[m], cfg)
 	})
+}
 
+// collectResult gathers the evaluated tasks into the Result, warnings in
+// task order.
+func collectResult(key string, metrics []string, baseline string, armTasks []*armTask, cmpTasks []*cmpTask, cfg *config) *Result {
 	res := &Result{
 		Key: key, Metrics: slices.Clone(metrics), Baseline: baseline,
 		B: cfg.b, Seed: cfg.seed, Confidence: cfg.confidence,
@@ -173,6 +196,11 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 	} else {
 		res.Method, res.N = res.Arms[0].Method, res.Arms[0].N
 	}
+	return res
+}
+
+// releaseTasks returns the tasks' plans' buffers.
+func releaseTasks(armTasks []*armTask, cmpTasks []*cmpTask) {
 	for _, t := range armTasks {
 		t.ci.release()
 		if t.base != t.ci {
@@ -185,7 +213,6 @@ func analyze(key string, metrics []string, units []Unit, cfg *config) (*Result, 
 			t.d.base.release()
 		}
 	}
-	return res, nil
 }
 
 func newArmTask(key, metricSet string, a *armData, isBaseline bool, tauMetrics []int, cfg *config) *armTask {
