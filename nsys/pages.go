@@ -256,56 +256,9 @@ func (r *pageRow) isNull(p int) bool {
 
 // scanPages is scanRange read straight from the B-tree pages.
 func (f *File) scanPages(pt *pageTable, t string, cols []column, r Part, fn func(row) bool) error {
-	n := len(cols)
-	pr := &pageRow{f: f, pos: make([]int, n), real: make([]bool, n), def: make([]int64, n), hasDf: make([]bool, n), ints: make([]int64, n), slow: make([]bool, n)}
-	var required []int // record positions of the notNull columns
-	width := 0
-	var want uint64 // record positions to decode
-	for i, c := range cols {
-		p, ok := pt.columns[strings.ToLower(c.name)]
-		switch {
-		case !ok:
-			p = -1
-		case p == pt.rowidAt:
-			p = -2
-		}
-		pr.pos[i] = p
-		pr.real[i] = p >= 0 && pt.real[p]
-		if c.def != "" {
-			pr.hasDf[i] = true
-			pr.def[i], _ = strconv.ParseInt(c.def, 10, 64)
-		}
-		if p >= 0 && p < 64 {
-			want |= 1 << uint(p)
-		}
-		if c.notNull && p >= 0 {
-			required = append(required, p)
-		}
-		width = max(width, p+1)
-	}
-	// The fast decode (ParseInts) serves rows whose selected columns are
-	// integers or NULL, nearly every row of an export; it needs each record
-	// position selected once, at most 64 columns, and no REAL affinity.
-	slot := make([]int8, max(width, 0))
-	for i := range slot {
-		slot[i] = -1
-	}
-	fast := n <= 64
-	var requiredSel uint64 // selected columns that must not be NULL
-	var fixed []int        // selected columns not read from the record
-	for i, p := range pr.pos {
-		switch {
-		case p < 0:
-			fixed = append(fixed, i)
-		case slot[p] >= 0 || pr.real[i]:
-			fast = false
-		default:
-			slot[p] = int8(i)
-			if cols[i].notNull {
-				requiredSel |= 1 << uint(i)
-			}
-		}
-	}
+	pr, sel := selectPageColumns(f, pt, cols)
+	required, width, want := sel.required, sel.width, sel.want
+	slot, fast, requiredSel, fixed := sel.slot, sel.fast, sel.requiredSel, sel.fixed
 	// The time audit: rows whose end precedes their start, and rows whose
 	// start or end is text or a blob, counted as the scan goes by (before
 	// any row is skipped), so that CheckTimes need not read the table again.
@@ -397,6 +350,70 @@ func (f *File) scanPages(pt *pageTable, t string, cols []column, r Part, fn func
 		return f.readError("cannot read "+t, err)
 	}
 	return nil
+}
+
+// pageSelection is how a page scan decodes the selected columns of a
+// table's records.
+type pageSelection struct {
+	required    []int  // record positions of the notNull columns
+	width       int    // record positions read
+	want        uint64 // record positions to decode
+	slot        []int8 // per record position, its selected column (-1: none)
+	fast        bool   // rows may take the fast decode
+	requiredSel uint64 // selected columns that must not be NULL
+	fixed       []int  // selected columns not read from the record
+}
+
+// selectPageColumns maps cols onto pt's record positions: the row that a
+// page scan fills and how it decodes each record.
+func selectPageColumns(f *File, pt *pageTable, cols []column) (*pageRow, pageSelection) {
+	n := len(cols)
+	pr := &pageRow{f: f, pos: make([]int, n), real: make([]bool, n), def: make([]int64, n), hasDf: make([]bool, n), ints: make([]int64, n), slow: make([]bool, n)}
+	var s pageSelection
+	for i, c := range cols {
+		p, ok := pt.columns[strings.ToLower(c.name)]
+		switch {
+		case !ok:
+			p = -1
+		case p == pt.rowidAt:
+			p = -2
+		}
+		pr.pos[i] = p
+		pr.real[i] = p >= 0 && pt.real[p]
+		if c.def != "" {
+			pr.hasDf[i] = true
+			pr.def[i], _ = strconv.ParseInt(c.def, 10, 64)
+		}
+		if p >= 0 && p < 64 {
+			s.want |= 1 << uint(p)
+		}
+		if c.notNull && p >= 0 {
+			s.required = append(s.required, p)
+		}
+		s.width = max(s.width, p+1)
+	}
+	// The fast decode (ParseInts) serves rows whose selected columns are
+	// integers or NULL, nearly every row of an export; it needs each record
+	// position selected once, at most 64 columns, and no REAL affinity.
+	s.slot = make([]int8, max(s.width, 0))
+	for i := range s.slot {
+		s.slot[i] = -1
+	}
+	s.fast = n <= 64
+	for i, p := range pr.pos {
+		switch {
+		case p < 0:
+			s.fixed = append(s.fixed, i)
+		case s.slot[p] >= 0 || pr.real[i]:
+			s.fast = false
+		default:
+			s.slot[p] = int8(i)
+			if cols[i].notNull {
+				s.requiredSel |= 1 << uint(i)
+			}
+		}
+	}
+	return pr, s
 }
 
 // timeAudit counts, during a page scan that selects a table's start and
