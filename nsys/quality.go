@@ -460,10 +460,6 @@ func (f *File) checkRangePages(q *Quality, query queryFunc) (ok bool, err error)
 	}
 	crossed := has[cStart] && has[cEnd] && has[cTid]
 	dangling := has[cTextID] && f.HasColumn(TableStrings, "id")
-	type pushPop struct {
-		tid, start, end int64
-		nullStart       bool
-	}
 	var (
 		ranges  []pushPop
 		textIDs = map[int64]int64{} // textId → rows naming it
@@ -520,55 +516,77 @@ func (f *File) checkRangePages(q *Quality, query queryFunc) (ok bool, err error)
 		return false, err
 	}
 	if dangling {
-		// Few distinct ids: each is looked up as the query's NOT EXISTS does.
-		ids := slices.Sorted(maps.Keys(textIDs))
-		found := map[int64]bool{}
-		for len(ids) > 0 {
-			batch := ids[:min(len(ids), 500)]
-			ids = ids[len(batch):]
-			list := make([]string, len(batch))
-			for i, id := range batch {
-				list[i] = "(" + strconv.FormatInt(id, 10) + ")"
-			}
-			err := query("WITH ids(v) AS (VALUES "+strings.Join(list, ",")+") SELECT v FROM ids WHERE EXISTS (SELECT 1 FROM StringIds s WHERE s.id = v)", func(st *sqlite.Stmt) error {
-				found[st.ColumnInt64(0)] = true
-				return nil
-			})
-			if err != nil {
-				return false, err
-			}
-		}
-		for id, rows := range textIDs {
-			if !found[id] {
-				n.DanglingTextIDs += rows
-			}
+		if n.DanglingTextIDs, err = danglingTextIDs(query, textIDs); err != nil {
+			return false, err
 		}
 	}
 	if crossed {
-		// The query's order: globalTid, start (NULL first, read as 0), end
-		// descending.
-		slices.SortFunc(ranges, func(a, b pushPop) int {
-			if c := cmp.Compare(a.tid, b.tid); c != 0 {
-				return c
-			}
-			if a.nullStart != b.nullStart {
-				if a.nullStart {
-					return -1
-				}
-				return 1
-			}
-			if c := cmp.Compare(a.start, b.start); c != 0 {
-				return c
-			}
-			return cmp.Compare(b.end, a.end)
-		})
-		var c crossedCounter
-		for _, r := range ranges {
-			c.add(r.tid, r.start, r.end)
-		}
-		n.CrossedRanges = c.n
+		n.CrossedRanges = countCrossed(ranges)
 	}
 	q.UnclosedRanges, q.OtherThreadEnds, q.UnnamedRanges = n.UnclosedRanges, n.OtherThreadEnds, n.UnnamedRanges
 	q.DanglingTextIDs, q.CrossedRanges = n.DanglingTextIDs, n.CrossedRanges
 	return true, nil
+}
+
+// pushPop is a closed push/pop range of the NVTX table, as the crossed
+// ranges query reads it.
+type pushPop struct {
+	tid, start, end int64
+	nullStart       bool
+}
+
+// danglingTextIDs counts the rows (textIDs: textId → rows naming it) whose
+// textId is not in StringIds. Few distinct ids: each is looked up as the
+// query's NOT EXISTS does.
+func danglingTextIDs(query queryFunc, textIDs map[int64]int64) (int64, error) {
+	var dangling int64
+	ids := slices.Sorted(maps.Keys(textIDs))
+	found := map[int64]bool{}
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), 500)]
+		ids = ids[len(batch):]
+		list := make([]string, len(batch))
+		for i, id := range batch {
+			list[i] = "(" + strconv.FormatInt(id, 10) + ")"
+		}
+		err := query("WITH ids(v) AS (VALUES "+strings.Join(list, ",")+") SELECT v FROM ids WHERE EXISTS (SELECT 1 FROM StringIds s WHERE s.id = v)", func(st *sqlite.Stmt) error {
+			found[st.ColumnInt64(0)] = true
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	for id, rows := range textIDs {
+		if !found[id] {
+			dangling += rows
+		}
+	}
+	return dangling, nil
+}
+
+// countCrossed counts the ranges that cross an enclosing one, sorting them
+// in the query's order: globalTid, start (NULL first, read as 0), end
+// descending.
+func countCrossed(ranges []pushPop) int64 {
+	slices.SortFunc(ranges, func(a, b pushPop) int {
+		if c := cmp.Compare(a.tid, b.tid); c != 0 {
+			return c
+		}
+		if a.nullStart != b.nullStart {
+			if a.nullStart {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.end, a.end)
+	})
+	var c crossedCounter
+	for _, r := range ranges {
+		c.add(r.tid, r.start, r.end)
+	}
+	return c.n
 }
