@@ -179,32 +179,68 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	type devKey struct{ pid, dev int64 }
-	type span struct{ s, e int64 }
-	compute := map[devKey][]span{}
-	procs := map[int64]*RankProcess{}
-	get := func(pid int64) *RankProcess {
-		p := procs[pid]
-		if p == nil {
-			p = &RankProcess{File: f.Path, Pid: pid, EnvRank: -1, LocalRank: -1, NVTXRank: -1, ManifestRank: -1}
-			procs[pid] = p
-		}
-		return p
+	rr := &rankReader{f: f, strs: strs, compute: map[rankDevice][]gpuSpan{}, procs: map[int64]*RankProcess{}, ncclCorr: map[pidCorr]int{}}
+	if err := rr.readKernels(); err != nil {
+		return nil, err
 	}
-	ncclCorr := map[pidCorr]int{} // → index into the process's Collectives
-	for k, err := range f.Kernels() {
+	rr.exposeNCCL()
+	if err := rr.readLaunches(); err != nil {
+		return nil, err
+	}
+	if err := rr.readMPI(); err != nil {
+		return nil, err
+	}
+	out := rr.communicating()
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if err := rankProvenance(f, strs, mpi, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rankDevice is a process's device.
+type rankDevice struct{ pid, dev int64 }
+
+// gpuSpan is a kernel's (or a union of kernels') time on a device.
+type gpuSpan struct{ s, e int64 }
+
+// rankReader gathers each process's kernels and collectives.
+type rankReader struct {
+	f        *nsys.File
+	strs     *nsys.Strings
+	compute  map[rankDevice][]gpuSpan
+	procs    map[int64]*RankProcess
+	ncclCorr map[pidCorr]int // → index into the process's Collectives
+}
+
+// get is process pid's entry.
+func (rr *rankReader) get(pid int64) *RankProcess {
+	p := rr.procs[pid]
+	if p == nil {
+		p = &RankProcess{File: rr.f.Path, Pid: pid, EnvRank: -1, LocalRank: -1, NVTXRank: -1, ManifestRank: -1}
+		rr.procs[pid] = p
+	}
+	return p
+}
+
+// readKernels counts each process's kernels, keeping its NCCL kernels as
+// collectives and its compute kernels' spans per device.
+func (rr *rankReader) readKernels() error {
+	for k, err := range rr.f.Kernels() {
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pid := nsys.Pid(k.GlobalPid)
 		name := ""
 		if k.ShortName >= 0 {
-			name = strs.Name(k.ShortName)
+			name = rr.strs.Name(k.ShortName)
 		}
 		if name == "" {
-			name = strs.Name(k.DemangledName)
+			name = rr.strs.Name(k.DemangledName)
 		}
-		p := get(pid)
+		p := rr.get(pid)
 		p.Kernels++
 		p.KernelNs += k.End - k.Start
 		if !slices.Contains(p.Devices, k.DeviceID) {
@@ -214,20 +250,25 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 			p.NCCLKernels++
 			p.NCCLNs += k.End - k.Start
 			if k.CorrelationID != 0 {
-				ncclCorr[pidCorr{pid, k.CorrelationID}] = len(p.Collectives)
+				rr.ncclCorr[pidCorr{pid, k.CorrelationID}] = len(p.Collectives)
 			}
 			p.Collectives = append(p.Collectives, Collective{Name: name, Start: k.Start, End: k.End, Device: k.DeviceID, CallStart: -1})
 			continue
 		}
-		dk := devKey{pid, k.DeviceID}
-		compute[dk] = append(compute[dk], span{k.Start, k.End})
+		dk := rankDevice{pid, k.DeviceID}
+		rr.compute[dk] = append(rr.compute[dk], gpuSpan{k.Start, k.End})
 	}
-	// Exposed time: each NCCL kernel's duration less its overlap with the
-	// union of the process's compute kernels on the same device.
-	unions := map[devKey][]span{}
-	for dk, ss := range compute {
-		slices.SortFunc(ss, func(a, b span) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) })
-		var u []span
+	return nil
+}
+
+// exposeNCCL sets each NCCL kernel's exposed time: its duration less its
+// overlap with the union of the process's compute kernels on the same
+// device.
+func (rr *rankReader) exposeNCCL() {
+	unions := map[rankDevice][]gpuSpan{}
+	for dk, ss := range rr.compute {
+		slices.SortFunc(ss, func(a, b gpuSpan) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) })
+		var u []gpuSpan
 		for _, s := range ss {
 			if n := len(u); n > 0 && s.s <= u[n-1].e {
 				u[n-1].e = max(u[n-1].e, s.e)
@@ -237,12 +278,12 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 		}
 		unions[dk] = u
 	}
-	for _, p := range procs {
+	for _, p := range rr.procs {
 		for i := range p.Collectives {
 			c := &p.Collectives[i]
-			u := unions[devKey{p.Pid, c.Device}]
+			u := unions[rankDevice{p.Pid, c.Device}]
 			// first union span that ends after the kernel starts
-			j, _ := slices.BinarySearchFunc(u, c.Start, func(s span, t int64) int {
+			j, _ := slices.BinarySearchFunc(u, c.Start, func(s gpuSpan, t int64) int {
 				if s.e <= t {
 					return -1
 				}
@@ -259,33 +300,42 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 			p.Kind = "nccl"
 		}
 	}
-	// The host calls that launched the NCCL kernels.
-	if len(ncclCorr) > 0 {
-		for c, err := range f.APICalls() {
-			if err != nil {
-				return nil, err
-			}
-			pid := nsys.Pid(c.GlobalTid)
-			if i, ok := ncclCorr[pidCorr{pid, c.CorrelationID}]; ok {
-				col := &procs[pid].Collectives[i]
-				col.Tid, col.CallStart = nsys.Tid(c.GlobalTid), c.Start
-			}
+}
+
+// readLaunches finds the host calls that launched the NCCL kernels.
+func (rr *rankReader) readLaunches() error {
+	if len(rr.ncclCorr) == 0 {
+		return nil
+	}
+	for c, err := range rr.f.APICalls() {
+		if err != nil {
+			return err
+		}
+		pid := nsys.Pid(c.GlobalTid)
+		if i, ok := rr.ncclCorr[pidCorr{pid, c.CorrelationID}]; ok {
+			col := &rr.procs[pid].Collectives[i]
+			col.Tid, col.CallStart = nsys.Tid(c.GlobalTid), c.Start
 		}
 	}
-	// MPI collectives, for processes without NCCL kernels.
+	return nil
+}
+
+// readMPI reads the MPI collectives of the processes without NCCL kernels.
+func (rr *rankReader) readMPI() error {
+	f := rr.f
 	for _, t := range []string{nsys.TableMPIOther, nsys.TableMPICollectives} {
 		if !f.HasTable(t) || !f.HasColumn(t, "textId") {
 			continue
 		}
 		for c, err := range f.MPICalls(t) {
 			if err != nil {
-				return nil, err
+				return err
 			}
-			name := strs.Name(c.TextID)
+			name := rr.strs.Name(c.TextID)
 			if !mpiCollective(name) {
 				continue
 			}
-			p := get(nsys.Pid(c.GlobalTid))
+			p := rr.get(nsys.Pid(c.GlobalTid))
 			if p.Kind == "nccl" {
 				continue
 			}
@@ -293,9 +343,15 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 			p.Collectives = append(p.Collectives, Collective{Name: name, Start: c.Start, End: c.End, Device: -1, Tid: nsys.Tid(c.GlobalTid), CallStart: c.Start})
 		}
 	}
+	return nil
+}
+
+// communicating is the processes with collectives in pid order, or, with
+// none and a rank in the environment, the one with the most GPU time.
+func (rr *rankReader) communicating() []RankProcess {
 	var out []RankProcess
 	var quiet *RankProcess // the process with the most GPU time, of those without communication
-	for _, p := range procs {
+	for _, p := range rr.procs {
 		slices.Sort(p.Devices)
 		if p.Kind == "" {
 			if quiet == nil || p.KernelNs > quiet.KernelNs || (p.KernelNs == quiet.KernelNs && p.Pid < quiet.Pid) {
@@ -311,24 +367,26 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 		// No traced communication: the environment's rank is the process
 		// that ran the GPU work (a rank of an OpenMP-offload or CUDA job
 		// without MPI trace or NCCL); its rank view compares steps alone.
-		if capture, err := f.Capture(); err == nil {
+		if capture, err := rr.f.Capture(); err == nil {
 			if _, _, ok := envRank(capture, rankEnvVars); ok {
 				out = append(out, *quiet)
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	// Provenance: host, session start, process names, the environment's rank.
+	return out
+}
+
+// rankProvenance sets out's host, session start, process names and the
+// ranks that the environment and the MPI trace name.
+func rankProvenance(f *nsys.File, strs *nsys.Strings, mpi bool, out []RankProcess) error {
 	env, err := f.SystemEnv()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	host, _ := nsys.Lookup(env, "Hostname")
 	start, _, err := f.SessionStartUTC()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	names := map[int64]string{}
 	if ps, err := f.Processes(); err == nil {
@@ -338,7 +396,7 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	}
 	capture, err := f.Capture()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i := range out {
 		out[i].Host, out[i].SessionStartUTC, out[i].Name = host, start, names[out[i].Pid]
@@ -356,7 +414,7 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	if mpi { // the MPI trace names each rank's thread "MPI Rank N"
 		nvtx, err := nvtxRanks(f, strs)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i := range out {
 			if r, ok := nvtx[out[i].Pid]; ok {
@@ -364,7 +422,7 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // nvtxRanks reads ranks that the program (or the MPI trace) named through
