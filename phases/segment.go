@@ -665,11 +665,25 @@ func finishSpan(xs []Instance, sp stepSpan, base int) {
 // to a store, measurements empty; it returns the store, each instance's
 // thread and each step's span of instances.
 func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) (*Store, []int64, []stepSpan) {
-	hasArms := map[int64]bool{}
-	for _, b := range blocks {
-		hasArms[b.pid] = true
+	blockIdx := armBlockIndices(blocks)
+	steps := tr.findSteps(threads, blocks, stepName, res)
+
+	// Number the steps (serial: numbering follows time order) and size each
+	// one's phases, so every step's instances have a known place.
+	byPid := map[int64][]*threadRanges{}
+	for _, t := range threads {
+		byPid[nsys.Pid(t.gtid)] = append(byPid[nsys.Pid(t.gtid)], t)
 	}
-	// Block indices: block=<i> when given, else order within the arm.
+	autograd := tr.autogradThreads(threads, byPid)
+	l := stepLayout{blocks: blocks, blockIdx: blockIdx, byPid: byPid, autograd: autograd, stepName: stepName, opt: opt}
+	plans, spans, at := tr.planSteps(&l, steps, res)
+	st, gtids := tr.writeKeys(plans, spans, at, stepName, opt)
+	return st, gtids, spans
+}
+
+// armBlockIndices is each arm block's index: block=<i> when given, else
+// its order within the arm.
+func armBlockIndices(blocks []armBlock) []int {
 	blockIdx := make([]int, len(blocks))
 	seenPerArm := map[string]int{}
 	for i, b := range blocks {
@@ -680,10 +694,22 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		}
 		seenPerArm[b.arm]++
 	}
-	type stepRef struct {
-		t     *threadRanges
-		i     int
-		block int // index into blocks, -1 none
+	return blockIdx
+}
+
+// stepRef is a step range of a thread.
+type stepRef struct {
+	t     *threadRanges
+	i     int
+	block int // index into blocks, -1 none
+}
+
+// findSteps lists the outermost step ranges outside warm-up ranges (and,
+// in a process with arm blocks, inside one) in start order.
+func (tr *trace) findSteps(threads []*threadRanges, blocks []armBlock, stepName string, res *Result) []stepRef {
+	hasArms := map[int64]bool{}
+	for _, b := range blocks {
+		hasArms[b.pid] = true
 	}
 	var steps []stepRef
 	for _, t := range threads {
@@ -722,15 +748,13 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 	if res.Excluded.OutsideArmSteps > 0 {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q ranges lie outside every arm block of their process and were left out", res.Excluded.OutsideArmSteps, stepName))
 	}
+	return steps
+}
 
-	// Number the steps (serial: numbering follows time order) and size each
-	// one's phases, so every step's instances have a known place.
-	byPid := map[int64][]*threadRanges{}
-	for _, t := range threads {
-		byPid[nsys.Pid(t.gtid)] = append(byPid[nsys.Pid(t.gtid)], t)
-	}
-	// PyTorch's autograd threads without ranges of their own still get a
-	// row: the backward pass runs there.
+// autogradThreads is, per process, PyTorch's autograd threads without
+// ranges of their own: they still get a row, the backward pass runs there.
+// It sets tr.autogradMany.
+func (tr *trace) autogradThreads(threads []*threadRanges, byPid map[int64][]*threadRanges) map[int64][]int64 {
 	withRanges := map[int64]bool{}
 	for _, t := range threads {
 		withRanges[t.gtid] = true
@@ -758,11 +782,30 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		}
 		tr.autogradMany[pid] = n > 1
 	}
+	return autograd
+}
+
+// stepLayout is what planSteps reads.
+type stepLayout struct {
+	blocks   []armBlock
+	blockIdx []int
+	byPid    map[int64][]*threadRanges
+	autograd map[int64][]int64
+	stepName string
+	opt      Options
+}
+
+// procStep is a process's steps in a unit.
+type procStep struct {
+	unit UnitID
+	pid  int64
+}
+
+// planSteps numbers the steps and sizes each one's instances: a plan and
+// a span per step, and the number of instances.
+func (tr *trace) planSteps(l *stepLayout, steps []stepRef, res *Result) ([]stepPlan, []stepSpan, int) {
+	blocks, blockIdx, opt, stepName := l.blocks, l.blockIdx, l.opt, l.stepName
 	stepInBlock := map[UnitID]int{}
-	type procStep struct {
-		unit UnitID
-		pid  int64
-	}
 	stepOfProc := map[procStep]int{}
 	// A process with no more steps in its unit than --skip-steps keeps
 	// them (one step per rank, say): skipping would leave nothing.
@@ -816,25 +859,7 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 			kids[s.t] = ci
 		}
 		p := stepPlan{t: s.t, kids: ci, i: int32(s.i), at: at, arm: arm, block: block, blockStart: blockStart, unit: unit, step: idx, warm: warm}
-		n := p.count(p.i, 1, opt.Depth)
-		if opt.Rules != nil && len(opt.Rules.Phases) > 0 {
-			n = 0 // the rules select phases by name
-			p.phases(opt, func(int32, int, string) { n++ })
-		}
-		// Every step with children gets the row, even when none of them is
-		// a phase (PyTorch's ProfilerStep#N holds only operator ranges):
-		// its depth-1 rows then still add up to it.
-		if n > 0 || len(ci.of(p.i)) > 0 {
-			p.unannotated = true
-			n++
-		}
-		if stepName != WholeProcess {
-			p.others = tr.otherThreadRows(byPid[nsys.Pid(r.gtid)], s.t, r.start, r.end)
-			for _, g := range autograd[nsys.Pid(r.gtid)] {
-				p.others = append(p.others, otherRow{gtid: g, start: r.start, end: r.end, name: tr.otherThreadName(g, nil, true), noRanges: true})
-			}
-			n += len(p.others)
-		}
+		n := tr.stepRows(l, &p, r)
 		spans[k] = stepSpan{step: at, first: at + 1, end: at + 1 + n}
 		at += 1 + n
 		plans[k] = p
@@ -842,8 +867,39 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 	if kept > 0 {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnFewSteps, tr.file.Path, "%d processes (or blocks) hold no more %q steps than --skip-steps %d: their steps are kept, not skipped as warm-up", kept, stepName, opt.SkipSteps))
 	}
-	// Then write the instances' keys, concurrently: each plan's instances
-	// are filled in a small buffer and written to the store compactly.
+	return plans, spans, at
+}
+
+// stepRows counts the rows under step p (range r): its phases, the
+// unannotated row, and the other threads' rows, which it sets.
+func (tr *trace) stepRows(l *stepLayout, p *stepPlan, r *rng) int {
+	opt := l.opt
+	n := p.count(p.i, 1, opt.Depth)
+	if opt.Rules != nil && len(opt.Rules.Phases) > 0 {
+		n = 0 // the rules select phases by name
+		p.phases(opt, func(int32, int, string) { n++ })
+	}
+	// Every step with children gets the row, even when none of them is
+	// a phase (PyTorch's ProfilerStep#N holds only operator ranges):
+	// its depth-1 rows then still add up to it.
+	if n > 0 || len(p.kids.of(p.i)) > 0 {
+		p.unannotated = true
+		n++
+	}
+	if l.stepName != WholeProcess {
+		p.others = tr.otherThreadRows(l.byPid[nsys.Pid(r.gtid)], p.t, r.start, r.end)
+		for _, g := range l.autograd[nsys.Pid(r.gtid)] {
+			p.others = append(p.others, otherRow{gtid: g, start: r.start, end: r.end, name: tr.otherThreadName(g, nil, true), noRanges: true})
+		}
+		n += len(p.others)
+	}
+	return n
+}
+
+// writeKeys writes the instances' keys, concurrently: each plan's
+// instances are filled in a small buffer and written to the store
+// compactly. It returns the store and each instance's thread.
+func (tr *trace) writeKeys(plans []stepPlan, spans []stepSpan, at int, stepName string, opt Options) (*Store, []int64) {
 	st := NewStore()
 	st.keys = make([]instKey, at)
 	gtids := make([]int64, at)
@@ -869,7 +925,7 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 		}()
 	}
 	wg.Wait()
-	return st, gtids, spans
+	return st, gtids
 }
 
 // stepPlan is one step instance laid out: where its instances go and what
