@@ -187,92 +187,9 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 	marks.Mark("ranges built")
 	blocks := findArmBlocks(threads, opt.ArmPattern)
 	marks.Mark("arm blocks found")
-	stepName := opt.Step
-	switch {
-	case len(threads) == 0:
-		// No NVTX ranges: each process's CUDA activity is one instance.
-		if stepName != "" {
-			return nil, &nsys.InputError{Path: f.Path, Problem: fmt.Sprintf("no closed NVTX ranges, so no step %q", stepName), Hint: "drop --step to analyse each process's CUDA activity as one phase, or mark each step with an NVTX range"}
-		}
-		ext, err := f.APIExtents()
-		if err != nil {
-			return nil, err
-		}
-		threads = wholeProcessRanges(ext)
-		samplesOnly := false
-		if len(threads) == 0 {
-			// Sampling alone (CPU samples, GPU metrics): each sampled
-			// process is one phase over its samples.
-			if threads, err = sampledProcessRanges(f); err != nil {
-				return nil, err
-			}
-			samplesOnly = len(threads) > 0
-		}
-		if len(threads) == 0 {
-			problem := "no events to analyse: no CUDA API calls and no closed NVTX ranges"
-			if !f.HasTable(nsys.TableNVTX) && !f.HasTable(nsys.TableRuntime) {
-				problem = "no events to analyse: no NVTX_EVENTS and no CUDA API table (CUDA and NVTX were not traced)"
-			}
-			return nil, &nsys.InputError{Path: f.Path, Problem: problem, Hint: "record with `nsys profile -t cuda,nvtx` and mark phases with NVTX ranges"}
-		}
-		stepName = WholeProcess
-		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
-		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: "no NVTX ranges",
-			Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
-		if samplesOnly {
-			res.StepChoice.Rule = "no CUDA or NVTX trace"
-			res.StepChoice.Why = fmt.Sprintf("no CUDA API calls and no NVTX ranges, only sampling: each sampled process (first to last CPU sample, on its most sampled thread) is one phase %q, measured once per process (%d), with its GPU metrics and CPU samples; record with `nsys profile -t cuda,nvtx` for a breakdown", stepName, len(threads))
-			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSamplesOnly, f.Path, "no CUDA or NVTX trace, only sampling; each sampled process is analysed as one phase %q (GPU metrics and CPU samples only)", stepName))
-			break
-		}
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
-	case stepName != "":
-		res.StepChoice = StepChoice{Mode: StepGiven, Step: stepName, Why: fmt.Sprintf("step %q: given by --step or the rules file", stepName)}
-	default:
-		var ch choice
-		if whole == "" {
-			ch = newChooser(threads, blocks, opt.ArmPattern).choose()
-		}
-		if ch.name != "" {
-			if ch.cycle != nil {
-				wrapCycles(threads, ch.cycle, opt.ArmPattern)
-			}
-			stepName = ch.name
-			res.StepChoice = ch.stepChoice()
-			if ch.mode == StepSingleRange {
-				opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
-				res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (the step encloses the program and is measured once): each range is reported as one measured value (n = 1), without confidence intervals"))
-			}
-			break
-		}
-		if len(blocks) > 0 {
-			return nil, &nsys.InputError{Path: f.Path, Problem: "no repeated NVTX range inside the arm blocks to use as the step", Hint: "name the step with --step NAME"}
-		}
-		ext, err := f.APIExtents()
-		if err != nil {
-			return nil, err
-		}
-		if whole == "" {
-			if name, n, cov := singleRange(threads, ext); name != "" {
-				// One user range encloses the program's work: it is the step,
-				// measured once (n = 1 per thread), its children the phases.
-				stepName = name
-				opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
-				ch.name, ch.n, ch.mode = name, n, StepSingleRange
-				res.StepChoice = ch.stepChoice()
-				res.StepChoice.Coverage = round3(cov)
-				res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %.0f%% of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, 100*cov)
-				res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
-				break
-			}
-		}
-		stepName = WholeProcess
-		opt.SkipSteps = 0 // one instance per thread or process: there is no warm-up step to skip
-		var err2 error
-		threads, err2 = wholeProcessStep(f, threads, ext, ch.cands, whole, res)
-		if err2 != nil {
-			return nil, err2
-		}
+	threads, stepName, err := chooseStep(f, threads, blocks, &opt, whole, res)
+	if err != nil {
+		return nil, err
 	}
 	if res.StepChoice.Rule == "" {
 		res.StepChoice.Rule = RuleText(res.StepChoice.Mode)
@@ -319,6 +236,113 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 	}
 	marks.Mark("segment done")
 	return res, nil
+}
+
+// chooseStep picks the step: given, chosen among the ranges, or each
+// process's (or thread's) activity as one instance, whose threads it
+// returns in place of threads.
+func chooseStep(f *nsys.File, threads []*threadRanges, blocks []armBlock, opt *Options, whole string, res *Result) ([]*threadRanges, string, error) {
+	stepName := opt.Step
+	switch {
+	case len(threads) == 0:
+		// No NVTX ranges: each process's CUDA activity is one instance.
+		if stepName != "" {
+			return nil, "", &nsys.InputError{Path: f.Path, Problem: fmt.Sprintf("no closed NVTX ranges, so no step %q", stepName), Hint: "drop --step to analyse each process's CUDA activity as one phase, or mark each step with an NVTX range"}
+		}
+		threads, err := noNVTXSteps(f, res)
+		if err != nil {
+			return nil, "", err
+		}
+		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
+		return threads, WholeProcess, nil
+	case stepName != "":
+		res.StepChoice = StepChoice{Mode: StepGiven, Step: stepName, Why: fmt.Sprintf("step %q: given by --step or the rules file", stepName)}
+		return threads, stepName, nil
+	}
+	return autoStep(f, threads, blocks, opt, whole, res)
+}
+
+// noNVTXSteps makes each process's CUDA activity (else, with sampling
+// alone, each sampled process) one instance of the step WholeProcess.
+func noNVTXSteps(f *nsys.File, res *Result) ([]*threadRanges, error) {
+	stepName := WholeProcess
+	ext, err := f.APIExtents()
+	if err != nil {
+		return nil, err
+	}
+	threads := wholeProcessRanges(ext)
+	samplesOnly := false
+	if len(threads) == 0 {
+		// Sampling alone (CPU samples, GPU metrics): each sampled
+		// process is one phase over its samples.
+		if threads, err = sampledProcessRanges(f); err != nil {
+			return nil, err
+		}
+		samplesOnly = len(threads) > 0
+	}
+	if len(threads) == 0 {
+		problem := "no events to analyse: no CUDA API calls and no closed NVTX ranges"
+		if !f.HasTable(nsys.TableNVTX) && !f.HasTable(nsys.TableRuntime) {
+			problem = "no events to analyse: no NVTX_EVENTS and no CUDA API table (CUDA and NVTX were not traced)"
+		}
+		return nil, &nsys.InputError{Path: f.Path, Problem: problem, Hint: "record with `nsys profile -t cuda,nvtx` and mark phases with NVTX ranges"}
+	}
+	res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: "no NVTX ranges",
+		Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
+	if samplesOnly {
+		res.StepChoice.Rule = "no CUDA or NVTX trace"
+		res.StepChoice.Why = fmt.Sprintf("no CUDA API calls and no NVTX ranges, only sampling: each sampled process (first to last CPU sample, on its most sampled thread) is one phase %q, measured once per process (%d), with its GPU metrics and CPU samples; record with `nsys profile -t cuda,nvtx` for a breakdown", stepName, len(threads))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSamplesOnly, f.Path, "no CUDA or NVTX trace, only sampling; each sampled process is analysed as one phase %q (GPU metrics and CPU samples only)", stepName))
+		return threads, nil
+	}
+	res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
+	return threads, nil
+}
+
+// autoStep chooses the step among the ranges: a repeated range, else one
+// range enclosing the program, else each thread's or process's activity.
+func autoStep(f *nsys.File, threads []*threadRanges, blocks []armBlock, opt *Options, whole string, res *Result) ([]*threadRanges, string, error) {
+	var ch choice
+	if whole == "" {
+		ch = newChooser(threads, blocks, opt.ArmPattern).choose()
+	}
+	if ch.name != "" {
+		if ch.cycle != nil {
+			wrapCycles(threads, ch.cycle, opt.ArmPattern)
+		}
+		res.StepChoice = ch.stepChoice()
+		if ch.mode == StepSingleRange {
+			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
+			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (the step encloses the program and is measured once): each range is reported as one measured value (n = 1), without confidence intervals"))
+		}
+		return threads, ch.name, nil
+	}
+	if len(blocks) > 0 {
+		return nil, "", &nsys.InputError{Path: f.Path, Problem: "no repeated NVTX range inside the arm blocks to use as the step", Hint: "name the step with --step NAME"}
+	}
+	ext, err := f.APIExtents()
+	if err != nil {
+		return nil, "", err
+	}
+	if whole == "" {
+		if name, n, cov := singleRange(threads, ext); name != "" {
+			// One user range encloses the program's work: it is the step,
+			// measured once (n = 1 per thread), its children the phases.
+			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
+			ch.name, ch.n, ch.mode = name, n, StepSingleRange
+			res.StepChoice = ch.stepChoice()
+			res.StepChoice.Coverage = round3(cov)
+			res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %.0f%% of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, 100*cov)
+			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
+			return threads, name, nil
+		}
+	}
+	opt.SkipSteps = 0 // one instance per thread or process: there is no warm-up step to skip
+	threads, err = wholeProcessStep(f, threads, ext, ch.cands, whole, res)
+	if err != nil {
+		return nil, "", err
+	}
+	return threads, WholeProcess, nil
 }
 
 // wholeProcessStep is the fallback when no range is a usable step: one
