@@ -399,77 +399,12 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	if nv.noThread > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnNoThreadRange, tr.file.Path, "%d NVTX ranges have no thread (a NULL globalTid) and were left out: no phase holds them", nv.noThread))
 	}
-	type dkey struct{ pid, domain int64 }
-	domains := map[dkey]string{}
-	for _, e := range nv.domains {
-		name := e.Text
-		if e.HasTextID {
-			name = tr.strs.Name(e.TextID)
-		}
-		domains[dkey{nsys.Pid(e.GlobalTid), e.DomainID}] = name
-	}
-	// Each distinct (domain name, text) is resolved once; nil: dropped by
-	// the rules.
-	type nameKey struct {
-		domain, text string
-		textID       int64
-		hasTextID    bool
-	}
-	names := map[nameKey]*rangeName{}
-	resolve := func(k nameKey) *rangeName {
-		text := k.text
-		if k.hasTextID {
-			text = tr.strs.Name(k.textID)
-		}
-		lib, qual := IsLibraryRange(k.domain, text), IsQualifiedRange(k.domain, text)
-		text = PayloadName(StripTorchIDs(text))
-		name := text
-		if k.domain != "" {
-			name = k.domain + ":" + text
-		}
-		if opt.Rules != nil {
-			var keep bool
-			if name, keep = opt.Rules.rename(name); !keep {
-				return nil
-			}
-		}
-		return &rangeName{name: name, family: FamilyOf(name), text: text, phase: PhaseName(name), warmup: isWarmupName(text), lib: lib, qual: qual}
-	}
-	// Threads: counted first, so each range list is allocated once at its
-	// size; nil: left out by the rules.
-	byTid := map[int64]*threadRanges{}
-	counts := map[int64]int{}
-	for _, part := range nv.parts {
-		rs := part.ranges
-		for i := 0; i < len(rs); {
-			j := i + 1
-			for j < len(rs) && rs[j].gtid == rs[i].gtid {
-				j++
-			}
-			counts[rs[i].gtid] += j - i
-			i = j
-		}
-	}
-	for g, n := range counts {
-		if opt.Rules != nil && !opt.Rules.selectThread(nsys.Pid(g), tr.threadNm[g], tr.processName(nsys.Pid(g))) {
-			byTid[g] = nil
-			continue
-		}
-		byTid[g] = &threadRanges{gtid: g, ranges: make([]rng, 0, n)}
-	}
+	rn := tr.newRangeNamer(nv, opt)
+	byTid := tr.threadsOf(nv, opt)
 	for _, part := range nv.parts {
 		partNames := make([]*rangeName, len(part.names))
-		for i, rn := range part.names {
-			k := nameKey{text: rn.text, textID: rn.textID, hasTextID: rn.hasTextID}
-			if rn.domain != 0 {
-				k.domain = domains[dkey{rn.pid, rn.domain}]
-			}
-			nm, ok := names[k]
-			if !ok {
-				nm = resolve(k)
-				names[k] = nm
-			}
-			partNames[i] = nm
+		for i, pn := range part.names {
+			partNames[i] = rn.name(pn)
 		}
 		var t *threadRanges
 		lastTid := int64(0)
@@ -508,6 +443,97 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	}
 	wg.Wait()
 	return out
+}
+
+// rangeNamer resolves each distinct (domain name, text) once; nil: dropped
+// by the rules.
+type rangeNamer struct {
+	tr      *trace
+	opt     Options
+	domains map[domainKey]string
+	names   map[nameKey]*rangeName
+}
+
+// domainKey is a process's NVTX domain.
+type domainKey struct{ pid, domain int64 }
+
+// nameKey is a range's name as recorded.
+type nameKey struct {
+	domain, text string
+	textID       int64
+	hasTextID    bool
+}
+
+func (tr *trace) newRangeNamer(nv *nvtxRows, opt Options) *rangeNamer {
+	domains := map[domainKey]string{}
+	for _, e := range nv.domains {
+		name := e.Text
+		if e.HasTextID {
+			name = tr.strs.Name(e.TextID)
+		}
+		domains[domainKey{nsys.Pid(e.GlobalTid), e.DomainID}] = name
+	}
+	return &rangeNamer{tr: tr, opt: opt, domains: domains, names: map[nameKey]*rangeName{}}
+}
+
+// name is the resolved name of a part's range name.
+func (r *rangeNamer) name(pn rawName) *rangeName {
+	k := nameKey{text: pn.text, textID: pn.textID, hasTextID: pn.hasTextID}
+	if pn.domain != 0 {
+		k.domain = r.domains[domainKey{pn.pid, pn.domain}]
+	}
+	nm, ok := r.names[k]
+	if !ok {
+		nm = r.resolve(k)
+		r.names[k] = nm
+	}
+	return nm
+}
+
+func (r *rangeNamer) resolve(k nameKey) *rangeName {
+	text := k.text
+	if k.hasTextID {
+		text = r.tr.strs.Name(k.textID)
+	}
+	lib, qual := IsLibraryRange(k.domain, text), IsQualifiedRange(k.domain, text)
+	text = PayloadName(StripTorchIDs(text))
+	name := text
+	if k.domain != "" {
+		name = k.domain + ":" + text
+	}
+	if r.opt.Rules != nil {
+		var keep bool
+		if name, keep = r.opt.Rules.rename(name); !keep {
+			return nil
+		}
+	}
+	return &rangeName{name: name, family: FamilyOf(name), text: text, phase: PhaseName(name), warmup: isWarmupName(text), lib: lib, qual: qual}
+}
+
+// threadsOf is each thread's range list, counted first so it is allocated
+// once at its size; nil: left out by the rules.
+func (tr *trace) threadsOf(nv *nvtxRows, opt Options) map[int64]*threadRanges {
+	byTid := map[int64]*threadRanges{}
+	counts := map[int64]int{}
+	for _, part := range nv.parts {
+		rs := part.ranges
+		for i := 0; i < len(rs); {
+			j := i + 1
+			for j < len(rs) && rs[j].gtid == rs[i].gtid {
+				j++
+			}
+			counts[rs[i].gtid] += j - i
+			i = j
+		}
+	}
+	for g, n := range counts {
+		if opt.Rules != nil && !opt.Rules.selectThread(nsys.Pid(g), tr.threadNm[g], tr.processName(nsys.Pid(g))) {
+			byTid[g] = nil
+			continue
+		}
+		byTid[g] = &threadRanges{gtid: g, ranges: make([]rng, 0, n)}
+	}
+	return byTid
 }
 
 // linkParents sets each range's parent and depth; t.ranges is sorted by
