@@ -414,10 +414,37 @@ func markTopLevelFrom(calls []apiCall, curEnd int64) int64 {
 // before) left 14 of the GPU host's 16 cores idle: two processes, and each
 // read every source three times.
 func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrIndex) {
-	// Per source, in parallel: its processes and their ids' range, and
-	// each op's process entry (-1: not selected, or no id).
-	perSrc := make([][]srcPid, len(sources))
-	entry := make([][]int32, len(sources))
+	perSrc, entry := srcProcesses(sources, keep)
+	ix, ps, idxOf := newPidIndexes(perSrc)
+	markIDs(sources, entry, idxOf, ps)
+	counts, rankAt := countByRank(sources, perSrc, entry, idxOf)
+	off := assignSlots(counts, idxOf, ps)
+	out := buf[:0]
+	if cap(out) >= int(off) {
+		out = out[:off]
+	} else {
+		out = make([]gpuOp, off)
+	}
+	parallelFor(len(sources), func(si int) {
+		cs, ops, rs := counts[si], sources[si], rankAt[si]
+		for i, k := range entry[si] {
+			if k < 0 {
+				continue
+			}
+			s := &cs[k].slot[rs[i]]
+			out[*s] = ops[i]
+			*s++
+		}
+	})
+	clear(sources)
+	return out, ix
+}
+
+// srcProcesses is, per source, in parallel: its processes and their ids'
+// range, and each op's process entry (-1: not selected, or no id).
+func srcProcesses(sources [][]gpuOp, keep [][]bool) (perSrc [][]srcPid, entry [][]int32) {
+	perSrc = make([][]srcPid, len(sources))
+	entry = make([][]int32, len(sources))
 	parallelFor(len(sources), func(si int) {
 		var list []srcPid
 		var at map[int32]int // past a few processes
@@ -445,7 +472,13 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 		}
 		perSrc[si], entry[si] = list, ent
 	})
-	// Per process: the bitmap of its ids, from the band of ids it has.
+	return perSrc, entry
+}
+
+// newPidIndexes makes each process's index, its bitmap sized to the band
+// of ids it has: the index, the processes' indexes in pid order, and per
+// source the index of each of its process entries.
+func newPidIndexes(perSrc [][]srcPid) (corrIndex, []*pidIndex, [][]*pidIndex) {
 	type pidAcc struct {
 		minCorr, maxCorr int32
 		p                *pidIndex
@@ -465,24 +498,30 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 	}
 	slices.Sort(pids)
 	ix := corrIndex{byPid: make(map[int32]*pidIndex, len(pids))}
-	for _, pid := range pids {
+	ps := make([]*pidIndex, len(pids))
+	for i, pid := range pids {
 		a := accs[pid]
 		// A window of the sweep holds a narrow band of large ids: the
 		// bitmap starts at the band.
 		base := int(a.minCorr) &^ 63
 		a.p = &pidIndex{base: int32(base), bits: make([]uint64, (int(a.maxCorr)-base)>>6+1)}
 		ix.byPid[pid] = a.p
+		ps[i] = a.p
 	}
 	// Each source's entries point at their process's index.
-	idxOf := make([][]*pidIndex, len(sources))
+	idxOf := make([][]*pidIndex, len(perSrc))
 	for si, list := range perSrc {
 		idxOf[si] = make([]*pidIndex, len(list))
 		for k, e := range list {
 			idxOf[si][k] = accs[e.pid].p
 		}
 	}
-	// The bitmaps, in parallel over the sources: sources of different
-	// tables share words.
+	return ix, ps, idxOf
+}
+
+// markIDs sets the bitmaps, in parallel over the sources (sources of
+// different tables share words), then each process's word ranks.
+func markIDs(sources [][]gpuOp, entry [][]int32, idxOf [][]*pidIndex, ps []*pidIndex) {
 	parallelFor(len(sources), func(si int) {
 		ops, idx := sources[si], idxOf[si]
 		for i, k := range entry[si] {
@@ -496,8 +535,8 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 			}
 		}
 	})
-	parallelFor(len(pids), func(i int) {
-		p := accs[pids[i]].p
+	parallelFor(len(ps), func(i int) {
+		p := ps[i]
 		p.rank = make([]int32, len(p.bits))
 		var r int32
 		for w, b := range p.bits {
@@ -506,25 +545,33 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 		}
 		p.starts = make([]int32, r+1)
 	})
-	rankOf := func(p *pidIndex, corr int32) int32 {
-		corr -= p.base
-		w := corr >> 6
-		return p.rank[w] + int32(bits.OnesCount64(p.bits[w]&(1<<(uint(corr)&63)-1)))
-	}
-	// Per source and process, in parallel: its ops per rank, over the ranks
-	// of its ids' range only (a source is a part of one table: a narrow
-	// range). Each op's rank in that range is kept for the scatter.
-	type srcCounts struct {
-		lo   int32   // rank of the first id of the range
-		slot []int32 // per rank from lo: the count, then the next free slot
-	}
-	counts := make([][]srcCounts, len(sources))
-	rankAt := make([][]int32, len(sources)) // per selected op: its rank from its range's lo
+}
+
+// rankOf is the rank of corr among the ids with ops (corr has ops).
+func (p *pidIndex) rankOf(corr int32) int32 {
+	corr -= p.base
+	w := corr >> 6
+	return p.rank[w] + int32(bits.OnesCount64(p.bits[w]&(1<<(uint(corr)&63)-1)))
+}
+
+// srcCounts is one source's ops per rank over one process's ids' range.
+type srcCounts struct {
+	lo   int32   // rank of the first id of the range
+	slot []int32 // per rank from lo: the count, then the next free slot
+}
+
+// countByRank counts, per source and process, in parallel, its ops per
+// rank, over the ranks of its ids' range only (a source is a part of one
+// table: a narrow range). Each op's rank in that range is kept for the
+// scatter.
+func countByRank(sources [][]gpuOp, perSrc [][]srcPid, entry [][]int32, idxOf [][]*pidIndex) (counts [][]srcCounts, rankAt [][]int32) {
+	counts = make([][]srcCounts, len(sources))
+	rankAt = make([][]int32, len(sources)) // per selected op: its rank from its range's lo
 	parallelFor(len(sources), func(si int) {
 		list, idx, ops, ent := perSrc[si], idxOf[si], sources[si], entry[si]
 		cs := make([]srcCounts, len(list))
 		for k, e := range list {
-			lo, hi := rankOf(idx[k], e.minCorr), rankOf(idx[k], e.maxCorr)
+			lo, hi := idx[k].rankOf(e.minCorr), idx[k].rankOf(e.maxCorr)
 			cs[k] = srcCounts{lo: lo, slot: make([]int32, hi-lo+1)}
 		}
 		rs := make([]int32, len(ent))
@@ -532,15 +579,20 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 			if k < 0 {
 				continue
 			}
-			r := rankOf(idx[k], ops[i].corr) - cs[k].lo
+			r := idx[k].rankOf(ops[i].corr) - cs[k].lo
 			cs[k].slot[r]++
 			rs[i] = r
 		}
 		counts[si], rankAt[si] = cs, rs
 	})
-	// Counts → starts (absolute positions in out), processes in order;
-	// then each source's first slot per rank: within one id, ops keep the
-	// order of sources, then of each source.
+	return counts, rankAt
+}
+
+// assignSlots turns the counts into starts (absolute positions in the
+// output, processes in pid order), then each source's first slot per
+// rank: within one id, ops keep the order of sources, then of each
+// source. It returns the number of ops.
+func assignSlots(counts [][]srcCounts, idxOf [][]*pidIndex, ps []*pidIndex) int32 {
 	for si, cs := range counts {
 		for k, c := range cs {
 			st := idxOf[si][k].starts[c.lo+1:]
@@ -550,9 +602,8 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 		}
 	}
 	off := int32(0)
-	next := make(map[*pidIndex][]int32, len(pids)) // next free slot per rank
-	for _, pid := range pids {
-		p := accs[pid].p
+	next := make(map[*pidIndex][]int32, len(ps)) // next free slot per rank
+	for _, p := range ps {
 		p.starts[0] = off
 		for r := 1; r < len(p.starts); r++ {
 			p.starts[r] += p.starts[r-1]
@@ -569,25 +620,7 @@ func groupOpsInto(buf []gpuOp, sources [][]gpuOp, keep [][]bool) ([]gpuOp, corrI
 			}
 		}
 	}
-	out := buf[:0]
-	if cap(out) >= int(off) {
-		out = out[:off]
-	} else {
-		out = make([]gpuOp, off)
-	}
-	parallelFor(len(sources), func(si int) {
-		cs, ops, rs := counts[si], sources[si], rankAt[si]
-		for i, k := range entry[si] {
-			if k < 0 {
-				continue
-			}
-			s := &cs[k].slot[rs[i]]
-			out[*s] = ops[i]
-			*s++
-		}
-	})
-	clear(sources)
-	return out, ix
+	return off
 }
 
 // srcPid is the selected ops of one process in one source of groupOpsInto.
