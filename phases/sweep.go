@@ -953,29 +953,47 @@ func (s *sweep) evict(keep int64) error {
 		s.tally.Lap("evict: wait for account")
 	}()
 	s.tally.Lap("evict: commit")
-	// The ops let go: a prefix of each queue's committed ops, chunk by
-	// chunk (drop[src] chunks whole, then cut ops of the next).
-	type cut struct{ chunk, n int }
-	var drops [numSources]cut
-	var pids []int32
-	var pidSeen map[int32]bool // past a few processes
-	addPid := func(p int32) {
-		if pidSeen != nil {
-			if !pidSeen[p] {
-				pidSeen[p] = true
-				pids = append(pids, p)
-			}
-			return
+	drops, pids := s.opsBefore(opKeep)
+	s.letGoOps(&drops, pids, anchorCorr)
+	s.tally.Lap("evict: ops")
+	s.trimOps(&drops)
+	return nil
+}
+
+// opCut is where a queue's let-go prefix ends: chunks before chunk whole,
+// then n ops of chunk.
+type opCut struct{ chunk, n int }
+
+// pidList is a list of distinct processes, a set past a few.
+type pidList struct {
+	pids []int32
+	seen map[int32]bool // past a few processes
+}
+
+func (l *pidList) add(p int32) {
+	if l.seen != nil {
+		if !l.seen[p] {
+			l.seen[p] = true
+			l.pids = append(l.pids, p)
 		}
-		if !slices.Contains(pids, p) {
-			if pids = append(pids, p); len(pids) > 8 {
-				pidSeen = map[int32]bool{}
-				for _, q := range pids {
-					pidSeen[q] = true
-				}
+		return
+	}
+	if !slices.Contains(l.pids, p) {
+		if l.pids = append(l.pids, p); len(l.pids) > 8 {
+			l.seen = map[int32]bool{}
+			for _, q := range l.pids {
+				l.seen[q] = true
 			}
 		}
 	}
+}
+
+// opsBefore finds the ops let go: a prefix of each queue's committed ops
+// starting before opKeep, chunk by chunk (drop[src] chunks whole, then cut
+// ops of the next), and the processes they belong to.
+func (s *sweep) opsBefore(opKeep int64) ([numSources]opCut, []int32) {
+	var drops [numSources]opCut
+	var pl pidList
 	for src := range s.opBuf {
 		q := &s.opBuf[src]
 		for drops[src].chunk < len(q.chunks) {
@@ -990,7 +1008,7 @@ func (s *sweep) evict(keep int64) error {
 			last := int32(-1)
 			for i := range ops[:k] {
 				if p := ops[i].pid; p != last {
-					addPid(p)
+					pl.add(p)
 					last = p
 				}
 			}
@@ -1001,9 +1019,13 @@ func (s *sweep) evict(keep int64) error {
 			drops[src].chunk++
 		}
 	}
-	// Each op's id joins its process's evicted set; an id no call has is an
-	// orphan. Processes have their own sets and anchors: a few are let go
-	// in parallel, each reading every op let go.
+	return drops, pl.pids
+}
+
+// letGoOps adds each dropped op's id to its process's evicted set; an id
+// no call has is an orphan. Processes have their own sets and anchors: a
+// few are let go in parallel, each reading every op let go.
+func (s *sweep) letGoOps(drops *[numSources]opCut, pids []int32, anchorCorr map[[2]int32]*threadBuf) {
 	for _, p := range pids {
 		corrSetOf(s.evicted, p)
 	}
@@ -1048,7 +1070,11 @@ func (s *sweep) evict(keep int64) error {
 	for _, n := range orphans {
 		s.orphanOp += n
 	}
-	s.tally.Lap("evict: ops")
+}
+
+// trimOps removes the dropped ops from the queues, handing whole chunks
+// back to their source for reuse.
+func (s *sweep) trimOps(drops *[numSources]opCut) {
 	for src := range s.opBuf {
 		q, d := &s.opBuf[src], drops[src]
 		if d.chunk < len(q.chunks) {
@@ -1064,7 +1090,6 @@ func (s *sweep) evict(keep int64) error {
 		clear(q.chunks[n:])
 		q.chunks, q.cc = q.chunks[:n], q.cc-d.chunk
 	}
-	return nil
 }
 
 // anchorsNeedingOps maps (pid, corr) of each anchor whose category depends
