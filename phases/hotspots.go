@@ -60,94 +60,15 @@ func measureHotspots(f *nsys.File, res *Result) error {
 	for _, p := range res.PhaseOrder {
 		phaseIdx[p] = int32(len(phaseIdx))
 	}
-	byThread := map[[2]int64]threadInstances{}
-	for i := range st.Len() {
-		if st.OtherThread(i) || st.Phase(i) == Unannotated {
-			continue
-		}
-		k := [2]int64{st.Pid(i), st.Tid(i)}
-		ti := byThread[k]
-		if ti == nil {
-			ti = threadInstances{}
-			byThread[k] = ti
-		}
-		ti[st.Depth(i)] = append(ti[st.Depth(i)], int32(i))
-	}
-	for _, ti := range byThread {
-		for _, xs := range ti {
-			slices.SortFunc(xs, func(a, b int32) int { return cmp.Compare(st.Start(int(a)), st.Start(int(b))) })
-		}
-	}
+	byThread := instancesByThread(st)
 	h := &Hotspots{}
-	phasesOf := map[int64][]int32{} // sample id → phase indexes
-	counts := make([]int64, len(phaseIdx))
-	lastAt := map[int64]int64{}
-	var gaps []int64
-	for s, err := range f.CPUSamples() {
-		if err != nil {
-			return err
-		}
-		h.Samples++
-		if prev, ok := lastAt[s.GlobalTid]; ok && s.Start > prev && len(gaps) < 1<<16 {
-			gaps = append(gaps, s.Start-prev)
-		}
-		lastAt[s.GlobalTid] = s.Start
-		ti := byThread[[2]int64{nsys.Pid(s.GlobalTid), nsys.Tid(s.GlobalTid)}]
-		var phs []int32
-		for _, xs := range ti {
-			j, _ := slices.BinarySearchFunc(xs, s.Start, func(i int32, t int64) int { return cmp.Compare(st.Start(int(i)), t+1) })
-			// the last instance starting at or before t
-			for k := j - 1; k >= 0 && k >= j-4; k-- {
-				i := int(xs[k])
-				if st.Start(i) <= s.Start && s.Start < st.End(i) {
-					if p, ok := phaseIdx[st.Phase(i)]; ok && !slices.Contains(phs, p) {
-						phs = append(phs, p)
-					}
-					break
-				}
-			}
-		}
-		if len(phs) > 0 {
-			phasesOf[s.ID] = phs
-			for _, p := range phs {
-				counts[p]++
-			}
-		}
+	phasesOf, counts, err := samplePhases(f, st, byThread, phaseIdx, h)
+	if err != nil {
+		return err
 	}
-	if len(gaps) > 0 {
-		slices.Sort(gaps)
-		h.PeriodNs = gaps[len(gaps)/2]
-	}
-	self := make([]map[fnKey]int64, len(phaseIdx))
-	incl := make([]map[fnKey]int64, len(phaseIdx))
-	for p := range self {
-		self[p], incl[p] = map[fnKey]int64{}, map[fnKey]int64{}
-	}
-	// A sample's frames are consecutive rows (the table's key is id,
-	// stackDepth): a function counts once per sample in inclusive.
-	cur, seen := int64(-1), map[fnKey]bool{}
-	for fr, err := range f.SampleFrames() {
-		if err != nil {
-			return err
-		}
-		phs := phasesOf[fr.ID]
-		if len(phs) == 0 {
-			continue
-		}
-		if fr.ID != cur {
-			cur = fr.ID
-			clear(seen)
-		}
-		k := fnKey{fr.Symbol, fr.Module}
-		for _, p := range phs {
-			if fr.Depth == 0 {
-				self[p][k]++
-			}
-			if !seen[k] {
-				incl[p][k]++
-			}
-		}
-		seen[k] = true
+	self, incl, err := frameCounts(f, phasesOf, len(phaseIdx))
+	if err != nil {
+		return err
 	}
 	strs, err := f.Strings()
 	if err != nil {
@@ -180,6 +101,111 @@ func measureHotspots(f *nsys.File, res *Result) error {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnCPUSamples, f.Path, "fewer than %d CPU samples in %s: their top functions rest on too few samples (sample longer or at a higher rate)", MinPhaseSamples, quoteList(few)))
 	}
 	return nil
+}
+
+// instancesByThread is each thread's annotated instances per depth, in
+// start order.
+func instancesByThread(st *Store) map[[2]int64]threadInstances {
+	byThread := map[[2]int64]threadInstances{}
+	for i := range st.Len() {
+		if st.OtherThread(i) || st.Phase(i) == Unannotated {
+			continue
+		}
+		k := [2]int64{st.Pid(i), st.Tid(i)}
+		ti := byThread[k]
+		if ti == nil {
+			ti = threadInstances{}
+			byThread[k] = ti
+		}
+		ti[st.Depth(i)] = append(ti[st.Depth(i)], int32(i))
+	}
+	for _, ti := range byThread {
+		for _, xs := range ti {
+			slices.SortFunc(xs, func(a, b int32) int { return cmp.Compare(st.Start(int(a)), st.Start(int(b))) })
+		}
+	}
+	return byThread
+}
+
+// samplePhases reads the CPU samples: each one's phases (by sample id) and
+// each phase's sample count; it sets h's sample count and period.
+func samplePhases(f *nsys.File, st *Store, byThread map[[2]int64]threadInstances, phaseIdx map[string]int32, h *Hotspots) (map[int64][]int32, []int64, error) {
+	phasesOf := map[int64][]int32{} // sample id → phase indexes
+	counts := make([]int64, len(phaseIdx))
+	lastAt := map[int64]int64{}
+	var gaps []int64
+	for s, err := range f.CPUSamples() {
+		if err != nil {
+			return nil, nil, err
+		}
+		h.Samples++
+		if prev, ok := lastAt[s.GlobalTid]; ok && s.Start > prev && len(gaps) < 1<<16 {
+			gaps = append(gaps, s.Start-prev)
+		}
+		lastAt[s.GlobalTid] = s.Start
+		ti := byThread[[2]int64{nsys.Pid(s.GlobalTid), nsys.Tid(s.GlobalTid)}]
+		var phs []int32
+		for _, xs := range ti {
+			j, _ := slices.BinarySearchFunc(xs, s.Start, func(i int32, t int64) int { return cmp.Compare(st.Start(int(i)), t+1) })
+			// the last instance starting at or before t
+			for k := j - 1; k >= 0 && k >= j-4; k-- {
+				i := int(xs[k])
+				if st.Start(i) <= s.Start && s.Start < st.End(i) {
+					if p, ok := phaseIdx[st.Phase(i)]; ok && !slices.Contains(phs, p) {
+						phs = append(phs, p)
+					}
+					break
+				}
+			}
+		}
+		if len(phs) > 0 {
+			phasesOf[s.ID] = phs
+			for _, p := range phs {
+				counts[p]++
+			}
+		}
+	}
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		h.PeriodNs = gaps[len(gaps)/2]
+	}
+	return phasesOf, counts, nil
+}
+
+// frameCounts is, per phase, each function's self and inclusive samples.
+// A sample's frames are consecutive rows (the table's key is id,
+// stackDepth): a function counts once per sample in inclusive.
+func frameCounts(f *nsys.File, phasesOf map[int64][]int32, phases int) (self, incl []map[fnKey]int64, err error) {
+	self = make([]map[fnKey]int64, phases)
+	incl = make([]map[fnKey]int64, phases)
+	for p := range self {
+		self[p], incl[p] = map[fnKey]int64{}, map[fnKey]int64{}
+	}
+	cur, seen := int64(-1), map[fnKey]bool{}
+	for fr, err := range f.SampleFrames() {
+		if err != nil {
+			return nil, nil, err
+		}
+		phs := phasesOf[fr.ID]
+		if len(phs) == 0 {
+			continue
+		}
+		if fr.ID != cur {
+			cur = fr.ID
+			clear(seen)
+		}
+		k := fnKey{fr.Symbol, fr.Module}
+		for _, p := range phs {
+			if fr.Depth == 0 {
+				self[p][k]++
+			}
+			if !seen[k] {
+				incl[p][k]++
+			}
+		}
+		seen[k] = true
+	}
+	return self, incl, nil
 }
 
 // measureSamples attributes what sampling recorded (GPU metrics, CPU
