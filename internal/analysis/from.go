@@ -141,7 +141,9 @@ func LoadDataset(dir string) (*Dataset, error) {
 	if !st.IsDir() {
 		return nil, &nsys.InputError{Path: dir, Problem: "not a directory", Hint: "--from takes directories written by nsysphase analyze --out; pass exports without --from"}
 	}
-	tables, err := export.ReadDataset(dir)
+	// Only the tables the reduce reads: the summary, comparisons and
+	// decomposition are computed again from the instances.
+	tables, err := export.ReadDatasetTables(dir, "phase_instances", "provenance", "rank_collectives")
 	if err != nil {
 		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet dataset", Err: err}
 	}
