@@ -30,7 +30,7 @@ func writeFitted(w io.Writer, rows [][]string, flags uint, width int) error {
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r[len(r)-1]
-		tw.Write([]byte(strings.Join(r[:len(r)-1], "\t") + "\t\n"))
+		_, _ = tw.Write([]byte(strings.Join(r[:len(r)-1], "\t") + "\t\n")) // a bytes.Buffer does not fail
 	}
 	if err := tw.Flush(); err != nil {
 		return err
