@@ -89,7 +89,10 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 		for i := i0; i < len(calls) && calls[i].start < e; i++ {
 			c := calls[i]
 			ops := tr.index.lookup(tr.ops, pid, c.corr)
-			cls := tr.callClass(c, pid, ops)
+			cls := tr.classes[c.class()]
+			if cls.dangling { // no name: what its GPU side shows
+				cls = tr.unnamedClass(pid, c.corr, ops)
+			}
 			if c.topLevel() {
 				cat, sync := a.category(c, pid)
 				apiTime[cat] += min(c.end, e) - c.start

@@ -107,13 +107,3 @@ func (tr *trace) unnamedClass(pid, corr int32, ops []gpuOp) apiClass {
 	}
 	return cls
 }
-
-// callClass is the class of call c of process pid, whose GPU operations are
-// ops: its name's, or, for a nameless call, what its GPU side shows.
-func (tr *trace) callClass(c apiCall, pid int32, ops []gpuOp) apiClass {
-	cls := tr.classes[c.class()]
-	if cls.dangling {
-		return tr.unnamedClass(pid, c.corr, ops)
-	}
-	return cls
-}
