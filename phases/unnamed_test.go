@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -89,5 +93,45 @@ func sameMetrics(t *testing.T, got, want *Result) {
 			t.Errorf("call %d (%s): %+v, with the names %+v", i, want.CallAPIs[want.Calls[i].API], gc, wc)
 			bad++
 		}
+	}
+}
+
+// TestSyncEvidenceNamesNoEvent: of the SYNCHRONIZATION records, those that
+// name no event classify a nameless call: eager_graph_small's 713
+// cudaStreamSynchronize records (syncType 2 in nsys 2025.3, no event) say
+// stream_sync; its 2 cudaStreamWaitEvent records, syncType 2 too but with
+// an event, say nothing (the call does not block).
+func TestSyncEvidenceNamesNoEvent(t *testing.T) {
+	fx := fixture.Get(t, "eager_graph_small")
+	f := openFixture(t, fx)
+	ev, err := readSyncEvidence(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sqlite.OpenConn("file:"+fx.SQLite(t)+"?mode=ro&immutable=1", sqlite.OpenReadOnly|sqlite.OpenURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	got := map[string]map[SyncKind]int{}
+	err = sqlitex.ExecuteTransient(conn, `SELECT s.value, r.globalTid, r.correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+JOIN StringIds s ON s.id = r.nameId
+WHERE r.correlationId IN (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)`, &sqlitex.ExecOptions{ResultFunc: func(st *sqlite.Stmt) error {
+		name := st.ColumnText(0)
+		if got[name] == nil {
+			got[name] = map[SyncKind]int{}
+		}
+		got[name][ev.kind(f.JoinPid(st.ColumnInt64(1)), int32(st.ColumnInt64(2)))]++
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[SyncKind]int{
+		"cudaStreamSynchronize_v3020": {SyncStream: 713},
+		"cudaStreamWaitEvent_v3020":   {SyncNone: 2},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("evidence by API name (-want +got):\n%s", d)
 	}
 }
