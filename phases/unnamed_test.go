@@ -75,7 +75,7 @@ func sameMetrics(t *testing.T, got, want *Result) {
 	for i := range gs.Len() {
 		gn, wn := gs.Metrics(i, &g), ws.Metrics(i, &w)
 		if g != w || gn != wn {
-			for m := range Metric(NumMetrics) {
+			for m := range NumMetrics {
 				if g[m] != w[m] && bad < 10 {
 					t.Errorf("instance %d (%s): %s %d, with the names %d", i, gs.Phase(i), m.Name(), g[m], w[m])
 					bad++
