@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"zombiezen.com/go/sqlite"
+
+	"github.com/nsysphase/nsysphase/internal/base/budget"
 )
 
 // Strings is the export's StringIds table: names of kernels, API calls,
@@ -87,7 +89,7 @@ func (f *File) Threads(strs *Strings) ([]Thread, error) {
 	}
 	err := f.scan(TableThreads, []column{req("nameId"), req("globalTid")}, hintReexport, func(st row) bool {
 		g := st.ColumnInt64(1)
-		out = append(out, Thread{GlobalTid: g, Pid: Pid(g), Tid: Tid(g), Name: strs.Name(st.ColumnInt64(0))})
+		out = append(out, Thread{GlobalTid: g, Pid: Pid(g), Tid: Tid(g), Name: budget.Shorten(strs.Name(st.ColumnInt64(0)), budget.OSNameBytes)})
 		return true
 	})
 	sort.Slice(out, func(i, j int) bool {
@@ -117,7 +119,7 @@ func (f *File) Processes() ([]Process, error) {
 	}
 	err := f.scan(TableProcesses, []column{req("globalPid"), reqN("pid"), reqN("name")}, hintReexport, func(st row) bool {
 		g := st.ColumnInt64(0)
-		p := Process{GlobalPid: g, Pid: nullInt(st, 1, Pid(g)), Name: f.cleanName(st.ColumnText(2))}
+		p := Process{GlobalPid: g, Pid: nullInt(st, 1, Pid(g)), Name: budget.Shorten(f.cleanName(st.ColumnText(2)), budget.OSNameBytes)}
 		out = append(out, p)
 		return true
 	})

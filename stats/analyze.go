@@ -416,10 +416,12 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 			note(und)
 		}
 		if pl.method == MethodBootstrap && am.MeanCI != nil && am.Mean > 0 {
-			if j := logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, cfg.confidence); j != nil && skewed(*am.MeanCI, *j) {
+			j := logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, cfg.confidence)
+			if j != nil && skewed(*am.MeanCI, *j) {
 				flag(WarnSkewedOrTailLimited, "the jackknife-t and bootstrap mean CIs disagree by more than 25% of the width",
 					map[string]float64{"boot_lo": am.MeanCI[0], "boot_hi": am.MeanCI[1], "jack_lo": j[0], "jack_hi": j[1]})
 			}
+			am.MeanCI = hullCI(am.MeanCI, j)
 		}
 		if !cfg.primary[m] {
 			break
@@ -601,6 +603,7 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 						(c.DiffCI != nil && jd != nil && skewed(*c.DiffCI, *jd)) {
 						flag(WarnSkewedOrTailLimited, "the jackknife-t and bootstrap CIs disagree by more than 25% of the width", nil)
 					}
+					c.RatioCI, c.DiffCI = hullCI(c.RatioCI, jr), hullCI(c.DiffCI, jd)
 				}
 			case MethodJackknife:
 				c.RatioCI, c.DiffCI = jackCompare(pl, f, withRatio, cfg.confidence)
@@ -864,4 +867,17 @@ func parallelFor(n int, f func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// hullCI is the smallest interval holding both boot and jack (boot alone
+// when jack is nil). A mean's CI at n ≥ 8 is the hull of the expanded
+// percentile and the cluster jackknife-t (docs/statistics.md §3.4): the
+// percentile interval alone dipped to 93.7% coverage at 8 blocks where
+// the jackknife-t, used up to 7, gave 95%; the hull covers 94.9–96.0% at
+// every n from 8 to 20 on the no-spike cell D2.
+func hullCI(boot, jack *[2]float64) *[2]float64 {
+	if boot == nil || jack == nil {
+		return boot
+	}
+	return &[2]float64{math.Min(boot[0], jack[0]), math.Max(boot[1], jack[1])}
 }

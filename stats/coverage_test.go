@@ -78,6 +78,7 @@ type tally struct {
 	name    string
 	runs    int
 	hit, n  map[string]int
+	above   map[string]int // CIs whose lower end lies above the truth
 	width   map[string]float64
 	methods map[string]int
 }
@@ -86,6 +87,7 @@ func (t *tally) add(o *tally) {
 	t.runs += o.runs
 	for k := range o.n {
 		t.hit[k] += o.hit[k]
+		t.above[k] += o.above[k]
 		t.n[k] += o.n[k]
 		t.width[k] += o.width[k]
 	}
@@ -101,7 +103,7 @@ func (t *tally) report(tb testing.TB) {
 	fmt.Fprintf(&b, "%s (%d experiments, methods %v):\n", t.name, t.runs, t.methods)
 	for _, k := range covKeys {
 		if t.n[k] > 0 {
-			fmt.Fprintf(&b, "  %-13s coverage %.3f (n %4d)  mean width %.4g\n", k, t.cover(k), t.n[k], t.width[k]/float64(t.n[k]))
+			fmt.Fprintf(&b, "  %-13s coverage %.3f (n %4d, lower end above the truth %.3f)  mean width %.4g\n", k, t.cover(k), t.n[k], float64(t.above[k])/float64(t.n[k]), t.width[k]/float64(t.n[k]))
 		}
 	}
 	tb.Log(b.String())
@@ -134,7 +136,7 @@ func runCell(name string, p dgp.Params, seed1 uint64, runs int, exp experiment) 
 		})
 	}
 	wg.Wait()
-	t := &tally{name: name, runs: runs, hit: map[string]int{}, n: map[string]int{}, width: map[string]float64{}, methods: map[string]int{}}
+	t := &tally{name: name, runs: runs, hit: map[string]int{}, above: map[string]int{}, n: map[string]int{}, width: map[string]float64{}, methods: map[string]int{}}
 	for _, r := range results {
 		t.methods[r.method]++
 		for _, k := range covKeys {
@@ -146,6 +148,9 @@ func runCell(name string, p dgp.Params, seed1 uint64, runs int, exp experiment) 
 			t.width[k] += ci[1] - ci[0]
 			if ci[0] <= tr[k] && tr[k] <= ci[1] {
 				t.hit[k]++
+			}
+			if ci[0] > tr[k] {
+				t.above[k]++
 			}
 		}
 	}
@@ -387,4 +392,88 @@ func TestCoverage(t *testing.T) {
 			t.Errorf("launch CI excludes 0 in only %.3f", float64(up)/runs)
 		}
 	})
+}
+
+// TestCoverageQuick is the coverage suite's small version, run by make
+// test (about 2 s): one seeded cell per method and design, 200
+// experiments each at B = 999, on D2 (no spikes, so the truth is not
+// tail-limited). Each 95% ratio CI of means and medians covers at least
+// 0.95 − 3 Monte Carlo SEs (0.905), and its lower end lies above the truth
+// (a false alarm of check at a limit equal to the true ratio) in at most
+// 2.5% + 3 SEs (5.8%). The full suite (TestCoverage, 1000–4000
+// experiments a cell) runs with NSYSPHASE_COVERAGE=1.
+func TestCoverageQuick(t *testing.T) {
+	const runs = 200
+	se := math.Sqrt(0.05 * 0.95 / runs)
+	cells := []struct {
+		name       string
+		k, l       int
+		stratified bool
+		method     string
+	}{
+		{"paired bootstrap, K=10", 10, 100, false, MethodBootstrap},
+		{"stratified bootstrap, K=10", 10, 100, true, MethodBootstrap},
+		{"jackknife-t, K=5", 5, 100, false, MethodJackknife},
+		{"within-run batches, K=1", 1, 1000, false, MethodWithinRun},
+	}
+	for i, c := range cells {
+		p := dgp.D2()
+		p.K, p.L = c.k, c.l
+		if c.k == 1 {
+			p.SigmaB, p.SigmaR = 0, 0 // §4c's promise holds without run effects only
+		}
+		tl := runCell(c.name, p, coverageSeedA+uint64(i), runs, engineExperiment(c.stratified))
+		tl.report(t)
+		// §4c gives no CI below 5 batches (a few runs with long autocorrelation).
+		if got := tl.methods[c.method]; got != runs && (c.method != MethodWithinRun || got+tl.methods[MethodNone] != runs || got < runs*9/10) {
+			t.Errorf("%s: methods %v", c.name, tl.methods)
+		}
+		for _, k := range []string{"ratio mean", "ratio median"} {
+			if cv := tl.cover(k); cv < 0.95-3*se || tl.n[k] != tl.methods[c.method] {
+				t.Errorf("%s %s: coverage %.3f over %d, want ≥ %.3f", c.name, k, cv, tl.n[k], 0.95-3*se)
+			}
+			lowSE := math.Sqrt(0.025 * 0.975 / runs)
+			if a := float64(tl.above[k]) / float64(tl.n[k]); c.method != MethodWithinRun && a > 0.025+3*lowSE {
+				t.Errorf("%s %s: lower end above the truth in %.3f, want ≤ %.3f", c.name, k, a, 0.025+3*lowSE)
+			}
+		}
+	}
+}
+
+// TestCoverageByBlocks is docs/statistics.md §3.4's table (with
+// NSYSPHASE_COVERAGE=1): the ratio-of-means CI on D2 at every number of
+// rounds K = 3…20, 400 experiments each (a few minutes on 2 cores), across the switch from the
+// jackknife-t (K ≤ 7) to the bootstrap hull (K ≥ 8). Each K covers at
+// least 0.94 − 2 SE and its lower end lies above the truth in at most
+// 2.5% + 3 SE (check's false alarms at a limit equal to the true ratio;
+// 3 SE since 18 cells are judged at once: the jackknife-t at K = 6 sits at
+// 3.5%).
+func TestCoverageByBlocks(t *testing.T) {
+	skipUnlessCoverage(t)
+	const runs = 400
+	se, lowSE := math.Sqrt(0.05*0.95/runs), math.Sqrt(0.025*0.975/runs)
+	var b strings.Builder
+	b.WriteString("| K | method | ratio of means | lower end above truth | ratio of medians |\n|---:|---|---:|---:|---:|\n")
+	for k := 3; k <= 20; k++ {
+		p := dgp.D2()
+		p.K = k
+		tl := runCell(fmt.Sprintf("D2 K=%d", k), p, coverageSeedA, runs, engineExperiment(false))
+		method := MethodJackknife
+		if k >= 8 {
+			method = MethodBootstrap
+		}
+		if tl.methods[method] != runs {
+			t.Errorf("K=%d: methods %v", k, tl.methods)
+		}
+		above := float64(tl.above["ratio mean"]) / runs
+		fmt.Fprintf(&b, "| %d | %s | %.3f | %.3f | %.3f |\n", k, method, tl.cover("ratio mean"), above, tl.cover("ratio median"))
+		t.Logf("K=%d: %s ratio of means %.3f, lower end above the truth %.3f", k, method, tl.cover("ratio mean"), above)
+		if c := tl.cover("ratio mean"); c < 0.94-2*se {
+			t.Errorf("K=%d: ratio of means covers %.3f, want ≥ %.3f", k, c, 0.94-2*se)
+		}
+		if above > 0.025+3*lowSE {
+			t.Errorf("K=%d: lower end above the truth in %.3f, want ≤ %.3f", k, above, 0.025+3*lowSE)
+		}
+	}
+	t.Logf("D2, %d experiments a K, B = %d, seed %d:\n%s", runs, coverageB, coverageSeedA, b.String())
 }

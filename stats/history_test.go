@@ -17,9 +17,15 @@ const historySeed = 20261202
 // does (one run, one number).
 func historyExperiment(t *testing.T, p dgp.Runs, rng *rand.Rand, n int, f float64, buf []float64) *HistoryComparison {
 	t.Helper()
+	return historyStatExperiment(t, p, rng, n, f, buf, StatMean)
+}
+
+// historyStatExperiment is historyExperiment with the per-run statistic stat.
+func historyStatExperiment(t *testing.T, p dgp.Runs, rng *rand.Rand, n int, f float64, buf []float64, stat string) *HistoryComparison {
+	t.Helper()
 	run := func(label string, g float64) RunValue {
 		p.RunInto(rng, g, buf)
-		v, k, err := RunStatistic(buf, StatMean)
+		v, k, err := RunStatistic(buf, stat)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,11 +37,51 @@ func historyExperiment(t *testing.T, p dgp.Runs, rng *rand.Rand, n int, f float6
 		hist[i].Start = int64(i)
 	}
 	cand := []RunValue{run("candidate", f)}
-	h, err := CompareHistory("wall_ns", StatMean, hist, cand, 0.95)
+	h, err := CompareHistory("wall_ns", stat, hist, cand, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestHistoryGateSlowSteps is the acceptance test of the gate's default
+// statistic (issue 40): on runs with rare slow steps (dgp.SlowStepRuns:
+// AR(1) steps, a 3% run effect, 10–100× steps in 0.2% of them) and 10
+// history runs, the default per-run median catches at least 90% of +25%
+// regressions at --max-regression 5% with at most 5% false alarms at
+// limit 0, over 100 candidates each; the mean, whose run-to-run CV the
+// slow steps inflate, catches far fewer (why it is not the default).
+func TestHistoryGateSlowSteps(t *testing.T) {
+	if DefaultHistoryStat != StatMedian {
+		t.Fatalf("default history statistic %q", DefaultHistoryStat)
+	}
+	p := dgp.SlowStepRuns()
+	const experiments, n = 100, 10
+	buf := make([]float64, p.L)
+	rates := func(stat string) (alarms, detected int, cv float64) {
+		rng := rand.New(rand.NewPCG(historySeed, 3))
+		for range experiments {
+			if historyStatExperiment(t, p, rng, n, 1, buf, stat).Regression(0) {
+				alarms++
+			}
+			h := historyStatExperiment(t, p, rng, n, 1.25, buf, stat)
+			if h.Regression(0.05) {
+				detected++
+			}
+			cv += h.CV / experiments
+		}
+		return alarms, detected, cv
+	}
+	a, d, cv := rates(DefaultHistoryStat)
+	am, dm, cvm := rates(StatMean)
+	t.Logf("slow-step runs, n = %d: median CV %.1f%%, false alarms %d/%d (limit 0), +25%% caught %d/%d (limit 5%%); mean CV %.1f%%, %d/%d, %d/%d",
+		n, 100*cv, a, experiments, d, experiments, 100*cvm, am, experiments, dm, experiments)
+	if a > experiments/20 || d < experiments*9/10 {
+		t.Errorf("median: false alarms %d/%d (want ≤ 5%%), +25%% caught %d/%d (want ≥ 90%%)", a, experiments, d, experiments)
+	}
+	if dm > experiments*3/4 || cvm < 2*cv {
+		t.Errorf("mean: caught %d/%d with CV %.3f against the median's %.3f: the slow steps should hurt it", dm, experiments, cvm, cv)
+	}
 }
 
 // TestHistoryGateRates is the acceptance test of check --history on the

@@ -21,6 +21,21 @@ import (
 // single runs.
 const MethodWithinRunBootstrap = "within-run-stationary-bootstrap"
 
+// The calibration of the within-run interval (docs/statistics.md §12),
+// chosen by TestWithinRunFalsePositives: two runs of one program (AR(1)
+// log steps, φ 0.5–0.9, 100–1000 steps) are called different in at most
+// 5% of experiments.
+const (
+	// WithinRunBlockScale multiplies the Politis–White block length: it
+	// minimises the error of a variance estimate, while an interval needs
+	// its bias smaller (at 1× two identical runs differed in 7–16%).
+	WithinRunBlockScale = 3
+	// MinWithinRunBlocks is the fewest expected blocks (steps / block
+	// length) of the shorter run that give an interval: below it the
+	// resampled spread is too coarse (7.7% false positives at 4 blocks).
+	MinWithinRunBlocks = 6
+)
+
 // WithinRunComparison is an arm against the baseline, each one run (or a
 // few blocks), by resampling steps in blocks. Ratio = arm / baseline.
 type WithinRunComparison struct {
@@ -45,8 +60,13 @@ type WithinRunComparison struct {
 	ArmBlocks      []float64 `json:"arm_block_length"`
 	// Blocks is the expected number of blocks of the arm with fewer: the n
 	// of the expanded percentile interval.
-	Blocks   float64  `json:"blocks"`
-	Warnings []string `json:"warnings"` // always ci_excludes_run_to_run_variance
+	Blocks float64 `json:"blocks"`
+	// BlockBias is, per arm (baseline, arm), the largest share ĝ/b of a
+	// run's variance that its blocks miss; the interval is widened by it.
+	BlockBias [2]float64 `json:"block_bias"`
+	Warnings  []string   `json:"warnings"` // always ci_excludes_run_to_run_variance
+	// Reason says why there is no interval (too few blocks).
+	Reason string `json:"reason,omitempty"`
 }
 
 // OptimalBlockLength is the Politis–White (2004) estimate, with the
@@ -56,9 +76,18 @@ type WithinRunComparison struct {
 // twice the first lag after which K_N = max(5, ⌊log10 n⌋) autocorrelations
 // are all below 2√(log10 n / n). The result lies in [1, min(3√n, n/3)].
 func OptimalBlockLength(x []float64) float64 {
+	b, _ := blockLengthAndBias(x)
+	return b
+}
+
+// blockLengthAndBias is OptimalBlockLength and ĝ = Ĝ/σ̂²_∞ (Ĝ = Σ λ|k|γ̂(k),
+// σ̂²_∞ = Σ λγ̂(k)): the stationary bootstrap's variance of the mean with
+// mean block length b is about σ²_∞(1 − ĝ/b) (Politis & White 2004), so
+// ĝ/b is the share of the variance that blocks of length b miss.
+func blockLengthAndBias(x []float64) (b, gHat float64) {
 	n := len(x)
 	if n < 4 {
-		return 1
+		return 1, 0
 	}
 	mean := meanOf(x)
 	eps := make([]float64, n)
@@ -79,7 +108,7 @@ func OptimalBlockLength(x []float64) float64 {
 		acv[k] = s / float64(n)
 	}
 	if acv[0] == 0 {
-		return 1
+		return 1, 0
 	}
 	m := -1
 	for k := 1; k+kn-1 <= mMax; k++ {
@@ -110,11 +139,11 @@ func OptimalBlockLength(x []float64) float64 {
 		lr += 2 * lam * acv[k]
 	}
 	d := 2 * lr * lr
-	if d == 0 {
-		return 1
+	if d == 0 || lr <= 0 {
+		return 1, 0
 	}
-	b := math.Cbrt(2*g*g/d) * math.Cbrt(float64(n))
-	return math.Max(1, math.Min(b, bMax))
+	b = math.Cbrt(2*g*g/d) * math.Cbrt(float64(n))
+	return math.Max(1, math.Min(b, bMax)), math.Max(0, g/lr)
 }
 
 // CompareWithinRun compares arm with baseline, each given as the step
@@ -144,7 +173,10 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 	if !ok {
 		return nil, fmt.Errorf("within-run: unknown statistic %q", stat)
 	}
+	var gs [2][]float64
+	side := 0
 	clean := func(series [][]float64) ([][]float64, []float64, int, error) {
+		defer func() { side++ }()
 		var out [][]float64
 		var bl []float64
 		n := 0
@@ -161,7 +193,9 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 			}
 			if len(c) > 0 {
 				out = append(out, c)
-				bl = append(bl, blockLengthOf(c))
+				bb, g := blockLengthOf(c)
+				bl = append(bl, bb)
+				gs[side] = append(gs[side], g)
 				n += len(c)
 			}
 		}
@@ -202,6 +236,22 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 	if w.BaselineValue <= 0 || w.ArmValue <= 0 {
 		return w, nil // no log-ratio interval
 	}
+	// n of the expanded percentile (docs/statistics.md §3.3): the expected
+	// number of blocks of the arm with fewer.
+	nb := math.Inf(1)
+	for _, g := range [][2][]float64{{bbl, lens(bs)}, {abl, lens(as)}} {
+		var k float64
+		for i, l := range g[0] {
+			k += g[1][i] / l
+		}
+		nb = math.Min(nb, k)
+	}
+	w.Blocks = nb
+	w.BlockBias = [2]float64{maxShare(gs[0], bbl), maxShare(gs[1], abl)}
+	if nb < MinWithinRunBlocks {
+		w.Reason = fmt.Sprintf("%.1f blocks of the steps' autocorrelation length in the shorter run, %d needed: too few steps for a within-run interval (record longer runs)", nb, MinWithinRunBlocks)
+		return w, nil
+	}
 	rng := rand.New(rand.NewPCG(seed, stream))
 	rb := make([][]float64, len(bs))
 	for i, s := range bs {
@@ -212,6 +262,7 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 		ra[i] = make([]float64, len(s))
 	}
 	reps := make([]float64, 0, b)
+	var sv [2][]float64
 	for range b {
 		for i, s := range bs {
 			stationaryResample(rng, s, bbl[i], rb[i])
@@ -222,26 +273,35 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 		vb, va := statOf(rb, buf), statOf(ra, buf)
 		if vb > 0 && va > 0 {
 			reps = append(reps, math.Log(va/vb))
+			sv[0] = append(sv[0], math.Log(vb))
+			sv[1] = append(sv[1], math.Log(va))
 		}
 	}
 	if len(reps) < 2 {
 		return w, nil
 	}
 	slices.Sort(reps)
-	// Expanded percentile (docs/statistics.md §3.3) with n the number of
-	// blocks of the shorter-blocked arm: the resampled units are blocks.
-	nb := math.Inf(1)
-	for _, g := range [][2][]float64{{bbl, lens(bs)}, {abl, lens(as)}} {
-		var k float64
-		for i, l := range g[0] {
-			k += g[1][i] / l
-		}
-		nb = math.Min(nb, k)
-	}
-	w.Blocks = nb
-	alphaPrime := expandedAlpha(max(2, int(nb)), conf)
+	// The variance of a stationary-bootstrap estimate rests on about half
+	// as many degrees of freedom as it has blocks: n = blocks / 2.
+	alphaPrime := expandedAlpha(int(nb/2), conf)
 	j := percentileRank(len(reps), alphaPrime)
-	ci := [2]float64{math.Exp(reps[j-1]), math.Exp(reps[len(reps)-j])}
+	lo, hi := reps[j-1], reps[len(reps)-j]
+	{
+		// Each arm's resampled variance misses about ĝ/b of the true one:
+		// widen the interval about the point ratio by what the arms miss.
+		var num, den float64
+		for i := range sv {
+			v := variance(sv[i])
+			den += v
+			num += v / math.Max(1-w.BlockBias[i], 0.25)
+		}
+		if den > 0 {
+			f := math.Sqrt(num / den)
+			c := math.Log(w.ArmValue / w.BaselineValue)
+			lo, hi = c+(lo-c)*f, c+(hi-c)*f
+		}
+	}
+	ci := [2]float64{math.Exp(lo), math.Exp(hi)}
 	w.RatioCI = &ci
 	return w, nil
 }
@@ -284,10 +344,29 @@ func (w *WithinRunComparison) Regression(limit float64) bool {
 // scale a rare spike does not swamp the autocovariances (on the raw scale
 // spikes shortened the blocks and the interval under-covered: 83% against
 // 88% in TestWithinRunCoverage).
-func blockLengthOf(x []float64) float64 {
+func blockLengthOf(x []float64) (float64, float64) {
 	l := make([]float64, len(x))
 	for i, v := range x {
 		l[i] = math.Log(math.Max(v, 1))
 	}
-	return OptimalBlockLength(l)
+	b, g := blockLengthAndBias(l)
+	return math.Min(WithinRunBlockScale*b, float64(len(x))/2), g
+}
+
+// maxShare is the largest g[k]/b[k].
+func maxShare(g, b []float64) float64 {
+	var m float64
+	for k := range g {
+		m = math.Max(m, g[k]/b[k])
+	}
+	return m
+}
+
+func variance(xs []float64) float64 {
+	m := meanOf(xs)
+	var s float64
+	for _, x := range xs {
+		s += (x - m) * (x - m)
+	}
+	return s / float64(max(1, len(xs)-1))
 }

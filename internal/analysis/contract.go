@@ -43,7 +43,7 @@ type Doc struct {
 	// Ranks is present when the inputs hold two or more ranks of one job.
 	Ranks *RanksSection `json:"ranks,omitempty"`
 	// History compares each arm's phases with earlier runs of the baseline
-	// (analyze --history; docs/statistics.md §11): mean wall per step.
+	// (analyze --history; docs/statistics.md §11): wall per step, each run's median.
 	History []HistoryRow `json:"history,omitempty"`
 	// WithinRun compares each arm's phases with the baseline by the
 	// stationary bootstrap over steps (analyze --within-run;

@@ -218,7 +218,10 @@ func WithinRunGate(doc *Doc, o GateSpec) (*Gate, error) {
 			r := GateRow{Phase: ph, Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: OutcomePass, WithinRun: w}
 			if w.RatioCI == nil {
 				r.Outcome = OutcomeInconclusive
-				r.Reason = "no within-run interval (a zero statistic)"
+				r.Reason = "within-run: no interval (a zero statistic)"
+				if w.Reason != "" {
+					r.Reason = "within-run: no interval: " + w.Reason
+				}
 			} else {
 				g.judge(&r, bound,
 					fmt.Sprintf("within-run: the whole interval lies above %.3f: this run of %s is slower than this run of %s by more than %s", bound, arm, doc.Baseline, LimitText(o.Limit)),

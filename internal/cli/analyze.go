@@ -89,7 +89,7 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
 	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
 	cmd.Flags().StringArrayVar(&o.RankGlobs, "ranks", nil, "GLOB: exports that hold ranks of one job (one per rank, or one per node); they are inputs too, and their ranks are read even where nothing else shows them (repeatable)")
-	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (--out) of an earlier baseline run: adds each phase's mean wall against the history runs; repeatable, globs quoted")
+	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (--out) of an earlier baseline run: adds each phase's wall (each run's median) against the history runs; repeatable, globs quoted")
 	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "adds each arm's phases against the baseline by a stationary bootstrap over steps (within these runs: leaves out run-to-run variance)")
 	return cmd
 }
@@ -276,7 +276,7 @@ func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error 
 	if base != "" && !slices.Contains(h.Arms(), base) {
 		base = "" // --baseline names a candidate arm; each arm then meets its own history
 	}
-	rows, err := doc.CompareWithHistory(h, doc.Phases, "wall_ns", "mean", base, o.Confidence)
+	rows, err := doc.CompareWithHistory(h, doc.Phases, "wall_ns", stats.DefaultHistoryStat, base, o.Confidence)
 	if err != nil {
 		return asExit(err)
 	}

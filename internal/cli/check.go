@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 // CheckOptions are the flags and arguments of `nsysphase check`.
@@ -49,15 +50,17 @@ within-run CI (one block or file per arm, which leaves out run-to-run variance),
 --history DIR (repeatable, globs quoted) compares the FILE(s), the candidate run(s), with the datasets
 written by analyze --out in earlier runs of the baseline (one run each, restored from an artifact store):
 this works with one profile per commit. Each run (one export; its blocks pooled) gives one number (its
-mean, median, p90 or p99 of the phase), and the interval of candidate / history is the t prediction interval on the log scale with the
+median by default, or the mean, p90 or p99 of the phase with --stat: the median, since a run's rare
+slow steps move its mean from run to run and hide a regression), and the interval of candidate / history is the t prediction interval on the log scale with the
 history's run-to-run spread (n − 1 degrees of freedom; docs/statistics.md §11). At least 3 history runs
 give an interval; the false-alarm rate (at most half of 1 − confidence) is stated for 5 or more. A
 candidate arm is compared with the history of the same arm, or of the history's only arm, or of
 --baseline when given.
 
 --within-run compares two single runs (one profile or block per arm) by a stationary bootstrap over
-their steps (block length from the data, Politis–White): it keeps the steps' autocorrelation but
-leaves out run-to-run variance, so it says whether these runs differ, not whether the code does.
+their steps (blocks three times the Politis–White length, widened for what they miss): it keeps the
+steps' autocorrelation but leaves out run-to-run variance, so it says whether these runs differ, not
+whether the code does. Runs shorter than 6 blocks get no interval (inconclusive, passes).
 Off by default; every line it produces says "within-run", and with it the gate can fail.
 
 --max-regression is a percentage (5%) or a fraction (0.05); a bare number of 1 or more ("5") is
@@ -94,6 +97,12 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 				return usageErr("--max-regression %q: %v", o.MaxRegression, err)
 			}
 			o.Limit = lim
+			if o.Stat == "" {
+				o.Stat = "mean"
+				if len(o.History) > 0 {
+					o.Stat = stats.DefaultHistoryStat
+				}
+			}
 			switch o.Stat {
 			case "mean", "median", "p90", "p99":
 			default:
@@ -119,7 +128,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 	cmd.Flags().StringSliceVar(&o.Phases, "phases", nil, "phases (or the step) to gate on, comma-separated; --phase is the same flag")
 	aliasFlag(cmd, "phase", "phases")
 	cmd.Flags().StringVar(&o.Metric, "metric", "wall_ns", "metric to gate on")
-	cmd.Flags().StringVar(&o.Stat, "stat", "mean", "statistic: mean, median, p90 or p99")
+	cmd.Flags().StringVar(&o.Stat, "stat", "", "statistic: mean, median, p90 or p99 (default mean; median with --history, where a run's rare slow steps would hide a regression)")
 	cmd.Flags().StringVar(&o.MaxRegression, "max-regression", "5%", "largest tolerated slowdown of arm over baseline: a percentage (5%) or a fraction (0.05); a bare number of 1 or more is refused")
 	addFormatFlag(cmd, &o.Format, checkFormats, "markdown: a table for pull-request comments")
 	addOutputFlags(cmd, &o.OutputFlags)

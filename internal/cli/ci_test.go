@@ -176,7 +176,7 @@ func TestCIWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no comment on the first pull request (empty history): %v", err)
 	}
-	if c := string(first); !strings.Contains(c, "**nsysphase check — PASS: mean wall_ns of collector_step vs the history of eager") ||
+	if c := string(first); !strings.Contains(c, "**nsysphase check — PASS: median wall_ns of collector_step vs the history of eager") ||
 		!strings.Contains(c, "| eager |") || !strings.Contains(c, "inconclusive") || !strings.Contains(c, "no history run yet (history/* found no dataset)") {
 		t.Errorf("first pull request's comment:\n%s", c)
 	}
@@ -185,7 +185,7 @@ func TestCIWorkflow(t *testing.T) {
 		t.Fatalf("no comment on the pull request: %v", err)
 	}
 	c := string(comment)
-	if !strings.Contains(c, "**nsysphase check — PASS: mean wall_ns of collector_step vs the history of eager") ||
+	if !strings.Contains(c, "**nsysphase check — PASS: median wall_ns of collector_step vs the history of eager") ||
 		!strings.Contains(c, "| eager |") || !strings.Contains(c, "3 history runs") {
 		t.Errorf("comment:\n%s", c)
 	}

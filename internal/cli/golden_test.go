@@ -19,6 +19,11 @@ type goldenExport struct {
 	region     string   // boundary's and verdict's --phases
 }
 
+// goldenTestdata is the bundled testdata relative to this package's
+// directory (where go test runs): an absolute path would make the width of
+// a table's file column depend on where the repository is checked out.
+var goldenTestdata = filepath.Join("..", "..", "testdata")
+
 // goldenExports are two bundled exports: two arms with one block each
 // (interleaved_graph), and two ranks with two blocks per arm and NCCL
 // collectives (dist_allreduce_2gpu), so that the rank renderers run too.
@@ -26,13 +31,13 @@ func goldenExports() []goldenExport {
 	return []goldenExport{
 		{
 			name:   "interleaved_graph",
-			path:   filepath.Join(fixture.TestdataDir(), "interleaved_graph.sqlite.xz"),
+			path:   filepath.Join(goldenTestdata, fixture.Set, "interleaved_graph.sqlite.xz"),
 			check:  []string{"--baseline", "eager", "--phase", "collector_step", "--max-regression", "5%"},
 			region: "action_apply,physics_step,scene_read_refresh,observation,reward",
 		},
 		{
 			name:   "dist_allreduce_2gpu",
-			path:   filepath.Join(fixture.Root(), "testdata", fixture.Set+"-extra", "dist_allreduce_2gpu.sqlite.xz"),
+			path:   filepath.Join(goldenTestdata, fixture.Set+"-extra", "dist_allreduce_2gpu.sqlite.xz"),
 			check:  []string{"--baseline", "sync", "--phase", "step", "--max-regression", "5%"},
 			region: "forward,allreduce,optimizer",
 		},

@@ -261,6 +261,7 @@ func TestAnalyzeWithinRun(t *testing.T) {
 			B        int         `json:"b"`
 			RatioCI  *[2]float64 `json:"ratio_ci"`
 			Warnings []string    `json:"warnings"`
+			Reason   string      `json:"reason"`
 		} `json:"within_run"`
 	}
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
@@ -269,10 +270,21 @@ func TestAnalyzeWithinRun(t *testing.T) {
 	if len(d.WithinRun) != len(d.Phases) {
 		t.Fatalf("%d rows for %d phases", len(d.WithinRun), len(d.Phases))
 	}
+	// A phase too short for its autocorrelation gets no interval, with the
+	// reason (docs/statistics.md §12); the step and most phases get one.
+	withCI := 0
 	for _, r := range d.WithinRun {
-		if r.Arm != "null" || r.Method != "within-run-stationary-bootstrap" || r.B != 1999 || r.RatioCI == nil || strings.Join(r.Warnings, ",") != "ci_excludes_run_to_run_variance" {
+		if r.Arm != "null" || r.Method != "within-run-stationary-bootstrap" || r.B != 1999 || (r.RatioCI == nil) != (r.Reason != "") || strings.Join(r.Warnings, ",") != "ci_excludes_run_to_run_variance" {
 			t.Errorf("%+v", r)
 		}
+		if r.RatioCI != nil {
+			withCI++
+		} else if r.Phase == "collector_step" {
+			t.Errorf("the step has no within-run interval: %s", r.Reason)
+		}
+	}
+	if withCI*2 < len(d.WithinRun) {
+		t.Errorf("%d of %d phases with a within-run interval", withCI, len(d.WithinRun))
 	}
 	out, _, _ = run(t, args...)
 	if !strings.Contains(out, "Within-run: mean wall per step against mps") || !strings.Contains(out, "within-run: steps of one run per arm") {

@@ -469,3 +469,24 @@ func TestSameOSPidTwoHosts(t *testing.T) {
 		t.Errorf("kernels per eager collector_step: %.1f, want the single-host export's %.1f (doubled when the pid alone joins)", got, want)
 	}
 }
+
+// TestThreadNamesBoundedInTotal: one 1 MiB name given to every thread of an
+// export (and to its process) is listed once per thread by info; before
+// budget.OSNameBytes, `info --format json` wrote 594 MB with 1.8 GB of
+// memory. Thread and process names keep 4 KiB, with their length and hash.
+func TestThreadNamesBoundedInTotal(t *testing.T) {
+	t.Parallel()
+	base := fixture.Get(t, "eager_graph_small").SQLite(t)
+	name := strings.Repeat("thread-", (1<<20)/7+1)
+	p := hostileExport(t, t.TempDir(), base, map[string]string{}, name, name, "k")
+	code, stdout, stderr := runMain(t, "info", "--format", "json", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(stdout) > 4*budget.NameBytes {
+		t.Errorf("info --format json wrote %d bytes for one 1 MiB thread name", len(stdout))
+	}
+	if !strings.Contains(stdout, "bytes, sha256 ") {
+		t.Error("the shortened thread name lacks its length and hash")
+	}
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -12,7 +13,7 @@ import (
 )
 
 // historyTable is analyze --history's comparison: per arm, the step and
-// every phase whose mean wall left its history's spread (all phases with
+// every phase whose wall (each run's statistic, the median by default) left its history's spread (all phases with
 // all), with the run-to-run CV behind each interval.
 func historyTable(doc *analysis.Doc, all bool) *export.Table {
 	if len(doc.History) == 0 {
@@ -22,8 +23,9 @@ func historyTable(doc *analysis.Doc, all bool) *export.Table {
 	for _, r := range doc.History {
 		bases = appendNew(bases, r.HistoryArm)
 	}
-	t := export.NewTable("history", fmt.Sprintf("Mean wall per step against the history of %s (ratio = run / history; %g%% t prediction intervals over runs)",
-		strings.Join(bases, ", "), 100*doc.History[0].Confidence),
+	stat := cmp.Or(doc.History[0].Stat, stats.StatMean)
+	t := export.NewTable("history", fmt.Sprintf("%s%s wall per step against the history of %s (ratio = run / history; %g%% t prediction intervals over runs)",
+		strings.ToUpper(stat[:1]), stat[1:], strings.Join(bases, ", "), 100*doc.History[0].Confidence),
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "arm", Type: export.TypeString},
 		export.Column{Name: "history µs", Type: export.TypeFloat64},
@@ -115,13 +117,14 @@ func writeWithinRun(w io.Writer, doc *analysis.Doc, f Format, all bool) error {
 	if len(doc.WithinRun) == 0 {
 		return nil
 	}
-	t, same := withinRunTable(doc, all)
-	return writeWithinRunTable(w, t, same, f)
+	t, same, short := withinRunTable(doc, all)
+	return writeWithinRunTable(w, t, same, short, f)
 }
 
-// withinRunTable is the within-run comparison's table and the phases it
-// leaves out as unchanged (all: every phase).
-func withinRunTable(doc *analysis.Doc, all bool) (*export.Table, []string) {
+// withinRunTable is the within-run comparison's table, the phases it
+// leaves out as unchanged (all: every phase) and those left out for want
+// of an interval (too few steps for their autocorrelation).
+func withinRunTable(doc *analysis.Doc, all bool) (*export.Table, []string, []string) {
 	r0 := doc.WithinRun[0]
 	t := export.NewTable("within_run", fmt.Sprintf("Within-run: mean wall per step against %s (%g%% stationary bootstrap over steps, B = %d, seed %d)",
 		doc.Baseline, 100*r0.Confidence, r0.B, r0.Seed),
@@ -134,9 +137,13 @@ func withinRunTable(doc *analysis.Doc, all bool) (*export.Table, []string) {
 		export.Column{Name: "within-run interval", Type: export.TypeString},
 		export.Column{Name: "change", Type: export.TypeString},
 	)
-	var same []string
+	var same, short []string
 	for _, r := range doc.WithinRun {
 		moved := r.RatioCI != nil && (r.RatioCI[0] > 1 || r.RatioCI[1] < 1)
+		if !all && r.Phase != doc.Step && r.RatioCI == nil && r.Reason != "" {
+			short = appendNew(short, r.Phase)
+			continue
+		}
 		if !all && r.Phase != doc.Step && !moved {
 			same = appendNew(same, r.Phase)
 			continue
@@ -145,10 +152,10 @@ func withinRunTable(doc *analysis.Doc, all bool) (*export.Table, []string) {
 			export.Str(blockLens(r.BaselineBlocks)+" | "+blockLens(r.ArmBlocks)), export.Str(fmtRatio(r.Ratio)),
 			export.Str(strings.TrimPrefix(fmtCI(r.RatioCI), "(no CI)")), export.Str(pctChange(r.Ratio, r.RatioCI, r.Method)))
 	}
-	return t, same
+	return t, same, short
 }
 
-func writeWithinRunTable(w io.Writer, t *export.Table, same []string, f Format) error {
+func writeWithinRunTable(w io.Writer, t *export.Table, same, short []string, f Format) error {
 	md := f == Markdown
 	if md {
 		fmt.Fprintf(w, "\n%s\n\n", t.Doc)
@@ -159,6 +166,9 @@ func writeWithinRunTable(w io.Writer, t *export.Table, same []string, f Format) 
 		return err
 	}
 	lines := []string{withinRunNote}
+	if len(short) > 0 {
+		lines = append([]string{"within-run: no interval, too few steps for their autocorrelation (record longer runs): " + strings.Join(short, ", ")}, lines...)
+	}
 	if len(same) > 0 {
 		lines = append([]string{"within-run ~ (interval includes 1): " + strings.Join(same, ", ")}, lines...)
 	}

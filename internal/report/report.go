@@ -158,7 +158,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 		p.Extra = append(p.Extra, fromTable(t, 0))
 	}
 	if len(doc.WithinRun) > 0 {
-		t, _ := withinRunTable(doc, true)
+		t, _, _ := withinRunTable(doc, true)
 		p.Extra = append(p.Extra, fromTable(t, 0))
 	}
 	p.Utilisation, p.GPUTimeline = utilisationBars(doc), gpuTimeline(doc)

@@ -31,6 +31,14 @@ const (
 	// their length and hash, so that two long names still read as two.
 	DisplayNameBytes = 4096
 
+	// OSNameBytes is the longest thread or process name kept, in every
+	// format: Linux thread names are at most 15 bytes and process names are
+	// paths (PATH_MAX is 4096), so no real one is cut. Every thread of an
+	// export is listed with its name (info): a 1 MiB name given to each of
+	// hundreds of threads would otherwise repeat into hundreds of MB of
+	// output, which the per-name budget above cannot see.
+	OSNameBytes = 4096
+
 	// Arms bounds the arms of an analysis: each costs a summary and a
 	// comparison per phase. Beyond it, the arms that start first (and the
 	// baseline) are kept and the rest become one arm, with a warning.

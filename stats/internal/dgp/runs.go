@@ -73,3 +73,29 @@ func (p Runs) RunInto(rng *rand.Rand, f float64, out []float64) {
 		out[t] = f * p.M * math.Exp(r+z) * s
 	}
 }
+
+// SlowStepRuns is the history cell with slow steps (docs/statistics.md §11,
+// "Which statistic"): CIRuns with a 3% run effect and, in place of its
+// 2–5× spikes, rare slow steps of 10–100× (a collection, a checkpoint, a
+// page-in) in 0.2% of steps, about two a run. The count of slow steps in a
+// run is nearly Poisson, so they move the run's mean by about 8% from run
+// to run while its median hardly notices them.
+func SlowStepRuns() Runs {
+	return Runs{L: 1000, M: 10e6, Phi: 0.9, SigmaW: 0.10, SigmaRun: 0.03, P: 0.002, SpikeLo: 10, SpikeHi: 100}
+}
+
+// MedianWithinLogVar approximates the within-run variance of the log of a
+// run's median: π/2 times the AR(1) variance of the mean of the log steps
+// (the median of a normal sample is π/2 times as variable as its mean; the
+// rare slow steps move it by less than P). The run-to-run variance of the
+// log run median is about σ_run² plus this.
+func (p Runs) MedianWithinLogVar() float64 {
+	return math.Pi / 2 * p.SigmaW * p.SigmaW * (1 + p.Phi) / ((1 - p.Phi) * float64(p.L))
+}
+
+// WithMedianRunCV returns p with σ_run set so that the run-to-run SD of the
+// log run median is about cv.
+func (p Runs) WithMedianRunCV(cv float64) Runs {
+	p.SigmaRun = math.Sqrt(max(0, cv*cv-p.MedianWithinLogVar()))
+	return p
+}
