@@ -29,7 +29,9 @@ func writeFitted(w io.Writer, rows [][]string, flags uint, width int) error {
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r[len(r)-1]
-		tw.Write([]byte(strings.Join(r[:len(r)-1], "\t") + "\t\n"))
+		if _, err := tw.Write([]byte(strings.Join(r[:len(r)-1], "\t") + "\t\n")); err != nil {
+			return err
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
