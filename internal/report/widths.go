@@ -30,7 +30,9 @@ func writeFitted(w io.Writer, rows [][]string, flags uint, width int) error {
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r[len(r)-1]
-		_, _ = tw.Write([]byte(strings.Join(r[:len(r)-1], "\t") + "\t\n")) // a bytes.Buffer does not fail
+		if _, err := tw.Write([]byte(strings.Join(r[:len(r)-1], "\t") + "\t\n")); err != nil {
+			return err
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
