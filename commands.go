@@ -54,8 +54,8 @@ func Render(w io.Writer, result any, format string) error {
 // (`nsysphase analyze --from`). The options' statistics and SkipSteps apply;
 // segmentation options do not (the datasets hold the segmented instances).
 func AnalyzeDatasets(ctx context.Context, dirs []string, opts Options) (*Analysis, error) {
-	ao := analysis.Options{Files: dirs, Depth: 1, ArmPattern: DefaultOptions().ArmPattern, SkipSteps: opts.SkipSteps,
-		Baseline: opts.Baseline, Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed, Quantiles: opts.Quantiles, NoStats: opts.NoStats}
+	ao := opts.toAnalysis(dirs)
+	ao.Datasets = true // segmentation options do not apply, and are not checked
 	if err := ao.Validate(); err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ type Options struct {
 	ArmPattern string    // regexp of arm block ranges; group 1 = arm, group 2 = block
 	FileArms   []FileArm // arms from files; their files are inputs too
 	ArmKey     string    // dotted key into each export's run manifest naming its arm
-	Rules      string    // optional phase rules file (TOML or YAML); its depth, arm_pattern and skip_steps apply where the field above is at its default
+	Rules      string    // optional phase rules file (TOML or YAML); its depth, arm_pattern and skip_steps apply where the field above is not given (see SetDepth)
 	Jobs       int       // files read in parallel (0 = GOMAXPROCS)
 
 	Confidence float64 // confidence level of the intervals, e.g. 0.95
@@ -43,13 +43,33 @@ type Options struct {
 	Baseline   string  // baseline arm; "" = the arm of the earliest block
 	Quantiles  bool    // p90/p99 intervals of wall time where allowed
 	NoStats    bool    // point values only, no intervals
+
+	given []string // options set by a setter (command-line names): they win over the rules file
 }
 
-// DefaultOptions are the settings of `nsysphase analyze` without flags.
+// DefaultOptions are the settings of `nsysphase analyze` without flags
+// (the command line's defaults: both come from one place).
 func DefaultOptions() Options {
 	d := analysis.DefaultOptions()
-	return Options{Depth: d.Depth, SkipSteps: d.SkipSteps, ArmPattern: d.ArmPattern, Confidence: d.Confidence, Resamples: d.Resamples, Seed: d.Seed}
+	return Options{Step: d.Step, Depth: d.Depth, SkipSteps: d.SkipSteps, ArmPattern: d.ArmPattern, ArmKey: d.ArmKey, Jobs: d.Jobs,
+		Confidence: d.Confidence, Resamples: d.Resamples, Seed: d.Seed, Baseline: d.Baseline, Quantiles: d.Quantiles, NoStats: d.NoStats}
 }
+
+// SetDepth sets Depth and marks it given, as --depth on the command line:
+// it wins over the rules file's depth even where it equals the default.
+func (o *Options) SetDepth(depth int) { o.Depth = depth; o.setGiven("depth") }
+
+// SetSkipSteps sets SkipSteps and marks it given, as --skip-steps: it wins
+// over the rules file's skip_steps even where it equals the default.
+func (o *Options) SetSkipSteps(n int) { o.SkipSteps = n; o.setGiven("skip-steps") }
+
+// SetArmPattern sets ArmPattern and marks it given, as --arm-pattern: it
+// wins over the rules file's arm_pattern even where it equals the default.
+func (o *Options) SetArmPattern(pattern string) { o.ArmPattern = pattern; o.setGiven("arm-pattern") }
+
+// setGiven records name as given; the list is copied, never shared with a
+// copy of o.
+func (o *Options) setGiven(name string) { o.given = append(slices.Clip(o.given), name) }
 
 // Analysis is the result of Analyze or AnalyzeDatasets. Its methods return
 // copies: changing a returned value changes nothing in the analysis.
@@ -81,32 +101,37 @@ func Analyze(ctx context.Context, inputs []string, opts Options) (*Analysis, err
 }
 
 // analysisOptions are opts as the one options type the command line also
-// fills: the rules file merged in (a field set to other than its default
-// wins over the file, as a given flag does) and checked against the same
-// bounds as the flags.
+// fills, with the rules file merged in and checked against the same bounds
+// as the flags (one Validate). An option is given (wins over the rules
+// file) when set by its setter, or when its field differs from the
+// default: an assignment cannot be told from the default otherwise, and a
+// value other than the default was set explicitly.
 func (opts Options) analysisOptions(inputs []string) (analysis.Options, error) {
-	ao := analysis.Options{Files: inputs, FileArms: convert(opts.FileArms, func(a *FileArm) analysis.FileArm { return analysis.FileArm{Name: a.Name, Glob: a.Glob} }), ArmKey: opts.ArmKey, Jobs: opts.Jobs,
-		Step: opts.Step, Depth: opts.Depth, ArmPattern: opts.ArmPattern, SkipSteps: opts.SkipSteps,
-		Baseline: opts.Baseline, Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed, Quantiles: opts.Quantiles, NoStats: opts.NoStats}
+	ao := opts.toAnalysis(inputs)
 	if opts.Rules != "" {
 		rules, err := analysis.LoadRules(opts.Rules)
 		if err != nil {
 			return ao, err
 		}
-		def := DefaultOptions()
-		ao.MergeRules(rules, opts.Rules, func(name string) bool {
-			switch name {
-			case "depth":
-				return opts.Depth != def.Depth
-			case "skip-steps":
-				return opts.SkipSteps != def.SkipSteps
-			case "arm-pattern":
-				return opts.ArmPattern != def.ArmPattern
-			}
-			return false
-		})
+		ao.MergeRules(rules, opts.Rules)
 	}
 	return ao, ao.Validate()
+}
+
+// toAnalysis converts opts field by field, marking the given options.
+func (opts Options) toAnalysis(inputs []string) analysis.Options {
+	ao := analysis.DefaultOptions()
+	ao.Files, ao.FileArms, ao.ArmKey, ao.Jobs = inputs, convert(opts.FileArms, func(a *FileArm) analysis.FileArm { return analysis.FileArm{Name: a.Name, Glob: a.Glob} }), opts.ArmKey, opts.Jobs
+	ao.Step, ao.Depth, ao.ArmPattern, ao.SkipSteps = opts.Step, opts.Depth, opts.ArmPattern, opts.SkipSteps
+	ao.Baseline, ao.Confidence, ao.Resamples, ao.Seed, ao.Quantiles, ao.NoStats = opts.Baseline, opts.Confidence, opts.Resamples, opts.Seed, opts.Quantiles, opts.NoStats
+	ao.SetGiven(opts.given...)
+	def := analysis.DefaultOptions()
+	for name, differs := range map[string]bool{"depth": opts.Depth != def.Depth, "skip-steps": opts.SkipSteps != def.SkipSteps, "arm-pattern": opts.ArmPattern != def.ArmPattern} {
+		if differs {
+			ao.SetGiven(name)
+		}
+	}
+	return ao
 }
 
 // MarshalJSON is the whole analysis as the JSON document `nsysphase

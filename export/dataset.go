@@ -618,7 +618,17 @@ func syncDir(dir string) error {
 // restored from the directory names with their original types, units and
 // positions; rows come in partition-path order. Hidden entries (staging
 // directories of a concurrent write) are skipped.
-func ReadDataset(dir string) ([]*Table, error) {
+func ReadDataset(dir string) ([]*Table, error) { return readDataset(dir, nil) }
+
+// ReadDatasetTables is ReadDataset reading only the tables named (by their
+// file or directory name, <name>.parquet or <name>/, as WriteDataset
+// names them): the dataset is checked as a whole, the other tables are
+// not decoded. A reader that needs three tables of six pays for three.
+func ReadDatasetTables(dir string, names ...string) ([]*Table, error) {
+	return readDataset(dir, func(stem string) bool { return slices.Contains(names, stem) })
+}
+
+func readDataset(dir string, keep func(stem string) bool) ([]*Table, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read dataset: %w", err)
@@ -647,6 +657,9 @@ func ReadDataset(dir string) ([]*Table, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
+		if keep != nil && !keep(strings.TrimSuffix(e.Name(), ".parquet")) {
+			continue
+		}
 		switch {
 		case e.IsDir():
 			t, err := readPartitioned(path)

@@ -88,8 +88,11 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 		}
 		for i := i0; i < len(calls) && calls[i].start < e; i++ {
 			c := calls[i]
-			cls := tr.classes[c.class()]
 			ops := tr.index.lookup(tr.ops, pid, c.corr)
+			cls := tr.classes[c.class()]
+			if cls.dangling { // no name: what its GPU side shows
+				cls = tr.unnamedClass(pid, c.corr, ops)
+			}
 			if c.topLevel() {
 				cat, sync := a.category(c, pid)
 				apiTime[cat] += min(c.end, e) - c.start
@@ -114,7 +117,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 				continue
 			}
 			m[GPUOps]++
-			if cls.isLaunch || cls.dangling && launchedWork(ops) {
+			if cls.isLaunch {
 				m[Launches]++
 			}
 			var graphFirst int64 = 1<<63 - 1
@@ -187,35 +190,24 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 // category returns the class of a top-level call's time and how it blocks.
 // A cudaMemcpyAsync touching pageable host memory is staged through a bounce
 // buffer and blocks the host: it counts as sync.
+// A nameless call is classified by its GPU side first (unnamedClass).
 func (a *attributor) category(c apiCall, pid int32) (APICategory, SyncKind) {
 	cls := a.tr.classes[c.class()]
-	if cls.sync != SyncNone {
+	if cls.sync != SyncNone || !cls.isCopy && !cls.dangling {
 		return cls.cat, cls.sync
 	}
-	if cls.dangling && launchedWork(a.tr.index.lookup(a.tr.ops, pid, c.corr)) {
-		// No name, but a call that launched a kernel or a graph is a
-		// launch whatever it was called. A copy or memset could be a
-		// blocking call (sync) or an async one (memcpy_api): other_api.
-		return CatLaunch, SyncNone
+	ops := a.tr.index.lookup(a.tr.ops, pid, c.corr)
+	if cls.dangling {
+		if cls = a.tr.unnamedClass(pid, c.corr, ops); cls.sync != SyncNone || !cls.isCopy {
+			return cls.cat, cls.sync
+		}
 	}
-	if cls.isCopy {
-		for _, o := range a.tr.index.lookup(a.tr.ops, pid, c.corr) {
-			if o.kind == opMemcpy && o.pageable {
-				return CatSync, SyncPageable
-			}
+	for _, o := range ops {
+		if o.kind == opMemcpy && o.pageable {
+			return CatSync, SyncPageable
 		}
 	}
 	return cls.cat, SyncNone
-}
-
-// launchedWork reports whether ops hold a kernel or a graph launch.
-func launchedWork(ops []gpuOp) bool {
-	for _, o := range ops {
-		if o.kind == opKernel || o.kind == opGraph {
-			return true
-		}
-	}
-	return false
 }
 
 func addCopy(m *[NumMetrics]int64, o gpuOp, d int64) {

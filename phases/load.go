@@ -87,6 +87,7 @@ type trace struct {
 	names       []string         // API name by class index
 	classByName map[int32]uint16 // StringIds id → class index (classOf)
 	classByID   []int32          // the same for small ids, class+1; 0 = not seen
+	syncs       *syncEvidence    // read on meeting the first nameless call (unnamedClass); nil before
 	threadNm    map[int64]string // globalTid → thread name
 	// autogradMany: per pid, whether it has several autograd threads
 	// with rows (layout sets it; their rows are named after the thread)
@@ -328,7 +329,7 @@ func (tr *trace) classOf(nameID int32) uint16 {
 		tr.classByName[nameID] = cl
 		cls := classifyAPI(name)
 		if _, ok := tr.strs.Get(int64(nameID)); !ok {
-			cls.dangling = true // no name to classify: other_api, counted
+			cls.dangling = true // no name to classify: unnamedClass, counted
 		}
 		tr.classes = append(tr.classes, cls)
 		tr.names = append(tr.names, nsys.BaseAPIName(name))
@@ -366,7 +367,7 @@ func (tr *trace) noteCorrelation(dup, orphan int) {
 func (tr *trace) noteDamage(negAPI, negOps, badCorr, danglingAPI int) {
 	f := tr.file
 	if danglingAPI > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API calls name a nameId that StringIds lacks; those that launched a kernel or graph count as launch, the others, with no name to classify, as other_api", danglingAPI))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API calls name a nameId that StringIds lacks; each is classified by the GPU work or synchronization record of its correlation id (a kernel or graph: launch; a copy or memset: memcpy_api, or sync for a pageable copy; an event-less synchronization: sync), the others as other_api", danglingAPI))
 	}
 	if negAPI > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d CUDA API calls end before they start; counted as zero-length", negAPI))

@@ -458,6 +458,10 @@ func (s *Store) SetArm(arm string) {
 	}
 }
 
+// Grow makes room for n more instances' keys, so that appending many
+// stores (a thousand ranks) copies the keys once, not at every growth.
+func (s *Store) Grow(n int) { s.keys = slices.Grow(s.keys, n) }
+
 // AppendStore adds o's instances at the end.
 func (s *Store) AppendStore(o *Store) {
 	if o.Len() == 0 {

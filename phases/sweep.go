@@ -580,13 +580,28 @@ func (s *sweep) pullAPI() error {
 		}
 		cl := s.tr.classOf(int32(c.name))
 		if s.tr.classes[cl].dangling {
-			s.danglingAPI++
+			if err := s.noteNameless(); err != nil {
+				return err
+			}
 		}
 		b.buf = append(b.buf, apiCall{start: c.start, end: c.end, corr: corr, tag: uint32(cl)})
 	}
 	s.src.reuseAPI(p)
 	s.tally.Lap("pullAPI: calls")
 	return nil
+}
+
+// noteNameless counts a call whose name is dangling; the first reads the
+// synchronization records that classify such calls (unnamedClass), so an
+// export without one never reads them.
+func (s *sweep) noteNameless() error {
+	s.danglingAPI++
+	if s.tr.syncs != nil {
+		return nil
+	}
+	ev, err := readSyncEvidence(s.tr.file)
+	s.tr.syncs = ev
+	return err
 }
 
 // threadOf is gtid's buffer, created on first sight; it becomes s.last.
@@ -1094,7 +1109,7 @@ func (s *sweep) trimOps(drops *[numSources]opCut) {
 
 // anchorsNeedingOps maps (pid, corr) of each anchor whose category depends
 // on its ops — a non-blocking copy turns sync when it touches pageable
-// memory — to its thread.
+// memory, a nameless call is classified by them — to its thread.
 func (s *sweep) anchorsNeedingOps() map[[2]int32]*threadBuf {
 	var m map[[2]int32]*threadBuf
 	for _, b := range s.bufs {
@@ -1102,7 +1117,7 @@ func (s *sweep) anchorsNeedingOps() map[[2]int32]*threadBuf {
 			continue
 		}
 		c := b.buf[0]
-		if cls := s.tr.classes[c.class()]; cls.isCopy && cls.sync == SyncNone {
+		if cls := s.tr.classes[c.class()]; cls.isCopy && cls.sync == SyncNone || cls.dangling {
 			if m == nil {
 				m = map[[2]int32]*threadBuf{}
 			}

@@ -142,6 +142,11 @@ func allInstances(files []*FileResult) *phases.Store {
 		return files[0].Result.InstanceStore()
 	}
 	xs := phases.NewStore()
+	n := 0
+	for _, fr := range files {
+		n += fr.Result.InstanceStore().Len()
+	}
+	xs.Grow(n)
 	for _, fr := range files {
 		xs.AppendStore(fr.Result.InstanceStore())
 	}

@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +142,9 @@ func LoadDataset(dir string) (*Dataset, error) {
 	if !st.IsDir() {
 		return nil, &nsys.InputError{Path: dir, Problem: "not a directory", Hint: "--from takes directories written by nsysphase analyze --out; pass exports without --from"}
 	}
-	tables, err := export.ReadDataset(dir)
+	// Only the tables the reduce reads: the summary, comparisons and
+	// decomposition are computed again from the instances.
+	tables, err := export.ReadDatasetTables(dir, "phase_instances", "provenance", "rank_collectives")
 	if err != nil {
 		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet dataset", Err: err}
 	}
@@ -223,22 +226,22 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 	if len(dirs) == 0 {
 		return nil, &UsageError{Err: errors.New("--from: no dataset directory")}
 	}
-	// Each dataset is loaded and turned into compact results before the
-	// next: a thousand rank datasets never hold their tables at once.
+	// Each dataset is loaded and turned into compact results on its own
+	// (a few at once, one per CPU, a bounded number ahead), then added in
+	// input order: a thousand rank datasets never hold their tables at
+	// once, and the first error in input order is the one reported.
 	var sets []*Dataset
 	acc := newFromAcc(opt)
-	for _, dir := range dirs {
-		if err := ctx.Err(); err != nil {
+	next := loadAhead(ctx, dirs, opt)
+	for range dirs {
+		l := next()
+		if l.err != nil {
+			return nil, l.err
+		}
+		if err := acc.commit(l.ds, l.frs, l.skip); err != nil { // refuses one path in two datasets
 			return nil, err
 		}
-		ds, err := LoadDataset(dir)
-		if err != nil {
-			return nil, err
-		}
-		if err := acc.add(ds); err != nil { // refuses one path in two datasets
-			return nil, err
-		}
-		sets = append(sets, ds)
+		sets = append(sets, l.ds)
 	}
 	files, skip, warns := acc.done()
 	if err := refuseRepeatedInputs(sets); err != nil {
@@ -284,39 +287,91 @@ func newFromAcc(opt FromOptions) *fromAcc {
 	return &fromAcc{opt: opt, fileSet: map[string]string{}, skip: -1}
 }
 
-// add turns ds into compact results (the analysis reads the store, see
-// phases.Store) and drops its row tables, which nothing reads afterwards.
-func (a *fromAcc) add(ds *Dataset) error {
-	frs, err := ds.fileResults()
-	if err != nil {
-		return &nsys.InputError{Path: ds.Dir, Problem: "cannot use the phase_instances table", Err: err}
+// loadedSet is one dataset loaded and turned into compact results.
+type loadedSet struct {
+	ds   *Dataset
+	frs  []*FileResult
+	skip int // the --skip-steps it was written with (or inferred)
+	err  error
+}
+
+// loadAhead loads and prepares the datasets of dirs on up to GOMAXPROCS
+// goroutines, at most twice that many ahead of the reader; next returns
+// them in dirs' order (call it len(dirs) times at most). An error or a
+// cancelled ctx stops the loading of later datasets.
+func loadAhead(ctx context.Context, dirs []string, opt FromOptions) (next func() loadedSet) {
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(dirs)))
+	out := make([]chan loadedSet, len(dirs))
+	for i := range out {
+		out[i] = make(chan loadedSet, 1)
 	}
-	for _, fr := range frs {
-		if prev, ok := a.fileSet[fr.Path]; ok {
-			return &UsageError{Err: fmt.Errorf("export %s is in both %s and %s: pass each export's dataset once (exports analysed in different jobs need different paths)", fr.Path, prev, ds.Dir)}
+	slots := make(chan struct{}, 2*workers)
+	stop := make(chan struct{})
+	go func() {
+		for i, dir := range dirs {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			go func() {
+				defer func() { <-slots }()
+				if err := ctx.Err(); err != nil {
+					out[i] <- loadedSet{err: err}
+					return
+				}
+				ds, err := LoadDataset(dir)
+				if err != nil {
+					out[i] <- loadedSet{err: err}
+					return
+				}
+				frs, skip, err := prepare(ds, opt)
+				out[i] <- loadedSet{ds: ds, frs: frs, skip: skip, err: err}
+			}()
 		}
-		a.fileSet[fr.Path] = ds.Dir
+	}()
+	i := 0
+	return func() loadedSet {
+		l := <-out[i]
+		i++
+		if l.err != nil || i == len(dirs) {
+			close(stop)
+		}
+		return l
 	}
-	var s int
+}
+
+// add turns ds into compact results and adds them.
+func (a *fromAcc) add(ds *Dataset) error {
+	frs, skip, err := prepare(ds, a.opt)
+	if err != nil {
+		return err
+	}
+	return a.commit(ds, frs, skip)
+}
+
+// prepare turns ds into compact results (the analysis reads the store, see
+// phases.Store), with the warm-up rule of opt re-applied, and drops its row
+// tables, which nothing reads afterwards; skip is the --skip-steps the
+// dataset was written with (inferred without its context). It reads and
+// writes nothing but ds.
+func prepare(ds *Dataset, opt FromOptions) (frs []*FileResult, skip int, err error) {
+	frs, err = ds.fileResults()
+	if err != nil {
+		return nil, 0, &nsys.InputError{Path: ds.Dir, Problem: "cannot use the phase_instances table", Err: err}
+	}
 	if ds.context != nil {
-		s = ds.context.SkipSteps
+		skip = ds.context.SkipSteps
 	} else {
-		s = inferredSkip(frs)
-		a.warns = append(a.warns, Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
-	}
-	if a.skipKnown && s != a.skip && a.opt.SkipSteps < 0 {
-		a.warns = append(a.warns, Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, a.skip)})
-	}
-	if !a.skipKnown {
-		a.skip, a.skipKnown = s, true
+		skip = inferredSkip(frs)
 	}
 	for _, fr := range frs {
 		r := fr.Result
-		if a.opt.SkipSteps >= 0 {
+		if opt.SkipSteps >= 0 {
 			r.Excluded.SkippedSteps = 0
 			for i := range r.Instances {
 				x := &r.Instances[i]
-				x.Warmup = x.Step < a.opt.SkipSteps
+				x.Warmup = x.Step < opt.SkipSteps
 				if x.IsStep && x.Warmup {
 					r.Excluded.SkippedSteps++
 				}
@@ -325,8 +380,29 @@ func (a *fromAcc) add(ds *Dataset) error {
 		r.Store = phases.StoreOf(r.Instances)
 		r.Instances = nil
 	}
-	a.out = append(a.out, frs...)
 	ds.Instances, ds.Collectives = nil, nil
+	return frs, skip, nil
+}
+
+// commit adds ds's prepared results: it refuses an export already in an
+// earlier dataset and notes a different warm-up setting.
+func (a *fromAcc) commit(ds *Dataset, frs []*FileResult, s int) error {
+	for _, fr := range frs {
+		if prev, ok := a.fileSet[fr.Path]; ok {
+			return &UsageError{Err: fmt.Errorf("export %s is in both %s and %s: pass each export's dataset once (exports analysed in different jobs need different paths)", fr.Path, prev, ds.Dir)}
+		}
+		a.fileSet[fr.Path] = ds.Dir
+	}
+	if ds.context == nil {
+		a.warns = append(a.warns, Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
+	}
+	if a.skipKnown && s != a.skip && a.opt.SkipSteps < 0 {
+		a.warns = append(a.warns, Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, a.skip)})
+	}
+	if !a.skipKnown {
+		a.skip, a.skipKnown = s, true
+	}
+	a.out = append(a.out, frs...)
 	return nil
 }
 

@@ -35,7 +35,36 @@ type Options struct {
 	Seed       uint64  // random seed: same inputs and seed, same numbers
 	Quantiles  bool    // p90/p99 intervals of wall time where allowed
 	NoStats    bool    // point values only, no intervals
+
+	// Datasets: the inputs are dataset directories (--from), which hold
+	// instances already segmented, so the segmentation options do not
+	// apply and Validate leaves them alone.
+	Datasets bool
+
+	// given are the options set explicitly, by their command-line names
+	// ("depth", "skip-steps", …): a flag given on the command line, a
+	// setter of the Go API. A given option wins over a rules file even
+	// where its value is the default.
+	given map[string]bool
 }
+
+// SetGiven records that the named options (command-line names) were set
+// explicitly. The set is copied, never shared with a copy of o.
+func (o *Options) SetGiven(names ...string) {
+	g := make(map[string]bool, len(o.given)+len(names))
+	for n := range o.given {
+		g[n] = true
+	}
+	for _, n := range names {
+		g[n] = true
+	}
+	o.given = g
+}
+
+// Given reports whether the named option (command-line name) was set
+// explicitly: the one meaning of "given" for the command line and the Go
+// API alike.
+func (o *Options) Given(name string) bool { return o.given[name] }
 
 // Bounds of the numeric options, checked before any input is read: a value
 // outside them is a usage error, never clamped, so the value a report echoes
@@ -49,23 +78,22 @@ const (
 	MaxConfidence = 0.999     // leaves at least one resample in each tail at the smallest B
 )
 
-// DefaultOptions are the settings of `nsysphase analyze` without flags.
+// DefaultOptions are the settings of `nsysphase analyze` without flags:
+// the only place the defaults are written (the flags' defaults and the Go
+// API's come from here).
 func DefaultOptions() Options {
 	return Options{Depth: 1, SkipSteps: 1, ArmPattern: phases.DefaultArmPattern, Confidence: 0.95, Resamples: 9999, Seed: 1}
 }
 
 // MergeRules merges a rules file's depth, arm_pattern and skip_steps into
-// the options, once: a value the caller gave (given reports it by option
-// name: "depth", "arm-pattern", "skip-steps") wins, else the rules file's,
-// else the default already in o. The rules keep the rest (step, phases,
-// renames, selections).
-func (o *Options) MergeRules(rules *phases.Rules, path string, given func(name string) bool) {
+// the options, once: a value given explicitly (Given: "depth",
+// "arm-pattern", "skip-steps") wins, else the rules file's, else the value
+// already in o. The rules keep the rest (step, phases, renames, selections).
+func (o *Options) MergeRules(rules *phases.Rules, path string) {
 	if rules == nil {
 		return
 	}
-	if given == nil {
-		given = func(string) bool { return false }
-	}
+	given := o.Given
 	if rules.SkipSteps != nil && !given("skip-steps") {
 		o.SkipSteps = *rules.SkipSteps
 	}
@@ -95,7 +123,7 @@ func (o *Options) ValidateSegment() error {
 	if len(o.Files) == 0 && len(o.FileArms) == 0 {
 		return bad("no input: pass export files (or --arm NAME=GLOB)")
 	}
-	if o.Depth < 1 || o.Depth > MaxDepth {
+	if !o.Datasets && (o.Depth < 1 || o.Depth > MaxDepth) {
 		return bad("--depth %d: want 1 to %d", o.Depth, MaxDepth)
 	}
 	if o.SkipSteps < 0 || o.SkipSteps > MaxSkipSteps {
@@ -103,6 +131,9 @@ func (o *Options) ValidateSegment() error {
 	}
 	if o.Jobs < 0 || o.Jobs > MaxJobs {
 		return bad("--jobs %d: want 0 (one per CPU) to %d", o.Jobs, MaxJobs)
+	}
+	if o.Datasets {
+		return nil
 	}
 	if err := CheckArmPattern("--arm-pattern", o.ArmPattern); err != nil {
 		return err

@@ -93,7 +93,7 @@ ignored), ` + "`skipped_rows`" + ` (rows lacking a required value), ` + "`end_be
 ` + "`non_integer_time`" + `, ` + "`unclosed_range`" + `, ` + "`unbalanced_range`" + ` (push/pop ranges overlapping
 without nesting), ` + "`other_thread_end`" + `, ` + "`unnamed_range`" + `, ` + "`dangling_text_id`" + `,
 ` + "`no_thread_range`" + ` (NVTX ranges with a NULL globalTid: in no phase), ` + "`dangling_api_name`" + ` (API
-calls whose nameId StringIds lacks: counted as other_api), ` + "`idle_step_thread`" + ` (a second thread
+calls whose nameId StringIds lacks: classified by their GPU work or synchronization record, else other_api), ` + "`idle_step_thread`" + ` (a second thread
 repeats the step's ranges with no CUDA work: its empty steps are pooled in),
 ` + "`duplicate_correlation`" + `, ` + "`unmatched_ops`" + ` (GPU operations whose correlationId matches no API
 call: in no total), ` + "`correlation_range`" + ` (correlation ids beyond 2^31 left out),

@@ -98,13 +98,10 @@ func (o *AnalyzeOptions) validate() error {
 	if len(o.Files) == 0 && len(o.Arms) == 0 && o.From {
 		return usageErr("--from: pass dataset directories written by nsysphase analyze --out")
 	}
-	if err := o.SegmentOptions.validate(); err != nil {
+	if err := o.SegmentOptions.validate(&o.StatsOptions); err != nil {
 		return err
 	}
-	if err := o.checkPaths(append(o.inputPaths(), expandDirs(o.History)...)); err != nil {
-		return err
-	}
-	return o.StatsOptions.validate()
+	return o.checkPaths(append(o.inputPaths(), expandDirs(o.History)...))
 }
 
 // buildDoc reads the inputs and computes the analysis.

@@ -86,10 +86,7 @@ func validateRegion(seg *SegmentOptions, st *StatsOptions, format *string, forma
 	if err := checkPhasesGiven(region, "the candidate capture region, comma-separated"); err != nil {
 		return err
 	}
-	if err := seg.validate(); err != nil {
-		return err
-	}
-	if err := st.validate(); err != nil {
+	if err := seg.validate(st); err != nil {
 		return err
 	}
 	for _, p := range region {

@@ -83,10 +83,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 				return err
 			}
 			o.Format = f
-			if err := o.SegmentOptions.validate(); err != nil {
-				return err
-			}
-			if err := o.StatsOptions.validate(); err != nil {
+			if err := o.SegmentOptions.validate(&o.StatsOptions); err != nil {
 				return err
 			}
 			if err := checkPhasesGiven(o.Phases, "the step name or some of its phases, comma-separated"); err != nil {

@@ -25,10 +25,6 @@ type CommonFlags struct {
 	AllWarnings bool   // every warning in full, not the grouped few lines
 }
 
-// commonFlagNames are the flags every command has (the test of the command
-// set checks each command against it).
-var commonFlagNames = []string{"format", "output", "quiet", "no-progress", "wide", "warnings", "jobs"}
-
 func addCommonFlags(cmd *cobra.Command, c *CommonFlags) {
 	f := cmd.Flags()
 	f.StringVarP(&c.Output, "output", "o", "", "write the --format output to FILE instead of stdout (atomically)")

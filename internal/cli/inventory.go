@@ -63,7 +63,7 @@ Unlike analyze, every step inside the arm blocks counts (--skip-steps 0): a cens
 }
 
 func (o *InventoryOptions) validateInventory() error {
-	if err := o.SegmentOptions.validate(); err != nil {
+	if err := o.SegmentOptions.validate(nil); err != nil {
 		return err
 	}
 	if err := o.checkPaths(o.inputPaths()); err != nil {

@@ -40,17 +40,24 @@ const (
 	maxConfidence = analysis.MaxConfidence
 )
 
-// addSegmentFlags registers the flags shared by every command that segments exports.
+// segmentFlagNames are the segmentation flags that are options of an
+// analysis: given on the command line, they are given options
+// (analysis.Options.Given) and win over a rules file.
+var segmentFlagNames = []string{"step", "depth", "arm-pattern", "skip-steps", "arm", "arm-key", "manifest", "jobs"}
+
+// addSegmentFlags registers the flags shared by every command that
+// segments exports, with the analysis options' defaults.
 func addSegmentFlags(cmd *cobra.Command, o *SegmentOptions) {
+	d := analysis.DefaultOptions()
 	f := cmd.Flags()
-	f.StringVar(&o.Step, "step", "", "step range name (default: the name that repeats most inside arm blocks, or at top level)")
-	f.IntVar(&o.Depth, "depth", 1, fmt.Sprintf("phase depth below the step (1: direct children; at most %d)", maxDepth))
-	f.StringVar(&o.ArmPattern, "arm-pattern", phases.DefaultArmPattern, "regexp of arm block ranges; group 1 = arm (required), group 2 = block")
-	f.IntVar(&o.SkipSteps, "skip-steps", 1, "warm-up: steps at the start of each block left out of the statistics (kept in phase_instances, flagged)")
+	f.StringVar(&o.Step, "step", d.Step, "step range name (default: the name that repeats most inside arm blocks, or at top level)")
+	f.IntVar(&o.Depth, "depth", d.Depth, fmt.Sprintf("phase depth below the step (1: direct children; at most %d)", maxDepth))
+	f.StringVar(&o.ArmPattern, "arm-pattern", d.ArmPattern, "regexp of arm block ranges; group 1 = arm (required), group 2 = block")
+	f.IntVar(&o.SkipSteps, "skip-steps", d.SkipSteps, "warm-up: steps at the start of each block left out of the statistics (kept in phase_instances, flagged)")
 	f.StringVar(&o.Config, "config", "", "rules file (TOML or YAML): step, phases, renames, process/thread selection")
 	f.StringArrayVar(&o.Arms, "arm", nil, "NAME=GLOB: files matching GLOB form arm NAME, one block each (repeatable)")
-	f.StringVar(&o.ArmKey, "arm-key", "", "dotted key of the run manifest beside each export that names its arm, e.g. training.cuda_process_sharing")
-	f.StringVar(&o.Manifest, "manifest", "", "run manifest for a single input (default: NAME.manifest.json beside it)")
+	f.StringVar(&o.ArmKey, "arm-key", d.ArmKey, "dotted key of the run manifest beside each export that names its arm, e.g. training.cuda_process_sharing")
+	f.StringVar(&o.Manifest, "manifest", d.Manifest, "run manifest for a single input (default: NAME.manifest.json beside it)")
 	addJobsFlag(cmd, &o.Jobs)
 	o.changed = func(name string) bool {
 		fl := f.Lookup(name)
@@ -58,9 +65,10 @@ func addSegmentFlags(cmd *cobra.Command, o *SegmentOptions) {
 	}
 }
 
-// options are the segmentation flags as the analysis options (statistics
-// left at their defaults).
-func (o *SegmentOptions) options() (analysis.Options, error) {
+// options are the flags as the analysis options: the defaults, every flag's
+// value over them, the flags given on the command line marked given, and
+// the statistics flags where st is not nil (else their defaults).
+func (o *SegmentOptions) options(st *StatsOptions) (analysis.Options, error) {
 	ao := analysis.DefaultOptions()
 	ao.Files, ao.ArmKey, ao.Manifest, ao.Jobs = o.Files, o.ArmKey, o.Manifest, o.Jobs
 	ao.Step, ao.Depth, ao.ArmPattern, ao.SkipSteps = o.Step, o.Depth, o.ArmPattern, o.SkipSteps
@@ -72,18 +80,33 @@ func (o *SegmentOptions) options() (analysis.Options, error) {
 		}
 		ao.FileArms = append(ao.FileArms, analysis.FileArm{Name: name, Glob: glob})
 	}
+	if o.changed != nil {
+		for _, name := range segmentFlagNames {
+			if o.changed(name) {
+				ao.SetGiven(name)
+			}
+		}
+	}
+	if st != nil {
+		st.fill(&ao)
+	}
 	return ao, nil
 }
 
-// validate checks the flags with the analysis options' one Validate, after
-// merging the rules file (--config) into them once: a flag given on the
-// command line wins, else the rules file's value, else the flag's default.
-// The merged value is the one used and the one reports print.
-func (o *SegmentOptions) validate() error {
+// validate checks the flags (st: the statistics flags, nil for a command
+// without them) with the analysis options' one Validate, after merging the
+// rules file (--config) into them once: a flag given on the command line
+// wins, else the rules file's value, else the flag's default. The merged
+// value is the one used and the one reports print.
+func (o *SegmentOptions) validate(st *StatsOptions) error {
 	if o.Manifest != "" {
 		if err := checkInputFile("--manifest", o.Manifest); err != nil {
 			return err
 		}
+	}
+	ao, err := o.options(st)
+	if err != nil {
+		return err
 	}
 	if o.Config != "" && o.rules == nil {
 		if err := checkInputFile("--config", o.Config); err != nil {
@@ -97,15 +120,10 @@ func (o *SegmentOptions) validate() error {
 		case err != nil:
 			return &ExitError{Code: ExitInput, Err: err}
 		}
-		ao := analysis.Options{Depth: o.Depth, ArmPattern: o.ArmPattern, SkipSteps: o.SkipSteps}
-		ao.MergeRules(rules, o.Config, func(name string) bool { return o.changed != nil && o.changed(name) })
+		ao.MergeRules(rules, o.Config)
 		o.Depth, o.ArmPattern, o.SkipSteps, o.rules = ao.Depth, ao.ArmPattern, ao.SkipSteps, ao.Rules
 	}
-	ao, err := o.options()
-	if err != nil {
-		return err
-	}
-	if err := ao.ValidateSegment(); err != nil {
+	if err := ao.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 	return nil
@@ -133,7 +151,7 @@ func (o *SegmentOptions) config() (analysis.Config, error) {
 		}
 		o.rules = rules
 	}
-	ao, err := o.options()
+	ao, err := o.options(nil)
 	if err != nil {
 		return analysis.Config{}, err
 	}
@@ -153,26 +171,30 @@ type StatsOptions struct {
 	Quantiles  bool
 }
 
-// addStatsFlags registers the statistics flags; quantiles adds --quantiles.
+// addStatsFlags registers the statistics flags, with the analysis
+// options' defaults; quantiles adds --quantiles.
 func addStatsFlags(cmd *cobra.Command, o *StatsOptions, quantiles bool) {
+	d := analysis.DefaultOptions()
 	f := cmd.Flags()
-	f.StringVar(&o.Baseline, "baseline", "", "baseline arm of comparisons (default: the arm of the earliest block)")
-	f.Float64Var(&o.Confidence, "confidence", 0.95, fmt.Sprintf("two-sided confidence level, above 0.5 and at most %g", maxConfidence))
-	f.IntVar(&o.Resamples, "resamples", 9999, fmt.Sprintf("bootstrap resamples B (%d to %d)", minResamples, maxResamples))
-	f.Uint64Var(&o.Seed, "seed", 1, "random seed: output is byte-identical for a seed")
+	f.StringVar(&o.Baseline, "baseline", d.Baseline, "baseline arm of comparisons (default: the arm of the earliest block)")
+	f.Float64Var(&o.Confidence, "confidence", d.Confidence, fmt.Sprintf("two-sided confidence level, above 0.5 and at most %g", maxConfidence))
+	f.IntVar(&o.Resamples, "resamples", d.Resamples, fmt.Sprintf("bootstrap resamples B (%d to %d)", minResamples, maxResamples))
+	f.Uint64Var(&o.Seed, "seed", d.Seed, "random seed: output is byte-identical for a seed")
 	if quantiles {
-		f.BoolVar(&o.Quantiles, "quantiles", false, "also p90/p99 CIs of wall_ns where the data allow them")
+		f.BoolVar(&o.Quantiles, "quantiles", d.Quantiles, "also p90/p99 CIs of wall_ns where the data allow them")
 	}
 }
 
-func (o *StatsOptions) validate() error {
-	ao := analysis.Options{Confidence: o.Confidence, Resamples: o.Resamples}
-	if err := ao.ValidateStats(); err != nil {
-		return usageErr("%v", err)
-	}
-	return nil
+// fill sets the statistics part of the analysis options from the flags.
+func (o *StatsOptions) fill(ao *analysis.Options) {
+	ao.Baseline, ao.Confidence, ao.Resamples, ao.Seed, ao.Quantiles = o.Baseline, o.Confidence, o.Resamples, o.Seed, o.Quantiles
 }
 
+// statsConfig is the statistics part of the analysis options the flags
+// set; off: point values only.
 func (o *StatsOptions) statsConfig(off bool) analysis.StatsConfig {
-	return analysis.StatsConfig{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Baseline: o.Baseline, Quantiles: o.Quantiles, Off: off}
+	ao := analysis.DefaultOptions()
+	o.fill(&ao)
+	ao.NoStats = off
+	return ao.StatsConfig()
 }

@@ -230,16 +230,21 @@ func (o *AnalyzeOptions) validateFrom(cmd *cobra.Command) error {
 // Globs are expanded (sorted) so that CI scripts may quote them.
 func buildDocFrom(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) {
 	dirs := expandDirs(o.Files)
-	skip := -1
-	if fl := cmd.Flags().Lookup("skip-steps"); fl != nil && fl.Changed {
-		skip = o.SkipSteps
+	ao, err := o.options(&o.StatsOptions)
+	if err != nil {
+		return nil, err
+	}
+	ao.NoStats = o.NoStats
+	skip := -1 // each dataset's own warm-up, unless --skip-steps is given
+	if ao.Given("skip-steps") {
+		skip = ao.SkipSteps
 	}
 	var pr *progress
 	if stderr := cmd.ErrOrStderr(); progressWanted(stderr, o.Quiet, o.NoProgress) {
 		pr = newProgress(cmd.Context(), stderr, true, 1)
 		pr.statsStarted()
 	}
-	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, analysis.FromOptions{SkipSteps: skip}, o.statsConfig(o.NoStats), Version())
+	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, analysis.FromOptions{SkipSteps: skip}, ao.StatsConfig(), Version())
 	pr.finish(err == nil)
 	if err != nil {
 		return nil, asExit(err)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
@@ -14,9 +15,15 @@ func TestAnalyzeRanksOutputs(t *testing.T) {
 	t.Parallel()
 	ddp := filepath.Join(fixture.Root(), "testdata", fixture.Set+"-extra", "dist_allreduce_2gpu.sqlite.xz")
 	text, _, code := run(t, "analyze", "--resamples", "1999", ddp)
+	// the headline columns, then the rest in a second table: 120 columns
 	if code != 0 || !strings.Contains(text, "Ranks (2): communication and stragglers") ||
-		!strings.Contains(text, "   0  690      88    12.98       11.17       13.9    97.4") {
+		!strings.Contains(text, "   0      88    12.98       11.17       13.9    97.4         143.2  [44.5, 460.4]          18.4\n") ||
+		!strings.Contains(text, "   0  690  [89, 100]            90.2               137.9         24.06         76            95.1\n") {
 		t.Errorf("text (exit %d):\n%s", code, text)
+	}
+	wide, _, _ := run(t, "analyze", "--wide", "--resamples", "1999", ddp)
+	if !strings.Contains(wide, "   0  690      88    12.98       11.17       13.9    97.4  [89, 100]         143.2  [44.5, 460.4]            90.2") {
+		t.Errorf("--wide: one ranks table with every column:\n%s", wide)
 	}
 	md, _, _ := run(t, "analyze", "--format", "md", "--resamples", "1999", ddp)
 	if !strings.Contains(md, "<details><summary>Ranks (2): communication and stragglers</summary>") || !strings.Contains(md, "|    0 | 690 |     88 |   12.98 |      11.17 |") {
@@ -35,5 +42,41 @@ func TestAnalyzeRanksOutputs(t *testing.T) {
 		if strings.Contains(out, "Ranks") || strings.Contains(out, `"ranks"`) || strings.Contains(out, `id="ranks"`) {
 			t.Errorf("%s output of a single-rank export shows ranks", f)
 		}
+	}
+}
+
+// TestRanksTextUnits: on the two-node ALCF pair, whose breakdown is in ms
+// (a 116.7 ms step), the rank tables give walls in ms too (186.29, never
+// 186289.9 µs) and lateness in the unit its largest value reads in
+// (167.0 ms); --wide, whose breakdown is in µs, gives walls in µs. Every
+// line fits 120 columns by default.
+func TestRanksTextUnits(t *testing.T) {
+	t.Parallel()
+	fxs := fixture.Multirank(t, "argonne-lcf__")
+	text, errs, code := run(t, "analyze", "--resamples", "1999", fxs[0].XZ, fxs[1].XZ)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("%d columns: %s", n, l)
+		}
+	}
+	for _, want := range []string{
+		"Breakdown per step (mean ms,",
+		"phase          arm  rank  n  wall ms  max/mean  score  gpu busy ms  nccl ms  exposed ms  overlap % of nccl\n",
+		"whole process  all     0  1   186.29     1.596  0.253      185.998  185.998     185.998                  0\n",
+		"late ms/collective", "   4       1    19.11       19.11          0     100             166.998  —                         0\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("default text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "186289.9") {
+		t.Errorf("a wall in µs beside a breakdown in ms:\n%s", text)
+	}
+	wide, _, _ := run(t, "analyze", "--wide", "--resamples", "1999", fxs[0].XZ, fxs[1].XZ)
+	if !strings.Contains(wide, "Breakdown per step (mean µs;") || !strings.Contains(wide, "whole process  all     0  1  186289.9") {
+		t.Errorf("--wide: walls in µs as its breakdown:\n%s", wide)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,14 +93,22 @@ func TestNullThreadRangesCounted(t *testing.T) {
 // TestDanglingAPINamesCounted: API calls whose nameId StringIds lacks have
 // no name to classify: the 713 cudaStreamSynchronize calls became
 // other_api (sync 74.3 → 28.8 µs/step) without a word. They are counted
-// and named in a warning.
+// and named in a warning, and classified by the SYNCHRONIZATION record
+// each left under its correlation id: sync_ns, host_syncs and other_api_ns
+// over the steps are what they are with the names.
 func TestDanglingAPINamesCounted(t *testing.T) {
 	t.Parallel()
+	orig := fixture.Get(t, "eager_graph_small").SQLite(t)
 	file := editedExport(t, "eager_graph_small",
 		`UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET nameId = 2000000000 WHERE nameId = (SELECT id FROM StringIds WHERE value = 'cudaStreamSynchronize_v3020')`)
 	w := analyzeWarnings(t, file)
 	if got := strings.Join(w["dangling_api_name"], "|"); !strings.Contains(got, "713 CUDA API calls name a nameId that StringIds lacks") {
 		t.Errorf("dangling_api_name warnings %q (all: %v)", got, w)
+	}
+	cols := []string{"sync_ns", "host_syncs", "other_api_ns"}
+	want, got := stepSums(t, orig, cols...), stepSums(t, file, cols...)
+	if want[0] == 0 || want[1] == 0 || !slices.Equal(got, want) {
+		t.Errorf("%v over the steps: edited %v, original %v", cols, got, want)
 	}
 }
 

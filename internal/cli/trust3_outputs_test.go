@@ -4,6 +4,7 @@ package cli_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,7 +88,7 @@ func mainProcess(t *testing.T, script string, stdout *os.File, args ...string) (
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &errb
 	err = cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		return errb.String(), ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)

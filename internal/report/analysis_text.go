@@ -127,38 +127,7 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		return err
 	}
 	if rs := doc.Ranks; rs != nil {
-		err := section(ranksTitle(rs), func() error {
-			for _, l := range rankLines(rs) {
-				if md {
-					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
-				} else {
-					fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
-				}
-			}
-			if md {
-				fmt.Fprintln(w)
-			}
-			if err := writeTable(w, ranksTable(rs), f); err != nil {
-				return err
-			}
-			if len(rs.Phases) == 0 {
-				return nil
-			}
-			if !md { // a Markdown table already ends with a blank line
-				fmt.Fprintln(w)
-			}
-			if err := writeTable(w, rankPhasesTable(rs), f); err != nil {
-				return err
-			}
-			if len(rs.Comparisons) == 0 {
-				return nil
-			}
-			if !md {
-				fmt.Fprintln(w)
-			}
-			return writeTable(w, rankComparisonsTable(rs), f)
-		})
-		if err != nil {
+		if err := section(ranksTitle(rs), func() error { return writeRanks(w, doc, f, opt) }); err != nil {
 			return err
 		}
 	}
@@ -515,19 +484,9 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		return phaseRank[a.Phase] - phaseRank[b.Phase]
 	})
-	// One unit for the whole table, the one its largest value (a wall)
-	// reads best in: a row never mixes ms and µs.
-	var top float64
-	for _, p := range compactParts {
-		for _, r := range rows {
-			if s := r.Metrics[p.metric.Name()]; !s.Absent {
-				top = max(top, abs(s.Mean))
-			}
-		}
-	}
 	scale := make([]timeScale, len(compactParts))
 	for i := range scale {
-		scale[i] = scaleFor(top)
+		scale[i] = breakdownScale(doc)
 	}
 	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
 	for i, p := range compactParts {
@@ -571,6 +530,21 @@ func hasOtherThreadRows(doc *analysis.Doc) bool {
 }
 
 // timeScale is a column's display unit.
+// breakdownScale is the compact breakdown's one unit, the one its largest
+// value (a wall) reads best in: a row never mixes ms and µs, and the rank
+// tables give walls in it too.
+func breakdownScale(doc *analysis.Doc) timeScale {
+	var top float64
+	for _, p := range compactParts {
+		for _, r := range doc.Summary {
+			if s := r.Metrics[p.metric.Name()]; !s.Absent {
+				top = max(top, abs(s.Mean))
+			}
+		}
+	}
+	return scaleFor(top)
+}
+
 type timeScale struct {
 	unit string
 	ns   float64 // nanoseconds per unit

@@ -88,6 +88,7 @@ type page struct {
 	Significant     *htmlTable
 	Decomposition   *htmlTable
 	WaitNotes       []string // analysis.Doc.GPUWaitNotes
+	RankTitle       string   // says what the ranks section holds
 	RankNotes       []string // the ranks section's context (nil without ranks)
 	Ranks           *htmlTable
 	RankPhases      *htmlTable
@@ -144,12 +145,13 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p.Decomposition = decomposition(doc)
 	p.WaitNotes = doc.GPUWaitNotes()
 	if rs := doc.Ranks; rs != nil {
-		p.RankNotes = rankLines(rs)
-		p.Ranks = fromTable(ranksTable(rs), 0)
-		p.RankPhases = fromTable(rankPhasesTable(rs), 0)
+		u := unitsFor(rs, timeScale{"µs", 1e3}) // the breakdown's unit here
+		p.RankTitle, p.RankNotes = ranksTitle(rs), rankLines(rs)
+		p.Ranks = fromTable(ranksTable(rs, u), 0)
+		p.RankPhases = fromTable(rankPhasesTable(rs, u), 0)
 		p.RankHeat = rankHeatMaps(rs)
 		if len(rs.Comparisons) > 0 {
-			p.RankComparisons = fromTable(rankComparisonsTable(rs), 0)
+			p.RankComparisons = fromTable(rankComparisonsTable(rs, u), 0)
 		}
 	}
 	// Comparisons against a history or within a run (analyze --history,

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -29,7 +30,9 @@ func writeFitted(w io.Writer, rows [][]string, flags uint, width int) error {
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r[len(r)-1]
-		tw.Write([]byte(strings.Join(r[:len(r)-1], "\t") + "\t\n"))
+		if _, err := tw.Write([]byte(strings.Join(r[:len(r)-1], "\t") + "\t\n")); err != nil {
+			return err
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -85,4 +88,60 @@ func armLabel(arms []string, arm string, n int) string {
 		return v
 	}
 	return shortName(arm, n)
+}
+
+// columnWidths are the printed widths of t's columns in text (header or
+// widest cell), read off the rule under its header.
+func columnWidths(t *export.Table) []int {
+	var buf bytes.Buffer
+	if err := writeTable(&buf, t, Text); err != nil {
+		return nil
+	}
+	lines := strings.SplitN(buf.String(), "\n", 3)
+	if len(lines) < 2 {
+		return nil
+	}
+	var out []int
+	for _, rule := range strings.Fields(lines[1]) {
+		out = append(out, len(rule))
+	}
+	return out
+}
+
+// splitToFit is t whole where its text fits width, else t's columns in
+// order across as few tables as fit, each repeating the key columns
+// (those of keys that t has) on the left.
+func splitToFit(t *export.Table, keys []string, width int) []*export.Table {
+	widths := columnWidths(t)
+	if len(widths) != t.NumColumns() {
+		return []*export.Table{t}
+	}
+	total := -2
+	for _, w := range widths {
+		total += w + 2
+	}
+	if total <= width {
+		return []*export.Table{t}
+	}
+	var keyNames []string
+	keyW := -2
+	for i := range t.NumColumns() {
+		if n := t.Column(i).Name; slices.Contains(keys, n) {
+			keyNames, keyW = append(keyNames, n), keyW+widths[i]+2
+		}
+	}
+	var out []*export.Table
+	cur, curW := slices.Clone(keyNames), keyW
+	for i := range t.NumColumns() {
+		n := t.Column(i).Name
+		if slices.Contains(keyNames, n) {
+			continue
+		}
+		if len(cur) > len(keyNames) && curW+2+widths[i] > width {
+			out = append(out, selectColumns(t, cur...))
+			cur, curW = slices.Clone(keyNames), keyW
+		}
+		cur, curW = append(cur, n), curW+2+widths[i]
+	}
+	return append(out, selectColumns(t, cur...))
 }
