@@ -340,41 +340,6 @@ func quantileRule(p float64, n int, method string, present ...int) (ok bool, rea
 	return true, "", approx
 }
 
-// skewed compares the jackknife-t cross-check with the bootstrap CI: an
-// endpoint more than 25 % of the bootstrap width away flags skew or a
-// tail-limited statistic (docs/statistics.md §5).
-func skewed(boot, jack [2]float64) bool {
-	w := boot[1] - boot[0]
-	return math.Abs(jack[0]-boot[0]) > 0.25*w || math.Abs(jack[1]-boot[1]) > 0.25*w
-}
-
-func finiteCI(ci [2]float64) bool {
-	return !math.IsInf(ci[0], 0) && !math.IsInf(ci[1], 0) && !math.IsNaN(ci[0]) && !math.IsNaN(ci[1])
-}
-
-// logScale runs the jackknife-t of f on the log scale when f > 0 (ratios
-// and arm values, docs/statistics.md §3.4) and on the raw scale otherwise.
-func logScaleJackknife(pl *plan, h jointStat, confidence float64) *[2]float64 {
-	full := make([][]int32, len(pl.sides))
-	for i, s := range pl.sides {
-		full[i] = s.ones
-	}
-	if v := h(full); v > 0 {
-		theta, se, ok := pl.jackknife(func(cs [][]int32) float64 { return math.Log(h(cs)) })
-		if !ok {
-			return nil
-		}
-		ci := tInterval(theta, se, pl.n, confidence)
-		return &[2]float64{math.Exp(ci[0]), math.Exp(ci[1])}
-	}
-	theta, se, ok := pl.jackknife(h)
-	if !ok {
-		return nil
-	}
-	ci := tInterval(theta, se, pl.n, confidence)
-	return &ci
-}
-
 func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Warning) {
 	a, pl := t.a, t.ci
 	am := ArmMetric{Metric: name, N: a.present[m], Present: float64(a.present[m]) / float64(a.steps()), Method: pl.method}
@@ -742,96 +707,6 @@ func profileMeans(a0, a1 *armData, m int) []RoundValue {
 	return out
 }
 
-func logCI(ci [2]float64) [2]float64 { return [2]float64{math.Log(ci[0]), math.Log(ci[1])} }
-
-// bootCompare is the expanded-percentile CI of log(θ*_B/θ*_A) (returned
-// exponentiated) and of θ*_B − θ*_A over the plan's resamples.
-func bootCompare(pl *plan, replicates func(i int) []float64, withRatio bool) (ratioCI, diffCI *[2]float64, undefined int, unbounded bool) {
-	return bootCompareValues(pl, replicates, nil, withRatio)
-}
-
-// bootCompareValues is bootCompare over values: per class of cl (shared by
-// both sides), or per resample with cl nil.
-func bootCompareValues(pl *plan, values func(i int) []float64, cl *rowClasses, withRatio bool) (ratioCI, diffCI *[2]float64, undefined int, unbounded bool) {
-	ra, rb := values(0), values(1)
-	diff := getBuf(len(ra))
-	defer putBuf(ra)
-	defer putBuf(rb)
-	defer putBuf(diff)
-	for r := range ra {
-		diff[r] = rb[r] - ra[r]
-	}
-	lo, hi, undefined, ok := classInterval(diff, cl, pl.alphaP)
-	if ok {
-		diffCI = &[2]float64{lo, hi}
-	}
-	if withRatio {
-		var lr *[2]float64
-		lo, hi, und, ok := classLogRatioInterval(ra, rb, cl, pl.alphaP)
-		if ok {
-			lr = &[2]float64{lo, hi}
-		}
-		undefined = max(undefined, und)
-		if lr != nil {
-			ci := [2]float64{math.Exp(lr[0]), math.Exp(lr[1])}
-			if finiteCI(ci) && !math.IsInf(lr[0], 0) && !math.IsInf(lr[1], 0) {
-				ratioCI = &ci
-			} else {
-				unbounded = true
-			}
-		}
-	}
-	return ratioCI, diffCI, undefined, unbounded
-}
-
-// constantCompare is bootCompareValues when every one of the n replicates
-// is va in the baseline and vb in the arm (side.constantMean): the CIs of
-// n equal differences and log ratios, without the replicate arrays.
-func constantCompare(va, vb float64, n int, withRatio bool) (ratioCI, diffCI *[2]float64, undefined int, unbounded bool) {
-	switch d := vb - va; {
-	case math.IsNaN(d):
-		undefined = n
-	case n >= 2:
-		diffCI = &[2]float64{d, d}
-	}
-	if withRatio {
-		lr := math.Log(vb) - math.Log(va)
-		switch {
-		case math.IsNaN(lr):
-			undefined = n
-		case n >= 2:
-			ci := [2]float64{math.Exp(lr), math.Exp(lr)}
-			if finiteCI(ci) && !math.IsInf(lr, 0) {
-				ratioCI = &ci
-			} else {
-				unbounded = true
-			}
-		}
-	}
-	return ratioCI, diffCI, undefined, unbounded
-}
-
-// jackCompare is the cluster jackknife-t CI of the log ratio (returned
-// exponentiated) and of the difference.
-func jackCompare(pl *plan, f statFunc, withRatio bool, confidence float64) (ratioCI, diffCI *[2]float64) {
-	if withRatio {
-		theta, se, ok := pl.jackknife(func(cs [][]int32) float64 { return math.Log(f(1, cs[1])) - math.Log(f(0, cs[0])) })
-		if ok {
-			ci := tInterval(theta, se, pl.n, confidence)
-			ci = [2]float64{math.Exp(ci[0]), math.Exp(ci[1])}
-			if finiteCI(ci) {
-				ratioCI = &ci
-			}
-		}
-	}
-	theta, se, ok := pl.jackknife(func(cs [][]int32) float64 { return f(1, cs[1]) - f(0, cs[0]) })
-	if ok {
-		ci := tInterval(theta, se, pl.n, confidence)
-		diffCI = &ci
-	}
-	return ratioCI, diffCI
-}
-
 // evalDecomposition splits the mean wall difference into its exclusive parts
 // (docs/statistics.md §6). Every part uses the same resamples (or deletions), so the parts add
 // up to the total in each one.
@@ -937,17 +812,4 @@ func parallelFor(n int, f func(i int)) {
 		})
 	}
 	wg.Wait()
-}
-
-// hullCI is the smallest interval holding both boot and jack (boot alone
-// when jack is nil). A mean's CI at n ≥ 8 is the hull of the expanded
-// percentile and the cluster jackknife-t (docs/statistics.md §3.4): the
-// percentile interval alone dipped to 93.7% coverage at 8 blocks where
-// the jackknife-t, used up to 7, gave 95%; the hull covers 94.9–96.0% at
-// every n from 8 to 20 on the no-spike cell D2.
-func hullCI(boot, jack *[2]float64) *[2]float64 {
-	if boot == nil || jack == nil {
-		return boot
-	}
-	return &[2]float64{math.Min(boot[0], jack[0]), math.Max(boot[1], jack[1])}
 }
