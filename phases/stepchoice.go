@@ -373,15 +373,34 @@ func (c *chooser) preferContainer(ch choice, set func(string, string, float64)) 
 // its process's traced span; its instance count (one per thread) and
 // coverage; "" when none.
 func (c *chooser) container() (string, int, float64) {
+	best := longestEnclosing(c.threads, func(r *rng) bool {
+		if c.notUser(r) || r.nm.warmup || r.nm.armOf(c.pat).ok {
+			return false
+		}
+		x := c.tallies[r.nm.family]
+		return x != nil && x.maxPerThread <= 1
+	})
+	if best == nil {
+		return "", 0, 0
+	}
+	s := c.span[nsys.Pid(best.gtid)]
+	cov := min(1, float64(best.end-best.start)/float64(max(1, s[1]-s[0])))
+	if cov < singleRangeMinShare {
+		return "", 0, 0
+	}
+	return best.nm.family, c.tallies[best.nm.family].n, cov
+}
+
+// longestEnclosing is the longest top-level range that keep accepts and
+// that holds at least one range not a library's: the candidate container
+// of both the step choice and the whole-process fallback.
+func longestEnclosing(threads []*threadRanges, keep func(r *rng) bool) *rng {
 	var best *rng
-	for _, t := range c.threads {
+	for _, t := range threads {
 		ci := newChildIndex(t)
 		for i := range t.ranges {
 			r := &t.ranges[i]
-			if r.depth != 0 || c.notUser(r) || r.nm.warmup || r.nm.armOf(c.pat).ok {
-				continue
-			}
-			if x := c.tallies[r.nm.family]; x == nil || x.maxPerThread > 1 {
+			if r.depth != 0 || !keep(r) {
 				continue
 			}
 			if !slices.ContainsFunc(ci.of(int32(i)), func(k int32) bool { return !t.ranges[k].nm.lib }) {
@@ -392,15 +411,7 @@ func (c *chooser) container() (string, int, float64) {
 			}
 		}
 	}
-	if best == nil {
-		return "", 0, 0
-	}
-	s := c.span[nsys.Pid(best.gtid)]
-	cov := min(1, float64(best.end-best.start)/float64(max(1, s[1]-s[0])))
-	if cov < singleRangeMinShare {
-		return "", 0, 0
-	}
-	return best.nm.family, c.tallies[best.nm.family].n, cov
+	return best
 }
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
@@ -774,22 +785,7 @@ func singleRange(threads []*threadRanges, ext []nsys.ThreadExtent) (string, int,
 			grow(nsys.Pid(e.GlobalTid), e.Start, e.End)
 		}
 	}
-	var best *rng
-	for _, t := range threads {
-		ci := newChildIndex(t)
-		for i := range t.ranges {
-			r := &t.ranges[i]
-			if r.depth != 0 || r.nm.lib || r.nm.warmup {
-				continue
-			}
-			if !slices.ContainsFunc(ci.of(int32(i)), func(k int32) bool { return !t.ranges[k].nm.lib }) {
-				continue
-			}
-			if best == nil || r.end-r.start > best.end-best.start {
-				best = r
-			}
-		}
-	}
+	best := longestEnclosing(threads, func(r *rng) bool { return !r.nm.lib && !r.nm.warmup })
 	if best == nil {
 		return "", 0, 0
 	}
