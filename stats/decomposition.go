@@ -68,12 +68,12 @@ func evalDecomposition(t *cmpTask, metrics []string, cfg *config) []Component {
 	case MethodJackknife:
 		for k, p := range all {
 			diff := func(cs [][]int32) float64 { return pl.sides[1].mean(p, cs[1]) - pl.sides[0].mean(p, cs[0]) }
-			if theta, se, _, ok := pl.jackknife(diff); ok {
+			if theta, se, ok := pl.jackknife(diff); ok {
 				ci := tInterval(theta, se, pl.n, cfg.confidence)
 				comps[k].DiffCI = &ci
 			}
 			share := func(cs [][]int32) float64 { return diff(cs) / pl.sides[0].mean(w, cs[0]) }
-			if theta, se, _, ok := pl.jackknife(share); ok {
+			if theta, se, ok := pl.jackknife(share); ok {
 				ci := tInterval(theta, se, pl.n, cfg.confidence)
 				comps[k].ShareCI = &ci
 			}
