@@ -235,9 +235,9 @@ type Inventory struct {
 }
 
 // BuildInventory aggregates the interactions of every file. Steps flagged
-// warm-up (--skip-steps) are left out.
-func BuildInventory(files []*FileResult, frames Frames, skipSteps int) *Inventory {
-	return buildInventory(files, frames, skipSteps, false)
+// warm-up (o.SkipSteps, --skip-steps) are left out.
+func BuildInventory(files []*FileResult, frames Frames, o Options) *Inventory {
+	return buildInventory(files, frames, o.SkipSteps, false)
 }
 
 // buildInventory is BuildInventory; with census it also counts the steps

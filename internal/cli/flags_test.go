@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/cli"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
@@ -32,7 +33,7 @@ func TestFlagsLandInOptions(t *testing.T) {
 		"--wide", "--warnings", "--format", "md", "r1.sqlite", "r2.sqlite"); err != nil {
 		t.Fatal(err)
 	}
-	if a.Step != "train" || a.Depth != 2 || a.SkipSteps != 3 || !slices.Equal(a.Arms, []string{"x=a*.sqlite"}) || a.Baseline != "x" ||
+	if a.Step != "train" || a.Depth != 2 || a.SkipSteps != 3 || !slices.Equal(a.FileArms, []analysis.FileArm{{Name: "x", Glob: "a*.sqlite"}}) || a.Baseline != "x" ||
 		a.Seed != 7 || !a.Wide || !a.AllWarnings || a.Format != "markdown" || !slices.Equal(a.Files, []string{"r1.sqlite", "r2.sqlite"}) {
 		t.Errorf("analyze options: %+v", a)
 	}
