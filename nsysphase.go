@@ -60,7 +60,8 @@ func DefaultOptions() Options {
 func (o *Options) SetDepth(depth int) { o.Depth = depth; o.setGiven("depth") }
 
 // SetSkipSteps sets SkipSteps and marks it given, as --skip-steps: it wins
-// over the rules file's skip_steps even where it equals the default.
+// over the rules file's skip_steps even where it equals the default, and
+// re-cuts the datasets of AnalyzeDatasets.
 func (o *Options) SetSkipSteps(n int) { o.SkipSteps = n; o.setGiven("skip-steps") }
 
 // SetArmPattern sets ArmPattern and marks it given, as --arm-pattern: it

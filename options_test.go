@@ -49,3 +49,38 @@ func TestOptionsOneWayIn(t *testing.T) {
 		t.Errorf("skip steps 0 given: %v, settings %d, skipped %d", err, a.Settings().SkipSteps, a.Excluded().SkippedSteps)
 	}
 }
+
+// TestAnalyzeDatasetsWarmupGiven: AnalyzeDatasets re-cuts the warm-up only
+// where SkipSteps is given, as --skip-steps with --from: a dataset written
+// with skip_steps 0 keeps it under DefaultOptions, and SetSkipSteps(1)
+// re-cuts to 1 although 1 is the default.
+func TestAnalyzeDatasetsWarmupGiven(t *testing.T) {
+	ctx := context.Background()
+	o := nsysphase.DefaultOptions()
+	o.SkipSteps, o.NoStats = 0, true
+	a, err := nsysphase.Analyze(ctx, []string{fixture}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := a.WriteDataset(dir); err != nil {
+		t.Fatal(err)
+	}
+	skipOf := func(o nsysphase.Options) int {
+		t.Helper()
+		o.NoStats = true
+		b, err := nsysphase.AnalyzeDatasets(ctx, []string{dir}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Settings().SkipSteps
+	}
+	if got := skipOf(nsysphase.DefaultOptions()); got != 0 {
+		t.Errorf("not given: skip steps %d, want the dataset's 0", got)
+	}
+	given := nsysphase.DefaultOptions()
+	given.SetSkipSteps(1)
+	if got := skipOf(given); got != 1 {
+		t.Errorf("SetSkipSteps(1): skip steps %d, want 1", got)
+	}
+}

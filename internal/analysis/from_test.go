@@ -132,6 +132,23 @@ func TestBuildFromDatasets(t *testing.T) {
 		if from.Excluded.SkippedSteps != want.Excluded.SkippedSteps || from.Settings.SkipSteps != 3 {
 			t.Errorf("skipped %d (setting %d), want %d", from.Excluded.SkippedSteps, from.Settings.SkipSteps, want.Excluded.SkippedSteps)
 		}
+		if got := from.Options().SkipSteps; got != 3 {
+			t.Errorf("Options().SkipSteps %d, want the applied 3 (what a history is loaded with)", got)
+		}
+	})
+
+	// A warm-up rule not given (a command line without --skip-steps, the
+	// Go API without SetSkipSteps) keeps the one the dataset was written
+	// with, whatever the field holds.
+	t.Run("skip steps not given", func(t *testing.T) {
+		notGiven := statsOptions(3)
+		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, false)}, notGiven, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from.Settings.SkipSteps != 1 || from.Excluded.SkippedSteps != direct.Excluded.SkippedSteps {
+			t.Errorf("skip steps 3 not given: setting %d, skipped %d; want the dataset's 1, %d", from.Settings.SkipSteps, from.Excluded.SkippedSteps, direct.Excluded.SkippedSteps)
+		}
 	})
 
 	t.Run("an export counted twice is refused", func(t *testing.T) {
