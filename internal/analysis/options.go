@@ -177,8 +177,12 @@ func CheckArmPattern(what, pattern string) error {
 	return nil
 }
 
-// Config is the reading and segmentation part of the options.
+// Config is the reading and segmentation part of the options. A rules file
+// named but not merged (MergeRules) is an error, never silently dropped.
 func (o *Options) Config() (Config, error) {
+	if o.RulesFile != "" && o.Rules == nil {
+		return Config{}, fmt.Errorf("rules file %s not loaded: merge it into the options first (MergeRules)", o.RulesFile)
+	}
 	pat, err := regexp.Compile(o.ArmPattern)
 	if err != nil {
 		return Config{}, &UsageError{Err: fmt.Errorf("--arm-pattern: %w", err)}

@@ -95,6 +95,7 @@ func (o *AnalyzeOptions) validate() error {
 	if len(o.Files) == 0 && len(o.FileArms) == 0 && o.From {
 		return usageErr("--from: pass dataset directories written by nsysphase analyze --out")
 	}
+	o.Datasets = o.From // the datasets are segmented: segmentation options do not apply (validateFrom refuses them)
 	if err := o.AnalysisFlags.validate(); err != nil {
 		return err
 	}

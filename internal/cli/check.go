@@ -82,6 +82,7 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 				return err
 			}
 			o.Format = f
+			o.Datasets = o.From // as analyze --from
 			if err := o.AnalysisFlags.validate(); err != nil {
 				return err
 			}
