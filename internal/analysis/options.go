@@ -8,10 +8,12 @@ import (
 )
 
 // Options are every setting of an analysis, whichever front end sets them:
-// the command line (internal/cli) and the Go API (package nsysphase) both
-// fill this one type, merge a rules file into it with MergeRules and check
-// it with Validate, so both accept the same values and print the value they
-// used.
+// the command line (internal/cli) binds its flags to these fields and the
+// Go API (package nsysphase) fills them; both merge a rules file into them
+// with MergeRules and check them with Validate, so both accept the same
+// values and print the value they used. Every stage of an analysis takes
+// them whole (Build, BuildBoundary, BuildVerdict, BuildInventory,
+// BuildFromDatasets, LoadHistory), never a setting of them loose.
 type Options struct {
 	// Inputs and how they are read.
 	Files    []string  // exports (paths or globs)
