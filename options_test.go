@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nsysphase/nsysphase"
@@ -47,6 +48,16 @@ func TestOptionsOneWayIn(t *testing.T) {
 	o.SkipSteps = 0 // given: wins over the file
 	if a, err = nsysphase.Analyze(context.Background(), []string{in}, o); err != nil || a.Settings().SkipSteps != 0 || a.Excluded().SkippedSteps != 0 {
 		t.Errorf("skip steps 0 given: %v, settings %d, skipped %d", err, a.Settings().SkipSteps, a.Excluded().SkippedSteps)
+	}
+	// The dataset paths check the options before reading anything.
+	bad := nsysphase.DefaultOptions()
+	bad.Confidence = 0.9995
+	var ue *analysis.UsageError
+	if _, err := nsysphase.AnalyzeDatasets(context.Background(), []string{t.TempDir()}, bad); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--confidence") {
+		t.Errorf("AnalyzeDatasets, confidence 0.9995: error %v, want a usage error", err)
+	}
+	if _, err := a.CompareWithHistory(context.Background(), []string{t.TempDir()}, bad); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--confidence") {
+		t.Errorf("CompareWithHistory, confidence 0.9995: error %v, want a usage error", err)
 	}
 }
 
