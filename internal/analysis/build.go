@@ -115,6 +115,9 @@ func BuildThen(ctx context.Context, files []*FileResult, o Options, version stri
 			opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
 				QuantileMetrics: []int{int(phases.Wall)},
 				Decompose:       wallDecomposition()}
+			if d.plan.WallUnmeasured(i) {
+				opt.Decompose = nil // no wall to split
+			}
 			r, err := stats.Analyze(ph, names, units, opt)
 			ReleaseUnits(units) // the result holds nothing of them
 			if err != nil {
