@@ -33,12 +33,6 @@ const (
 	maxConfidence = analysis.MaxConfidence
 )
 
-// optionFlags are the flags bound to analysis options: given on the command
-// line (flag.Changed), they are given options (analysis.Options.Given), and
-// win over a rules file.
-var optionFlags = []string{"step", "depth", "arm-pattern", "skip-steps", "config", "arm", "arm-key", "manifest", "jobs",
-	"baseline", "confidence", "resamples", "seed", "quantiles", "no-stats"}
-
 // addSegmentFlags registers the flags shared by every command that
 // segments exports, bound to the analysis options with their defaults.
 func addSegmentFlags(cmd *cobra.Command, o *AnalysisFlags) {
@@ -108,11 +102,9 @@ func (o *AnalysisFlags) validate() error {
 			return err
 		}
 	}
-	for _, name := range optionFlags {
-		if fl := o.flags.Lookup(name); fl != nil && fl.Changed {
-			o.SetGiven(name)
-		}
-	}
+	// A flag given on the command line (flag.Changed) is a given option
+	// (analysis.Options.Given, by the flag's name): it wins over a rules file.
+	o.flags.Visit(func(fl *pflag.Flag) { o.SetGiven(fl.Name) })
 	if o.RulesFile != "" && o.Rules == nil {
 		if err := checkInputFile("--config", o.RulesFile); err != nil {
 			return err
