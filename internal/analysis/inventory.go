@@ -234,6 +234,11 @@ type Inventory struct {
 	phaseRank  map[string]int
 }
 
+// CensusSkipSteps is the warm-up rule of `nsysphase inventory`, its one
+// default other than DefaultOptions': every step counts (a census, not a
+// timing); warm-up ranges are left out all the same.
+const CensusSkipSteps = 0
+
 // BuildInventory aggregates the interactions of every file. Steps flagged
 // warm-up (o.SkipSteps, --skip-steps) are left out.
 func BuildInventory(files []*FileResult, frames Frames, o Options) *Inventory {

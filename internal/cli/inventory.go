@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -54,8 +55,8 @@ Unlike analyze, every step inside the arm blocks counts (--skip-steps 0): a cens
 	}
 	addSegmentFlags(cmd, &o.AnalysisFlags)
 	if fl := cmd.Flags().Lookup("skip-steps"); fl != nil {
-		_ = fl.Value.Set("0")
-		fl.DefValue = "0"
+		fl.DefValue = strconv.Itoa(analysis.CensusSkipSteps)
+		_ = fl.Value.Set(fl.DefValue)
 		fl.Usage = "steps at the start of each block left out of the inventory (default: none; warm-up ranges are always left out)"
 	}
 	addTableOutputFlags(cmd, &o.TableOutput, "items")
