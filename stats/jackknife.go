@@ -58,7 +58,7 @@ func (pl *plan) jackknife(h jointStat) (theta, se float64, ok bool) {
 // expandedTInterval is the jackknife-t interval of a mean
 // (docs/statistics.md §3.4): θ̂ ± √(n/(n−1))·t_{n−1,1−α/2}·se, the t
 // interval widened by the factor the expanded percentile applies (§3.3).
-// The plain t interval of a ratio of means covered 93.7–94.6 % at 3–7
+// The plain t interval of a ratio of means covered 93.8–94.7 % at 3–7
 // rounds on the spiky cell D1 and its lower end lay above the truth in
 // up to 2.8 %; widened, 95.5–96.0 % and at most 2.0 % (TestRatioIntervalChoice).
 func expandedTInterval(theta, se float64, n int, confidence float64) [2]float64 {
