@@ -49,11 +49,12 @@ const (
 	minAhead       = 3
 )
 
-// partsAhead is how many parts of rowBytes-byte rows to decode ahead: one
-// a core and one more, at most readAheadBytes of them, at least minAhead.
-func partsAhead(capRows int, rowBytes uintptr) int {
+// partsAhead is how many parts of capRows rows of rowBytes bytes to decode
+// ahead on procs cores: one a core and one more, at most readAheadBytes of
+// them, at least minAhead.
+func partsAhead(procs, capRows int, rowBytes uintptr) int {
 	n := readAheadBytes / max(1, capRows*int(rowBytes))
-	return min(runtime.GOMAXPROCS(0)+1, max(minAhead, n))
+	return min(procs+1, max(minAhead, n))
 }
 
 // startStream starts decoding the API table and the GPU-op tables of f in
@@ -62,13 +63,13 @@ func startStream(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *stream
 	s := &streamSource{stop: make(chan struct{})}
 	stop := s.stop
 	apiCap := partCap(f.RowEstimate(nsys.TableRuntime), partRows)
-	ahead := partsAhead(apiCap, unsafe.Sizeof(streamCall{}))
+	ahead := partsAhead(runtime.GOMAXPROCS(0), apiCap, unsafe.Sizeof(streamCall{}))
 	s.api = parts.Start(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, ahead+1, func(r nsys.Part, reuse apiPart) (apiPart, error) {
 		return decodeAPIPart(f, r, stop, reuse, apiCap)
 	})
 	for src, t := range opTables {
 		opCap := partCap(f.RowEstimate(t), partRows)
-		ahead := partsAhead(opCap, unsafe.Sizeof(gpuOp{}))
+		ahead := partsAhead(runtime.GOMAXPROCS(0), opCap, unsafe.Sizeof(gpuOp{}))
 		// The engine keeps op parts until their ops are let go and then
 		// hands back a window's worth at once: a longer free list lets the
 		// decoders reuse them instead of allocating.
