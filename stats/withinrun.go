@@ -34,13 +34,6 @@ const (
 	// length) of the shorter run that give an interval: below it the
 	// resampled spread is too coarse (7.7% false positives at 4 blocks).
 	MinWithinRunBlocks = 6
-	// MinWithinRunEffectiveSteps is the fewest effective steps
-	// n(1−ρ⁺)/(1+ρ⁺) of an arm, ρ⁺ the upper 95% bound of its steps' lag-1
-	// autocorrelation, that give an interval: a short run whose
-	// autocorrelation came out low by chance gets short blocks and too
-	// narrow an interval (at φ = 0.9 and 100 steps, 2 of the 14 such runs
-	// of 200 were called different without it).
-	MinWithinRunEffectiveSteps = 5
 )
 
 // WithinRunComparison is an arm against the baseline, each one run (or a
@@ -68,9 +61,6 @@ type WithinRunComparison struct {
 	// Blocks is the expected number of blocks of the arm with fewer: the n
 	// of the expanded percentile interval.
 	Blocks float64 `json:"blocks"`
-	// EffectiveSteps is the smaller of the arms' effective steps at the
-	// upper bound of their lag-1 autocorrelation (MinWithinRunEffectiveSteps).
-	EffectiveSteps float64 `json:"effective_steps"`
 	// BlockBias is, per arm (baseline, arm), the largest share ĝ/b of a
 	// run's variance that its blocks miss; the interval is widened by it.
 	BlockBias [2]float64 `json:"block_bias"`
@@ -184,12 +174,12 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 		return nil, fmt.Errorf("within-run: unknown statistic %q", stat)
 	}
 	var gs [2][]float64
-	bs, bbl, bg, bn, bne, err := cleanWithinRun(base)
+	bs, bbl, bg, bn, err := cleanWithinRun(base)
 	if err != nil {
 		return nil, err
 	}
 	gs[0] = bg
-	as, abl, ag, an, ane, err := cleanWithinRun(other)
+	as, abl, ag, an, err := cleanWithinRun(other)
 	if err != nil {
 		return nil, err
 	}
@@ -221,14 +211,9 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 		nb = math.Min(nb, k)
 	}
 	w.Blocks = nb
-	w.EffectiveSteps = math.Min(bne, ane)
 	w.BlockBias = [2]float64{maxShare(gs[0], bbl), maxShare(gs[1], abl)}
-	switch {
-	case nb < MinWithinRunBlocks:
+	if nb < MinWithinRunBlocks {
 		w.Reason = fmt.Sprintf("%.1f blocks of the steps' autocorrelation length in the shorter run, %d needed: too few steps for a within-run interval (record longer runs)", nb, MinWithinRunBlocks)
-		return w, nil
-	case w.EffectiveSteps < MinWithinRunEffectiveSteps:
-		w.Reason = fmt.Sprintf("%.1f effective steps at the upper bound of the steps' autocorrelation, %d needed: too few steps for a within-run interval (record longer runs)", w.EffectiveSteps, MinWithinRunEffectiveSteps)
 		return w, nil
 	}
 	w.RatioCI = withinRunInterval(w, p, [2][][]float64{bs, as}, [2][]float64{bbl, abl}, rand.New(rand.NewPCG(seed, stream)), buf)
@@ -237,8 +222,8 @@ func CompareWithinRun(key, metric, stat, baseline, arm string, base, other [][]f
 
 // cleanWithinRun drops the NaN steps of each series and keeps the
 // non-empty ones, with each one's block length and autocorrelation share;
-// n counts the steps kept and ne their effective steps (effectiveSteps).
-func cleanWithinRun(series [][]float64) (out [][]float64, bl, gs []float64, n int, ne float64, err error) {
+// n counts the steps kept.
+func cleanWithinRun(series [][]float64) (out [][]float64, bl, gs []float64, n int, err error) {
 	for _, s := range series {
 		var c []float64
 		for _, v := range s {
@@ -246,21 +231,19 @@ func cleanWithinRun(series [][]float64) (out [][]float64, bl, gs []float64, n in
 				continue
 			}
 			if v < 0 || math.IsInf(v, 0) {
-				return nil, nil, nil, 0, 0, fmt.Errorf("within-run: invalid duration %v", v)
+				return nil, nil, nil, 0, fmt.Errorf("within-run: invalid duration %v", v)
 			}
 			c = append(c, v)
 		}
 		if len(c) > 0 {
 			out = append(out, c)
-			l := robustLogSteps(c)
-			bb, g := blockLengthAndBias(l)
-			bl = append(bl, math.Min(WithinRunBlockScale*bb, float64(len(c))/2))
+			bb, g := blockLengthOf(c)
+			bl = append(bl, bb)
 			gs = append(gs, g)
 			n += len(c)
-			ne += effectiveSteps(l)
 		}
 	}
-	return out, bl, gs, n, ne, nil
+	return out, bl, gs, n, nil
 }
 
 // pooledStat is the mean (p = 0) or the p-quantile of every step of
@@ -404,14 +387,34 @@ func robustLogSteps(x []float64) []float64 {
 	return l
 }
 
-// effectiveSteps is n(1−ρ⁺)/(1+ρ⁺), the steps' count over the AR(1)
-// integrated autocorrelation time at ρ⁺, the one-sided 95% upper bound of
-// the lag-1 autocorrelation of x: ρ̂ bias-corrected (Kendall: E ρ̂ ≈ ρ −
-// (1+3ρ)/n) plus 1.645 √((1−ρ²)/n). It counts the independent pieces a run
-// holds even where its autocorrelation came out low by chance.
-func effectiveSteps(x []float64) float64 {
+// blockLengthOf is the mean block length of a run's steps and its ĝ: on
+// robustLogSteps, WithinRunBlockScale times the Politis–White length, but
+// never shorter than the Politis–White length of an AR(1) with ρ⁺, the
+// upper 95% bound of the lag-1 autocorrelation (lag1Upper), and at most
+// half the run. The floor is for short runs: there the estimated
+// autocorrelation is noisy, and the runs whose blocks came out short by
+// chance were exactly those given an interval, too narrow (at φ = 0.9 and
+// 200 steps, 7.2–22.7% of them were called different).
+func blockLengthOf(x []float64) (float64, float64) {
+	l := robustLogSteps(x)
+	b, g := blockLengthAndBias(l)
+	b = math.Max(WithinRunBlockScale*b, arBlockLength(lag1Upper(l), len(l)))
+	return math.Min(b, float64(len(x))/2), g
+}
+
+// arBlockLength is the Politis–White length of an AR(1) with lag-1
+// autocorrelation ρ over n steps: b = g^{2/3} n^{1/3}, g = 2ρ/(1−ρ²).
+func arBlockLength(rho float64, n int) float64 {
+	g := 2 * rho / (1 - rho*rho)
+	return math.Max(1, math.Cbrt(g*g)*math.Cbrt(float64(n)))
+}
+
+// lag1Upper is ρ⁺, the one-sided 95% upper bound of the lag-1
+// autocorrelation of x, in [0, 0.99]: ρ̂ bias-corrected (Kendall: E ρ̂ ≈
+// ρ − (1+3ρ)/n) plus 1.645 √((1−ρ²)/n); 0 for constant or short x.
+func lag1Upper(x []float64) float64 {
 	n := float64(len(x))
-	if len(x) < 4 {
+	if len(x) < 4 || slices.Min(x) == slices.Max(x) {
 		return 0
 	}
 	m := meanOf(x)
@@ -422,12 +425,8 @@ func effectiveSteps(x []float64) float64 {
 			c1 += (v - m) * (x[i-1] - m)
 		}
 	}
-	if slices.Min(x) == slices.Max(x) {
-		return n // constant steps: nothing to resample, nothing correlated
-	}
 	r := math.Max(-0.99, math.Min(0.99, (c1/c0*n+1)/(n-3)))
-	r = math.Max(0, math.Min(0.99, r+1.645*math.Sqrt((1-r*r)/n)))
-	return n * (1 - r) / (1 + r)
+	return math.Max(0, math.Min(0.99, r+1.645*math.Sqrt((1-r*r)/n)))
 }
 
 // maxShare is the largest g[k]/b[k].
