@@ -387,19 +387,23 @@ func robustLogSteps(x []float64) []float64 {
 	return l
 }
 
-// blockLengthOf is the mean block length of a run's steps and its ĝ: on
-// robustLogSteps, WithinRunBlockScale times the Politis–White length, but
-// never shorter than the Politis–White length of an AR(1) with ρ⁺, the
-// upper 95% bound of the lag-1 autocorrelation (lag1Upper), and at most
-// half the run. The floor is for short runs: there the estimated
-// autocorrelation is noisy, and the runs whose blocks came out short by
-// chance were exactly those given an interval, too narrow (at φ = 0.9 and
-// 200 steps, 7.2–22.7% of them were called different).
+// blockLengthOf is the mean block length of a run's steps and its ĝ, both
+// on robustLogSteps. The length is WithinRunBlockScale times the
+// Politis–White length, never shorter than the Politis–White length of an
+// AR(1) with ρ⁺, the upper 95% bound of the lag-1 autocorrelation
+// (lag1Upper), and at most half the run; ĝ is the larger of the flat-top
+// estimate and the AR(1)'s 2ρ⁺/(1−ρ⁺²). The bounds are for short runs:
+// there the estimated autocorrelation is noisy, and the runs whose blocks
+// came out short by chance were exactly those given an interval, too
+// narrow (at φ = 0.9 and 200 steps, 7.2–22.7% of them were called
+// different without the floor, 17% with it but ĝ from the data alone,
+// 11% with both: docs/statistics.md §12).
 func blockLengthOf(x []float64) (float64, float64) {
 	l := robustLogSteps(x)
 	b, g := blockLengthAndBias(l)
-	b = math.Max(WithinRunBlockScale*b, arBlockLength(lag1Upper(l), len(l)))
-	return math.Min(b, float64(len(x))/2), g
+	rho := lag1Upper(l)
+	b = math.Max(WithinRunBlockScale*b, arBlockLength(rho, len(l)))
+	return math.Min(b, float64(len(x))/2), math.Max(g, 2*rho/(1-rho*rho))
 }
 
 // arBlockLength is the Politis–White length of an AR(1) with lag-1

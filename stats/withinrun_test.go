@@ -243,6 +243,39 @@ func TestWithinRunFalsePositiveGrid(t *testing.T) {
 	if float64(differ) > 0.05*float64(runs) {
 		t.Errorf("all cells: %d of %d called different: want ≤ 5%%", differ, runs)
 	}
+	withinRunTail(t)
+}
+
+// withinRunTail measures the cells where few runs get an interval with
+// 3000 experiments each (seed withinRunSeed+100+cell): a withheld run
+// costs no resampling, so this is cheap. It logs what the grid's 400
+// experiments cannot resolve and asserts nothing beyond the grid's bound
+// where fewer than 100 runs get an interval (docs/statistics.md §12).
+func withinRunTail(t *testing.T) {
+	const experiments = 3000
+	cells := []struct {
+		phi     float64
+		L       int
+		d, none int
+	}{{phi: 0.7, L: 100}, {phi: 0.8, L: 100}, {phi: 0.9, L: 200}, {phi: 0.9, L: 400}}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range cells {
+		c := &cells[i]
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c.d, c.none = withinRunFalsePositives(t, c.phi, c.L, experiments, withinRunSeed+100+uint64(i))
+		})
+	}
+	wg.Wait()
+	for _, c := range cells {
+		n := experiments - c.none
+		t.Logf("φ %.1f, %d steps: %d of %d experiments get an interval (%.1f%%), %d of those called different (%.1f%%)", c.phi, c.L, n, experiments, 100*float64(n)/experiments, c.d, 100*float64(c.d)/float64(max(n, 1)))
+		if se := math.Sqrt(0.05 * 0.95 / float64(n)); n >= 100 && float64(c.d)/float64(n) > 0.05+2*se {
+			t.Errorf("φ %.1f, %d steps: called different %d of %d", c.phi, c.L, c.d, n)
+		}
+	}
 }
 
 // TestWithinRunDeterministic: same seed, same interval; swapped arms give
