@@ -51,7 +51,9 @@
 // and the t prediction interval c̄ − ȳ ± t_{n−1}·s·√(1/m + 1/n) on the log
 // scale; the run stays the unit. CompareWithinRun (withinrun.go, §12)
 // compares two single runs by the stationary bootstrap over their steps,
-// block length from OptimalBlockLength (Politis–White); it leaves out
+// block length twice OptimalBlockLength (Politis–White) of the robust log
+// steps, floored by the AR(1) length at the upper bound of their lag-1
+// autocorrelation; it leaves out
 // run-to-run variance and always carries ci_excludes_run_to_run_variance.
 //
 // # Quantile definition

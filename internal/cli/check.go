@@ -57,9 +57,10 @@ candidate arm is compared with the history of the same arm, or of the history's 
 --baseline when given.
 
 --within-run compares two single runs (one profile or block per arm) by a stationary bootstrap over
-their steps (blocks three times the Politis–White length, widened for what they miss): it keeps the
-steps' autocorrelation but leaves out run-to-run variance, so it says whether these runs differ, not
-whether the code does. Runs shorter than 6 blocks get no interval (inconclusive, passes).
+their steps (blocks twice the Politis–White length and no shorter than the autocorrelation's upper
+bound allows, widened for what they miss): it keeps the steps' autocorrelation but leaves out
+run-to-run variance, so it says whether these runs differ, not whether the code does. Runs shorter
+than 6 blocks get no interval (inconclusive, passes).
 Off by default; every line it produces says "within-run", and with it the gate can fail.
 
 --max-regression is a percentage (5%) or a fraction (0.05); a bare number of 1 or more ("5") is
