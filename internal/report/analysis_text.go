@@ -22,7 +22,82 @@ const textWidth = 120
 // Markdown is the same content shaped for a pull-request comment: a short
 // table on top, the rest folded in <details> blocks.
 func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) error {
-	md := f == Markdown
+	tw := textSections{w: w, md: f == Markdown}
+	if err := writeAnalysisHead(tw, doc, f, opt); err != nil {
+		return err
+	}
+	if err := writeHistory(w, doc, f, opt.Wide); err != nil {
+		return err
+	}
+	if err := writeWithinRun(w, doc, f, opt.Wide); err != nil {
+		return err
+	}
+	if err := writeBreakdownSection(tw, doc, f, opt); err != nil {
+		return err
+	}
+	if err := tw.list(fmt.Sprintf("Where each significant wall difference comes from (arm − %s, µs per step; %% of %s wall)", doc.Baseline, doc.Baseline),
+		decompositionLines(doc, opt.Wide || tw.md)); err != nil {
+		return err
+	}
+	if err := tw.list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
+		return err
+	}
+	if err := writeHardware(w, doc, f, opt, tw.section, tw.list); err != nil {
+		return err
+	}
+	if rs := doc.Ranks; rs != nil {
+		if err := tw.section(ranksTitle(rs), func() error { return writeRanks(w, doc, f, opt) }); err != nil {
+			return err
+		}
+	}
+	return writeWarningsSection(tw, doc, opt)
+}
+
+// textSections writes the report's sections: a titled block in text, a
+// folded <details> block in Markdown.
+type textSections struct {
+	w  io.Writer
+	md bool
+}
+
+// section writes title and then body's output.
+func (tw textSections) section(title string, body func() error) error {
+	if tw.md {
+		fmt.Fprintf(tw.w, "\n<details><summary>%s</summary>\n\n", escapeSummary(title))
+	} else {
+		fmt.Fprintf(tw.w, "\n%s\n", title)
+	}
+	if err := body(); err != nil {
+		return err
+	}
+	if tw.md {
+		fmt.Fprintf(tw.w, "\n</details>\n")
+	}
+	return nil
+}
+
+// list is a section of lines: one bullet a line in Markdown, wrapped lines
+// in text; nothing without lines.
+func (tw textSections) list(title string, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	return tw.section(title, func() error {
+		for _, l := range lines {
+			if tw.md {
+				fmt.Fprintf(tw.w, "- %s\n", escapeMarkdownText(l))
+			} else {
+				fmt.Fprintln(tw.w, wrap("  "+l, textWidth, "      "))
+			}
+		}
+		return nil
+	})
+}
+
+// writeAnalysisHead writes the title (Markdown), the context lines and the
+// headline table with the phases that did not change.
+func writeAnalysisHead(tw textSections, doc *analysis.Doc, f Format, opt Options) error {
+	w, md := tw.w, tw.md
 	if md {
 		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", export.EscapeMarkdown(orNone(doc.Step)))
 	}
@@ -37,43 +112,30 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		fmt.Fprintln(w)
 	}
 	head := headline(doc)
-	if head != nil {
-		if !md {
-			fmt.Fprintf(w, "\n%s\n", head.Doc)
-		} else {
-			fmt.Fprintf(w, "%s\n\n", escapeMarkdownText(head.Doc)) // names the baseline arm
-		}
-		if err := writeTable(w, head, f); err != nil {
-			return err
-		}
-		if quiet := unchangedPhases(doc); quiet != "" {
-			if md {
-				fmt.Fprintf(w, "\n%s\n", escapeMarkdownText(quiet))
-			} else {
-				fmt.Fprintln(w, wrap(quiet, textWidth, "  "))
-			}
-		}
-	}
-	if err := writeHistory(w, doc, f, opt.Wide); err != nil {
-		return err
-	}
-	if err := writeWithinRun(w, doc, f, opt.Wide); err != nil {
-		return err
-	}
-	section := func(title string, body func() error) error {
-		if md {
-			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", escapeSummary(title))
-		} else {
-			fmt.Fprintf(w, "\n%s\n", title)
-		}
-		if err := body(); err != nil {
-			return err
-		}
-		if md {
-			fmt.Fprintf(w, "\n</details>\n")
-		}
+	if head == nil {
 		return nil
 	}
+	if !md {
+		fmt.Fprintf(w, "\n%s\n", head.Doc)
+	} else {
+		fmt.Fprintf(w, "%s\n\n", escapeMarkdownText(head.Doc)) // names the baseline arm
+	}
+	if err := writeTable(w, head, f); err != nil {
+		return err
+	}
+	if quiet := unchangedPhases(doc); quiet != "" {
+		if md {
+			fmt.Fprintf(w, "\n%s\n", escapeMarkdownText(quiet))
+		} else {
+			fmt.Fprintln(w, wrap(quiet, textWidth, "  "))
+		}
+	}
+	return nil
+}
+
+// writeBreakdownSection writes the breakdown per step: the compact table,
+// or every column with --wide.
+func writeBreakdownSection(tw textSections, doc *analysis.Doc, f Format, opt Options) error {
 	breakdown := compactBreakdown(doc)
 	unit := "µs"
 	if breakdown.NumColumns() > 2 {
@@ -84,86 +146,58 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		breakdown = doc.BreakdownTable()
 		title = "Breakdown per step (mean µs; the six parts after wall sum to wall; phases and (unannotated) to the step)"
 	}
-	if err := section(title, func() error {
-		if err := writeTable(w, breakdown, f); err != nil {
+	return tw.section(title, func() error {
+		if err := writeTable(tw.w, breakdown, f); err != nil {
 			return err
 		}
 		if !opt.Wide && hasOtherThreadRows(doc) {
 			note := "rows named (… thread) are another thread's work during the step: beside its phases, outside its wall"
-			if md {
-				fmt.Fprintf(w, "\n%s\n", note)
+			if tw.md {
+				fmt.Fprintf(tw.w, "\n%s\n", note)
 			} else {
-				fmt.Fprintln(w, "  "+note)
+				fmt.Fprintln(tw.w, "  "+note)
 			}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	// A list section: one bullet a line in Markdown, wrapped lines in text.
-	list := func(title string, lines []string) error {
-		if len(lines) == 0 {
-			return nil
-		}
-		return section(title, func() error {
-			for _, l := range lines {
-				if md {
-					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
-				} else {
-					fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
-				}
-			}
-			return nil
-		})
-	}
-	if err := list(fmt.Sprintf("Where each significant wall difference comes from (arm − %s, µs per step; %% of %s wall)", doc.Baseline, doc.Baseline),
-		decompositionLines(doc, opt.Wide || md)); err != nil {
-		return err
-	}
-	if err := list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
-		return err
-	}
-	if err := writeHardware(w, doc, f, opt, section, list); err != nil {
-		return err
-	}
-	if rs := doc.Ranks; rs != nil {
-		if err := section(ranksTitle(rs), func() error { return writeRanks(w, doc, f, opt) }); err != nil {
-			return err
-		}
-	}
+	})
+}
+
+// writeWarningsSection writes the warnings: one line per kind, or each
+// with --warnings; the CI caveats already on top are not repeated.
+func writeWarningsSection(tw textSections, doc *analysis.Doc, opt Options) error {
 	ws := doc.Warnings
-	title = fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(ws))
+	title := fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(ws))
 	if opt.AllWarnings {
 		title = fmt.Sprintf("Warnings (%d)", len(ws))
 	} else if _, rest := ciCaveats(ws, len(doc.Phases)); len(rest) < len(ws) {
 		title = fmt.Sprintf("Warnings (%d more than the CI caveats on top, by kind; --warnings or --format json lists each)", len(rest))
 		ws = rest
 	}
-	if len(ws) > 0 {
-		lines := warningLines(ws, opt.AllWarnings)
-		if !opt.AllWarnings && len(lines) > maxWarningLines-1 {
-			lines = append(lines[:maxWarningLines-2], fmt.Sprintf("… %d more kinds (--warnings)", len(lines)-(maxWarningLines-2)))
-		}
-		return section(title, func() error {
-			for _, l := range lines {
-				switch {
-				case md:
-					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
-				case opt.AllWarnings:
-					fmt.Fprintln(w, wrap("  "+l, textWidth, "    "))
-				default:
-					// One line a kind; the whole sentence is in --warnings
-					// and JSON. With one input its name is in the context.
-					if len(doc.Inputs) == 1 {
-						l = strings.Replace(l, doc.Inputs[0].File+": ", "", 1)
-					}
-					fmt.Fprintln(w, clip("  "+l, textWidth))
-				}
-			}
-			return nil
-		})
+	if len(ws) == 0 {
+		return nil
 	}
-	return nil
+	lines := warningLines(ws, opt.AllWarnings)
+	if !opt.AllWarnings && len(lines) > maxWarningLines-1 {
+		lines = append(lines[:maxWarningLines-2], fmt.Sprintf("… %d more kinds (--warnings)", len(lines)-(maxWarningLines-2)))
+	}
+	return tw.section(title, func() error {
+		for _, l := range lines {
+			switch {
+			case tw.md:
+				fmt.Fprintf(tw.w, "- %s\n", escapeMarkdownText(l))
+			case opt.AllWarnings:
+				fmt.Fprintln(tw.w, wrap("  "+l, textWidth, "    "))
+			default:
+				// One line a kind; the whole sentence is in --warnings
+				// and JSON. With one input its name is in the context.
+				if len(doc.Inputs) == 1 {
+					l = strings.Replace(l, doc.Inputs[0].File+": ", "", 1)
+				}
+				fmt.Fprintln(tw.w, clip("  "+l, textWidth))
+			}
+		}
+		return nil
+	})
 }
 
 // stepHow says which rule chose the step, its coverage and the runner-up
