@@ -558,7 +558,7 @@ func (e *metricEval) compare(st string, tailLimited bool) Comparison {
 		}
 	}
 	if c.RatioCI != nil && (c.Method == MethodBootstrap || c.Method == MethodJackknife) {
-		c.Verdict = VerdictOf(*c.RatioCI)
+		c.Verdict = c.IntervalVerdict()
 		c.Significant = c.Verdict == VerdictChanged
 	}
 	if base.n <= 2 {

@@ -335,7 +335,7 @@ func (d *Doc) fill() {
 				w = []string{}
 			}
 			d.Comparisons = append(d.Comparisons, ComparisonRow{Phase: ph, Metric: c.Metric, Stat: c.Stat, Baseline: c.Baseline, Arm: c.Arm,
-				BaseValue: c.BaselineValue, ArmValue: c.ArmValue, Ratio: c.Ratio, RatioCI: c.RatioCI, Diff: c.Diff, DiffCI: c.DiffCI,
+				BaseValue: c.BaselineValue, ArmValue: c.ArmValue, RatioEstimate: c.RatioEstimate, Diff: c.Diff, DiffCI: c.DiffCI,
 				Significant: c.Significant, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits, Warnings: w})
 		}
 		for _, c := range r.Decomposition {

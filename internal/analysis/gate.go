@@ -48,14 +48,13 @@ const (
 
 // GateRow is one arm's outcome.
 type GateRow struct {
-	Phase   string      `json:"phase"`
-	Arm     string      `json:"arm"`
-	Ratio   *float64    `json:"ratio"`
-	RatioCI *[2]float64 `json:"ratio_ci"`
-	Method  string      `json:"method"`
-	NUnits  int         `json:"n_units"`
-	Outcome string      `json:"outcome"`
-	Reason  string      `json:"reason"`
+	Phase string `json:"phase"`
+	Arm   string `json:"arm"`
+	stats.RatioEstimate
+	Method  string `json:"method"`
+	NUnits  int    `json:"n_units"`
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
 	// History is the comparison with the history runs (ModeHistory).
 	History *stats.HistoryComparison `json:"history,omitempty"`
 	// WithinRun is the stationary-bootstrap comparison (ModeWithinRun).
@@ -72,7 +71,7 @@ func LimitText(limit float64) string {
 // three reasons say which, in the words of the gate's mode.
 func (g *Gate) judge(r *GateRow, bound float64, above, straddles, below string) {
 	switch {
-	case r.RatioCI[0] > bound:
+	case r.Above(bound):
 		r.Outcome, r.Reason, g.Status = OutcomeRegression, above, "FAIL"
 	case r.RatioCI[1] > bound:
 		r.Reason = straddles
@@ -130,7 +129,7 @@ func HistoryGate(rows []HistoryRow, h *HistoryRuns, o GateSpec) *Gate {
 		} else if g.Baseline != r.HistoryArm {
 			g.Baseline = "each arm's own"
 		}
-		row := GateRow{Phase: r.Phase, Arm: r.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.HistoryRuns, Outcome: OutcomePass, History: c}
+		row := GateRow{Phase: r.Phase, Arm: r.Arm, RatioEstimate: c.RatioEstimate, Method: c.Method, NUnits: c.HistoryRuns, Outcome: OutcomePass, History: c}
 		if c.RatioCI == nil {
 			row.Outcome = OutcomeInconclusive
 			row.Reason = c.Reason + ": a regression cannot be proven"
@@ -166,7 +165,7 @@ func ArmsGate(doc *Doc, o GateSpec) (*Gate, error) {
 		if !slices.Contains(o.Phases, c.Phase) || c.Metric != o.Metric || c.Stat != o.Stat {
 			continue
 		}
-		r := GateRow{Phase: c.Phase, Arm: c.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.NUnits, Outcome: OutcomePass}
+		r := GateRow{Phase: c.Phase, Arm: c.Arm, RatioEstimate: c.RatioEstimate, Method: c.Method, NUnits: c.NUnits, Outcome: OutcomePass}
 		switch {
 		case c.RatioCI == nil:
 			r.Outcome = OutcomeInconclusive
@@ -215,7 +214,7 @@ func WithinRunGate(doc *Doc, o GateSpec) (*Gate, error) {
 			if err != nil {
 				return nil, err
 			}
-			r := GateRow{Phase: ph, Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: OutcomePass, WithinRun: w}
+			r := GateRow{Phase: ph, Arm: arm, RatioEstimate: w.RatioEstimate, Method: w.Method, NUnits: len(series[arm]), Outcome: OutcomePass, WithinRun: w}
 			if w.RatioCI == nil {
 				r.Outcome = OutcomeInconclusive
 				r.Reason = "within-run: no interval (a zero statistic)"

@@ -181,17 +181,16 @@ type RankPhaseRow struct {
 // RankComparison is one arm against the baseline on one rank: mean wall
 // of a phase's kept instances, ratio = arm / baseline.
 type RankComparison struct {
-	Phase      string        `json:"phase"`
-	Rank       int           `json:"rank"`
-	Baseline   string        `json:"baseline"`
-	Arm        string        `json:"arm"`
-	BaseMeanNs float64       `json:"baseline_mean_ns"`
-	ArmMeanNs  float64       `json:"arm_mean_ns"`
-	Ratio      *float64      `json:"ratio"`
-	RatioCI    *[2]float64   `json:"ratio_ci"`
-	Verdict    stats.Verdict `json:"verdict"` // as in comparisons; VerdictNone without a between-block CI
-	Method     string        `json:"method"`
-	NUnits     int           `json:"n_units"`
+	Phase      string  `json:"phase"`
+	Rank       int     `json:"rank"`
+	Baseline   string  `json:"baseline"`
+	Arm        string  `json:"arm"`
+	BaseMeanNs float64 `json:"baseline_mean_ns"`
+	ArmMeanNs  float64 `json:"arm_mean_ns"`
+	stats.RatioEstimate
+	Verdict stats.Verdict `json:"verdict"` // as in comparisons; VerdictNone without a between-block CI
+	Method  string        `json:"method"`
+	NUnits  int           `json:"n_units"`
 }
 
 // StragglerStep is one matched step (or collective) on one rank.
@@ -1089,7 +1088,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst
 					continue
 				}
 				out = append(out, RankComparison{Phase: ph, Rank: ps[i].Rank, Baseline: c.Baseline, Arm: c.Arm, BaseMeanNs: c.BaselineValue, ArmMeanNs: c.ArmValue,
-					Ratio: c.Ratio, RatioCI: c.RatioCI, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits})
+					RatioEstimate: c.RatioEstimate, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits})
 			}
 		}
 	}

@@ -18,17 +18,16 @@ const (
 // ArmGain is the measured step-wall gain of an arm over the verdict's arm,
 // from the same comparison analyze reports (phase = the step, wall_ns mean).
 type ArmGain struct {
-	Arm         string      `json:"arm"`
-	Baseline    string      `json:"baseline"`
-	Gain        *float64    `json:"gain"` // 1 − arm/baseline mean step wall: 0.25 = 25% shorter steps
-	GainCI      *[2]float64 `json:"gain_ci"`
-	DiffNs      float64     `json:"diff_ns"` // arm − baseline mean step wall, ns per step (negative: shorter)
-	DiffCI      *[2]float64 `json:"diff_ci"`
-	Ratio       *float64    `json:"ratio"`
-	RatioCI     *[2]float64 `json:"ratio_ci"`
-	Significant bool        `json:"significant"`
-	Method      string      `json:"method"`
-	NUnits      int         `json:"n_units"`
+	Arm      string      `json:"arm"`
+	Baseline string      `json:"baseline"`
+	Gain     *float64    `json:"gain"` // 1 − arm/baseline mean step wall: 0.25 = 25% shorter steps
+	GainCI   *[2]float64 `json:"gain_ci"`
+	DiffNs   float64     `json:"diff_ns"` // arm − baseline mean step wall, ns per step (negative: shorter)
+	DiffCI   *[2]float64 `json:"diff_ci"`
+	stats.RatioEstimate
+	Significant bool   `json:"significant"`
+	Method      string `json:"method"`
+	NUnits      int    `json:"n_units"`
 }
 
 // Verdict is the result of `nsysphase verdict`.
@@ -183,7 +182,7 @@ func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm 
 		if c.Metric != phases.Wall.Name() || c.Stat != stats.StatMean {
 			continue
 		}
-		g := ArmGain{Arm: c.Arm, Baseline: c.Baseline, Ratio: c.Ratio, RatioCI: c.RatioCI, DiffNs: c.Diff, DiffCI: c.DiffCI,
+		g := ArmGain{Arm: c.Arm, Baseline: c.Baseline, RatioEstimate: c.RatioEstimate, DiffNs: c.Diff, DiffCI: c.DiffCI,
 			Significant: c.Significant, Method: c.Method, NUnits: c.NUnits}
 		if c.Ratio != nil {
 			v := 1 - *c.Ratio

@@ -139,7 +139,7 @@ func withinRunTable(doc *analysis.Doc, all bool) (*export.Table, []string, []str
 	)
 	var same, short []string
 	for _, r := range doc.WithinRun {
-		moved := r.RatioCI != nil && (r.RatioCI[0] > 1 || r.RatioCI[1] < 1)
+		moved := r.IntervalVerdict() == stats.VerdictChanged // a within-run interval: a move, not a verdict
 		if !all && r.Phase != doc.Step && r.RatioCI == nil && r.Reason != "" {
 			short = appendNew(short, r.Phase)
 			continue

@@ -163,8 +163,8 @@ func TestGateMarkdownGFM(t *testing.T) {
 	r, lo, hi := 2.1, 2.0, 2.2
 	g := &Gate{Status: "FAIL", Phase: "step", Metric: "wall_ns", Stat: "mean", Baseline: "graph", Limit: 0.05, Confidence: 0.95, Resamples: 9999, Seed: 1,
 		Arms: []GateRow{
-			{Arm: "eager", Ratio: &r, RatioCI: &[2]float64{lo, hi}, Method: "cluster-jackknife-t", NUnits: 6, Outcome: OutcomeRegression, Reason: "the whole CI lies above 1.050 | proven"},
-			{Arm: "one", Ratio: &r, RatioCI: &[2]float64{lo, hi}, Method: stats.MethodWithinRun, NUnits: 2, Outcome: OutcomeInconclusive, Reason: "within-run CI only"},
+			{Arm: "eager", RatioEstimate: stats.RatioEstimate{Ratio: &r, RatioCI: &[2]float64{lo, hi}}, Method: "cluster-jackknife-t", NUnits: 6, Outcome: OutcomeRegression, Reason: "the whole CI lies above 1.050 | proven"},
+			{Arm: "one", RatioEstimate: stats.RatioEstimate{Ratio: &r, RatioCI: &[2]float64{lo, hi}}, Method: stats.MethodWithinRun, NUnits: 2, Outcome: OutcomeInconclusive, Reason: "within-run CI only"},
 		}}
 	var b bytes.Buffer
 	if err := Generate(&b, Markdown, g, Options{}); err != nil {
