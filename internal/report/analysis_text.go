@@ -39,7 +39,7 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		decompositionLines(doc, opt.Wide || tw.md)); err != nil {
 		return err
 	}
-	if err := tw.list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
+	if err := tw.list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", gpuWaitNotes(doc)); err != nil {
 		return err
 	}
 	if err := writeHardware(w, doc, f, opt, tw.section, tw.list); err != nil {

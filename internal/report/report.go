@@ -87,7 +87,7 @@ type page struct {
 	WallComparisons *htmlTable
 	Significant     *htmlTable
 	Decomposition   *htmlTable
-	WaitNotes       []string // analysis.Doc.GPUWaitNotes
+	WaitNotes       []string // gpuWaitNotes
 	RankTitle       string   // says what the ranks section holds
 	RankNotes       []string // the ranks section's context (nil without ranks)
 	Ranks           *htmlTable
@@ -143,7 +143,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p.WallComparisons = wallComparisons(doc)
 	p.Significant = significantComparisons(doc)
 	p.Decomposition = decomposition(doc)
-	p.WaitNotes = doc.GPUWaitNotes()
+	p.WaitNotes = gpuWaitNotes(doc)
 	if rs := doc.Ranks; rs != nil {
 		u := unitsFor(rs, timeScale{"µs", 1e3}) // the breakdown's unit here
 		p.RankTitle, p.RankNotes = ranksTitle(rs), rankLines(rs)

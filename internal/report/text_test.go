@@ -139,7 +139,7 @@ func TestAnalysisMarkdownGFM(t *testing.T) {
 	if s.rows[0] != 4 || s.rows[1] != len(d.Summary) {
 		t.Errorf("table rows %v, want 4 headline rows (three phases and (unannotated) changed) and %d breakdown rows", s.rows, len(d.Summary))
 	}
-	notes := d.GPUWaitNotes()
+	notes := gpuWaitNotes(d)
 	if want := 3 + min(len(notes), 1); s.details != want {
 		t.Errorf("%d <details> blocks, want %d (breakdown, decomposition, why phases wait, warnings)", s.details, want)
 	}
