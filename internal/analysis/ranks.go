@@ -252,112 +252,10 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		return
 	}
 	phases.AssignRanks(ps)
+	d.setInstanceRanks(ps)
 	s := &RanksSection{}
-	rankOf := map[rankRef]int{}
-	hosts := map[string]bool{}
-	nFiles := map[string]bool{}
-	kinds := map[string]bool{}
-	sources := map[string]bool{}
-	for _, p := range ps {
-		rankOf[rankRef{p.File, p.Pid}] = p.Rank
-		hosts[p.Host] = true
-		nFiles[p.File] = true
-		kinds[p.Kind] = true
-		sources[p.RankSource] = true
-	}
-	st := d.instances
-	type jobUnit struct {
-		arm   string
-		block int
-	}
-	first := map[jobUnit]phases.UnitID{}
-	for i := range st.Len() {
-		r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]
-		if !ok {
-			continue
-		}
-		st.SetRank(i, r)
-		// Ranks of one run are not replicates: each rank's block (or
-		// process unit) joins the first rank's, so an arm's CIs are over
-		// its blocks of this run, never over its ranks.
-		u := st.Unit(i)
-		k := jobUnit{u.Arm, u.Block}
-		if f, ok := first[k]; !ok {
-			first[k] = u
-		} else if f != u {
-			if d.rankUnits == nil {
-				d.rankUnits = map[phases.UnitID]phases.UnitID{}
-			}
-			d.rankUnits[u] = f
-		}
-	}
-	if len(d.rankUnits) > 0 {
-		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", len(ps))})
-	}
-	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
-	s.Hosts = slices.Sorted(maps.Keys(hosts))
-	s.MultiHost = len(hosts) > 1
-	switch {
-	case !kinds["nccl"] && !kinds["mpi"]:
-		s.Collectives = "none traced (no NCCL kernels, no MPI trace): ranks are compared by their steps"
-	case kinds["nccl"] && kinds["mpi"]:
-		s.Collectives = "NCCL kernels (GPU start) where a rank ran them, else traced MPI collective calls (host start)"
-	case kinds["nccl"]:
-		s.Collectives = "NCCL kernels: a rank arrives when its kernel starts on its GPU"
-	default:
-		s.Collectives = "traced MPI collective calls: a rank arrives when its call starts on the host"
-	}
-	aligned := true
-	if len(nFiles) == 1 {
-		s.Clock = "one export: every rank on its clock"
-	} else {
-		s.Clock = "one export per rank: each export's session start (TARGET_INFO_SESSION_START_TIME) puts its events on one wall-clock timeline"
-		for _, p := range ps {
-			if p.SessionStartUTC == 0 {
-				aligned = false
-			}
-		}
-		if !aligned {
-			s.Clock = "one export per rank, and some lack a session start: ranks cannot be put on one timeline"
-			d.Warnings = append(d.Warnings, Warning{Code: WarnRanksUnaligned, Message: "per-rank exports without a session start time: arrivals cannot be compared, no stragglers"})
-		}
-	}
-	if s.MultiHost {
-		s.Clock += "; ranks ran on different hosts (" + strings.Join(s.Hosts, ", ") + "), whose clock offsets are not corrected: arrival differences include them"
-		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksMultiHost, Message: fmt.Sprintf("ranks ran on %d hosts (%s): arrival times compare session clocks of different hosts, offsets not corrected", len(hosts), strings.Join(s.Hosts, ", "))})
-	}
-	// Arrival clock: raw ns within one export, else Unix ns from the session start.
-	base := int64(math.MaxInt64)
-	if len(nFiles) > 1 {
-		for _, p := range ps {
-			base = min(base, p.SessionStartUTC)
-		}
-	}
-	clock := func(p *phases.RankProcess, t int64) int64 {
-		if len(nFiles) > 1 {
-			return p.SessionStartUTC - base + t
-		}
-		return t
-	}
-	// Steps and phases of each rank, warm-up ones included (step keys count
-	// them, and each use leaves them out): the document's own instances,
-	// so every rank row is phase_instances grouped by rank (segmentation
-	// flags each process's first --skip-steps steps).
-	count := map[int]int{}
-	for i := range st.Len() {
-		if r, ok := st.Rank(i); ok {
-			count[r]++
-		}
-	}
-	byRank := make(map[int][]rankInst, len(count))
-	for r, n := range count {
-		byRank[r] = make([]rankInst, 0, n)
-	}
-	for i, x := range st.Each() {
-		if r, ok := st.Rank(i); ok {
-			byRank[r] = append(byRank[r], slimInst(x))
-		}
-	}
+	kinds, aligned, clock := d.describeRanks(s, ps)
+	byRank := d.rankInstances()
 	for i := range ps {
 		p := &ps[i]
 		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
@@ -388,6 +286,131 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		s.Steps = []StragglerStep{}
 	}
 	d.Ranks = s
+}
+
+// setInstanceRanks sets the rank of every instance of a rank process ps,
+// and joins each rank's units to the first rank's (d.rankUnits).
+func (d *Doc) setInstanceRanks(ps []phases.RankProcess) {
+	rankOf := map[rankRef]int{}
+	for _, p := range ps {
+		rankOf[rankRef{p.File, p.Pid}] = p.Rank
+	}
+	st := d.instances
+	type jobUnit struct {
+		arm   string
+		block int
+	}
+	first := map[jobUnit]phases.UnitID{}
+	for i := range st.Len() {
+		r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]
+		if !ok {
+			continue
+		}
+		st.SetRank(i, r)
+		// Ranks of one run are not replicates: each rank's block (or
+		// process unit) joins the first rank's, so an arm's CIs are over
+		// its blocks of this run, never over its ranks.
+		u := st.Unit(i)
+		k := jobUnit{u.Arm, u.Block}
+		if f, ok := first[k]; !ok {
+			first[k] = u
+		} else if f != u {
+			if d.rankUnits == nil {
+				d.rankUnits = map[phases.UnitID]phases.UnitID{}
+			}
+			d.rankUnits[u] = f
+		}
+	}
+	if len(d.rankUnits) > 0 {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", len(ps))})
+	}
+}
+
+// describeRanks fills the section's context (sources, hosts, collectives,
+// clock) and warns where the ranks' clocks do not compare. It returns the
+// kinds of collectives traced, whether the ranks share one timeline, and
+// the arrival clock: raw ns within one export, else Unix ns from the
+// session start.
+func (d *Doc) describeRanks(s *RanksSection, ps []phases.RankProcess) (kinds map[string]bool, aligned bool, clock func(*phases.RankProcess, int64) int64) {
+	hosts := map[string]bool{}
+	nFiles := map[string]bool{}
+	kinds = map[string]bool{}
+	sources := map[string]bool{}
+	for _, p := range ps {
+		hosts[p.Host] = true
+		nFiles[p.File] = true
+		kinds[p.Kind] = true
+		sources[p.RankSource] = true
+	}
+	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
+	s.Hosts = slices.Sorted(maps.Keys(hosts))
+	s.MultiHost = len(hosts) > 1
+	switch {
+	case !kinds["nccl"] && !kinds["mpi"]:
+		s.Collectives = "none traced (no NCCL kernels, no MPI trace): ranks are compared by their steps"
+	case kinds["nccl"] && kinds["mpi"]:
+		s.Collectives = "NCCL kernels (GPU start) where a rank ran them, else traced MPI collective calls (host start)"
+	case kinds["nccl"]:
+		s.Collectives = "NCCL kernels: a rank arrives when its kernel starts on its GPU"
+	default:
+		s.Collectives = "traced MPI collective calls: a rank arrives when its call starts on the host"
+	}
+	aligned = true
+	if len(nFiles) == 1 {
+		s.Clock = "one export: every rank on its clock"
+	} else {
+		s.Clock = "one export per rank: each export's session start (TARGET_INFO_SESSION_START_TIME) puts its events on one wall-clock timeline"
+		for _, p := range ps {
+			if p.SessionStartUTC == 0 {
+				aligned = false
+			}
+		}
+		if !aligned {
+			s.Clock = "one export per rank, and some lack a session start: ranks cannot be put on one timeline"
+			d.Warnings = append(d.Warnings, Warning{Code: WarnRanksUnaligned, Message: "per-rank exports without a session start time: arrivals cannot be compared, no stragglers"})
+		}
+	}
+	if s.MultiHost {
+		s.Clock += "; ranks ran on different hosts (" + strings.Join(s.Hosts, ", ") + "), whose clock offsets are not corrected: arrival differences include them"
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksMultiHost, Message: fmt.Sprintf("ranks ran on %d hosts (%s): arrival times compare session clocks of different hosts, offsets not corrected", len(hosts), strings.Join(s.Hosts, ", "))})
+	}
+	base := int64(math.MaxInt64)
+	if len(nFiles) > 1 {
+		for _, p := range ps {
+			base = min(base, p.SessionStartUTC)
+		}
+	}
+	clock = func(p *phases.RankProcess, t int64) int64 {
+		if len(nFiles) > 1 {
+			return p.SessionStartUTC - base + t
+		}
+		return t
+	}
+	return kinds, aligned, clock
+}
+
+// rankInstances are the steps and phases of each rank, warm-up ones
+// included (step keys count them, and each use leaves them out): the
+// document's own instances, so every rank row is phase_instances grouped
+// by rank (segmentation flags each process's first --skip-steps steps).
+func (d *Doc) rankInstances() map[int][]rankInst {
+	st := d.instances
+	count := map[int]int{}
+	for i := range st.Len() {
+		if r, ok := st.Rank(i); ok {
+			count[r]++
+		}
+	}
+	byRank := make(map[int][]rankInst, len(count))
+	for r, n := range count {
+		byRank[r] = make([]rankInst, 0, n)
+	}
+	for i, x := range st.Each() {
+		if r, ok := st.Rank(i); ok {
+			byRank[r] = append(byRank[r], slimInst(x))
+		}
+	}
+	return byRank
 }
 
 // notOneJob says why the rank processes ps of files are not ranks of one
@@ -672,9 +695,15 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock
 		out.Sentence = fmt.Sprintf("no straggler: no rank finishes last in more than half of the %d steps; ranks finish each step within %s of each other (median %s)",
 			out.Steps, fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
 	}
-	if sc.Off {
-		return out
+	if !sc.Off {
+		d.stepEndCI(out, skews, blocks, sc)
 	}
+	return out
+}
+
+// stepEndCI sets the CI of the mean step-end skew: the matched steps'
+// skews resampled in blocks of consecutive steps (the steps' blocks).
+func (d *Doc) stepEndCI(out *StepEndSkew, skews []float64, blocks []string, sc StatsConfig) {
 	var units []stats.Unit
 	for lo := 0; lo < len(blocks); {
 		hi := lo
@@ -688,7 +717,7 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock
 		stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{}})
 	if err != nil {
 		d.Warnings = append(d.Warnings, Warning{Code: "straggler_ci", Message: "step-end skew CI not computed: " + err.Error()})
-		return out
+		return
 	}
 	for _, a := range res.Arms {
 		out.Method = a.Method
@@ -696,7 +725,6 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock
 			out.SkewCI = m.MeanCI
 		}
 	}
-	return out
 }
 
 // fmtDur is ns for a sentence: µs below 10 ms, else ms.
