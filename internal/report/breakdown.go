@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
@@ -23,7 +22,7 @@ func writeBreakdownSection(tw textSections, doc *analysis.Doc, f Format, opt Opt
 	}
 	title := fmt.Sprintf("Breakdown per step (mean %s, every column; cpu_other … other_api sum to wall, phases to the step)", unit)
 	if opt.Wide {
-		breakdown = wideBreakdown(doc)
+		breakdown = doc.BreakdownTable()
 		title = "Breakdown per step (mean µs; the six parts after wall sum to wall; phases and (unannotated) to the step)"
 	}
 	return tw.section(title, func() error {
@@ -150,82 +149,4 @@ func scaleFor(topNs float64) timeScale {
 		return timeScale{"ms", 1e6}
 	}
 	return timeScale{"µs", 1e3}
-}
-
-// wideParts are the columns of the at-a-glance table.
-var wideParts = []phases.Metric{phases.Wall, phases.CPUOther, phases.Launch, phases.SyncAPI, phases.MemcpyAPI, phases.Alloc, phases.OtherAPI, phases.GPUBusy, phases.KernelSum, phases.Launches, phases.HostSyncs}
-
-// wideBreakdown is the at-a-glance view (--wide, the HTML page): per arm
-// and phase, the mean per step of wall and its parts (µs) with the wall CI.
-func wideBreakdown(d *analysis.Doc) *export.Table {
-	cols := []export.Column{
-		{Name: "arm", Type: export.TypeString},
-		{Name: "phase", Type: export.TypeString},
-		{Name: "n", Type: export.TypeInt64, Unit: export.UnitCount},
-		{Name: "blocks", Type: export.TypeInt64, Unit: export.UnitCount},
-	}
-	for _, m := range wideParts {
-		name := strings.TrimSuffix(m.Name(), "_ns")
-		unit := ""
-		if m.Unit() == "ns" {
-			name += " µs"
-			unit = "µs"
-		}
-		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: unit, Nullable: true})
-		if m == phases.Wall {
-			cols = append(cols, export.Column{Name: "wall CI µs", Type: export.TypeString, Nullable: true})
-		}
-	}
-	t := export.NewTable("breakdown", "mean per step instance; the six parts after wall sum to wall; gpu_busy and kernel_sum overlap host time", cols...)
-	phaseRank := map[string]int{}
-	for i, p := range d.Phases {
-		phaseRank[p] = i
-	}
-	rows := slices.Clone(d.Summary)
-	armRank := map[string]int{}
-	for i, a := range d.Arms {
-		armRank[a] = i
-	}
-	slices.SortStableFunc(rows, func(a, b analysis.SummaryRow) int {
-		if armRank[a.Arm] != armRank[b.Arm] {
-			return armRank[a.Arm] - armRank[b.Arm]
-		}
-		return phaseRank[a.Phase] - phaseRank[b.Phase]
-	})
-	for _, r := range rows {
-		vals := []export.Value{export.Str(r.Arm), export.Str(r.Phase), export.Int(int64(r.N)), export.Int(int64(r.Blocks))}
-		for _, m := range wideParts {
-			s := r.Metrics[m.Name()]
-			v := s.Mean
-			if m.Unit() == "ns" {
-				v /= 1e3
-			}
-			if s.Absent {
-				vals = append(vals, export.Null())
-			} else {
-				vals = append(vals, export.Float(round(v, 1)))
-			}
-			if m == phases.Wall {
-				if s.MeanCI != nil {
-					vals = append(vals, export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/1e3, s.MeanCI[1]/1e3)))
-				} else {
-					vals = append(vals, export.Null())
-				}
-			}
-		}
-		_ = t.AppendRow(vals...)
-	}
-	return t
-}
-
-// round is v rounded half away from zero to digits decimals.
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
 }
