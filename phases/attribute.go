@@ -160,14 +160,15 @@ func (a *attributor) measureCalls(x *Instance, calls []apiCall, pid int32, acc *
 		if cls.isLaunch {
 			m[Launches]++
 		}
-		a.addCallOps(m, c, ops, acc)
+		a.addCallOps(x, c, ops, acc)
 	}
 }
 
-// addCallOps attributes the GPU ops of call c to m: counts and sums per
+// addCallOps attributes the GPU ops of call c to x: counts and sums per
 // kind, the queue delay from the call's end to each op's start, the
 // projection's bounds and each GPU's busy intervals.
-func (a *attributor) addCallOps(m *[NumMetrics]int64, c apiCall, ops []gpuOp, acc *rangeAcc) {
+func (a *attributor) addCallOps(x *Instance, c apiCall, ops []gpuOp, acc *rangeAcc) {
+	m := &x.M
 	var graphFirst int64 = 1<<63 - 1
 	for _, o := range ops {
 		d := o.end - o.start
