@@ -30,7 +30,15 @@ if [ "$NGPU" -lt 1 ]; then log "no GPU"; exit 2; fi
 log "host setup: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) x $NGPU; nsys: $("$NSYS" --version)"
 TRACE=(-t cuda,nvtx,osrt --sample=none --cpuctxsw=none)
 NPROC=$NGPU PFX= SHARED=() SPHASE=forward
-if [ "$NGPU" -lt 2 ]; then NPROC=2 PFX=gloo_ SHARED=(--backend gloo --share-gpu) SPHASE=optimizer; fi
+HW=(-t cuda,nvtx,osrt --cpuctxsw=none --gpu-metrics-devices=all --sample=cpu --python-sampling=true --python-sampling-frequency=1000)
+if [ "$NGPU" -lt 2 ]; then
+    NPROC=2 PFX=gloo_ SHARED=(--backend gloo --share-gpu) SPHASE=optimizer
+    # gloo's TCP polling makes ~130k OS runtime calls a run (90% of the
+    # export): without osrt the exports stay small enough to bundle
+    TRACE=(-t cuda,nvtx --sample=none --cpuctxsw=none)
+    HW=(-t cuda,nvtx --cpuctxsw=none --gpu-metrics-devices=all --gpu-metrics-frequency=2000 --sample=process-tree
+        --python-sampling=true --python-sampling-frequency=1000)
+fi
 TORCHRUN=(torchrun --standalone --nproc-per-node "$NPROC")
 STRAG1=(--straggler-rank 1 --straggler-phase "$SPHASE" --straggler-steps 10:30 --straggler-delay-ms 5)
 pids=()
@@ -72,7 +80,6 @@ ranks() {
     done
 }
 
-HW=(-t cuda,nvtx,osrt --cpuctxsw=none --gpu-metrics-devices=all --sample=cpu --python-sampling=true --python-sampling-frequency=1000)
 want ddp_node && node ${PFX}ddp_node "${TRACE[@]}" -- --mode ddp
 want ddp_strag_node && node ${PFX}ddp_strag_node "${TRACE[@]}" -- --mode ddp "${STRAG1[@]}"
 want ddp_strag_rank && ranks ${PFX}ddp_strag_rank "${TRACE[@]}" -- --mode ddp "${STRAG1[@]}"
