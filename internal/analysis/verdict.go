@@ -8,11 +8,14 @@ import (
 	"github.com/nsysphase/nsysphase/stats"
 )
 
+// Decision is the verdict of `nsysphase verdict` on capturing a region.
+type Decision string
+
 // Verdicts of `nsysphase verdict`.
 const (
-	VerdictGo           = "go"
-	VerdictNoGo         = "no-go"
-	VerdictInconclusive = "inconclusive"
+	VerdictGo           Decision = "go"
+	VerdictNoGo         Decision = "no-go"
+	VerdictInconclusive Decision = "inconclusive"
 )
 
 // ArmGain is the measured step-wall gain of an arm over the verdict's arm,
@@ -37,7 +40,7 @@ type Verdict struct {
 	Phases      []string      `json:"phases"`
 	Arm         string        `json:"arm"` // where the overhead was measured
 	MinGain     float64       `json:"min_gain"`
-	Verdict     string        `json:"verdict"`
+	Verdict     Decision      `json:"verdict"`
 	Reason      string        `json:"reason"`
 	Removable   Share         `json:"removable_share"` // Σ removable_ns / Σ step wall_ns over the kept steps
 	RemovableNs Estimate      `json:"removable_ns"`    // the bounded saving per step (Bound.RemovableNs)
@@ -105,7 +108,7 @@ func ArmName(arm string) string {
 }
 
 // decide applies the rule to the share's CI and says why in one sentence.
-func decide(v *Verdict, confidence float64) (string, string) {
+func decide(v *Verdict, confidence float64) (Decision, string) {
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	what := fmt.Sprintf("capturing %s removes at most %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), ArmName(v.Arm))
 	const how = "the host time of its phases that launch GPU work and hold no blocker, within step wall − GPU floor − graph replay"
