@@ -12,10 +12,10 @@ import (
 func TestRatioEstimate(t *testing.T) {
 	r := 1.2
 	cases := []struct {
-		ci          *[2]float64
-		verdict     Verdict
-		above105    bool
-		above1 bool // Above(1)
+		ci       *[2]float64
+		verdict  Verdict
+		above105 bool
+		above1   bool // Above(1)
 	}{
 		{nil, VerdictNone, false, false},
 		{&[2]float64{1.1, 1.3}, VerdictChanged, true, true},
