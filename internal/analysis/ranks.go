@@ -252,48 +252,18 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		return
 	}
 	phases.AssignRanks(ps)
-	d.setInstanceRanks(ps)
 	s := &RanksSection{}
-	kinds, aligned, clock := d.describeRanks(s, ps)
-	byRank := d.rankInstances()
-	for i := range ps {
-		p := &ps[i]
-		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
-			Kernels: p.Kernels, KernelNs: p.KernelNs, NCCLKernels: p.NCCLKernels, NCCLNs: p.NCCLNs, NCCLExposedNs: p.NCCLExposedNs, Collectives: len(p.Collectives)}
-		if row.Devices == nil {
-			row.Devices = []int64{}
-		}
-		row.OverlapShare = share(p.NCCLNs-p.NCCLExposedNs, p.NCCLNs)
-		s.Ranks = append(s.Ranks, row)
-	}
-	arms := d.Arms
-	if len(arms) == 0 {
-		arms = []string{""}
-	}
-	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
-	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
-	if aligned {
-		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
-		if kinds["nccl"] || kinds["mpi"] {
-			d.stragglers(s, ps, byRank, clock, sc)
-		}
-	}
-	s.Comparisons = d.rankComparisons(ps, byRank, sc)
-	if s.Phases == nil {
-		s.Phases = []RankPhaseRow{}
-	}
-	if s.Steps == nil {
-		s.Steps = []StragglerStep{}
-	}
-	d.Ranks = s
-}
-
-// setInstanceRanks sets the rank of every instance of a rank process ps,
-// and joins each rank's units to the first rank's (d.rankUnits).
-func (d *Doc) setInstanceRanks(ps []phases.RankProcess) {
 	rankOf := map[rankRef]int{}
+	hosts := map[string]bool{}
+	nFiles := map[string]bool{}
+	kinds := map[string]bool{}
+	sources := map[string]bool{}
 	for _, p := range ps {
 		rankOf[rankRef{p.File, p.Pid}] = p.Rank
+		hosts[p.Host] = true
+		nFiles[p.File] = true
+		kinds[p.Kind] = true
+		sources[p.RankSource] = true
 	}
 	st := d.instances
 	type jobUnit struct {
@@ -324,24 +294,6 @@ func (d *Doc) setInstanceRanks(ps []phases.RankProcess) {
 	if len(d.rankUnits) > 0 {
 		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", len(ps))})
 	}
-}
-
-// describeRanks fills the section's context (sources, hosts, collectives,
-// clock) and warns where the ranks' clocks do not compare. It returns the
-// kinds of collectives traced, whether the ranks share one timeline, and
-// the arrival clock: raw ns within one export, else Unix ns from the
-// session start.
-func (d *Doc) describeRanks(s *RanksSection, ps []phases.RankProcess) (kinds map[string]bool, aligned bool, clock func(*phases.RankProcess, int64) int64) {
-	hosts := map[string]bool{}
-	nFiles := map[string]bool{}
-	kinds = map[string]bool{}
-	sources := map[string]bool{}
-	for _, p := range ps {
-		hosts[p.Host] = true
-		nFiles[p.File] = true
-		kinds[p.Kind] = true
-		sources[p.RankSource] = true
-	}
 	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
 	s.Hosts = slices.Sorted(maps.Keys(hosts))
 	s.MultiHost = len(hosts) > 1
@@ -355,7 +307,7 @@ func (d *Doc) describeRanks(s *RanksSection, ps []phases.RankProcess) (kinds map
 	default:
 		s.Collectives = "traced MPI collective calls: a rank arrives when its call starts on the host"
 	}
-	aligned = true
+	aligned := true
 	if len(nFiles) == 1 {
 		s.Clock = "one export: every rank on its clock"
 	} else {
@@ -374,27 +326,23 @@ func (d *Doc) describeRanks(s *RanksSection, ps []phases.RankProcess) (kinds map
 		s.Clock += "; ranks ran on different hosts (" + strings.Join(s.Hosts, ", ") + "), whose clock offsets are not corrected: arrival differences include them"
 		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksMultiHost, Message: fmt.Sprintf("ranks ran on %d hosts (%s): arrival times compare session clocks of different hosts, offsets not corrected", len(hosts), strings.Join(s.Hosts, ", "))})
 	}
+	// Arrival clock: raw ns within one export, else Unix ns from the session start.
 	base := int64(math.MaxInt64)
 	if len(nFiles) > 1 {
 		for _, p := range ps {
 			base = min(base, p.SessionStartUTC)
 		}
 	}
-	clock = func(p *phases.RankProcess, t int64) int64 {
+	clock := func(p *phases.RankProcess, t int64) int64 {
 		if len(nFiles) > 1 {
 			return p.SessionStartUTC - base + t
 		}
 		return t
 	}
-	return kinds, aligned, clock
-}
-
-// rankInstances are the steps and phases of each rank, warm-up ones
-// included (step keys count them, and each use leaves them out): the
-// document's own instances, so every rank row is phase_instances grouped
-// by rank (segmentation flags each process's first --skip-steps steps).
-func (d *Doc) rankInstances() map[int][]rankInst {
-	st := d.instances
+	// Steps and phases of each rank, warm-up ones included (step keys count
+	// them, and each use leaves them out): the document's own instances,
+	// so every rank row is phase_instances grouped by rank (segmentation
+	// flags each process's first --skip-steps steps).
 	count := map[int]int{}
 	for i := range st.Len() {
 		if r, ok := st.Rank(i); ok {
@@ -410,7 +358,36 @@ func (d *Doc) rankInstances() map[int][]rankInst {
 			byRank[r] = append(byRank[r], slimInst(x))
 		}
 	}
-	return byRank
+	for i := range ps {
+		p := &ps[i]
+		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
+			Kernels: p.Kernels, KernelNs: p.KernelNs, NCCLKernels: p.NCCLKernels, NCCLNs: p.NCCLNs, NCCLExposedNs: p.NCCLExposedNs, Collectives: len(p.Collectives)}
+		if row.Devices == nil {
+			row.Devices = []int64{}
+		}
+		row.OverlapShare = share(p.NCCLNs-p.NCCLExposedNs, p.NCCLNs)
+		s.Ranks = append(s.Ranks, row)
+	}
+	arms := d.Arms
+	if len(arms) == 0 {
+		arms = []string{""}
+	}
+	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
+	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
+	if aligned {
+		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
+		if kinds["nccl"] || kinds["mpi"] {
+			d.stragglers(s, ps, byRank, clock, sc)
+		}
+	}
+	s.Comparisons = d.rankComparisons(ps, byRank, sc)
+	if s.Phases == nil {
+		s.Phases = []RankPhaseRow{}
+	}
+	if s.Steps == nil {
+		s.Steps = []StragglerStep{}
+	}
+	d.Ranks = s
 }
 
 // notOneJob says why the rank processes ps of files are not ranks of one
