@@ -324,10 +324,12 @@ type DecompositionRow struct {
 	Method string `json:"method"`
 }
 
-// decompositionRow converts one part of a decomposition.
+// decompositionRow converts one part of a decomposition: the same fields
+// (a conversion), its intervals copied.
 func decompositionRow(r *analysis.DecompositionRow) DecompositionRow {
-	return DecompositionRow{Phase: r.Phase, Baseline: r.Baseline, Arm: r.Arm, Component: r.Component, Of: r.Of,
-		DiffNs: r.DiffNs, DiffCI: ci(r.DiffCI), Share: r.Share, ShareCI: ci(r.ShareCI), Method: r.Method}
+	out := DecompositionRow(*r)
+	out.DiffCI, out.ShareCI = ci(r.DiffCI), ci(r.ShareCI)
+	return out
 }
 
 // ProvenanceRow describes one input: what produced the export (Nsight
