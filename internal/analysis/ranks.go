@@ -682,13 +682,9 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock
 // skews resampled in blocks of consecutive steps (the steps' blocks).
 func (d *Doc) stepEndCI(out *StepEndSkew, skews []float64, blocks []string, sc StatsConfig) {
 	var units []stats.Unit
-	for lo := 0; lo < len(blocks); {
-		hi := lo
-		for hi < len(blocks) && blocks[hi] == blocks[lo] {
-			hi++
-		}
+	for _, r := range blockRuns(blocks) {
+		lo, hi := r[0], r[1]
 		units = append(units, stats.Unit{ID: "job " + blocks[lo], Arm: "job", Profile: "job", Start: int64(lo), Steps: [][]float64{skews[lo:hi]}})
-		lo = hi
 	}
 	res, err := stats.Analyze("step ends", []string{"end_skew_ns"}, units,
 		stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{}})
@@ -702,6 +698,22 @@ func (d *Doc) stepEndCI(out *StepEndSkew, skews []float64, blocks []string, sc S
 			out.SkewCI = m.MeanCI
 		}
 	}
+}
+
+// blockRuns are the runs [lo, hi) of equal consecutive blocks: the units
+// a series of matched steps is resampled in, so that consecutive steps stay
+// together.
+func blockRuns(blocks []string) [][2]int {
+	var out [][2]int
+	for lo := 0; lo < len(blocks); {
+		hi := lo
+		for hi < len(blocks) && blocks[hi] == blocks[lo] {
+			hi++
+		}
+		out = append(out, [2]int{lo, hi})
+		lo = hi
+	}
+	return out
 }
 
 // fmtDur is ns for a sentence: µs below 10 ms, else ms.
@@ -985,14 +997,10 @@ func (d *Doc) stragglerCIs(s *RanksSection, ps []phases.RankProcess, ser *stragg
 	var units []stats.Unit
 	for i := range ps {
 		arm := fmt.Sprintf("rank %d", ps[i].Rank)
-		for lo := 0; lo < len(blocks); {
-			hi := lo
-			for hi < len(blocks) && blocks[hi] == blocks[lo] {
-				hi++
-			}
+		for _, r := range blockRuns(blocks) {
+			lo, hi := r[0], r[1]
 			units = append(units, stats.Unit{ID: arm + " " + blocks[lo], Arm: arm, Profile: ps[i].File, Start: int64(lo),
 				Steps: [][]float64{ser.lateness[i][lo:hi], ser.strag[i][lo:hi]}})
-			lo = hi
 		}
 	}
 	res, err := stats.Analyze("stragglers", []string{"lateness_ns", "straggler"}, units,
