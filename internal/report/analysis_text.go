@@ -378,16 +378,16 @@ func verdictText(v stats.Verdict) string {
 
 // pctChange is a gate row's ratio as a signed percent change: "~" when the
 // CI includes 1, "no CI" without a between-unit CI.
-func pctChange(ratio *float64, ci *[2]float64, method string) string {
+func pctChange(r stats.RatioEstimate, method string) string {
 	switch {
-	case ratio == nil:
+	case r.Ratio == nil:
 		return "-"
-	case ci == nil || method == stats.MethodWithinRun:
+	case r.RatioCI == nil || method == stats.MethodWithinRun:
 		return "no CI"
-	case ci[0] <= 1 && ci[1] >= 1:
+	case r.IntervalVerdict() == stats.VerdictUnchanged:
 		return stats.VerdictUnchanged.String()
 	}
-	return fmt.Sprintf("%+.1f%%", 100*(*ratio-1))
+	return fmt.Sprintf("%+.1f%%", 100*(*r.Ratio-1))
 }
 
 // compactParts are the breakdown columns of the default terminal output:
