@@ -667,7 +667,7 @@ func decomposition(doc *analysis.Doc) *htmlTable {
 	for _, r := range doc.Decomposition {
 		sig := "—"
 		if r.DiffCI != nil {
-			sig = "~"
+			sig = stats.VerdictUnchanged.String() // the difference's CI holds 0
 			if r.DiffCI[0] > 0 || r.DiffCI[1] < 0 {
 				sig = "yes"
 			}
