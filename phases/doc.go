@@ -46,7 +46,9 @@
 //     order, part by part: the stream source decodes rowid parts on all
 //     cores ahead of the engine (package internal/base/parts); the memory source holds the whole export,
 //     sorted by start;
-//   - the engine (sweep.go) attributes instances window by window and
+//   - the engine (sweep.go; its calls, ops, busy time and letting go in
+//     sweep_calls.go, sweep_ops.go, sweep_busy.go, sweep_evict.go)
+//     attributes instances window by window and
 //     accounts GPU busy time and cross-process overlap as ops pass (one way
 //     to compute each). On the stream source a window is a few seconds of
 //     steps plus a margin, so memory follows the trace's density rather
