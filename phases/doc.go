@@ -29,9 +29,11 @@
 // reconciling with existing workflows, is package projection, beside this
 // one on the same reader and part decoder.
 //
-// Before the engine, the NVTX side (load.go, segment.go) — the serial part
-// of an analysis: the head (NVTX events in parts along the table's B-tree,
-// strings, thread names) is read concurrently, before anything else; each
+// Before the engine, the NVTX side (load.go; segment.go, with its ranges
+// in segment_ranges.go, its arms in segment_arms.go and the step's choice
+// in stepchoice.go) — the serial part of an analysis: the head (NVTX
+// events in parts along the table's B-tree, strings, thread names) is read
+// concurrently, before anything else; each
 // distinct range name is resolved once (rangeName: display name, family,
 // arm match, warm-up), not once per range; then every instance is laid out
 // (layout), its place known, and its key written to the store concurrently
