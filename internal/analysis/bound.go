@@ -363,22 +363,10 @@ func (b *Boundary) estimateBound(a string, us []stats.Unit, cls *captureClasses,
 	}
 	if off {
 		for m, e := range ests {
-			var xs []float64
-			for _, u := range us {
-				xs = append(xs, u.Steps[phaseOf(m)]...)
-			}
-			s := stats.Summarize(xs)
-			*e = Estimate{Mean: s.Mean, Median: s.Median, N: s.N, Method: stats.MethodNone}
+			*e = pointEstimate(us, phaseOf(m))
 		}
-		var part, whole float64
-		for _, u := range us {
-			for t := range u.Steps[bWall] {
-				part += u.Steps[bRemovable][t]
-				whole += u.Steps[bWall][t]
-			}
-		}
-		if whole > 0 {
-			cb.RemovableShare = Share{Value: part / whole, Method: stats.MethodNone, NUnits: len(us)}
+		if sh, ok := pointShare(us, bRemovable, bWall); ok {
+			cb.RemovableShare = sh
 		}
 		return nil
 	}
