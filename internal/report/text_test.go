@@ -60,7 +60,7 @@ func TestAnalysisText(t *testing.T) {
 	// No phase of this export is significantly slower at 3 blocks per arm
 	// (termination's +8.7% includes 1): the word, on its own.
 	slower := 1.087
-	if got := changeText(analysis.ComparisonRow{Metric: "wall_ns", Ratio: &slower, Verdict: stats.VerdictChanged}); got != "+8.7% slower" {
+	if got := changeText(analysis.ComparisonRow{Metric: "wall_ns", RatioEstimate: stats.RatioEstimate{Ratio: &slower}, Verdict: stats.VerdictChanged}); got != "+8.7% slower" {
 		t.Errorf("changeText of a slower arm: %q", got)
 	}
 	if strings.Contains(out, "_ns ") || strings.Contains(out, "changed") {
