@@ -166,11 +166,3 @@ func (s *side) groupQuantileStat(m int, p float64) statFunc {
 		return Quantile(p, vals)
 	}
 }
-
-func ratioPtr(b, a float64) *float64 {
-	if !(a > 0) || math.IsNaN(b) {
-		return nil
-	}
-	r := b / a
-	return &r
-}

@@ -10,6 +10,14 @@ import (
 // (ratio and difference with their CIs, the verdict), and the per-unit
 // values given where there is no between-unit CI.
 
+func ratioPtr(b, a float64) *float64 {
+	if !(a > 0) || math.IsNaN(b) {
+		return nil
+	}
+	r := b / a
+	return &r
+}
+
 func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, []Warning) {
 	base := t.d.base
 	s0, s1 := base.sides[0], base.sides[1]
