@@ -166,3 +166,226 @@ func (s *side) groupQuantileStat(m int, p float64) statFunc {
 		return Quantile(p, vals)
 	}
 }
+
+func ratioPtr(b, a float64) *float64 {
+	if !(a > 0) || math.IsNaN(b) {
+		return nil
+	}
+	r := b / a
+	return &r
+}
+
+func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, []Warning) {
+	base := t.d.base
+	s0, s1 := base.sides[0], base.sides[1]
+	armName, baseName := s1.arm.name, s0.arm.name
+	if s0.present(m) == 0 || s1.present(m) == 0 {
+		who := baseName
+		if s0.present(m) > 0 {
+			who = armName
+		}
+		return nil, []Warning{{Code: WarnMetricAbsent, Arm: armName, Metric: name,
+			Message: fmt.Sprintf("arm %q has no present step of the metric: no comparison", who)}}
+	}
+	tailLimited := false
+	for _, s := range base.sides {
+		if n := s.arm.tail[m]; n >= 1 && n <= 9 {
+			tailLimited = true
+		}
+	}
+	e := &metricEval{t: t, m: m, name: name, cfg: cfg}
+	var rows []Comparison
+	for _, st := range []string{StatMean, StatMedian, StatP90, StatP99} {
+		rows = append(rows, e.compare(st, tailLimited))
+	}
+	return rows, e.warns
+}
+
+// metricEval compares one metric of a comparison task, collecting the
+// warnings of every statistic.
+type metricEval struct {
+	t     *cmpTask
+	m     int
+	name  string
+	cfg   *config
+	warns []Warning
+}
+
+// flag marks c with code and, with a message, warns.
+func (e *metricEval) flag(c *Comparison, code, msg string, vals map[string]float64) {
+	if !slices.Contains(c.Warnings, code) {
+		c.Warnings = append(c.Warnings, code)
+	}
+	if msg != "" {
+		e.warns = append(e.warns, Warning{Code: code, Arm: c.Arm, Metric: e.name, Message: c.Stat + ": " + msg, Values: vals})
+	}
+}
+
+// compare is the comparison of statistic st.
+func (e *metricEval) compare(st string, tailLimited bool) Comparison {
+	t, m, cfg := e.t, e.m, e.cfg
+	base, pl := t.d.base, t.ci
+	s0, s1 := base.sides[0], base.sides[1]
+	c := Comparison{Metric: e.name, Stat: st, Baseline: s0.arm.name, Arm: s1.arm.name, Method: pl.method,
+		NUnits: base.n, Paired: pl.paired, Warnings: slices.Clone(t.codes)}
+	f, fBase, p, want := e.point(&c, tailLimited)
+	c.Ratio = ratioPtr(c.ArmValue, c.BaselineValue)
+	c.Diff = c.ArmValue - c.BaselineValue
+	withRatio := c.Ratio != nil && c.ArmValue > 0
+	if want {
+		switch pl.method {
+		case MethodBootstrap, MethodWithinRun:
+			e.bootCI(&c, p, fBase, withRatio)
+		case MethodJackknife:
+			c.RatioCI, c.DiffCI = jackCompare(pl, f, withRatio, st == StatMean, cfg.confidence)
+		}
+	}
+	if c.RatioCI != nil && (c.Method == MethodBootstrap || c.Method == MethodJackknife) {
+		c.Verdict = c.IntervalVerdict()
+		c.Significant = c.Verdict == VerdictChanged
+	}
+	if base.n <= 2 {
+		unitRows(&c, base, fBase)
+	}
+	if st == StatMean && t.d.conditional && t.d.profiles == 2 {
+		c.Profiles = profileMeans(s0.arm, s1.arm, m)
+	}
+	if st == StatMean && cfg.primary[m] && base.paired && base.n >= 3 {
+		c.Drift = roundDrift(base, m, cfg.confidence)
+		if c.Drift.significant() {
+			e.flag(&c, WarnDrift, fmt.Sprintf("the per-round ratio drifts by %+.1f%% across rounds: an arm × time interaction that pairing does not cancel", 100*c.Drift.Change),
+				map[string]float64{"slope_per_round": c.Drift.Slope, "change": c.Drift.Change})
+		}
+	}
+	return c
+}
+
+// point sets c's point values and gives the statistic on the CI plan's
+// sides (f) and on the design's (fBase), its quantile p (0 for the mean),
+// and whether it gets an interval.
+func (e *metricEval) point(c *Comparison, tailLimited bool) (f, fBase statFunc, p float64, want bool) {
+	m, cfg, st := e.m, e.cfg, c.Stat
+	base, pl := e.t.d.base, e.t.ci
+	s0, s1 := base.sides[0], base.sides[1]
+	if st == StatMean {
+		c.BaselineValue, c.ArmValue = s0.mean(m, s0.ones), s1.mean(m, s1.ones)
+		f, fBase = meanStat(pl.sides, m), meanStat(base.sides, m)
+		want = true
+		if tailLimited {
+			e.flag(c, WarnTailLimitedMean, "", nil)
+		}
+		return f, fBase, p, want
+	}
+	p = 0.5
+	if st == StatP90 {
+		p = 0.9
+	} else if st == StatP99 {
+		p = 0.99
+	}
+	c.BaselineValue, c.ArmValue = s0.pointQuantile(m, p), s1.pointQuantile(m, p)
+	if cfg.primary[m] {
+		f, fBase = quantileStat(pl.sides, m, p), quantileStat(base.sides, m, p)
+	} else {
+		fBase = func(i int, cc []int32) float64 { return base.sides[i].groupQuantileStat(m, p)(i, cc) }
+	}
+	switch {
+	case !cfg.primary[m] || (st != StatMedian && !cfg.quantiles):
+		e.flag(c, WarnNotRequested, "", nil)
+	case st == StatMedian:
+		want = true
+	default:
+		ok, reason, approx := quantileRule(p, pl.n, pl.method, pl.sides[0].present(m), pl.sides[1].present(m))
+		want = ok
+		if !ok && pl.method != MethodNone {
+			e.flag(c, WarnQuantileCIOmitted, reason, nil)
+		}
+		if ok && approx {
+			e.flag(c, WarnApproximateQuantileCI, "the CI rests on fewer than 50 steps beyond p in some arm", nil)
+		}
+	}
+	return f, fBase, p, want
+}
+
+// bootCI sets c's bootstrap intervals (hulled with the jackknife-t's for
+// the mean of a bootstrap plan).
+func (e *metricEval) bootCI(c *Comparison, p float64, fBase statFunc, withRatio bool) {
+	m, st := e.m, c.Stat
+	base, pl := e.t.d.base, e.t.ci
+	var und int
+	var unbounded bool
+	vals := func(i int) []float64 { return pl.quantileValues(i, m, p) }
+	if st == StatMean {
+		vals = func(i int) []float64 { return pl.meanValues(i, m) }
+	}
+	va, okA := pl.sides[0].constantMean(m)
+	vb, okB := pl.sides[1].constantMean(m)
+	if st == StatMean && okA && okB {
+		c.RatioCI, c.DiffCI, und, unbounded = constantCompare(va, vb, pl.b, withRatio)
+	} else {
+		c.RatioCI, c.DiffCI, und, unbounded = bootCompareValues(pl, vals, pl.classes(), withRatio)
+	}
+	if und > 0 {
+		e.flag(c, WarnUndefinedResamples, fmt.Sprintf("%d of %d resamples drew no present step in some arm; CIs use the rest", und, pl.b),
+			map[string]float64{"undefined": float64(und), "b": float64(pl.b)})
+	}
+	if unbounded {
+		e.flag(c, WarnUnboundedCI, "a resampled baseline value was 0: the ratio CI is unbounded and omitted", nil)
+	}
+	if st == StatMean && pl.method == MethodBootstrap {
+		jr, jd := jackCompare(base, fBase, withRatio, true, e.cfg.confidence)
+		c.JackknifeRatioCI = jr
+		if (c.RatioCI != nil && jr != nil && skewed(logCI(*c.RatioCI), logCI(*jr))) ||
+			(c.DiffCI != nil && jd != nil && skewed(*c.DiffCI, *jd)) {
+			e.flag(c, WarnSkewedOrTailLimited, "the jackknife-t and bootstrap CIs disagree by more than 25% of the width", nil)
+		}
+		c.RatioCI, c.DiffCI = hullCI(c.RatioCI, jr), hullCI(c.DiffCI, jd)
+	}
+}
+
+// unitRows lists each round's (paired) or unit's values of a design of
+// one or two units.
+func unitRows(c *Comparison, base *plan, fBase statFunc) {
+	s0 := base.sides[0]
+	vals := unitValues(base, fBase)
+	if base.paired {
+		for g := range s0.groups {
+			a, b := vals[0][g], vals[1][g]
+			if !math.IsNaN(a) && !math.IsNaN(b) {
+				c.Rounds = append(c.Rounds, RoundValue{Round: g + 1, Label: s0.labels[g], Baseline: a, Arm: b, Ratio: ratioPtr(b, a)})
+			}
+		}
+		return
+	}
+	for i, s := range base.sides {
+		for g, v := range vals[i] {
+			if !math.IsNaN(v) {
+				c.Units = append(c.Units, UnitValue{Arm: s.arm.name, Label: s.labels[g], Value: v})
+			}
+		}
+	}
+}
+
+// profileMeans is the mean of each arm inside each profile that holds both.
+func profileMeans(a0, a1 *armData, m int) []RoundValue {
+	var out []RoundValue
+	for _, p := range a0.profiles {
+		if !slices.Contains(a1.profiles, p) {
+			continue
+		}
+		var v [2]float64
+		for i, a := range []*armData{a0, a1} {
+			var s, n float64
+			for u, unit := range a.units {
+				if unit.Profile == p {
+					s += a.unitSum[m][u]
+					n += a.unitCnt[m][u]
+				}
+			}
+			v[i] = s / n
+		}
+		if !math.IsNaN(v[0]) && !math.IsNaN(v[1]) {
+			out = append(out, RoundValue{Round: len(out) + 1, Label: p, Baseline: v[0], Arm: v[1], Ratio: ratioPtr(v[1], v[0])})
+		}
+	}
+	return out
+}
