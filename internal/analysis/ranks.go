@@ -294,51 +294,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	if len(d.rankUnits) > 0 {
 		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", len(ps))})
 	}
-	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
-	s.Hosts = slices.Sorted(maps.Keys(hosts))
-	s.MultiHost = len(hosts) > 1
-	switch {
-	case !kinds["nccl"] && !kinds["mpi"]:
-		s.Collectives = "none traced (no NCCL kernels, no MPI trace): ranks are compared by their steps"
-	case kinds["nccl"] && kinds["mpi"]:
-		s.Collectives = "NCCL kernels (GPU start) where a rank ran them, else traced MPI collective calls (host start)"
-	case kinds["nccl"]:
-		s.Collectives = "NCCL kernels: a rank arrives when its kernel starts on its GPU"
-	default:
-		s.Collectives = "traced MPI collective calls: a rank arrives when its call starts on the host"
-	}
-	aligned := true
-	if len(nFiles) == 1 {
-		s.Clock = "one export: every rank on its clock"
-	} else {
-		s.Clock = "one export per rank: each export's session start (TARGET_INFO_SESSION_START_TIME) puts its events on one wall-clock timeline"
-		for _, p := range ps {
-			if p.SessionStartUTC == 0 {
-				aligned = false
-			}
-		}
-		if !aligned {
-			s.Clock = "one export per rank, and some lack a session start: ranks cannot be put on one timeline"
-			d.Warnings = append(d.Warnings, Warning{Code: WarnRanksUnaligned, Message: "per-rank exports without a session start time: arrivals cannot be compared, no stragglers"})
-		}
-	}
-	if s.MultiHost {
-		s.Clock += "; ranks ran on different hosts (" + strings.Join(s.Hosts, ", ") + "), whose clock offsets are not corrected: arrival differences include them"
-		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksMultiHost, Message: fmt.Sprintf("ranks ran on %d hosts (%s): arrival times compare session clocks of different hosts, offsets not corrected", len(hosts), strings.Join(s.Hosts, ", "))})
-	}
-	// Arrival clock: raw ns within one export, else Unix ns from the session start.
-	base := int64(math.MaxInt64)
-	if len(nFiles) > 1 {
-		for _, p := range ps {
-			base = min(base, p.SessionStartUTC)
-		}
-	}
-	clock := func(p *phases.RankProcess, t int64) int64 {
-		if len(nFiles) > 1 {
-			return p.SessionStartUTC - base + t
-		}
-		return t
-	}
+	aligned, clock := d.describeRanks(s, ps, hosts, nFiles, kinds, sources)
 	// Steps and phases of each rank, warm-up ones included (step keys count
 	// them, and each use leaves them out): the document's own instances,
 	// so every rank row is phase_instances grouped by rank (segmentation
@@ -388,6 +344,60 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		s.Steps = []StragglerStep{}
 	}
 	d.Ranks = s
+}
+
+// describeRanks fills the section's context (sources, hosts, collectives,
+// clock) from what the rank processes ps hold, and warns where their
+// clocks do not compare. It returns whether the ranks share one timeline
+// and the arrival clock: raw ns within one export, else Unix ns from the
+// session start.
+func (d *Doc) describeRanks(s *RanksSection, ps []phases.RankProcess, hosts, nFiles, kinds, sources map[string]bool) (aligned bool, clock func(*phases.RankProcess, int64) int64) {
+	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
+	s.Hosts = slices.Sorted(maps.Keys(hosts))
+	s.MultiHost = len(hosts) > 1
+	switch {
+	case !kinds["nccl"] && !kinds["mpi"]:
+		s.Collectives = "none traced (no NCCL kernels, no MPI trace): ranks are compared by their steps"
+	case kinds["nccl"] && kinds["mpi"]:
+		s.Collectives = "NCCL kernels (GPU start) where a rank ran them, else traced MPI collective calls (host start)"
+	case kinds["nccl"]:
+		s.Collectives = "NCCL kernels: a rank arrives when its kernel starts on its GPU"
+	default:
+		s.Collectives = "traced MPI collective calls: a rank arrives when its call starts on the host"
+	}
+	aligned = true
+	if len(nFiles) == 1 {
+		s.Clock = "one export: every rank on its clock"
+	} else {
+		s.Clock = "one export per rank: each export's session start (TARGET_INFO_SESSION_START_TIME) puts its events on one wall-clock timeline"
+		for _, p := range ps {
+			if p.SessionStartUTC == 0 {
+				aligned = false
+			}
+		}
+		if !aligned {
+			s.Clock = "one export per rank, and some lack a session start: ranks cannot be put on one timeline"
+			d.Warnings = append(d.Warnings, Warning{Code: WarnRanksUnaligned, Message: "per-rank exports without a session start time: arrivals cannot be compared, no stragglers"})
+		}
+	}
+	if s.MultiHost {
+		s.Clock += "; ranks ran on different hosts (" + strings.Join(s.Hosts, ", ") + "), whose clock offsets are not corrected: arrival differences include them"
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksMultiHost, Message: fmt.Sprintf("ranks ran on %d hosts (%s): arrival times compare session clocks of different hosts, offsets not corrected", len(hosts), strings.Join(s.Hosts, ", "))})
+	}
+	// Arrival clock: raw ns within one export, else Unix ns from the session start.
+	base := int64(math.MaxInt64)
+	if len(nFiles) > 1 {
+		for _, p := range ps {
+			base = min(base, p.SessionStartUTC)
+		}
+	}
+	clock = func(p *phases.RankProcess, t int64) int64 {
+		if len(nFiles) > 1 {
+			return p.SessionStartUTC - base + t
+		}
+		return t
+	}
+	return aligned, clock
 }
 
 // notOneJob says why the rank processes ps of files are not ranks of one
