@@ -223,27 +223,7 @@ type rankRef struct {
 // buildRanks sets d.Ranks, the ranks section, and each instance's rank when
 // the inputs hold two or more ranks; it leaves them unset otherwise.
 func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
-	// Every export's rank processes travel in its dataset even when it
-	// holds one rank (one export per rank, one job per export): --from
-	// over the jobs' datasets then finds the ranks together.
-	for _, fr := range files {
-		if len(fr.Ranks) > 0 {
-			if d.rankInputs == nil {
-				d.rankInputs = map[string][]phases.RankProcess{}
-			}
-			d.rankInputs[fr.Path] = fr.Ranks
-		}
-	}
-	var ps []phases.RankProcess
-	for _, fr := range files {
-		byPid := manifestRanks(fr.Manifest)
-		for _, p := range fr.Ranks {
-			if r, ok := byPid[p.Pid]; ok {
-				p.ManifestRank = r
-			}
-			ps = append(ps, p)
-		}
-	}
+	ps := d.rankProcesses(files)
 	if len(ps) < 2 {
 		return
 	}
@@ -344,6 +324,32 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		s.Steps = []StragglerStep{}
 	}
 	d.Ranks = s
+}
+
+// rankProcesses are the rank processes of every export, with the ranks
+// their manifests give. Every export's rank processes travel in its
+// dataset even when it holds one rank (one export per rank, one job per
+// export): --from over the jobs' datasets then finds the ranks together.
+func (d *Doc) rankProcesses(files []*FileResult) []phases.RankProcess {
+	for _, fr := range files {
+		if len(fr.Ranks) > 0 {
+			if d.rankInputs == nil {
+				d.rankInputs = map[string][]phases.RankProcess{}
+			}
+			d.rankInputs[fr.Path] = fr.Ranks
+		}
+	}
+	var ps []phases.RankProcess
+	for _, fr := range files {
+		byPid := manifestRanks(fr.Manifest)
+		for _, p := range fr.Ranks {
+			if r, ok := byPid[p.Pid]; ok {
+				p.ManifestRank = r
+			}
+			ps = append(ps, p)
+		}
+	}
+	return ps
 }
 
 // describeRanks fills the section's context (sources, hosts, collectives,
