@@ -22,8 +22,8 @@ func (d *Doc) NumInstances() int { return d.instances.Len() }
 // InstancesRows is rows [lo, hi) of phase_instances, for writers that
 // encode the biggest table range by range (export.DatasetWriter.AddRows).
 func (d *Doc) InstancesRows(lo, hi int) *export.Table {
-	cols := make([]export.Column, len(instanceColumns))
-	for i, c := range instanceColumns {
+	cols := make([]export.Column, len(instanceColumns()))
+	for i, c := range instanceColumns() {
 		cols[i] = c.Column
 	}
 	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics as docs/schema.md ('What each number means') defines them, int64 ns", cols...)
@@ -74,7 +74,7 @@ func (d *Doc) SummaryTable() *export.Table {
 		export.Column{Name: "p99_ci_hi", Type: export.TypeFloat64, Nullable: true},
 	)
 	for _, r := range d.Summary {
-		for m := range phases.NumMetrics {
+		for m := range phases.NumMetrics() {
 			mi := m.Info()
 			s, ok := r.Metrics[mi.Name]
 			if !ok {
@@ -177,12 +177,11 @@ func (d *Doc) ProvenanceTable() *export.Table {
 	return t
 }
 
-// breakdownParts are the columns of the at-a-glance table.
-var breakdownParts = []phases.Metric{phases.Wall, phases.CPUOther, phases.Launch, phases.SyncAPI, phases.MemcpyAPI, phases.Alloc, phases.OtherAPI, phases.GPUBusy, phases.KernelSum, phases.Launches, phases.HostSyncs}
-
-// BreakdownTable is the at-a-glance view: per arm and phase, the mean per
-// step of wall and its parts (µs) with the wall CI.
+// BreakdownTable is the at-a-glance view (--wide): per arm and phase, the
+// mean per step of the metrics placed in it (phases.WideColumns; times in
+// µs) with the wall CI.
 func (d *Doc) BreakdownTable() *export.Table {
+	breakdownParts := phases.WideColumns()
 	cols := []export.Column{
 		{Name: "arm", Type: export.TypeString},
 		{Name: "phase", Type: export.TypeString},
