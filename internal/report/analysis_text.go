@@ -453,7 +453,6 @@ func pctChange(ratio *float64, ci *[2]float64, method string) string {
 	return fmt.Sprintf("%+.1f%%", 100*(*ratio-1))
 }
 
-
 // compactBreakdown is the breakdown that fits 120 columns: per step, each
 // time column in µs, ms or s (whichever its largest value reads best in;
 // the header names the unit), long names shortened but kept distinct, "—"
