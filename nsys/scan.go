@@ -232,33 +232,50 @@ func (f *File) Kernels() iter.Seq2[Kernel, error] {
 	})
 }
 
-// kernelOpCols are the columns attribution needs: half the decoding of
-// kernelCols on the biggest GPU table.
+// KernelCore is the columns of a kernel row that attribution reads: half
+// the decoding of Kernel on the biggest GPU table.
+type KernelCore struct {
+	Start, End    int64
+	GlobalPid     int64
+	DeviceID      int64
+	CorrelationID int64 // 0 = none
+	GraphNodeID   int64 // 0 = not a graph node (or not traced per node)
+}
+
+// kernelOpCols are KernelCore's columns, in the order kernelCore reads them.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
+// kernelCore decodes a row of kernelOpCols.
+func kernelCore(st row) KernelCore {
+	v := six(st)
+	return KernelCore{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
+}
+
 // KernelsCoreIn streams the kernels of part p (see SplitTable) with only
-// Start, End, GlobalPid, DeviceID, CorrelationID and GraphNodeID filled: the
-// columns attribution reads, half the decoding of Kernels on the biggest
-// GPU table.
+// KernelCore's fields filled.
 func (f *File) KernelsCoreIn(p Part) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, p, func(st row) Kernel {
-		v := six(st)
-		return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
+		k := kernelCore(st)
+		return Kernel{Start: k.Start, End: k.End, GlobalPid: k.GlobalPid, DeviceID: k.DeviceID, CorrelationID: k.CorrelationID, GraphNodeID: k.GraphNodeID}
 	})
 }
 
-// scanSix scans part r of table t, whose six columns cols are integers,
-// handing each row's values to fn (see IntsIn).
-func (f *File) scanSix(t string, cols []column, r Part, fn func(*[6]int64) bool) error {
-	var v [6]int64
-	return f.scanRange(t, cols, hintCUDA, r, func(st row) bool {
-		v = six(st)
-		return fn(&v)
+// KernelCoresIn scans the kernels of part p (see SplitTable) and calls fn
+// with each one's KernelCore, with the NULL defaults and skipped rows of
+// KernelsCoreIn; fn returns false to stop, and k is only valid during the
+// call. It is KernelsCoreIn without a row value and an iterator step per
+// row: the engine reads a million rows this way.
+func (f *File) KernelCoresIn(p Part, fn func(k *KernelCore) bool) error {
+	var k KernelCore
+	return f.scanRange(TableKernel, kernelOpCols, hintCUDA, p, func(st row) bool {
+		k = kernelCore(st)
+		return fn(&k)
 	})
 }
 
-// six reads the six integer columns of a column-pruned scan's row: already
-// decoded on the page path, through SQLite otherwise.
+// six reads the six integer columns of a column-pruned scan's row (the
+// core columns of kernels and API calls): already decoded on the page
+// path, through SQLite otherwise.
 func six(st row) [6]int64 {
 	if v := intsOf(st); v != nil {
 		return [6]int64(v)
@@ -415,16 +432,41 @@ func (f *File) APICalls() iter.Seq2[APICall, error] {
 	})
 }
 
+// APICore is the columns of an API call that the engine reads, of the
+// table with the most rows: no return value, no callchain.
+type APICore struct {
+	Start, End    int64
+	GlobalTid     int64
+	CorrelationID int64
+	NameID        int64 // StringIds id
+	EventClass    int64
+}
+
+// apiCoreCols are APICore's columns, in the order apiCore reads them.
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
+// apiCore decodes a row of apiCoreCols.
+func apiCore(st row) APICore {
+	v := six(st)
+	return APICore{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
+}
+
 // APICallsCoreIn streams the API calls of part p (see SplitTable) with only
-// Start, End, GlobalTid, CorrelationID, NameID and EventClass filled (no
-// return value, no callchain): the columns the engine reads, of the table
-// with the most rows.
+// APICore's fields filled.
 func (f *File) APICallsCoreIn(p Part) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, p, func(st row) APICall {
-		v := six(st)
-		return APICall{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
+		c := apiCore(st)
+		return APICall{Start: c.Start, End: c.End, GlobalTid: c.GlobalTid, CorrelationID: c.CorrelationID, NameID: c.NameID, EventClass: c.EventClass}
+	})
+}
+
+// APICoresIn scans the API calls of part p as KernelCoresIn scans kernels,
+// calling fn with each one's APICore.
+func (f *File) APICoresIn(p Part, fn func(c *APICore) bool) error {
+	var c APICore
+	return f.scanRange(TableRuntime, apiCoreCols, hintCUDA, p, func(st row) bool {
+		c = apiCore(st)
+		return fn(&c)
 	})
 }
 
