@@ -112,6 +112,9 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 			opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
 				QuantileMetrics: []int{int(phases.Wall)},
 				Decompose:       wallDecomposition()}
+			if d.plan.WallUnmeasured(i) {
+				opt.Decompose = nil // no wall to split
+			}
 			r, err := stats.Analyze(ph, names, units, opt)
 			ReleaseUnits(units) // the result holds nothing of them
 			if err != nil {
