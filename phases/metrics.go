@@ -99,22 +99,40 @@ var (
 // appears in phase_instances, its summaries and comparisons in every
 // output, and in the breakdown tables where d places it. d.Measure computes
 // it. Call it from an init function, before anything counts the metrics
-// (NumMetrics): it panics afterwards, on a name already taken, and past
-// MaxMetrics.
+// (NumMetrics); it panics afterwards, and on a declaration checkDeclaration
+// refuses.
 func Declare(d MetricInfo) Metric {
-	switch {
-	case sealed.Load():
+	if sealed.Load() {
 		panic("phases: Declare(" + d.Name + ") after the metrics were counted; declare metrics in an init function")
-	case d.Measure == nil:
-		panic("phases: Declare(" + d.Name + ") without Measure")
-	case int(numBuiltin)+len(declared) >= MaxMetrics:
-		panic(fmt.Sprintf("phases: Declare(%s): at most %d metrics", d.Name, MaxMetrics))
 	}
-	if _, taken := metricByName(d.Name, numBuiltin+Metric(len(declared))); taken {
-		panic("phases: Declare(" + d.Name + "): the name is taken")
+	n := numBuiltin + Metric(len(declared))
+	if err := checkDeclaration(d, n); err != nil {
+		panic(err)
 	}
 	declared = append(declared, d)
-	return numBuiltin + Metric(len(declared)-1)
+	return n
+}
+
+// checkDeclaration refuses a metric that cannot be added to the first n:
+// past MaxMetrics, without a name, a known unit or Measure, with a name
+// already taken, or placed in the default table without a header.
+func checkDeclaration(d MetricInfo, n Metric) error {
+	switch {
+	case n >= MaxMetrics:
+		return fmt.Errorf("phases: Declare(%s): at most %d metrics", d.Name, MaxMetrics)
+	case d.Name == "":
+		return fmt.Errorf("phases: Declare: a metric without a name")
+	case d.Unit != UnitNs && d.Unit != UnitBytes && d.Unit != UnitCount:
+		return fmt.Errorf("phases: Declare(%s): unit %q, want %s, %s or %s", d.Name, d.Unit, UnitNs, UnitBytes, UnitCount)
+	case d.Measure == nil:
+		return fmt.Errorf("phases: Declare(%s) without Measure", d.Name)
+	case d.Default > 0 && d.Short == "":
+		return fmt.Errorf("phases: Declare(%s): a column of the default table needs Short", d.Name)
+	}
+	if _, taken := metricByName(d.Name, n); taken {
+		return fmt.Errorf("phases: Declare(%s): the name is taken", d.Name)
+	}
+	return nil
 }
 
 // NumMetrics is the number of metrics, built in and declared: they are

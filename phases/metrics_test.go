@@ -107,23 +107,38 @@ func TestTableColumns(t *testing.T) {
 	}
 }
 
-// TestDeclareChecks: Declare refuses a metric without Measure, a taken
-// name, and any metric once the metrics were counted.
+// TestDeclareChecks: a declaration without a name, a known unit or
+// Measure, with a taken name, a default column without a header, or past
+// MaxMetrics is refused; Declare panics once the metrics were counted.
 func TestDeclareChecks(t *testing.T) {
-	panics := func(what string, f func()) {
-		t.Helper()
-		defer func() {
-			if recover() == nil {
-				t.Errorf("%s: no panic", what)
-			}
-		}()
-		f()
-	}
 	measure := func(*Instance, []Op) int64 { return 0 }
-	panics("no Measure", func() { Declare(MetricInfo{Name: "x_count", Unit: UnitCount}) })
-	_ = NumMetrics()
-	panics("after counting", func() { Declare(MetricInfo{Name: "x_count", Unit: UnitCount, Measure: measure}) })
-	if len(declared) != 0 {
-		t.Errorf("declared %d metrics", len(declared))
+	ok := MetricInfo{Name: "x_count", Unit: UnitCount, Measure: measure}
+	if err := checkDeclaration(ok, numBuiltin); err != nil {
+		t.Errorf("a sound declaration refused: %v", err)
 	}
+	bad := map[string]MetricInfo{
+		"no name":    {Unit: UnitCount, Measure: measure},
+		"unit":       {Name: "x_count", Unit: "µs", Measure: measure},
+		"no Measure": {Name: "x_count", Unit: UnitCount},
+		"taken":      {Name: "wall_ns", Unit: UnitNs, Measure: measure},
+		"no header":  {Name: "x_count", Unit: UnitCount, Measure: measure, Default: 9},
+	}
+	for what, d := range bad {
+		if err := checkDeclaration(d, numBuiltin); err == nil {
+			t.Errorf("%s: declaration accepted", what)
+		}
+	}
+	if err := checkDeclaration(ok, MaxMetrics); err == nil {
+		t.Error("a metric past MaxMetrics accepted")
+	}
+	_ = NumMetrics()
+	defer func() {
+		if recover() == nil {
+			t.Error("Declare after the metrics were counted: no panic")
+		}
+		if len(declared) != 0 {
+			t.Errorf("declared %d metrics", len(declared))
+		}
+	}()
+	Declare(ok)
 }

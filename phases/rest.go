@@ -43,8 +43,9 @@ func fillUnannotated(rest, step *Instance, rows []Instance, gapNs int64) {
 		rest.Null = ^uint64(0) &^ (1 << uint(Wall))
 		return
 	}
+	split := unannotatedNull()
 	for m := range NumMetrics() {
-		if !m.Info().Additive {
+		if split&(1<<uint(m)) != 0 {
 			rest.M[m] = 0
 		}
 	}
