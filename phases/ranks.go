@@ -171,7 +171,8 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 				return nil, err
 			}
 			if _, _, ok := envRank(capture, rankEnvVars); !ok {
-				if n, err := envBlockRanks(f); err != nil || n < 2 {
+				n, err := envBlockRanks(f)
+				if err != nil || n < 2 {
 					return nil, err
 				}
 			}
@@ -192,10 +193,10 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	if err := rr.readMPI(); err != nil {
 		return nil, err
 	}
-	if rr.blockRanks, err = envBlockRanks(f); err != nil {
+	out, err := rr.communicating()
+	if err != nil {
 		return nil, err
 	}
-	out := rr.communicating()
 	if len(out) == 0 {
 		return nil, nil
 	}
@@ -218,9 +219,6 @@ type rankReader struct {
 	compute  map[rankDevice][]gpuSpan
 	procs    map[int64]*RankProcess
 	ncclCorr map[pidCorr]int // → index into the process's Collectives
-	// blockRanks is the number of distinct ranks that the export's
-	// process environments name (envBlockRanks).
-	blockRanks int
 }
 
 // envBlockRanks counts the distinct ranks named by the process
@@ -381,7 +379,7 @@ func (rr *rankReader) readMPI() error {
 // environments name as many ranks (one export per node of a job without
 // traced communication), else, with a rank in the recorded environment,
 // the one with the most GPU time.
-func (rr *rankReader) communicating() []RankProcess {
+func (rr *rankReader) communicating() ([]RankProcess, error) {
 	var out, gpu []RankProcess
 	var quiet *RankProcess // the process with the most GPU time, of those without communication
 	for _, p := range rr.procs {
@@ -399,11 +397,17 @@ func (rr *rankReader) communicating() []RankProcess {
 		out = append(out, *p)
 	}
 	slices.SortFunc(out, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })
-	if len(out) == 0 && len(gpu) >= 2 && len(gpu) == rr.blockRanks {
-		// Which environment is whose is not recorded: the ranks are
-		// numbered by the run manifest or by process order (AssignRanks).
-		slices.SortFunc(gpu, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })
-		return gpu
+	if len(out) == 0 && len(gpu) >= 2 {
+		n, err := envBlockRanks(rr.f)
+		if err != nil {
+			return nil, err
+		}
+		if n == len(gpu) {
+			// Which environment is whose is not recorded: the ranks are
+			// numbered by the run manifest or by process order (AssignRanks).
+			slices.SortFunc(gpu, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })
+			return gpu, nil
+		}
 	}
 	if len(out) == 0 && quiet != nil {
 		// No traced communication: the environment's rank is the process
@@ -415,7 +419,7 @@ func (rr *rankReader) communicating() []RankProcess {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // rankProvenance sets out's host, session start, process names and the

@@ -24,7 +24,7 @@ func analyseRanks(t *testing.T, files []string, rankGlobs []string, skip int) *D
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Build(context.Background(), frs, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test", skip)
+	d, err := Build(context.Background(), frs, statsOptions(skip), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestRanksSectionDistAllreduce(t *testing.T) {
 // section, and its JSON no "ranks" key.
 func TestRanksAbsentOnSingleRank(t *testing.T) {
 	for _, name := range []string{"interleaved_graph", "sharing_mps_1"} {
-		d := analyseFixture(t, name, 1, StatsConfig{Off: true})
+		d := analyseFixture(t, name, pointOptions(1))
 		if d.Ranks != nil {
 			t.Errorf("%s: ranks section %+v", name, d.Ranks)
 		}
@@ -258,7 +258,7 @@ func TestRanksPerRankExports(t *testing.T) {
 			}
 			dirs = append(dirs, writeDataset(t, one, true, false))
 		}
-		from, err := BuildFromDatasets(context.Background(), dirs, FromOptions{SkipSteps: -1}, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test")
+		from, err := BuildFromDatasets(context.Background(), dirs, statsOptions(1), "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +367,7 @@ func TestRanksDataset(t *testing.T) {
 		t.Errorf("--from read %d instances, wrote %d", n, len(d.Instances()))
 	}
 	// Without ranks: no stragglers table and a null rank.
-	single := analyseFixture(t, "interleaved_graph", 1, StatsConfig{Off: true})
+	single := analyseFixture(t, "interleaved_graph", pointOptions(1))
 	for _, tb := range single.Tables() {
 		if tb.Name == "stragglers" {
 			t.Error("single-rank export has a stragglers table")
@@ -479,7 +479,7 @@ func TestRanksFromDataset(t *testing.T) {
 	}
 	for _, part := range []bool{false, true} {
 		dir := writeDataset(t, direct, true, part)
-		from, err := BuildFromDatasets(context.Background(), []string{dir}, FromOptions{SkipSteps: -1}, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test")
+		from, err := BuildFromDatasets(context.Background(), []string{dir}, statsOptions(1), "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -561,7 +561,7 @@ func checkRankRows(t *testing.T, s *RanksSection, xs []phases.Instance) {
 // in the dataset's phase_instances read back by --from; the (unannotated)
 // row is the step's time outside its phases, never the step's.
 func TestRankRowsArePhaseInstances(t *testing.T) {
-	sc := StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}
+	sc := statsOptions(1)
 	check := func(t *testing.T, d *Doc, parquet bool) {
 		t.Helper()
 		if d.Ranks == nil {
@@ -582,7 +582,7 @@ func TestRankRowsArePhaseInstances(t *testing.T) {
 		if !parquet {
 			return
 		}
-		from, err := BuildFromDatasets(context.Background(), []string{writeDataset(t, d, true, false)}, FromOptions{SkipSteps: -1}, sc, "test")
+		from, err := BuildFromDatasets(context.Background(), []string{writeDataset(t, d, true, false)}, sc, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
