@@ -24,6 +24,7 @@ import (
 // the time outside every phase, gapNs — and every other metric is null.
 func fillUnannotated(rest, step *Instance, rows []Instance, gapNs int64) {
 	rest.M = step.M
+	n := NumMetrics()
 	var phaseWall int64
 	for i := range rows {
 		ph := &rows[i]
@@ -31,7 +32,7 @@ func fillUnannotated(rest, step *Instance, rows []Instance, gapNs int64) {
 			continue
 		}
 		phaseWall += ph.M[Wall]
-		for m := range NumMetrics() {
+		for m := range n {
 			rest.M[m] -= ph.M[m]
 		}
 	}
@@ -44,7 +45,7 @@ func fillUnannotated(rest, step *Instance, rows []Instance, gapNs int64) {
 		return
 	}
 	split := unannotatedNull()
-	for m := range NumMetrics() {
+	for m := range n {
 		if split&(1<<uint(m)) != 0 {
 			rest.M[m] = 0
 		}
