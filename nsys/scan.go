@@ -245,9 +245,9 @@ type KernelCore struct {
 // kernelOpCols are KernelCore's columns, in the order kernelCore reads them.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
-// kernelCore decodes a row of kernelOpCols.
-func kernelCore(st row) KernelCore {
-	v := six(st)
+// kernelCore is a row of kernelOpCols as six reads it (small enough to
+// inline: the hot scan makes one call a row, to six).
+func kernelCore(v [6]int64) KernelCore {
 	return KernelCore{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
 }
 
@@ -255,7 +255,7 @@ func kernelCore(st row) KernelCore {
 // KernelCore's fields filled.
 func (f *File) KernelsCoreIn(p Part) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, p, func(st row) Kernel {
-		k := kernelCore(st)
+		k := kernelCore(six(st))
 		return Kernel{Start: k.Start, End: k.End, GlobalPid: k.GlobalPid, DeviceID: k.DeviceID, CorrelationID: k.CorrelationID, GraphNodeID: k.GraphNodeID}
 	})
 }
@@ -268,7 +268,7 @@ func (f *File) KernelsCoreIn(p Part) iter.Seq2[Kernel, error] {
 func (f *File) KernelCoresIn(p Part, fn func(k *KernelCore) bool) error {
 	var k KernelCore
 	return f.scanRange(TableKernel, kernelOpCols, hintCUDA, p, func(st row) bool {
-		k = kernelCore(st)
+		k = kernelCore(six(st))
 		return fn(&k)
 	})
 }
@@ -445,9 +445,8 @@ type APICore struct {
 // apiCoreCols are APICore's columns, in the order apiCore reads them.
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
-// apiCore decodes a row of apiCoreCols.
-func apiCore(st row) APICore {
-	v := six(st)
+// apiCore is a row of apiCoreCols as six reads it.
+func apiCore(v [6]int64) APICore {
 	return APICore{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
 }
 
@@ -455,7 +454,7 @@ func apiCore(st row) APICore {
 // APICore's fields filled.
 func (f *File) APICallsCoreIn(p Part) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, p, func(st row) APICall {
-		c := apiCore(st)
+		c := apiCore(six(st))
 		return APICall{Start: c.Start, End: c.End, GlobalTid: c.GlobalTid, CorrelationID: c.CorrelationID, NameID: c.NameID, EventClass: c.EventClass}
 	})
 }
@@ -465,7 +464,7 @@ func (f *File) APICallsCoreIn(p Part) iter.Seq2[APICall, error] {
 func (f *File) APICoresIn(p Part, fn func(c *APICore) bool) error {
 	var c APICore
 	return f.scanRange(TableRuntime, apiCoreCols, hintCUDA, p, func(st row) bool {
-		c = apiCore(st)
+		c = apiCore(six(st))
 		return fn(&c)
 	})
 }
