@@ -242,20 +242,27 @@ type KernelCore struct {
 	GraphNodeID   int64 // 0 = not a graph node (or not traced per node)
 }
 
-// kernelOpCols are KernelCore's columns, in the order kernelCore reads them.
+// kernelOpCols are KernelCore's columns, in the order read reads them.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
-// kernelCore is a row of kernelOpCols as six reads it (small enough to
-// inline: the hot scan makes one call a row, to six).
-func kernelCore(v [6]int64) KernelCore {
-	return KernelCore{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
+// read decodes a row of kernelOpCols into k, field by field: no
+// intermediate copy of the row on the hot scan.
+func (k *KernelCore) read(st row) {
+	v := intsOf(st)
+	if v == nil {
+		var buf [6]int64
+		v = sqlInts(st, buf[:])
+	}
+	_ = v[5]
+	k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID = v[0], v[1], v[2], v[3], v[4], v[5]
 }
 
 // KernelsCoreIn streams the kernels of part p (see SplitTable) with only
 // KernelCore's fields filled.
 func (f *File) KernelsCoreIn(p Part) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, p, func(st row) Kernel {
-		k := kernelCore(six(st))
+		var k KernelCore
+		k.read(st)
 		return Kernel{Start: k.Start, End: k.End, GlobalPid: k.GlobalPid, DeviceID: k.DeviceID, CorrelationID: k.CorrelationID, GraphNodeID: k.GraphNodeID}
 	})
 }
@@ -268,23 +275,18 @@ func (f *File) KernelsCoreIn(p Part) iter.Seq2[Kernel, error] {
 func (f *File) KernelCoresIn(p Part, fn func(k *KernelCore) bool) error {
 	var k KernelCore
 	return f.scanRange(TableKernel, kernelOpCols, hintCUDA, p, func(st row) bool {
-		k = kernelCore(six(st))
+		k.read(st)
 		return fn(&k)
 	})
 }
 
-// six reads the six integer columns of a column-pruned scan's row (the
-// core columns of kernels and API calls): already decoded on the page
-// path, through SQLite otherwise.
-func six(st row) [6]int64 {
-	if v := intsOf(st); v != nil {
-		return [6]int64(v)
+// sqlInts reads the first len(buf) columns of a row read through SQLite:
+// the core scans' slow path (on the page path intsOf has them decoded).
+func sqlInts(st row, buf []int64) []int64 {
+	for i := range buf {
+		buf[i] = st.ColumnInt64(i)
 	}
-	var v [6]int64
-	for i := range v {
-		v[i] = st.ColumnInt64(i)
-	}
-	return v
+	return buf
 }
 
 // Memcpy copy kinds (ENUM_CUDA_MEMCPY_OPER) and memory kinds (ENUM_CUDA_MEM_KIND).
@@ -442,19 +444,26 @@ type APICore struct {
 	EventClass    int64
 }
 
-// apiCoreCols are APICore's columns, in the order apiCore reads them.
+// apiCoreCols are APICore's columns, in the order read reads them.
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
-// apiCore is a row of apiCoreCols as six reads it.
-func apiCore(v [6]int64) APICore {
-	return APICore{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
+// read decodes a row of apiCoreCols into c, as KernelCore.read does.
+func (c *APICore) read(st row) {
+	v := intsOf(st)
+	if v == nil {
+		var buf [6]int64
+		v = sqlInts(st, buf[:])
+	}
+	_ = v[5]
+	c.Start, c.End, c.GlobalTid, c.CorrelationID, c.NameID, c.EventClass = v[0], v[1], v[2], v[3], v[4], v[5]
 }
 
 // APICallsCoreIn streams the API calls of part p (see SplitTable) with only
 // APICore's fields filled.
 func (f *File) APICallsCoreIn(p Part) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, p, func(st row) APICall {
-		c := apiCore(six(st))
+		var c APICore
+		c.read(st)
 		return APICall{Start: c.Start, End: c.End, GlobalTid: c.GlobalTid, CorrelationID: c.CorrelationID, NameID: c.NameID, EventClass: c.EventClass}
 	})
 }
@@ -464,7 +473,7 @@ func (f *File) APICallsCoreIn(p Part) iter.Seq2[APICall, error] {
 func (f *File) APICoresIn(p Part, fn func(c *APICore) bool) error {
 	var c APICore
 	return f.scanRange(TableRuntime, apiCoreCols, hintCUDA, p, func(st row) bool {
-		c = apiCore(six(st))
+		c.read(st)
 		return fn(&c)
 	})
 }
