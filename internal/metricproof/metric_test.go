@@ -68,8 +68,9 @@ func summaryMeans(t *testing.T, out string) map[[2]string]float64 {
 
 // TestDeclaredMetric: max_kernel_ns, declared and measured in this
 // package's two other files, is a phase_instances column in Parquet with
-// values that agree with the built-in kernel metrics, its means in the
-// JSON summary are those of the Parquet rows, the --wide table shows them,
+// values that agree with the built-in kernel metrics and the export's
+// longest kernel, its means in the JSON summary are those of the Parquet
+// rows (and the same read back with --from), the --wide table shows them,
 // and it is null in the (unannotated) row and without a kernel table.
 func TestDeclaredMetric(t *testing.T) {
 	path := fixture.Get(t, "eager_graph_small").SQLite(t)
@@ -143,6 +144,16 @@ func TestDeclaredMetric(t *testing.T) {
 	for k, v := range means {
 		if (k[1] == phases.Unannotated) != math.IsNaN(v) {
 			t.Errorf("JSON %s/%s: %s mean %v", k[0], k[1], maxKernel.Name(), v)
+		}
+	}
+	// The dataset reads back (--from) with the metric's column.
+	back := summaryMeans(t, run(t, "analyze", "--format", "json", "--no-stats", "--from", dir))
+	if len(back) != len(means) || len(means) < 2 {
+		t.Errorf("--from: %d summary rows, from the export %d", len(back), len(means))
+	}
+	for k, v := range back {
+		if w, ok := means[k]; !ok || !(v == w || math.IsNaN(v) && math.IsNaN(w)) {
+			t.Errorf("--from: JSON %s/%s %s mean %v, from the export %v", k[0], k[1], maxKernel.Name(), v, w)
 		}
 	}
 
