@@ -20,9 +20,9 @@ import (
 
 // MaxMetrics bounds the metrics, built in and declared: Instance.M holds
 // this many (the unused end stays 0). Room for a few declared metrics, not
-// more: every instance carries the room (8 bytes a metric; 17 slots cost
-// ~7 MB of peak memory on large_interleaved), and a metric meant to stay
-// becomes a built-in one.
+// more: every instance carries the room (8 bytes a slot, decoded and
+// zeroed with every instance), and a metric meant to stay becomes a
+// built-in one.
 const MaxMetrics = numBuiltin + declaredRoom
 
 // declaredRoom is how many metrics Declare can add.
