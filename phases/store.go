@@ -154,11 +154,11 @@ func keyOf(x *Instance, blk, thr, phase, label uint32) instKey {
 // sync minus its GPU parts. The encoding is lossless whatever the values.
 func wallGuess(k *instKey) int64 { return k.end - k.start }
 
-func cpuOtherGuess(m *[NumMetrics]int64) int64 {
+func cpuOtherGuess(m *[MaxMetrics]int64) int64 {
 	return m[Wall] - m[Launch] - m[SyncAPI] - m[MemcpyAPI] - m[Alloc] - m[OtherAPI]
 }
 
-func syncNoGPUGuess(m *[NumMetrics]int64) int64 {
+func syncNoGPUGuess(m *[MaxMetrics]int64) int64 {
 	return m[SyncAPI] - m[SyncOwnGPU] - m[SyncOtherGPU]
 }
 
@@ -196,8 +196,8 @@ func appendMetrics(b []byte, k *instKey, x *Instance) []byte {
 
 // decodeMetrics decodes the measurements of k into m (zeroed first) and,
 // when x is not nil, its nullable measurements into x.
-func (s *Store) decodeMetrics(k *instKey, m *[NumMetrics]int64, x *Instance) {
-	*m = [NumMetrics]int64{}
+func (s *Store) decodeMetrics(k *instKey, m *[MaxMetrics]int64, x *Instance) {
+	*m = [MaxMetrics]int64{}
 	if k.seg == 0 { // not measured (yet)
 		return
 	}
@@ -315,7 +315,7 @@ func StoreOf(xs []Instance) *Store {
 
 // Metrics decodes the measurements of instance i into m and returns its
 // null mask.
-func (s *Store) Metrics(i int, m *[NumMetrics]int64) uint64 {
+func (s *Store) Metrics(i int, m *[MaxMetrics]int64) uint64 {
 	k := &s.keys[i]
 	s.decodeMetrics(k, m, nil)
 	return k.null
@@ -323,7 +323,7 @@ func (s *Store) Metrics(i int, m *[NumMetrics]int64) uint64 {
 
 // Metric is metric m of instance i.
 func (s *Store) Metric(i int, m Metric) int64 {
-	var all [NumMetrics]int64
+	var all [MaxMetrics]int64
 	s.Metrics(i, &all)
 	return all[m]
 }

@@ -49,7 +49,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		}
 	}
 	for i, x := range xs {
-		var m [NumMetrics]int64
+		var m [MaxMetrics]int64
 		if null := s.Metrics(i, &m); null != x.Null || m != x.M {
 			t.Fatalf("instance %d: Metrics %v %x, want %v %x", i, m, null, x.M, x.Null)
 		}

@@ -31,7 +31,7 @@ func syntheticRank(fr *FileResult, xs []phases.Instance, k int) *FileResult {
 	for i, x := range xs {
 		x.File, x.Unit.File = path, path
 		x.Start, x.End = scale(x.Start), scale(x.End)
-		for m := range phases.NumMetrics {
+		for m := range phases.NumMetrics() {
 			if m.Unit() == "ns" {
 				x.M[m] = int64(float64(x.M[m]) * f)
 			}
