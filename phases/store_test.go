@@ -83,3 +83,51 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Fatal("SetWarmup did not change the flag")
 	}
 }
+
+// TestStoreViews: views tile their store without copying it (Tiled finds
+// it, and only for an exact tiling); AppendStore shares segments, yet
+// writing to either store afterwards never changes the other's instances.
+func TestStoreViews(t *testing.T) {
+	var xs []Instance
+	for i := range 30 {
+		x := Instance{File: []string{"a", "b", "c"}[i/10], Arm: "x", Phase: []string{"step", "p"}[i%2], IsStep: i%2 == 0, Step: i / 2, Start: int64(i), End: int64(2 * i)}
+		x.Unit = UnitID{File: x.File, Arm: x.Arm}
+		x.M[KernelSum] = int64(i * 7)
+		xs = append(xs, x)
+	}
+	base := StoreOf(xs)
+	views := []*Store{base.View(0, 10), base.View(10, 25), base.View(25, 30)}
+	if Tiled(views) != base {
+		t.Fatal("Tiled: the three views tile their store")
+	}
+	for _, bad := range [][]*Store{views[:2], {views[1], views[0], views[2]}, {views[0], base.View(10, 30), views[2]}, {base}, nil} {
+		if Tiled(bad) != nil {
+			t.Errorf("Tiled of %d stores that do not tile one: not nil", len(bad))
+		}
+	}
+	if got := views[1].At(2); got != xs[12] {
+		t.Fatalf("view instance 2 = %+v, want %+v", got, xs[12])
+	}
+	views[1].SetRank(0, 5) // writes through to the store
+	if r, ok := base.Rank(10); !ok || r != 5 {
+		t.Fatalf("rank set through the view: %d %v", r, ok)
+	}
+	// AppendStore shares o's segments; each store's later writes stay its own.
+	o := StoreOf(xs[:5])
+	s := NewStore()
+	s.AppendStore(o)
+	y := xs[4]
+	y.Phase, y.M[KernelSum] = "renamed", -1
+	s.Append(&y)
+	z := xs[3]
+	z.M[KernelSum] = 99
+	o.Append(&z)
+	o.Set(0, &z)
+	want := append(append([]Instance(nil), xs[:5]...), y)
+	if d := cmp.Diff(want, s.All()); d != "" {
+		t.Fatalf("s after writes to both (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(append([]Instance{z}, append(append([]Instance(nil), xs[1:5]...), z)...), o.All()); d != "" {
+		t.Fatalf("o after writes to both (-want +got):\n%s", d)
+	}
+}
