@@ -498,6 +498,29 @@ func (s *Store) SetArm(arm string) {
 	}
 }
 
+// Reorder puts the instances in order: instance i becomes the former
+// instance order[i] (order is a permutation of 0…Len−1). Only keys move.
+func (s *Store) Reorder(order []int32) {
+	keys := make([]instKey, len(order))
+	for i, j := range order {
+		keys[i] = s.keys[j]
+	}
+	s.keys = keys
+}
+
+// SetBlockStarts sets every block's start to start(its unit).
+func (s *Store) SetBlockStarts(start func(UnitID) int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for b := range s.blks {
+		s.blks[b].blockStart = start(s.blks[b].unit)
+	}
+	clear(s.blkIdx)
+	for b, k := range s.blks {
+		s.blkIdx[k] = uint32(b)
+	}
+}
+
 // Grow makes room for n more instances' keys, so that appending many
 // stores (a thousand ranks) copies the keys once, not at every growth.
 func (s *Store) Grow(n int) { s.keys = slices.Grow(s.keys, n) }

@@ -385,6 +385,25 @@ func (f *rowFiller) finish(col, base int) {
 // datasets with partition keys in any position, or extra columns, load.
 type instanceCols struct {
 	at []int // per instanceColumns entry: column index in the table, -1 when absent
+	// last is the unit of the last row read: rows come in runs of one
+	// unit, so its label is parsed once per run.
+	last struct {
+		label, file, arm string
+		block            int
+		unit             phases.UnitID
+		ok               bool
+	}
+}
+
+// setUnit is setUnit through the cache of the last row's unit.
+func (c *instanceCols) setUnit(x *phases.Instance, label string) {
+	l := &c.last
+	if l.ok && l.label == label && l.file == x.File && l.arm == x.Arm && l.block == x.Block {
+		x.Unit = l.unit
+		return
+	}
+	setUnit(x, label)
+	l.label, l.file, l.arm, l.block, l.unit, l.ok = label, x.File, x.Arm, x.Block, x.Unit, true
 }
 
 func locateColumns(t *export.Table) (*instanceCols, error) {
@@ -425,7 +444,11 @@ func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, erro
 		case ic.str != nil:
 			var v string
 			if v, ok = t.String(r, col); ok {
-				ic.setStr(&x, v)
+				if ic.unitLabel {
+					c.setUnit(&x, v)
+				} else {
+					ic.setStr(&x, v)
+				}
 			}
 		case ic.Type == export.TypeBool:
 			var v bool
