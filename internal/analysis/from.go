@@ -230,9 +230,14 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 	// (a few at once, one per CPU, a bounded number ahead), then added in
 	// input order: a thousand rank datasets never hold their tables at
 	// once, and the first error in input order is the one reported.
+	// Each export's store joins one pooled store as it comes, and is then
+	// a view of it: Build's merge of the exports' instances is that store,
+	// not a second copy of them.
 	var sets []*Dataset
 	acc := newFromAcc(opt)
 	next := loadAhead(ctx, dirs, opt)
+	pool := phases.NewStore()
+	var ends []int // per file: its instances' end in pool
 	for range dirs {
 		l := next()
 		if l.err != nil {
@@ -241,9 +246,19 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 		if err := acc.commit(l.ds, l.frs, l.skip); err != nil { // refuses one path in two datasets
 			return nil, err
 		}
+		for _, fr := range l.frs {
+			pool.AppendStore(fr.Result.Store)
+			fr.Result.Store = nil
+			ends = append(ends, pool.Len())
+		}
 		sets = append(sets, l.ds)
 	}
 	files, skip, warns := acc.done()
+	lo := 0
+	for i, fr := range files { // acc.done's files are the ones committed, in order
+		fr.Result.Store = pool.View(lo, ends[i])
+		lo = ends[i]
+	}
 	if err := refuseRepeatedInputs(sets); err != nil {
 		return nil, &UsageError{Err: err}
 	}
