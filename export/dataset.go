@@ -710,19 +710,16 @@ func readPartitioned(root string) (*Table, error) {
 			}
 			dirVals[k] = v
 		}
-		md, err := ReadParquetMetadata(path)
-		if err != nil {
-			return err
-		}
 		part, err := ReadParquet(path)
 		if err != nil {
 			return err
 		}
 		if full == nil {
-			full, keys, err = partitionedSchema(part, md[MetaPartitionKeys], dirVals)
+			full, keys, err = partitionedSchema(part, part.fileMeta[MetaPartitionKeys], dirVals)
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
+			full.fileMeta = part.fileMeta
 		}
 		return appendPartition(full, part, keys, dirVals, path)
 	})

@@ -392,29 +392,55 @@ func ReadParquet(path string) (*Table, error) {
 		return nil, fmt.Errorf("open parquet %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	kv := rdr.MetaData().KeyValueMetadata()
+	fileMeta := make(map[string]string, kv.Len())
+	for i, k := range kv.Keys() {
+		fileMeta[k] = kv.Values()[i]
+	}
+	props := pqarrow.ArrowReadProperties{BatchSize: 64 << 10}
+	// pqarrow keeps field metadata but not the file's key-value metadata,
+	// which holds the table name and doc.
+	md := arrow.NewMetadata(kv.Keys(), kv.Values())
+	name := tableStem(path)
+	if i := md.FindKey(MetaTable); i >= 0 {
+		name = md.Values()[i]
+	}
+	if sc, err := pqarrow.FromParquet(rdr.MetaData().Schema, &props, kv); err == nil {
+		t, ok, err := readParquetDirect(rdr, arrow.NewSchema(sc.Fields(), &md), name)
+		if err != nil {
+			return nil, fmt.Errorf("read parquet %s: %w", path, err)
+		}
+		if ok {
+			t.fileMeta = fileMeta
+			return t, nil
+		}
+	}
+	t, err := readParquetArrow(rdr, props, md, path)
 	if err != nil {
 		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	t.fileMeta = fileMeta
+	return t, nil
+}
+
+// readParquetArrow reads rdr through pqarrow's Arrow arrays: the path for
+// files readParquetDirect does not decode.
+func readParquetArrow(rdr *file.Reader, props pqarrow.ArrowReadProperties, md arrow.Metadata, path string) (*Table, error) {
+	fr, err := pqarrow.NewFileReader(rdr, props, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
 	}
 	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+		return nil, err
 	}
 	defer tbl.Release()
-	// pqarrow keeps field metadata but not the file's key-value metadata,
-	// which holds the table name and doc.
-	kv := rdr.MetaData().KeyValueMetadata()
-	md := arrow.NewMetadata(kv.Keys(), kv.Values())
 	schema := arrow.NewSchema(tbl.Schema().Fields(), &md)
 	cols := make([][]arrow.Array, tbl.NumCols())
 	for i := range cols {
 		cols[i] = tbl.Column(i).Data().Chunks()
 	}
-	t, err := tableFromArrow(schema, cols, tableStem(path))
-	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
-	}
-	return t, nil
+	return tableFromArrow(schema, cols, tableStem(path))
 }
 
 // ReadParquetMetadata returns the file-level key-value metadata of a

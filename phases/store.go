@@ -521,6 +521,9 @@ func (s *Store) SetBlockStarts(start func(UnitID) int64) {
 	}
 }
 
+// Cap is the number of instances the store holds without growing.
+func (s *Store) Cap() int { return cap(s.keys) }
+
 // Grow makes room for n more instances' keys, so that appending many
 // stores (a thousand ranks) copies the keys once, not at every growth.
 func (s *Store) Grow(n int) { s.keys = slices.Grow(s.keys, n) }

@@ -162,9 +162,12 @@ func LoadDataset(dir string) (*Dataset, error) {
 	if ds.Instances == nil {
 		return nil, &nsys.InputError{Path: dir, Problem: "no phase_instances table (phase_instances.parquet or phase_instances/)", Hint: "write the dataset with nsysphase analyze --out DIR (Parquet, not --format arrow)"}
 	}
-	md, err := instancesMetadata(dir)
-	if err != nil {
-		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet metadata of phase_instances", Err: err}
+	// The metadata of the file just read, not of a second opening.
+	md := ds.Instances.FileMetadata()
+	if md == nil {
+		if md, err = instancesMetadata(dir); err != nil {
+			return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet metadata of phase_instances", Err: err}
+		}
 	}
 	if raw := md[export.MetaInputs]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &ds.Inputs); err != nil {
@@ -238,7 +241,7 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 	next := loadAhead(ctx, dirs, opt)
 	pool := phases.NewStore()
 	var ends []int // per file: its instances' end in pool
-	for range dirs {
+	for i := range dirs {
 		l := next()
 		if l.err != nil {
 			return nil, l.err
@@ -247,6 +250,12 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 			return nil, err
 		}
 		for _, fr := range l.frs {
+			// Room for what the datasets read so far project for all of
+			// them (append's growth by a quarter would copy the pool
+			// over and over).
+			if n := fr.Result.Store.Len(); pool.Cap()-pool.Len() < n {
+				pool.Grow(max(n, (pool.Len()+n)*(len(dirs)-i-1)/(i+1)+n))
+			}
 			pool.AppendStore(fr.Result.Store)
 			fr.Result.Store = nil
 			ends = append(ends, pool.Len())
