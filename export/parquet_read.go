@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -49,7 +50,12 @@ func readParquetDirect(rdr *file.Reader, sc *arrow.Schema, name string) (t *Tabl
 	}
 	t = NewTable(name, tableDoc(sc), cols...)
 	n := int(rdr.NumRows())
-	var dec columnDecoder
+	dec := decoders.Get().(*columnDecoder)
+	defer func() {
+		clear(dec.byteAr) // they point into this file's pages
+		decoders.Put(dec)
+	}()
+	dec.batch = max(1, min(directBatch, n)) // a small table's scratch stays small
 	for i := range cols {
 		d := &t.data[i]
 		switch cols[i].Type {
@@ -107,6 +113,7 @@ func physicalFits(c *schema.Column, typ Type) bool {
 // columnDecoder holds the scratch buffers of readParquetDirect, reused
 // from column to column.
 type columnDecoder struct {
+	batch  int // values decoded at once
 	defs   []int16
 	i32    []int32
 	i64    []int64
@@ -116,6 +123,8 @@ type columnDecoder struct {
 	byteAr []parquet.ByteArray
 }
 
+var decoders = sync.Pool{New: func() any { return new(columnDecoder) }}
+
 // chunk appends the values of one column chunk to d.
 func (dec *columnDecoder) chunk(d *columnData, c Column, cr file.ColumnChunkReader, unsigned bool) error {
 	nullable := cr.Descriptor().MaxDefinitionLevel() > 0
@@ -123,7 +132,7 @@ func (dec *columnDecoder) chunk(d *columnData, c Column, cr file.ColumnChunkRead
 		var total int64
 		var read int
 		var err error
-		dec.defs = scratch(dec.defs, directBatch)
+		dec.defs = scratch(dec.defs, dec.batch)
 		defs := dec.defs
 		if !nullable {
 			defs = nil
@@ -131,12 +140,12 @@ func (dec *columnDecoder) chunk(d *columnData, c Column, cr file.ColumnChunkRead
 		var put func(v int) // appends value v of those read
 		switch r := cr.(type) {
 		case *file.Int64ColumnChunkReader:
-			dec.i64 = scratch(dec.i64, directBatch)
-			total, read, err = r.ReadBatch(directBatch, dec.i64, defs, nil)
+			dec.i64 = scratch(dec.i64, dec.batch)
+			total, read, err = r.ReadBatch(int64(dec.batch), dec.i64, defs, nil)
 			put = func(v int) { d.ints = append(d.ints, dec.i64[v]); d.valueAdded() }
 		case *file.Int32ColumnChunkReader:
-			dec.i32 = scratch(dec.i32, directBatch)
-			total, read, err = r.ReadBatch(directBatch, dec.i32, defs, nil)
+			dec.i32 = scratch(dec.i32, dec.batch)
+			total, read, err = r.ReadBatch(int64(dec.batch), dec.i32, defs, nil)
 			put = func(v int) {
 				if unsigned {
 					d.ints = append(d.ints, int64(uint32(dec.i32[v])))
@@ -146,20 +155,20 @@ func (dec *columnDecoder) chunk(d *columnData, c Column, cr file.ColumnChunkRead
 				d.valueAdded()
 			}
 		case *file.Float64ColumnChunkReader:
-			dec.f64 = scratch(dec.f64, directBatch)
-			total, read, err = r.ReadBatch(directBatch, dec.f64, defs, nil)
+			dec.f64 = scratch(dec.f64, dec.batch)
+			total, read, err = r.ReadBatch(int64(dec.batch), dec.f64, defs, nil)
 			put = func(v int) { d.floats = append(d.floats, dec.f64[v]); d.valueAdded() }
 		case *file.Float32ColumnChunkReader:
-			dec.f32 = scratch(dec.f32, directBatch)
-			total, read, err = r.ReadBatch(directBatch, dec.f32, defs, nil)
+			dec.f32 = scratch(dec.f32, dec.batch)
+			total, read, err = r.ReadBatch(int64(dec.batch), dec.f32, defs, nil)
 			put = func(v int) { d.floats = append(d.floats, float64(dec.f32[v])); d.valueAdded() }
 		case *file.BooleanColumnChunkReader:
-			dec.bools = scratch(dec.bools, directBatch)
-			total, read, err = r.ReadBatch(directBatch, dec.bools, defs, nil)
+			dec.bools = scratch(dec.bools, dec.batch)
+			total, read, err = r.ReadBatch(int64(dec.batch), dec.bools, defs, nil)
 			put = func(v int) { d.ints = append(d.ints, boolInt(dec.bools[v])); d.valueAdded() }
 		case *file.ByteArrayColumnChunkReader:
-			dec.byteAr = scratch(dec.byteAr, directBatch)
-			total, read, err = r.ReadBatch(directBatch, dec.byteAr, defs, nil)
+			dec.byteAr = scratch(dec.byteAr, dec.batch)
+			total, read, err = r.ReadBatch(int64(dec.batch), dec.byteAr, defs, nil)
 			put = func(v int) { d.appendCode(d.internBytes(dec.byteAr[v])) } // appendCode marks it valid
 		default:
 			return fmt.Errorf("unsupported column reader %T", cr)
