@@ -51,15 +51,18 @@ func Render(w io.Writer, result any, format string) error {
 // AnalyzeDatasets analyses datasets written by `nsysphase analyze --out` (or
 // WriteDataset) instead of exports: the same statistics and the same
 // document as a direct analysis of the exports they came from
-// (`nsysphase analyze --from`). The options' statistics and SkipSteps apply;
-// segmentation options do not (the datasets hold the segmented instances).
+// (`nsysphase analyze --from`). The options' statistics apply, and
+// SkipSteps where given (SetSkipSteps, or a value other than the default),
+// else the warm-up each dataset was written with, as --skip-steps with
+// --from; segmentation options do not (the datasets hold the segmented
+// instances).
 func AnalyzeDatasets(ctx context.Context, dirs []string, opts Options) (*Analysis, error) {
 	ao := opts.toAnalysis(dirs)
 	ao.Datasets = true // segmentation options do not apply, and are not checked
 	if err := ao.Validate(); err != nil {
 		return nil, err
 	}
-	doc, err := analysis.BuildFromDatasets(ctx, dirs, analysis.FromOptions{SkipSteps: opts.SkipSteps}, ao.StatsConfig(), Version)
+	doc, err := analysis.BuildFromDatasets(ctx, dirs, ao, Version)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +72,7 @@ func AnalyzeDatasets(ctx context.Context, dirs []string, opts Options) (*Analysi
 // readCalls reads the inputs with each instance's CUDA calls recorded: what
 // Inventory, Boundary and Verdict need.
 func readCalls(ctx context.Context, inputs []string, opts Options) (analysis.Options, []*analysis.FileResult, analysis.Frames, error) {
-	ao, err := opts.analysisOptions(inputs)
+	ao, err := opts.analysisOptions(inputs, false)
 	if err != nil {
 		return ao, nil, nil, err
 	}
@@ -95,7 +98,7 @@ func Inventory(ctx context.Context, inputs []string, opts Options) (*InventoryRe
 	if err != nil {
 		return nil, err
 	}
-	return &InventoryReport{inv: analysis.BuildInventory(files, frames, ao.SkipSteps)}, nil
+	return &InventoryReport{inv: analysis.BuildInventory(files, frames, ao)}, nil
 }
 
 // Items is the number of distinct interactions listed (arm × phase × kind ×
@@ -116,7 +119,7 @@ func Boundary(ctx context.Context, inputs []string, opts Options, region []strin
 	if err != nil {
 		return nil, err
 	}
-	b, err := analysis.BuildBoundary(files, frames, region, ao.StatsConfig(), ao.SkipSteps)
+	b, err := analysis.BuildBoundary(files, frames, region, ao)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +149,7 @@ func Verdict(ctx context.Context, inputs []string, opts Options, region []string
 	if err != nil {
 		return nil, err
 	}
-	v, err := analysis.BuildVerdict(files, frames, region, minGain, ao.StatsConfig(), ao.SkipSteps)
+	v, err := analysis.BuildVerdict(files, frames, region, minGain, ao)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +226,7 @@ func (a *Analysis) Check(spec CheckSpec) (*CheckReport, error) {
 // (written by `nsysphase analyze --out` in earlier runs of the baseline): the
 // t prediction interval over runs (`nsysphase check --history`).
 func (a *Analysis) CheckHistory(ctx context.Context, dirs []string, spec CheckSpec) (*CheckReport, error) {
-	h, _, err := analysis.LoadHistory(ctx, dirs, a.doc.Settings.SkipSteps, Version)
+	h, _, err := analysis.LoadHistory(ctx, dirs, a.doc.Options(), Version)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ func ExampleAnalysis_CompareWithHistory() {
 		fmt.Println(err)
 		return
 	}
-	rows, err := a.CompareWithHistory(ctx, dirs, opts.SkipSteps, 0.95)
+	rows, err := a.CompareWithHistory(ctx, dirs, opts)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -60,7 +60,8 @@ func DefaultOptions() Options {
 func (o *Options) SetDepth(depth int) { o.Depth = depth; o.setGiven("depth") }
 
 // SetSkipSteps sets SkipSteps and marks it given, as --skip-steps: it wins
-// over the rules file's skip_steps even where it equals the default.
+// over the rules file's skip_steps even where it equals the default, and
+// re-cuts the datasets of AnalyzeDatasets.
 func (o *Options) SetSkipSteps(n int) { o.SkipSteps = n; o.setGiven("skip-steps") }
 
 // SetArmPattern sets ArmPattern and marks it given, as --arm-pattern: it
@@ -81,7 +82,7 @@ type Analysis struct {
 // the statistics. Bad input gives an error naming the file (an
 // *nsys.InputError for an unusable export).
 func Analyze(ctx context.Context, inputs []string, opts Options) (*Analysis, error) {
-	ao, err := opts.analysisOptions(inputs)
+	ao, err := opts.analysisOptions(inputs, false)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func Analyze(ctx context.Context, inputs []string, opts Options) (*Analysis, err
 	if err != nil {
 		return nil, err
 	}
-	doc, err := analysis.Build(ctx, files, ao.StatsConfig(), Version, ao.SkipSteps)
+	doc, err := analysis.Build(ctx, files, ao, Version)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +103,14 @@ func Analyze(ctx context.Context, inputs []string, opts Options) (*Analysis, err
 
 // analysisOptions are opts as the one options type the command line also
 // fills, with the rules file merged in and checked against the same bounds
-// as the flags (one Validate). An option is given (wins over the rules
-// file) when set by its setter, or when its field differs from the
+// as the flags (one Validate); datasets: the inputs are datasets
+// (segmentation options do not apply). An option is given (wins over the
+// rules file) when set by its setter, or when its field differs from the
 // default: an assignment cannot be told from the default otherwise, and a
 // value other than the default was set explicitly.
-func (opts Options) analysisOptions(inputs []string) (analysis.Options, error) {
+func (opts Options) analysisOptions(inputs []string, datasets bool) (analysis.Options, error) {
 	ao := opts.toAnalysis(inputs)
+	ao.Datasets = datasets
 	if opts.Rules != "" {
 		rules, err := analysis.LoadRules(opts.Rules)
 		if err != nil {
@@ -227,14 +230,20 @@ func (a *Analysis) WriteDataset(dir string) error {
 // with the runs in the datasets dirs (written by `nsysphase analyze --out`
 // in earlier runs of the baseline, one run per export): the t prediction
 // interval over runs on the log scale of docs/statistics.md §11, as
-// `nsysphase analyze --history` reports it. skipSteps is the warm-up rule
-// applied to the history runs (the analysis' own, normally).
-func (a *Analysis) CompareWithHistory(ctx context.Context, dirs []string, skipSteps int, confidence float64) ([]HistoryRow, error) {
-	h, _, err := analysis.LoadHistory(ctx, dirs, skipSteps, Version)
+// `nsysphase analyze --history` reports it. The options are those of the
+// analysis, normally: their warm-up rule (SkipSteps, or the rules file's
+// skip_steps) applies to the history runs and Confidence to the intervals,
+// checked as Analyze checks them.
+func (a *Analysis) CompareWithHistory(ctx context.Context, dirs []string, opts Options) ([]HistoryRow, error) {
+	ao, err := opts.analysisOptions(dirs, true)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := a.doc.CompareWithHistory(h, a.doc.Phases, "wall_ns", "mean", "", confidence)
+	h, _, err := analysis.LoadHistory(ctx, dirs, ao, Version)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := a.doc.CompareWithHistory(h, a.doc.Phases, "wall_ns", "mean", "", ao.Confidence)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nsysphase/nsysphase"
@@ -47,5 +48,50 @@ func TestOptionsOneWayIn(t *testing.T) {
 	o.SkipSteps = 0 // given: wins over the file
 	if a, err = nsysphase.Analyze(context.Background(), []string{in}, o); err != nil || a.Settings().SkipSteps != 0 || a.Excluded().SkippedSteps != 0 {
 		t.Errorf("skip steps 0 given: %v, settings %d, skipped %d", err, a.Settings().SkipSteps, a.Excluded().SkippedSteps)
+	}
+	// The dataset paths check the options before reading anything.
+	bad := nsysphase.DefaultOptions()
+	bad.Confidence = 0.9995
+	var ue *analysis.UsageError
+	if _, err := nsysphase.AnalyzeDatasets(context.Background(), []string{t.TempDir()}, bad); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--confidence") {
+		t.Errorf("AnalyzeDatasets, confidence 0.9995: error %v, want a usage error", err)
+	}
+	if _, err := a.CompareWithHistory(context.Background(), []string{t.TempDir()}, bad); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--confidence") {
+		t.Errorf("CompareWithHistory, confidence 0.9995: error %v, want a usage error", err)
+	}
+}
+
+// TestAnalyzeDatasetsWarmupGiven: AnalyzeDatasets re-cuts the warm-up only
+// where SkipSteps is given, as --skip-steps with --from: a dataset written
+// with skip_steps 0 keeps it under DefaultOptions, and SetSkipSteps(1)
+// re-cuts to 1 although 1 is the default.
+func TestAnalyzeDatasetsWarmupGiven(t *testing.T) {
+	ctx := context.Background()
+	o := nsysphase.DefaultOptions()
+	o.SkipSteps, o.NoStats = 0, true
+	a, err := nsysphase.Analyze(ctx, []string{fixture}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := a.WriteDataset(dir); err != nil {
+		t.Fatal(err)
+	}
+	skipOf := func(o nsysphase.Options) int {
+		t.Helper()
+		o.NoStats = true
+		b, err := nsysphase.AnalyzeDatasets(ctx, []string{dir}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Settings().SkipSteps
+	}
+	if got := skipOf(nsysphase.DefaultOptions()); got != 0 {
+		t.Errorf("not given: skip steps %d, want the dataset's 0", got)
+	}
+	given := nsysphase.DefaultOptions()
+	given.SetSkipSteps(1)
+	if got := skipOf(given); got != 1 {
+		t.Errorf("SetSkipSteps(1): skip steps %d, want 1", got)
 	}
 }

@@ -202,11 +202,11 @@ func TestHistoryRowsAreThePipelines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.CompareWithHistory(ctx, dirs, o.SkipSteps, 0.95)
+	got, err := a.CompareWithHistory(ctx, dirs, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, err := analysis.LoadHistory(ctx, dirs, o.SkipSteps, Version)
+	h, _, err := analysis.LoadHistory(ctx, dirs, a.doc.Options(), Version)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,3 +46,26 @@ func (f *File) HasStringPrefix(prefix string) (bool, error) {
 	})
 	return found, err
 }
+
+// EnvironmentBlocks returns the strings of StringIds that are a process's
+// environment block: NUL-separated NAME=VALUE entries, one of which is
+// marker= (nsys keeps each profiled process's environment as one string,
+// linked to no table). Each block is returned as its entries.
+func (f *File) EnvironmentBlocks(marker string) ([][]string, error) {
+	var out [][]string
+	err := f.scan(TableStrings, []column{req("value")}, hintReexport, func(st row) bool {
+		v := st.ColumnText(0)
+		if !strings.Contains(v, "\x00") || !strings.Contains(v, marker+"=") {
+			return true
+		}
+		entries := strings.Split(v, "\x00")
+		for _, e := range entries {
+			if strings.HasPrefix(e, marker+"=") {
+				out = append(out, entries)
+				break
+			}
+		}
+		return true
+	})
+	return out, err
+}

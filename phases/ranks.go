@@ -171,7 +171,10 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 				return nil, err
 			}
 			if _, _, ok := envRank(capture, rankEnvVars); !ok {
-				return nil, nil
+				n, err := envBlockRanks(f)
+				if err != nil || n < 2 {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -190,7 +193,10 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	if err := rr.readMPI(); err != nil {
 		return nil, err
 	}
-	out := rr.communicating()
+	out, err := rr.communicating()
+	if err != nil {
+		return nil, err
+	}
 	if len(out) == 0 {
 		return nil, nil
 	}
@@ -213,6 +219,28 @@ type rankReader struct {
 	compute  map[rankDevice][]gpuSpan
 	procs    map[int64]*RankProcess
 	ncclCorr map[pidCorr]int // → index into the process's Collectives
+}
+
+// envBlockRanks counts the distinct ranks named by the process
+// environments an export keeps (one per profiled process, in StringIds):
+// a per-node export of a torchrun or MPI job holds one per rank, each with
+// WORLD_SIZE and its rank variable.
+func envBlockRanks(f *nsys.File) (int, error) {
+	blocks, err := f.EnvironmentBlocks("WORLD_SIZE")
+	if err != nil {
+		return 0, err
+	}
+	ranks := map[int]bool{}
+	for _, b := range blocks {
+		kvs := make([]nsys.KeyValue, 0, len(b))
+		for _, e := range b {
+			kvs = append(kvs, nsys.KeyValue{Name: "PROCESS_0:ENVIRONMENT_VARIABLE", Value: e})
+		}
+		if r, _, ok := envRank(kvs, rankEnvVars); ok {
+			ranks[r] = true
+		}
+	}
+	return len(ranks), nil
 }
 
 // get is process pid's entry.
@@ -346,14 +374,20 @@ func (rr *rankReader) readMPI() error {
 	return nil
 }
 
-// communicating is the processes with collectives in pid order, or, with
-// none and a rank in the environment, the one with the most GPU time.
-func (rr *rankReader) communicating() []RankProcess {
-	var out []RankProcess
+// communicating is the processes with collectives in pid order; with
+// none, the processes that ran GPU work when the export's process
+// environments name as many ranks (one export per node of a job without
+// traced communication), else, with a rank in the recorded environment,
+// the one with the most GPU time.
+func (rr *rankReader) communicating() ([]RankProcess, error) {
+	var out, gpu []RankProcess
 	var quiet *RankProcess // the process with the most GPU time, of those without communication
 	for _, p := range rr.procs {
 		slices.Sort(p.Devices)
 		if p.Kind == "" {
+			if p.Kernels > 0 {
+				gpu = append(gpu, *p)
+			}
 			if quiet == nil || p.KernelNs > quiet.KernelNs || (p.KernelNs == quiet.KernelNs && p.Pid < quiet.Pid) {
 				quiet = p
 			}
@@ -363,6 +397,18 @@ func (rr *rankReader) communicating() []RankProcess {
 		out = append(out, *p)
 	}
 	slices.SortFunc(out, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })
+	if len(out) == 0 && len(gpu) >= 2 {
+		n, err := envBlockRanks(rr.f)
+		if err != nil {
+			return nil, err
+		}
+		if n == len(gpu) {
+			// Which environment is whose is not recorded: the ranks are
+			// numbered by the run manifest or by process order (AssignRanks).
+			slices.SortFunc(gpu, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })
+			return gpu, nil
+		}
+	}
 	if len(out) == 0 && quiet != nil {
 		// No traced communication: the environment's rank is the process
 		// that ran the GPU work (a rank of an OpenMP-offload or CUDA job
@@ -373,7 +419,7 @@ func (rr *rankReader) communicating() []RankProcess {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // rankProvenance sets out's host, session start, process names and the

@@ -19,7 +19,7 @@ func BenchmarkInstancesRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := Build(context.Background(), files, StatsConfig{Off: true}, "test", 1)
+	d, err := Build(context.Background(), files, pointOptions(1), "test")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func TestCapturePredictsGraphArm(t *testing.T) {
 		t.Run(c.fixture, func(t *testing.T) {
 			fx := fixture.Get(t, c.fixture)
 			files, frames := readCalls(t, fx.XZ, 1)
-			v, err := BuildVerdict(files, frames, graphRegion, 0.10, testStats, 1)
+			v, err := BuildVerdict(files, frames, graphRegion, 0.10, testOptions)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +201,7 @@ func TestCaptureBoundPyTorchLoop(t *testing.T) {
 	}
 	files, frames := readCalls(t, fx.XZ, 1)
 	region := []string{"data", "forward", "backward", "optimizer"}
-	b, err := BuildBoundary(files, frames, region, testStats, 1)
+	b, err := BuildBoundary(files, frames, region, testOptions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,8 +104,10 @@ type Boundary struct {
 
 // BuildBoundary checks the candidate capture region made of the phases
 // region in every arm that has them. Blockers are counted over every step
-// inside the arm blocks (a census); the saving over the kept steps.
-func BuildBoundary(files []*FileResult, frames Frames, region []string, sc StatsConfig, skipSteps int) (*Boundary, error) {
+// inside the arm blocks (a census); the saving over the kept steps (those
+// after o.SkipSteps), with o's statistics settings.
+func BuildBoundary(files []*FileResult, frames Frames, region []string, o Options) (*Boundary, error) {
+	sc, skipSteps := o.StatsConfig(), o.SkipSteps
 	inv := buildInventory(files, frames, skipSteps, true)
 	b := &Boundary{Step: inv.Step, Inputs: inv.Inputs, Arms: map[string]*BoundaryArm{}, Blockers: []Blocker{}, Saving: SavingDefinition,
 		Mismatches: inv.Mismatches, Warnings: []Warning{}, ArmsWithout: []string{}, files: files, unitStart: UnitStarts(files),

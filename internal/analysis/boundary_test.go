@@ -15,7 +15,7 @@ import (
 // graphRegion are the phases the graph arm replays as one CUDA graph.
 var graphRegion = []string{"action_apply", "physics_step", "scene_read_refresh", "observation", "reward"}
 
-var testStats = StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}
+var testOptions = statsOptions(1)
 
 // TestBoundaryGraphRegion: the phases the graph arm captures hold no blocker
 // in the eager arm; a region that takes in termination (bool(done.any()))
@@ -24,7 +24,7 @@ func TestBoundaryGraphRegion(t *testing.T) {
 	fx := fixture.Get(t, "interleaved_graph")
 	files, frames := readCalls(t, fx.XZ, 1)
 
-	b, err := BuildBoundary(files, frames, graphRegion, testStats, 1)
+	b, err := BuildBoundary(files, frames, graphRegion, testOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestBoundaryGraphRegion(t *testing.T) {
 		t.Errorf("share %+v, want %v", sh, sum/wall)
 	}
 
-	b, err = BuildBoundary(files, frames, []string{"reward", "termination"}, testStats, 1)
+	b, err = BuildBoundary(files, frames, []string{"reward", "termination"}, testOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestBoundaryGraphRegion(t *testing.T) {
 func TestBoundaryBranches(t *testing.T) {
 	fx := fixture.Get(t, "interleaved_graph")
 	files, frames := readCalls(t, fx.XZ, 1)
-	b, err := BuildBoundary(files, frames, []string{"events", "reset_mask"}, testStats, 1)
+	b, err := BuildBoundary(files, frames, []string{"events", "reset_mask"}, testOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestBoundaryUsageErrors(t *testing.T) {
 	fx := fixture.Get(t, "eager_graph_small")
 	files, frames := readCalls(t, fx.XZ, 1)
 	for _, region := range [][]string{nil, {"no_such_phase"}, {"collector_step"}} {
-		_, err := BuildBoundary(files, frames, region, testStats, 1)
+		_, err := BuildBoundary(files, frames, region, testOptions)
 		var ue *UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("--phases %v: error %v, want a usage error", region, err)
@@ -126,7 +126,7 @@ func TestBoundaryUsageErrors(t *testing.T) {
 func TestVerdictConsistent(t *testing.T) {
 	fx := fixture.Get(t, "interleaved_graph")
 	files, frames := readCalls(t, fx.XZ, 1)
-	v, err := BuildVerdict(files, frames, graphRegion, 0.10, testStats, 1)
+	v, err := BuildVerdict(files, frames, graphRegion, 0.10, testOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestVerdictConsistent(t *testing.T) {
 		gain float64
 		want string
 	}{{ci[1] + 0.01, VerdictNoGo}, {(ci[0] + ci[1]) / 2, VerdictInconclusive}, {ci[0], VerdictGo}} {
-		v2, err := BuildVerdict(files, frames, graphRegion, c.gain, testStats, 1)
+		v2, err := BuildVerdict(files, frames, graphRegion, c.gain, testOptions)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestVerdictConsistent(t *testing.T) {
 	if len(v.ArmGains) != 1 || v.ArmGains[0].Arm != "graph" || v.ArmGains[0].Gain == nil {
 		t.Fatalf("arm gains %+v", v.ArmGains)
 	}
-	doc, err := Build(context.Background(), files, testStats, "test", 1)
+	doc, err := Build(context.Background(), files, testOptions, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,17 +16,20 @@ import (
 	"github.com/nsysphase/nsysphase/stats"
 )
 
-// Build merges the files' results and computes the statistics.
-func Build(ctx context.Context, files []*FileResult, sc StatsConfig, version string, skipSteps int) (*Doc, error) {
-	return BuildThen(ctx, files, sc, version, skipSteps, nil)
+// Build merges the files' results and computes the statistics with the
+// options' statistics settings (o.StatsConfig); o.SkipSteps is the warm-up
+// rule the files were segmented with, which the document reports.
+func Build(ctx context.Context, files []*FileResult, o Options, version string) (*Doc, error) {
+	return BuildThen(ctx, files, o, version, nil)
 }
 
 // BuildThen is Build that calls merged, when not nil, once the instances,
 // inputs, provenance, arms and settings are merged and before the
 // statistics run: what depends on those alone (the instances table) can be
 // written meanwhile. merged must only read the Doc.
-func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version string, skipSteps int, merged func(*Doc)) (*Doc, error) {
-	d := &Doc{SchemaVersion: SchemaVersion, Tool: ToolInfo{Name: "nsysphase", Version: version}}
+func BuildThen(ctx context.Context, files []*FileResult, o Options, version string, merged func(*Doc)) (*Doc, error) {
+	sc, skipSteps := o.StatsConfig(), o.SkipSteps
+	d := &Doc{SchemaVersion: SchemaVersion, Tool: ToolInfo{Name: "nsysphase", Version: version}, opts: o}
 	relabelArms(files)
 	unitStart := UnitStarts(files)
 	for _, fr := range files {
@@ -112,6 +115,9 @@ func BuildThen(ctx context.Context, files []*FileResult, sc StatsConfig, version
 			opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
 				QuantileMetrics: []int{int(phases.Wall)},
 				Decompose:       wallDecomposition()}
+			if d.plan.WallUnmeasured(i) {
+				opt.Decompose = nil // no wall to split
+			}
 			r, err := stats.Analyze(ph, names, units, opt)
 			ReleaseUnits(units) // the result holds nothing of them
 			if err != nil {
@@ -428,6 +434,11 @@ func (d *Doc) Instances() []phases.Instance { return d.instances.All() }
 
 // Store returns the merged phase and step instances, compact.
 func (d *Doc) Store() *phases.Store { return d.instances }
+
+// Options are the options the document was built with; SkipSteps is the
+// warm-up it applied (with datasets, theirs unless one was given): what a
+// history of the same analysis is loaded with (LoadHistory).
+func (d *Doc) Options() Options { return d.opts }
 
 // Results returns the statistics per phase (nil entries when off).
 func (d *Doc) Results() []*stats.Result { return d.results }

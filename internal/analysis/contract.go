@@ -54,6 +54,7 @@ type Doc struct {
 	Hardware *HardwareSection `json:"hardware,omitempty"`
 
 	instances *phases.Store // every file's instances, in input order
+	opts      Options       // the options it was built with (Options)
 	// rankInputs are each export's rank processes as read (before rank
 	// ids), which the dataset context carries for --from; nil without ranks.
 	rankInputs map[string][]phases.RankProcess

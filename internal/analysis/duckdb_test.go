@@ -29,7 +29,7 @@ func TestDuckDBShowsUnits(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "node_modules", "@duckdb", "node-api")); err != nil {
 		t.Skip("interop/node_modules missing; run: make interop")
 	}
-	d := analyseFixture(t, "eager_graph_small", 1, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1})
+	d := analyseFixture(t, "eager_graph_small", statsOptions(1))
 	dir := writeDataset(t, d, true, false)
 	for _, tab := range d.Tables() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

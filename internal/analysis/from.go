@@ -224,10 +224,16 @@ type FromOptions struct {
 }
 
 // BuildFromDatasets loads the datasets in dirs, in order, and computes the
-// same document Build computes from the exports they were written from.
-func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc StatsConfig, version string) (*Doc, error) {
+// same document Build computes from the exports they were written from,
+// with o's statistics settings. The warm-up rule is o.SkipSteps where it is
+// given (o.Given("skip-steps")), else the one each dataset was written with.
+func BuildFromDatasets(ctx context.Context, dirs []string, o Options, version string) (*Doc, error) {
 	if len(dirs) == 0 {
 		return nil, &UsageError{Err: errors.New("--from: no dataset directory")}
+	}
+	opt := FromOptions{SkipSteps: -1}
+	if o.Given("skip-steps") {
+		opt.SkipSteps = o.SkipSteps
 	}
 	// Each dataset is loaded and turned into compact results on its own
 	// (a few at once, one per CPU, a bounded number ahead), then added in
@@ -271,7 +277,8 @@ func BuildFromDatasets(ctx context.Context, dirs []string, opt FromOptions, sc S
 	if err := refuseRepeatedInputs(sets); err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	d, err := Build(ctx, files, sc, version, skip)
+	o.SkipSteps = skip
+	d, err := Build(ctx, files, o, version)
 	if err != nil {
 		return nil, err
 	}

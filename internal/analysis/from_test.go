@@ -5,25 +5,43 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/fixture"
-	"github.com/nsysphase/nsysphase/phases"
 )
 
-func analyseFixture(t *testing.T, name string, skip int, sc StatsConfig) *Doc {
+// statsOptions are the default options with 1999 resamples (the fewest
+// Validate accepts: quick tests) and skip warm-up steps.
+func statsOptions(skip int) Options {
+	o := DefaultOptions()
+	o.Resamples, o.SkipSteps = MinResamples, skip
+	return o
+}
+
+// pointOptions are the default options without statistics, skip warm-up
+// steps.
+func pointOptions(skip int) Options {
+	o := DefaultOptions()
+	o.NoStats, o.SkipSteps = true, skip
+	return o
+}
+
+// analyseFixture analyses the bundled export name with the options o.
+func analyseFixture(t *testing.T, name string, o Options) *Doc {
 	t.Helper()
-	cfg := Config{Files: []string{fixture.Get(t, name).XZ},
-		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: skip}}
+	o.Files = []string{fixture.Get(t, name).XZ}
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
 	files, err := ReadFiles(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Build(context.Background(), files, sc, "test", skip)
+	d, err := Build(context.Background(), files, o, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,12 +83,12 @@ func asJSON(t *testing.T, v any) any {
 
 func TestBuildFromDatasets(t *testing.T) {
 	ctx := context.Background()
-	sc := StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}
-	direct := analyseFixture(t, "eager_graph_small", 1, sc)
+	sc := statsOptions(1)
+	direct := analyseFixture(t, "eager_graph_small", sc)
 
 	t.Run("same document", func(t *testing.T) {
 		for _, part := range []bool{false, true} {
-			from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, part)}, FromOptions{SkipSteps: -1}, sc, "test")
+			from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, part)}, sc, "test")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +102,7 @@ func TestBuildFromDatasets(t *testing.T) {
 	})
 
 	t.Run("without context", func(t *testing.T) {
-		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, false, true)}, FromOptions{SkipSteps: -1}, sc, "test")
+		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, false, true)}, sc, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,8 +119,10 @@ func TestBuildFromDatasets(t *testing.T) {
 	})
 
 	t.Run("skip steps re-applied", func(t *testing.T) {
-		want := analyseFixture(t, "eager_graph_small", 3, sc)
-		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, false)}, FromOptions{SkipSteps: 3}, sc, "test")
+		skip3 := statsOptions(3)
+		want := analyseFixture(t, "eager_graph_small", skip3)
+		skip3.SetGiven("skip-steps") // re-applied only where given
+		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, false)}, skip3, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,11 +132,28 @@ func TestBuildFromDatasets(t *testing.T) {
 		if from.Excluded.SkippedSteps != want.Excluded.SkippedSteps || from.Settings.SkipSteps != 3 {
 			t.Errorf("skipped %d (setting %d), want %d", from.Excluded.SkippedSteps, from.Settings.SkipSteps, want.Excluded.SkippedSteps)
 		}
+		if got := from.Options().SkipSteps; got != 3 {
+			t.Errorf("Options().SkipSteps %d, want the applied 3 (what a history is loaded with)", got)
+		}
+	})
+
+	// A warm-up rule not given (a command line without --skip-steps, the
+	// Go API without SetSkipSteps) keeps the one the dataset was written
+	// with, whatever the field holds.
+	t.Run("skip steps not given", func(t *testing.T) {
+		notGiven := statsOptions(3)
+		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, false)}, notGiven, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from.Settings.SkipSteps != 1 || from.Excluded.SkippedSteps != direct.Excluded.SkippedSteps {
+			t.Errorf("skip steps 3 not given: setting %d, skipped %d; want the dataset's 1, %d", from.Settings.SkipSteps, from.Excluded.SkippedSteps, direct.Excluded.SkippedSteps)
+		}
 	})
 
 	t.Run("an export counted twice is refused", func(t *testing.T) {
 		dir := writeDataset(t, direct, true, false)
-		_, err := BuildFromDatasets(ctx, []string{dir, dir}, FromOptions{SkipSteps: -1}, sc, "test")
+		_, err := BuildFromDatasets(ctx, []string{dir, dir}, sc, "test")
 		var ue *UsageError
 		if !errors.As(err, &ue) {
 			t.Fatalf("err %v, want a usage error", err)
@@ -153,7 +190,7 @@ func TestBuildFromDatasets(t *testing.T) {
 		if err := export.WriteDataset(dir, tables, export.FormatParquet, export.Options{Metadata: map[string]string{MetaContext: c}}); err != nil {
 			t.Fatal(err)
 		}
-		from, err := BuildFromDatasets(ctx, []string{dir}, FromOptions{SkipSteps: -1}, sc, "test")
+		from, err := BuildFromDatasets(ctx, []string{dir}, sc, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +200,7 @@ func TestBuildFromDatasets(t *testing.T) {
 	})
 
 	t.Run("not a dataset", func(t *testing.T) {
-		if _, err := BuildFromDatasets(ctx, []string{t.TempDir()}, FromOptions{SkipSteps: -1}, sc, "test"); err == nil {
+		if _, err := BuildFromDatasets(ctx, []string{t.TempDir()}, sc, "test"); err == nil {
 			t.Fatal("an empty directory loaded")
 		}
 	})

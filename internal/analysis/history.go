@@ -41,15 +41,16 @@ type HistoryRuns struct {
 }
 
 // LoadHistory loads the datasets in dirs (written by analyze --out) as
-// history runs, re-applying the warm-up rule skipSteps to their steps so
+// history runs, re-applying the warm-up rule o.SkipSteps to their steps so
 // that history and candidate leave out the same warm-up (the caller passes
-// the candidate's). No statistics run on them. Every CI run may name its
+// the candidate's options, with the warm-up its analysis applied). No statistics run on them. Every CI run may name its
 // export alike (run.sqlite), so each export is labelled by its dataset:
 // DIR/FILE. A dataset that holds the analysis of an export another one
 // holds too (a copied run directory) is refused: counted twice, it made
 // the history's spread zero and "proved" any difference. The warnings are
 // about the datasets themselves (no context metadata, a warm-up re-cut).
-func LoadHistory(ctx context.Context, dirs []string, skipSteps int, version string) (*HistoryRuns, []Warning, error) {
+func LoadHistory(ctx context.Context, dirs []string, o Options, version string) (*HistoryRuns, []Warning, error) {
+	skipSteps := o.SkipSteps
 	if len(dirs) == 0 {
 		return nil, nil, &UsageError{Err: errors.New("--history: no dataset directory")}
 	}
@@ -83,7 +84,7 @@ func LoadHistory(ctx context.Context, dirs []string, skipSteps int, version stri
 		}
 		files = append(files, frs...)
 	}
-	d, err := Build(ctx, files, StatsConfig{Off: true}, version, skip)
+	d, err := Build(ctx, files, Options{NoStats: true, SkipSteps: skip}, version)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -234,10 +234,15 @@ type Inventory struct {
 	phaseRank  map[string]int
 }
 
+// CensusSkipSteps is the warm-up rule of `nsysphase inventory`, its one
+// default other than DefaultOptions': every step counts (a census, not a
+// timing); warm-up ranges are left out all the same.
+const CensusSkipSteps = 0
+
 // BuildInventory aggregates the interactions of every file. Steps flagged
-// warm-up (--skip-steps) are left out.
-func BuildInventory(files []*FileResult, frames Frames, skipSteps int) *Inventory {
-	return buildInventory(files, frames, skipSteps, false)
+// warm-up (o.SkipSteps, --skip-steps) are left out.
+func BuildInventory(files []*FileResult, frames Frames, o Options) *Inventory {
+	return buildInventory(files, frames, o.SkipSteps, false)
 }
 
 // buildInventory is BuildInventory; with census it also counts the steps

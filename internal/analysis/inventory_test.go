@@ -90,7 +90,7 @@ func TestInventoryCollectorInteractions(t *testing.T) {
 		t.Errorf("reset_mask read in %d of 300 steps", resets)
 	}
 
-	inv := BuildInventory(files, frames, 0)
+	inv := BuildInventory(files, frames, Options{})
 	if inv.StepsByArm["eager"] != 150 || inv.StepsByArm["graph"] != 150 || inv.Backtraces {
 		t.Fatalf("steps %v, backtraces %v", inv.StepsByArm, inv.Backtraces)
 	}
@@ -159,7 +159,7 @@ func TestInventoryBacktraces(t *testing.T) {
 		t.Skipf("%s not present", path)
 	}
 	files, frames := readCalls(t, path, 0)
-	inv := BuildInventory(files, frames, 0)
+	inv := BuildInventory(files, frames, Options{})
 	if !inv.Backtraces {
 		t.Fatal("backtraces not found")
 	}
@@ -216,7 +216,7 @@ UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET callchainId = 1 WHERE nameId IN (SELECT i
 	}
 	c.Close()
 	files, frames := readCalls(t, path, 0)
-	inv := BuildInventory(files, frames, 0)
+	inv := BuildInventory(files, frames, Options{})
 	if !inv.Backtraces || len(inv.Items) == 0 {
 		t.Fatalf("backtraces %v, %d items", inv.Backtraces, len(inv.Items))
 	}

@@ -8,10 +8,12 @@ import (
 )
 
 // Options are every setting of an analysis, whichever front end sets them:
-// the command line (internal/cli) and the Go API (package nsysphase) both
-// fill this one type, merge a rules file into it with MergeRules and check
-// it with Validate, so both accept the same values and print the value they
-// used.
+// the command line (internal/cli) binds its flags to these fields and the
+// Go API (package nsysphase) fills them; both merge a rules file into them
+// with MergeRules and check them with Validate, so both accept the same
+// values and print the value they used. Every stage of an analysis takes
+// them whole (Build, BuildBoundary, BuildVerdict, BuildInventory,
+// BuildFromDatasets, LoadHistory), never a setting of them loose.
 type Options struct {
 	// Inputs and how they are read.
 	Files    []string  // exports (paths or globs)
@@ -177,8 +179,12 @@ func CheckArmPattern(what, pattern string) error {
 	return nil
 }
 
-// Config is the reading and segmentation part of the options.
+// Config is the reading and segmentation part of the options. A rules file
+// named but not merged (MergeRules) is an error, never silently dropped.
 func (o *Options) Config() (Config, error) {
+	if o.RulesFile != "" && o.Rules == nil {
+		return Config{}, fmt.Errorf("rules file %s not loaded: merge it into the options first (MergeRules)", o.RulesFile)
+	}
 	pat, err := regexp.Compile(o.ArmPattern)
 	if err != nil {
 		return Config{}, &UsageError{Err: fmt.Errorf("--arm-pattern: %w", err)}

@@ -90,7 +90,7 @@ func TestWriteSyntheticRankDatasets(t *testing.T) {
 	xs := fr.Result.InstanceStore().All()
 	for k := range n {
 		one := syntheticRank(fr, xs, k)
-		d, err := Build(context.Background(), []*FileResult{one}, StatsConfig{Off: true}, "test", 1)
+		d, err := Build(context.Background(), []*FileResult{one}, pointOptions(1), "test")
 		if err != nil {
 			t.Fatal(err)
 		}

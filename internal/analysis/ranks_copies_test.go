@@ -95,7 +95,7 @@ func TestRanksPerRankCopies(t *testing.T) {
 		}
 		dirs = append(dirs, writeDataset(t, one, true, false))
 	}
-	from, err := BuildFromDatasets(context.Background(), dirs, FromOptions{SkipSteps: -1}, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test")
+	from, err := BuildFromDatasets(context.Background(), dirs, statsOptions(1), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func analyseRanks(t *testing.T, files []string, rankGlobs []string, skip int) *D
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Build(context.Background(), frs, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test", skip)
+	d, err := Build(context.Background(), frs, statsOptions(skip), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestRanksSectionDistAllreduce(t *testing.T) {
 // section, and its JSON no "ranks" key.
 func TestRanksAbsentOnSingleRank(t *testing.T) {
 	for _, name := range []string{"interleaved_graph", "sharing_mps_1"} {
-		d := analyseFixture(t, name, 1, StatsConfig{Off: true})
+		d := analyseFixture(t, name, pointOptions(1))
 		if d.Ranks != nil {
 			t.Errorf("%s: ranks section %+v", name, d.Ranks)
 		}
@@ -258,7 +258,7 @@ func TestRanksPerRankExports(t *testing.T) {
 			}
 			dirs = append(dirs, writeDataset(t, one, true, false))
 		}
-		from, err := BuildFromDatasets(context.Background(), dirs, FromOptions{SkipSteps: -1}, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test")
+		from, err := BuildFromDatasets(context.Background(), dirs, statsOptions(1), "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +367,7 @@ func TestRanksDataset(t *testing.T) {
 		t.Errorf("--from read %d instances, wrote %d", n, len(d.Instances()))
 	}
 	// Without ranks: no stragglers table and a null rank.
-	single := analyseFixture(t, "interleaved_graph", 1, StatsConfig{Off: true})
+	single := analyseFixture(t, "interleaved_graph", pointOptions(1))
 	for _, tb := range single.Tables() {
 		if tb.Name == "stragglers" {
 			t.Error("single-rank export has a stragglers table")
@@ -479,7 +479,7 @@ func TestRanksFromDataset(t *testing.T) {
 	}
 	for _, part := range []bool{false, true} {
 		dir := writeDataset(t, direct, true, part)
-		from, err := BuildFromDatasets(context.Background(), []string{dir}, FromOptions{SkipSteps: -1}, StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, "test")
+		from, err := BuildFromDatasets(context.Background(), []string{dir}, statsOptions(1), "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -510,7 +510,8 @@ func checkRankRows(t *testing.T, s *RanksSection, xs []phases.Instance) {
 	want := map[key]*agg{}
 	for i := range xs {
 		x := &xs[i]
-		if x.Warmup || !x.HasRank {
+		// another thread's row without ranges has no wall: no rank row
+		if x.Warmup || !x.HasRank || x.IsNull(phases.Wall) {
 			continue
 		}
 		k := key{x.Phase, x.Arm, x.Rank}
@@ -560,7 +561,7 @@ func checkRankRows(t *testing.T, s *RanksSection, xs []phases.Instance) {
 // in the dataset's phase_instances read back by --from; the (unannotated)
 // row is the step's time outside its phases, never the step's.
 func TestRankRowsArePhaseInstances(t *testing.T) {
-	sc := StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}
+	sc := statsOptions(1)
 	check := func(t *testing.T, d *Doc, parquet bool) {
 		t.Helper()
 		if d.Ranks == nil {
@@ -581,7 +582,7 @@ func TestRankRowsArePhaseInstances(t *testing.T) {
 		if !parquet {
 			return
 		}
-		from, err := BuildFromDatasets(context.Background(), []string{writeDataset(t, d, true, false)}, FromOptions{SkipSteps: -1}, sc, "test")
+		from, err := BuildFromDatasets(context.Background(), []string{writeDataset(t, d, true, false)}, sc, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -609,6 +610,25 @@ func TestRankRowsArePhaseInstances(t *testing.T) {
 	t.Run("alcf_2_nodes", func(t *testing.T) {
 		fxs := fixture.Multirank(t, "argonne-lcf__")
 		check(t, analyseRanks(t, []string{fxs[0].XZ, fxs[1].XZ}, nil, 1), false)
+	})
+	// Our own two-rank recordings without traced communication (gloo, one
+	// GPU): one export per node, and one per rank.
+	dist := func(t *testing.T, names ...string) []string {
+		var out []string
+		for _, n := range names {
+			f := filepath.Join("../../testdata/nsys-2025.3-h200-dist", n+".sqlite.xz")
+			if _, err := os.Stat(f); err != nil {
+				t.Skipf("no %s: scripts/record/record_dist.sh records it", f)
+			}
+			out = append(out, f)
+		}
+		return out
+	}
+	t.Run("gloo_per_node", func(t *testing.T) {
+		check(t, analyseRanks(t, dist(t, "gloo_ddp_strag_node"), nil, 1), true)
+	})
+	t.Run("gloo_per_rank", func(t *testing.T) {
+		check(t, analyseRanks(t, dist(t, "gloo_ddp_strag_rank_rank0", "gloo_ddp_strag_rank_rank1"), nil, 1), true)
 	})
 	t.Run("mfu_2gpu", func(t *testing.T) {
 		fxs := fixture.Multirank(t, "GindaChen__")

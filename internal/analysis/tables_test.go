@@ -13,7 +13,7 @@ import (
 // column, is the field of its instance, nulls included; a range of rows is
 // the same rows of the whole table.
 func TestInstancesTableCells(t *testing.T) {
-	d := analyseFixture(t, "sharing_mps_1", 2, StatsConfig{Off: true})
+	d := analyseFixture(t, "sharing_mps_1", pointOptions(2))
 	tab := d.InstancesTable()
 	if tab.Len() != d.instances.Len() || tab.Len() == 0 {
 		t.Fatalf("%d rows for %d instances", tab.Len(), d.instances.Len())
@@ -74,7 +74,7 @@ func TestInstancesFillConcurrentSameAsSerial(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 4 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	}
-	base := analyseFixture(t, "sharing_mps_1", 2, StatsConfig{Off: true})
+	base := analyseFixture(t, "sharing_mps_1", pointOptions(2))
 	d := &Doc{instances: phases.NewStore()}
 	for rep := 0; d.instances.Len() < 3*fillRowsPerWorker; rep++ {
 		for _, x := range base.instances.All() {

@@ -252,7 +252,30 @@ func (p *UnitPlan) Units(ph int) []stats.Unit {
 			}
 		}
 	}
+	if p.WallUnmeasured(ph) {
+		// Another thread's row without ranges of its own: how long it
+		// worked is unknown, its wall and cpu_other are absent, not 0.
+		for _, m := range []phases.Metric{phases.Wall, phases.CPUOther} {
+			row := rows[int(m)*total : (int(m)+1)*total]
+			for k := range row {
+				row[k] = math.NaN()
+			}
+		}
+	}
 	return out
+}
+
+// WallUnmeasured reports whether the phase with index ph has instances
+// whose wall is not measured (another thread's row where the thread marks
+// no range): its wall and cpu_other are absent, and wall has no
+// decomposition into parts.
+func (p *UnitPlan) WallUnmeasured(ph int) bool {
+	for _, i := range p.byPhase[ph] {
+		if p.xs.Null(int(i))&(1<<uint(phases.Wall)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // rowPool recycles the arrays behind Units' series (a few MB per phase)

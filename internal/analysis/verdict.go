@@ -60,9 +60,10 @@ type Verdict struct {
 // minGain of step wall, from the bounded saving (BoundDefinition):
 // go when the CI's lower bound reaches it, no-go when the upper bound stays
 // below it, inconclusive otherwise. The overhead is measured in the arm
-// sc.Baseline, else in the first arm that has the phases.
-func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain float64, sc StatsConfig, skipSteps int) (*Verdict, error) {
-	b, err := BuildBoundary(files, frames, region, sc, skipSteps)
+// o.Baseline, else in the first arm that has the phases.
+func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain float64, o Options) (*Verdict, error) {
+	sc := o.StatsConfig()
+	b, err := BuildBoundary(files, frames, region, o)
 	if err != nil {
 		return nil, err
 	}

@@ -21,11 +21,9 @@ import (
 
 // AnalyzeOptions are the flags and arguments of `nsysphase analyze`.
 type AnalyzeOptions struct {
-	SegmentOptions
-	StatsOptions
+	AnalysisFlags
 	TableOutput
-	From      bool // Files are dataset directories written by --out
-	NoStats   bool
+	From      bool     // Files are dataset directories written by --out
 	Hotspots  bool     // each phase's top host functions by CPU samples
 	RankGlobs []string // --ranks GLOB: exports that hold ranks of one job
 	History   []string // --history: dataset directories (globs) of earlier baseline runs
@@ -82,12 +80,11 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 			return runAnalyze(cmd, o)
 		},
 	}
-	addSegmentFlags(cmd, &o.SegmentOptions)
-	addStatsFlags(cmd, &o.StatsOptions, true)
+	addSegmentFlags(cmd, &o.AnalysisFlags)
+	addStatsFlags(cmd, &o.AnalysisFlags, true)
 	addTableOutputFlags(cmd, &o.TableOutput, "phase_summary", "html")
 	cmd.Flags().BoolVar(&o.Hotspots, "hotspots", false, "table format: each phase's top five host functions by CPU samples (nsys profile --sample=cpu)")
 	cmd.Flags().BoolVar(&o.From, "from", false, "the arguments are dataset directories written by --out (flat or --partition), not exports")
-	cmd.Flags().BoolVar(&o.NoStats, "no-stats", false, "point values only, no confidence intervals (faster)")
 	cmd.Flags().StringArrayVar(&o.RankGlobs, "ranks", nil, "GLOB: exports that hold ranks of one job (one per rank, or one per node); they are inputs too, and their ranks are read even where nothing else shows them (repeatable)")
 	cmd.Flags().StringArrayVar(&o.History, "history", nil, "dataset directory (--out) of an earlier baseline run: adds each phase's wall (each run's median) against the history runs; repeatable, globs quoted")
 	cmd.Flags().BoolVar(&o.WithinRun, "within-run", false, "adds each arm's phases against the baseline by a stationary bootstrap over steps (within these runs: leaves out run-to-run variance)")
@@ -95,10 +92,11 @@ A progress bar shows on stderr only on an interactive terminal when CI is unset.
 }
 
 func (o *AnalyzeOptions) validate() error {
-	if len(o.Files) == 0 && len(o.Arms) == 0 && o.From {
+	if len(o.Files) == 0 && len(o.FileArms) == 0 && o.From {
 		return usageErr("--from: pass dataset directories written by nsysphase analyze --out")
 	}
-	if err := o.SegmentOptions.validate(&o.StatsOptions); err != nil {
+	o.Datasets = o.From // the datasets are segmented: segmentation options do not apply (validateFrom refuses them)
+	if err := o.AnalysisFlags.validate(); err != nil {
 		return err
 	}
 	return o.checkPaths(append(o.inputPaths(), expandDirs(o.History)...))
@@ -129,7 +127,7 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc))
 		o.WithinRun = true // one profile per arm: only a within-run comparison is possible
 	}
 	pr.statsStarted()
-	doc, err = analysis.BuildThen(cmd.Context(), files, o.statsConfig(o.NoStats), Version(), o.SkipSteps, merged)
+	doc, err = analysis.BuildThen(cmd.Context(), files, o.Options, Version(), merged)
 	if err != nil {
 		return nil, asExit(err)
 	}
@@ -141,7 +139,7 @@ func buildDoc(cmd *cobra.Command, o *AnalyzeOptions, merged func(*analysis.Doc))
 // the first the baseline unless --baseline says otherwise: the most common
 // comparison needs no pattern. It reports whether it did.
 func (o *AnalyzeOptions) beforeAfter(files []*analysis.FileResult) bool {
-	if len(files) != 2 || len(o.Arms) > 0 || o.ArmKey != "" || len(o.RankGlobs) > 0 {
+	if len(files) != 2 || len(o.FileArms) > 0 || o.ArmKey != "" || len(o.RankGlobs) > 0 {
 		return false
 	}
 	for _, fr := range files {
@@ -262,13 +260,13 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		return usageErr("--format: %v", err)
 	}
 	opt := o.reportOptions()
-	opt.Tool, opt.Metadata, opt.Hotspots, opt.StepGiven = "nsysphase "+Version(), md, o.Hotspots, o.Step != "" || o.Config != ""
+	opt.Tool, opt.Metadata, opt.Hotspots, opt.StepGiven = "nsysphase "+Version(), md, o.Hotspots, o.Step != "" || o.RulesFile != ""
 	return o.emit(cmd.OutOrStdout(), f.Binary(), func(w io.Writer) error { return report.Generate(w, f, doc, opt) })
 }
 
 // addHistory compares every phase's mean wall with the --history runs.
 func addHistory(cmd *cobra.Command, o *AnalyzeOptions, doc *analysis.Doc) error {
-	h, err := loadHistory(cmd, o.History, doc.Settings.SkipSteps)
+	h, err := loadHistory(cmd, o.History, doc.Options())
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,7 @@ import (
 
 // BoundaryOptions are the inputs of `nsysphase boundary`.
 type BoundaryOptions struct {
-	SegmentOptions
-	StatsOptions
+	AnalysisFlags
 	Phases []string
 	Format string
 	OutputFlags
@@ -48,7 +47,7 @@ or usage (an unknown phase, no arm with the phases).`,
   nsysphase boundary --phases data,forward,backward,optimizer testdata/nsys-2025.3-h200-extra/profiler_step.sqlite.xz`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
-			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, &o.Format, boundaryFormats, o.Phases); err != nil {
+			if err := validateRegion(&o.AnalysisFlags, &o.Format, boundaryFormats, o.Phases); err != nil {
 				return err
 			}
 			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
@@ -60,16 +59,16 @@ or usage (an unknown phase, no arm with the phases).`,
 			return runBoundary(cmd, o)
 		},
 	}
-	addRegionFlags(cmd, &o.SegmentOptions, &o.StatsOptions, &o.Phases)
+	addRegionFlags(cmd, &o.AnalysisFlags, &o.Phases)
 	addOutputFlags(cmd, &o.OutputFlags)
 	addFormatFlag(cmd, &o.Format, boundaryFormats, "csv, parquet and arrow: the blockers table")
 	return cmd
 }
 
 // addRegionFlags registers the flags boundary and verdict share.
-func addRegionFlags(cmd *cobra.Command, seg *SegmentOptions, st *StatsOptions, region *[]string) {
-	addSegmentFlags(cmd, seg)
-	addStatsFlags(cmd, st, false)
+func addRegionFlags(cmd *cobra.Command, o *AnalysisFlags, region *[]string) {
+	addSegmentFlags(cmd, o)
+	addStatsFlags(cmd, o, false)
 	cmd.Flags().StringSliceVar(region, "phases", nil, "the candidate capture region: phase names, comma-separated (nsysphase analyze lists them)")
 	aliasFlag(cmd, "phase", "phases") // one flag name for phases on every command
 }
@@ -77,7 +76,7 @@ func addRegionFlags(cmd *cobra.Command, seg *SegmentOptions, st *StatsOptions, r
 // boundaryFormats are boundary's --format choices.
 var boundaryFormats = []string{"table", "json", "markdown", "csv", "parquet", "arrow"}
 
-func validateRegion(seg *SegmentOptions, st *StatsOptions, format *string, formats []string, region []string) error {
+func validateRegion(o *AnalysisFlags, format *string, formats []string, region []string) error {
 	f, err := checkFormat(*format, formats)
 	if err != nil {
 		return err
@@ -86,7 +85,7 @@ func validateRegion(seg *SegmentOptions, st *StatsOptions, format *string, forma
 	if err := checkPhasesGiven(region, "the candidate capture region, comma-separated"); err != nil {
 		return err
 	}
-	if err := seg.validate(st); err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
 	for _, p := range region {
@@ -98,7 +97,7 @@ func validateRegion(seg *SegmentOptions, st *StatsOptions, format *string, forma
 }
 
 // readRegion reads the inputs with per-call recording.
-func readRegion(cmd *cobra.Command, o *SegmentOptions, c *CommonFlags) (_ []*analysis.FileResult, _ analysis.Frames, err error) {
+func readRegion(cmd *cobra.Command, o *AnalysisFlags, c *CommonFlags) (_ []*analysis.FileResult, _ analysis.Frames, err error) {
 	cfg, err := o.config()
 	if err != nil {
 		return nil, nil, err
@@ -114,11 +113,11 @@ func readRegion(cmd *cobra.Command, o *SegmentOptions, c *CommonFlags) (_ []*ana
 }
 
 func runBoundary(cmd *cobra.Command, o *BoundaryOptions) error {
-	files, frames, err := readRegion(cmd, &o.SegmentOptions, &o.CommonFlags)
+	files, frames, err := readRegion(cmd, &o.AnalysisFlags, &o.CommonFlags)
 	if err != nil {
 		return err
 	}
-	b, err := analysis.BuildBoundary(files, frames, o.Phases, o.statsConfig(false), o.SkipSteps)
+	b, err := analysis.BuildBoundary(files, frames, o.Phases, o.Options)
 	if err != nil {
 		return asExit(err)
 	}

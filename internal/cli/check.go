@@ -20,8 +20,7 @@ import (
 
 // CheckOptions are the flags and arguments of `nsysphase check`.
 type CheckOptions struct {
-	SegmentOptions
-	StatsOptions
+	AnalysisFlags
 	Phases        []string // --phases (alias --phase): the phases (or step) to gate on
 	Metric        string
 	Stat          string
@@ -83,7 +82,8 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 				return err
 			}
 			o.Format = f
-			if err := o.SegmentOptions.validate(&o.StatsOptions); err != nil {
+			o.Datasets = o.From // as analyze --from
+			if err := o.AnalysisFlags.validate(); err != nil {
 				return err
 			}
 			if err := checkPhasesGiven(o.Phases, "the step name or some of its phases, comma-separated"); err != nil {
@@ -123,8 +123,8 @@ Exit status: 0 pass, 1 a proven regression, 2 unusable input or usage (a bad lim
 			return runCheck(cmd, o)
 		},
 	}
-	addSegmentFlags(cmd, &o.SegmentOptions)
-	addStatsFlags(cmd, &o.StatsOptions, false)
+	addSegmentFlags(cmd, &o.AnalysisFlags)
+	addStatsFlags(cmd, &o.AnalysisFlags, false)
 	cmd.Flags().StringSliceVar(&o.Phases, "phases", nil, "phases (or the step) to gate on, comma-separated; --phase is the same flag")
 	aliasFlag(cmd, "phase", "phases")
 	cmd.Flags().StringVar(&o.Metric, "metric", "wall_ns", "metric to gate on")
@@ -189,7 +189,7 @@ func runCheck(cmd *cobra.Command, o *CheckOptions) error {
 	if o.WithinRun {
 		return runCheckWithinRun(cmd, o)
 	}
-	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, From: o.From}
+	a := &AnalyzeOptions{AnalysisFlags: o.AnalysisFlags, From: o.From}
 	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
 	a.Quantiles = o.Stat == "p90" || o.Stat == "p99"
 	doc, err := buildDoc(cmd, a, nil)
@@ -244,20 +244,20 @@ func expandDirs(patterns []string) []string {
 	return dirs
 }
 
-// loadHistory loads --history's datasets with the candidate's warm-up rule,
-// skipSteps: the one its analysis applied (--skip-steps, the rules file's
+// loadHistory loads --history's datasets with the candidate's options, cand
+// (Doc.Options), whose warm-up rule is the one its analysis applied (--skip-steps, the rules file's
 // skip_steps, or, with --from, the candidate datasets' own), so that both
 // sides leave out the same steps. A history that finds no dataset (a quoted
 // glob that matches nothing, a directory not there yet: the first pull
 // requests of a CI workflow) is empty, not an error: every comparison with
 // it is inconclusive and passes.
-func loadHistory(cmd *cobra.Command, patterns []string, skipSteps int) (*analysis.HistoryRuns, error) {
+func loadHistory(cmd *cobra.Command, patterns []string, cand analysis.Options) (*analysis.HistoryRuns, error) {
 	dirs, looked := historyDirs(patterns)
 	if len(dirs) == 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "nsysphase: warning: history: %s found no dataset: no run to compare with, the gate passes as inconclusive\n", strings.Join(looked, ", "))
 		return analysis.NoHistory(looked), nil
 	}
-	h, warns, err := analysis.LoadHistory(cmd.Context(), dirs, skipSteps, Version())
+	h, warns, err := analysis.LoadHistory(cmd.Context(), dirs, cand, Version())
 	if err != nil {
 		return nil, asExit(err)
 	}
@@ -300,8 +300,8 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 	if err := checkHistoryArgs(o.Files, o.From); err != nil {
 		return err
 	}
-	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
-	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
+	a := &AnalyzeOptions{AnalysisFlags: o.AnalysisFlags, From: o.From}
+	a.Quiet, a.NoProgress, a.NoStats = o.Quiet, o.NoProgress, true
 	a.Baseline = "" // names a history arm here, not a candidate arm
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
@@ -310,7 +310,7 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 	if err := knownPhases(doc, o.Phases); err != nil {
 		return err
 	}
-	h, err := loadHistory(cmd, o.History, doc.Settings.SkipSteps)
+	h, err := loadHistory(cmd, o.History, doc.Options())
 	if err != nil {
 		return err
 	}
@@ -328,8 +328,8 @@ func runCheckHistory(cmd *cobra.Command, o *CheckOptions) error {
 // runCheckWithinRun gates each arm against the baseline with the
 // stationary bootstrap over the steps of their runs (--within-run).
 func runCheckWithinRun(cmd *cobra.Command, o *CheckOptions) error {
-	a := &AnalyzeOptions{SegmentOptions: o.SegmentOptions, StatsOptions: o.StatsOptions, NoStats: true, From: o.From}
-	a.Quiet, a.NoProgress = o.Quiet, o.NoProgress
+	a := &AnalyzeOptions{AnalysisFlags: o.AnalysisFlags, From: o.From}
+	a.Quiet, a.NoProgress, a.NoStats = o.Quiet, o.NoProgress, true
 	doc, err := buildDoc(cmd, a, nil)
 	if err != nil {
 		return err

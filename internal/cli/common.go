@@ -55,7 +55,7 @@ func checkFormat(format string, choices []string) (string, error) {
 
 // addJobsFlag registers -j/--jobs: files read in parallel.
 func addJobsFlag(cmd *cobra.Command, jobs *int) {
-	cmd.Flags().IntVarP(jobs, "jobs", "j", 0, "files read in parallel, at most "+strconv.Itoa(maxJobs)+" (default: number of CPUs)")
+	cmd.Flags().IntVarP(jobs, "jobs", "j", analysis.DefaultOptions().Jobs, "files read in parallel, at most "+strconv.Itoa(maxJobs)+" (default: number of CPUs)")
 }
 
 // checkJobs refuses a --jobs outside 0..maxJobs.

@@ -3,12 +3,14 @@ package cli_test
 import (
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/cli"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
@@ -32,7 +34,7 @@ func TestFlagsLandInOptions(t *testing.T) {
 		"--wide", "--warnings", "--format", "md", "r1.sqlite", "r2.sqlite"); err != nil {
 		t.Fatal(err)
 	}
-	if a.Step != "train" || a.Depth != 2 || a.SkipSteps != 3 || !slices.Equal(a.Arms, []string{"x=a*.sqlite"}) || a.Baseline != "x" ||
+	if a.Step != "train" || a.Depth != 2 || a.SkipSteps != 3 || !slices.Equal(a.FileArms, []analysis.FileArm{{Name: "x", Glob: "a*.sqlite"}}) || a.Baseline != "x" ||
 		a.Seed != 7 || !a.Wide || !a.AllWarnings || a.Format != "markdown" || !slices.Equal(a.Files, []string{"r1.sqlite", "r2.sqlite"}) {
 		t.Errorf("analyze options: %+v", a)
 	}
@@ -86,6 +88,34 @@ func TestFlagsLandInOptions(t *testing.T) {
 	}
 	if in.Top != 3 || in.Format != "table" {
 		t.Errorf("info options: %+v", in)
+	}
+}
+
+// TestFlagsAreTheOptions: the flags are the analysis options' own fields,
+// with analysis.DefaultOptions' values where not given, and an option is
+// given exactly when its flag is (flag.Changed), whatever the value:
+// --depth 1 is given although 1 is the default.
+func TestFlagsAreTheOptions(t *testing.T) {
+	t.Parallel()
+	var a *cli.AnalyzeOptions
+	if err := execute(t, cli.NewCmdAnalyze(func(o *cli.AnalyzeOptions) error { a = o; return nil }), "--depth", "1", "--no-stats", "r.sqlite"); err != nil {
+		t.Fatal(err)
+	}
+	want := analysis.DefaultOptions()
+	want.Files, want.NoStats = []string{"r.sqlite"}, true
+	want.SetGiven("depth", "no-stats")
+	if !reflect.DeepEqual(a.Options, want) {
+		t.Errorf("analyze --depth 1 --no-stats: options %+v, want %+v", a.Options, want)
+	}
+	if !a.Given("depth") || a.Given("skip-steps") || a.Given("confidence") {
+		t.Errorf("given: depth %v, skip-steps %v, confidence %v; want only depth", a.Given("depth"), a.Given("skip-steps"), a.Given("confidence"))
+	}
+	var inv *cli.InventoryOptions
+	if err := execute(t, cli.NewCmdInventory(func(o *cli.InventoryOptions) error { inv = o; return nil }), "r.sqlite"); err != nil {
+		t.Fatal(err)
+	}
+	if inv.SkipSteps != 0 || inv.Given("skip-steps") {
+		t.Errorf("inventory: skip steps %d given %v, want its census default 0, not given", inv.SkipSteps, inv.Given("skip-steps"))
 	}
 }
 

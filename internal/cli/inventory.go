@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +14,7 @@ import (
 
 // InventoryOptions are the inputs of `nsysphase inventory`.
 type InventoryOptions struct {
-	SegmentOptions
+	AnalysisFlags
 	TableOutput
 }
 
@@ -52,10 +53,10 @@ Unlike analyze, every step inside the arm blocks counts (--skip-steps 0): a cens
 			return runInventory(cmd, o)
 		},
 	}
-	addSegmentFlags(cmd, &o.SegmentOptions)
+	addSegmentFlags(cmd, &o.AnalysisFlags)
 	if fl := cmd.Flags().Lookup("skip-steps"); fl != nil {
-		_ = fl.Value.Set("0")
-		fl.DefValue = "0"
+		fl.DefValue = strconv.Itoa(analysis.CensusSkipSteps)
+		_ = fl.Value.Set(fl.DefValue)
 		fl.Usage = "steps at the start of each block left out of the inventory (default: none; warm-up ranges are always left out)"
 	}
 	addTableOutputFlags(cmd, &o.TableOutput, "items")
@@ -63,7 +64,7 @@ Unlike analyze, every step inside the arm blocks counts (--skip-steps 0): a cens
 }
 
 func (o *InventoryOptions) validateInventory() error {
-	if err := o.SegmentOptions.validate(nil); err != nil {
+	if err := o.AnalysisFlags.validate(); err != nil {
 		return err
 	}
 	if err := o.checkPaths(o.inputPaths()); err != nil {
@@ -73,11 +74,11 @@ func (o *InventoryOptions) validateInventory() error {
 }
 
 func runInventory(cmd *cobra.Command, o *InventoryOptions) error {
-	files, frames, err := readRegion(cmd, &o.SegmentOptions, &o.CommonFlags)
+	files, frames, err := readRegion(cmd, &o.AnalysisFlags, &o.CommonFlags)
 	if err != nil {
 		return err
 	}
-	inv := analysis.BuildInventory(files, frames, o.SkipSteps)
+	inv := analysis.BuildInventory(files, frames, o.Options)
 	warnMismatches(cmd.ErrOrStderr(), inv.Mismatches)
 	if err := o.writeDataset([]*export.Table{inv.Table()}, nil); err != nil {
 		return err

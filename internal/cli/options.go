@@ -7,27 +7,20 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
-	"github.com/nsysphase/nsysphase/phases"
 )
 
-// SegmentOptions are the flags of every command that segments exports into
-// arms, blocks, steps and phases; Files are the command's arguments.
-type SegmentOptions struct {
-	Files      []string
-	Step       string
-	Depth      int
-	ArmPattern string
-	SkipSteps  int
-	Config     string
-	Arms       []string
-	ArmKey     string
-	Manifest   string
-	Jobs       int
+// AnalysisFlags are the flags of every command that analyses exports,
+// bound to the fields of the analysis options themselves: the options the
+// Go API fills, with the same defaults (analysis.DefaultOptions), the same
+// meaning of given and the same Validate. Files are the command's
+// arguments; --config is RulesFile, loaded into Rules by validate.
+type AnalysisFlags struct {
+	analysis.Options
 
-	rules   *phases.Rules          // --config, loaded by validate, less what merge took
-	changed func(flag string) bool // whether a flag was given on the command line
+	flags *pflag.FlagSet // the command's flags: a flag given (Changed) is a given option
 }
 
 // Bounds of the numeric flags: the analysis options' own (one set for the
@@ -40,79 +33,83 @@ const (
 	maxConfidence = analysis.MaxConfidence
 )
 
-// segmentFlagNames are the segmentation flags that are options of an
-// analysis: given on the command line, they are given options
-// (analysis.Options.Given) and win over a rules file.
-var segmentFlagNames = []string{"step", "depth", "arm-pattern", "skip-steps", "arm", "arm-key", "manifest", "jobs"}
-
 // addSegmentFlags registers the flags shared by every command that
-// segments exports, with the analysis options' defaults.
-func addSegmentFlags(cmd *cobra.Command, o *SegmentOptions) {
-	d := analysis.DefaultOptions()
-	f := cmd.Flags()
-	f.StringVar(&o.Step, "step", d.Step, "step range name (default: the name that repeats most inside arm blocks, or at top level)")
-	f.IntVar(&o.Depth, "depth", d.Depth, fmt.Sprintf("phase depth below the step (1: direct children; at most %d)", maxDepth))
-	f.StringVar(&o.ArmPattern, "arm-pattern", d.ArmPattern, "regexp of arm block ranges; group 1 = arm (required), group 2 = block")
-	f.IntVar(&o.SkipSteps, "skip-steps", d.SkipSteps, "warm-up: steps at the start of each block left out of the statistics (kept in phase_instances, flagged)")
-	f.StringVar(&o.Config, "config", "", "rules file (TOML or YAML): step, phases, renames, process/thread selection")
-	f.StringArrayVar(&o.Arms, "arm", nil, "NAME=GLOB: files matching GLOB form arm NAME, one block each (repeatable)")
-	f.StringVar(&o.ArmKey, "arm-key", d.ArmKey, "dotted key of the run manifest beside each export that names its arm, e.g. training.cuda_process_sharing")
-	f.StringVar(&o.Manifest, "manifest", d.Manifest, "run manifest for a single input (default: NAME.manifest.json beside it)")
-	addJobsFlag(cmd, &o.Jobs)
-	o.changed = func(name string) bool {
-		fl := f.Lookup(name)
-		return fl != nil && fl.Changed
+// segments exports, bound to the analysis options with their defaults.
+func addSegmentFlags(cmd *cobra.Command, o *AnalysisFlags) {
+	o.Options = analysis.DefaultOptions()
+	o.flags = cmd.Flags()
+	d, f := &o.Options, cmd.Flags()
+	f.StringVar(&d.Step, "step", d.Step, "step range name (default: the name that repeats most inside arm blocks, or at top level)")
+	f.IntVar(&d.Depth, "depth", d.Depth, fmt.Sprintf("phase depth below the step (1: direct children; at most %d)", maxDepth))
+	f.StringVar(&d.ArmPattern, "arm-pattern", d.ArmPattern, "regexp of arm block ranges; group 1 = arm (required), group 2 = block")
+	f.IntVar(&d.SkipSteps, "skip-steps", d.SkipSteps, "warm-up: steps at the start of each block left out of the statistics (kept in phase_instances, flagged)")
+	f.StringVar(&d.RulesFile, "config", d.RulesFile, "rules file (TOML or YAML): step, phases, renames, process/thread selection")
+	f.Var(fileArms{&d.FileArms}, "arm", "NAME=GLOB: files matching GLOB form arm NAME, one block each (repeatable)")
+	f.StringVar(&d.ArmKey, "arm-key", d.ArmKey, "dotted key of the run manifest beside each export that names its arm, e.g. training.cuda_process_sharing")
+	f.StringVar(&d.Manifest, "manifest", d.Manifest, "run manifest for a single input (default: NAME.manifest.json beside it)")
+	addJobsFlag(cmd, &d.Jobs)
+}
+
+// addStatsFlags registers the statistics flags, bound to the analysis
+// options with their defaults (after addSegmentFlags); analyze adds
+// --quantiles and --no-stats.
+func addStatsFlags(cmd *cobra.Command, o *AnalysisFlags, analyze bool) {
+	d, f := &o.Options, cmd.Flags()
+	f.StringVar(&d.Baseline, "baseline", d.Baseline, "baseline arm of comparisons (default: the arm of the earliest block)")
+	f.Float64Var(&d.Confidence, "confidence", d.Confidence, fmt.Sprintf("two-sided confidence level, above 0.5 and at most %g", maxConfidence))
+	f.IntVar(&d.Resamples, "resamples", d.Resamples, fmt.Sprintf("bootstrap resamples B (%d to %d)", minResamples, maxResamples))
+	f.Uint64Var(&d.Seed, "seed", d.Seed, "random seed: output is byte-identical for a seed")
+	if analyze {
+		f.BoolVar(&d.Quantiles, "quantiles", d.Quantiles, "also p90/p99 CIs of wall_ns where the data allow them")
+		f.BoolVar(&d.NoStats, "no-stats", d.NoStats, "point values only, no confidence intervals (faster)")
 	}
 }
 
-// options are the flags as the analysis options: the defaults, every flag's
-// value over them, the flags given on the command line marked given, and
-// the statistics flags where st is not nil (else their defaults).
-func (o *SegmentOptions) options(st *StatsOptions) (analysis.Options, error) {
-	ao := analysis.DefaultOptions()
-	ao.Files, ao.ArmKey, ao.Manifest, ao.Jobs = o.Files, o.ArmKey, o.Manifest, o.Jobs
-	ao.Step, ao.Depth, ao.ArmPattern, ao.SkipSteps = o.Step, o.Depth, o.ArmPattern, o.SkipSteps
-	ao.Rules, ao.RulesFile = o.rules, o.Config
-	for _, a := range o.Arms {
-		name, glob, ok := strings.Cut(a, "=")
-		if !ok || name == "" || glob == "" {
-			return ao, usageErr("--arm %q: want NAME=GLOB", a)
-		}
-		ao.FileArms = append(ao.FileArms, analysis.FileArm{Name: name, Glob: glob})
+// fileArms binds the repeatable --arm NAME=GLOB to the options' FileArms.
+type fileArms struct{ arms *[]analysis.FileArm }
+
+func (v fileArms) Set(s string) error {
+	name, glob, ok := strings.Cut(s, "=")
+	if !ok || name == "" || glob == "" {
+		return errors.New("want NAME=GLOB")
 	}
-	if o.changed != nil {
-		for _, name := range segmentFlagNames {
-			if o.changed(name) {
-				ao.SetGiven(name)
-			}
-		}
-	}
-	if st != nil {
-		st.fill(&ao)
-	}
-	return ao, nil
+	*v.arms = append(*v.arms, analysis.FileArm{Name: name, Glob: glob})
+	return nil
 }
 
-// validate checks the flags (st: the statistics flags, nil for a command
-// without them) with the analysis options' one Validate, after merging the
-// rules file (--config) into them once: a flag given on the command line
-// wins, else the rules file's value, else the flag's default. The merged
-// value is the one used and the one reports print.
-func (o *SegmentOptions) validate(st *StatsOptions) error {
+// Type is the value's name in --help, as for the string array it was.
+func (v fileArms) Type() string { return "stringArray" }
+
+func (v fileArms) String() string {
+	if len(*v.arms) == 0 {
+		return "" // no default shown
+	}
+	s := make([]string, len(*v.arms))
+	for i, a := range *v.arms {
+		s[i] = a.Name + "=" + a.Glob
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+// validate checks the options with the analysis options' one Validate,
+// after marking the flags given on the command line as given options and
+// merging the rules file (--config) into them once: a flag given on the
+// command line wins, else the rules file's value, else the flag's default.
+// The merged value is the one used and the one reports print.
+func (o *AnalysisFlags) validate() error {
 	if o.Manifest != "" {
 		if err := checkInputFile("--manifest", o.Manifest); err != nil {
 			return err
 		}
 	}
-	ao, err := o.options(st)
-	if err != nil {
-		return err
-	}
-	if o.Config != "" && o.rules == nil {
-		if err := checkInputFile("--config", o.Config); err != nil {
+	// A flag given on the command line (flag.Changed) is a given option
+	// (analysis.Options.Given, by the flag's name): it wins over a rules file.
+	o.flags.Visit(func(fl *pflag.Flag) { o.SetGiven(fl.Name) })
+	if o.RulesFile != "" && o.Rules == nil {
+		if err := checkInputFile("--config", o.RulesFile); err != nil {
 			return err
 		}
-		rules, err := analysis.LoadRules(o.Config)
+		rules, err := analysis.LoadRules(o.RulesFile)
 		var ue *analysis.UsageError
 		switch {
 		case errors.As(err, &ue):
@@ -120,10 +117,9 @@ func (o *SegmentOptions) validate(st *StatsOptions) error {
 		case err != nil:
 			return &ExitError{Code: ExitInput, Err: err}
 		}
-		ao.MergeRules(rules, o.Config)
-		o.Depth, o.ArmPattern, o.SkipSteps, o.rules = ao.Depth, ao.ArmPattern, ao.SkipSteps, ao.Rules
+		o.MergeRules(rules, o.RulesFile)
 	}
-	if err := ao.Validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 	return nil
@@ -142,59 +138,12 @@ func checkInputFile(flag, path string) error {
 	return nil
 }
 
-// config turns flags into the analysis configuration.
-func (o *SegmentOptions) config() (analysis.Config, error) {
-	if o.Config != "" && o.rules == nil { // validate not run (a caller building options by hand)
-		rules, err := analysis.LoadRules(o.Config)
-		if err != nil {
-			return analysis.Config{}, &ExitError{Code: ExitInput, Err: err}
-		}
-		o.rules = rules
-	}
-	ao, err := o.options(nil)
-	if err != nil {
-		return analysis.Config{}, err
-	}
-	cfg, err := ao.Config()
+// config is the reading and segmentation part of the options (validate
+// has run).
+func (o *AnalysisFlags) config() (analysis.Config, error) {
+	cfg, err := o.Config()
 	if err != nil {
 		return cfg, usageErr("%v", err)
 	}
 	return cfg, nil
-}
-
-// StatsOptions are the statistics flags.
-type StatsOptions struct {
-	Baseline   string
-	Confidence float64
-	Resamples  int
-	Seed       uint64
-	Quantiles  bool
-}
-
-// addStatsFlags registers the statistics flags, with the analysis
-// options' defaults; quantiles adds --quantiles.
-func addStatsFlags(cmd *cobra.Command, o *StatsOptions, quantiles bool) {
-	d := analysis.DefaultOptions()
-	f := cmd.Flags()
-	f.StringVar(&o.Baseline, "baseline", d.Baseline, "baseline arm of comparisons (default: the arm of the earliest block)")
-	f.Float64Var(&o.Confidence, "confidence", d.Confidence, fmt.Sprintf("two-sided confidence level, above 0.5 and at most %g", maxConfidence))
-	f.IntVar(&o.Resamples, "resamples", d.Resamples, fmt.Sprintf("bootstrap resamples B (%d to %d)", minResamples, maxResamples))
-	f.Uint64Var(&o.Seed, "seed", d.Seed, "random seed: output is byte-identical for a seed")
-	if quantiles {
-		f.BoolVar(&o.Quantiles, "quantiles", d.Quantiles, "also p90/p99 CIs of wall_ns where the data allow them")
-	}
-}
-
-// fill sets the statistics part of the analysis options from the flags.
-func (o *StatsOptions) fill(ao *analysis.Options) {
-	ao.Baseline, ao.Confidence, ao.Resamples, ao.Seed, ao.Quantiles = o.Baseline, o.Confidence, o.Resamples, o.Seed, o.Quantiles
-}
-
-// statsConfig is the statistics part of the analysis options the flags
-// set; off: point values only.
-func (o *StatsOptions) statsConfig(off bool) analysis.StatsConfig {
-	ao := analysis.DefaultOptions()
-	o.fill(&ao)
-	ao.NoStats = off
-	return ao.StatsConfig()
 }

@@ -230,21 +230,13 @@ func (o *AnalyzeOptions) validateFrom(cmd *cobra.Command) error {
 // Globs are expanded (sorted) so that CI scripts may quote them.
 func buildDocFrom(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) {
 	dirs := expandDirs(o.Files)
-	ao, err := o.options(&o.StatsOptions)
-	if err != nil {
-		return nil, err
-	}
-	ao.NoStats = o.NoStats
-	skip := -1 // each dataset's own warm-up, unless --skip-steps is given
-	if ao.Given("skip-steps") {
-		skip = ao.SkipSteps
-	}
 	var pr *progress
 	if stderr := cmd.ErrOrStderr(); progressWanted(stderr, o.Quiet, o.NoProgress) {
 		pr = newProgress(cmd.Context(), stderr, true, 1)
 		pr.statsStarted()
 	}
-	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, analysis.FromOptions{SkipSteps: skip}, ao.StatsConfig(), Version())
+	// Each dataset's own warm-up, unless --skip-steps is given.
+	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, o.Options, Version())
 	pr.finish(err == nil)
 	if err != nil {
 		return nil, asExit(err)
@@ -272,7 +264,7 @@ func generate(stdout io.Writer, format string, result any, opt report.Options) e
 // their globs expanded, the files of --arm globs, the run manifests (given
 // or beside each export) and the rules file. -o and --out must be none of
 // them.
-func (o *SegmentOptions) inputPaths() []string {
+func (o *AnalysisFlags) inputPaths() []string {
 	var out []string
 	addGlob := func(pattern string) {
 		out = append(out, pattern)
@@ -283,15 +275,13 @@ func (o *SegmentOptions) inputPaths() []string {
 	for _, f := range o.Files {
 		addGlob(f)
 	}
-	for _, a := range o.Arms {
-		if _, glob, ok := strings.Cut(a, "="); ok {
-			addGlob(glob)
-		}
+	for _, a := range o.FileArms {
+		addGlob(a.Glob)
 	}
 	for _, f := range slices.Clone(out) {
 		out = append(out, analysis.ManifestPath(f))
 	}
-	for _, f := range []string{o.Manifest, o.Config} {
+	for _, f := range []string{o.Manifest, o.RulesFile} {
 		if f != "" {
 			out = append(out, f)
 		}

@@ -11,8 +11,7 @@ import (
 
 // VerdictOptions are the inputs of `nsysphase verdict`.
 type VerdictOptions struct {
-	SegmentOptions
-	StatsOptions
+	AnalysisFlags
 	Phases      []string
 	MinGainText string
 	MinGain     float64 // parsed from MinGainText
@@ -55,7 +54,7 @@ Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable inp
 				return usageErr("--min-gain %q: %v", o.MinGainText, err)
 			}
 			o.MinGain = g
-			if err := validateRegion(&o.SegmentOptions, &o.StatsOptions, &o.Format, verdictFormats, o.Phases); err != nil {
+			if err := validateRegion(&o.AnalysisFlags, &o.Format, verdictFormats, o.Phases); err != nil {
 				return err
 			}
 			if err := o.OutputFlags.check(o.inputPaths()); err != nil {
@@ -67,7 +66,7 @@ Exit status: 0 go, 1 no-go, 3 inconclusive (a warning on stderr), 2 unusable inp
 			return runVerdict(cmd, o)
 		},
 	}
-	addRegionFlags(cmd, &o.SegmentOptions, &o.StatsOptions, &o.Phases)
+	addRegionFlags(cmd, &o.AnalysisFlags, &o.Phases)
 	cmd.Flags().StringVar(&o.MinGainText, "min-gain", "10%", "smallest share of step wall worth removing: a percentage (10%) or a fraction (0.10)")
 	addFormatFlag(cmd, &o.Format, verdictFormats, "csv: one row")
 	addOutputFlags(cmd, &o.OutputFlags)
@@ -90,11 +89,11 @@ func parseGain(s string) (float64, error) {
 }
 
 func runVerdict(cmd *cobra.Command, o *VerdictOptions) error {
-	files, frames, err := readRegion(cmd, &o.SegmentOptions, &o.CommonFlags)
+	files, frames, err := readRegion(cmd, &o.AnalysisFlags, &o.CommonFlags)
 	if err != nil {
 		return err
 	}
-	v, err := analysis.BuildVerdict(files, frames, o.Phases, o.MinGain, o.statsConfig(false), o.SkipSteps)
+	v, err := analysis.BuildVerdict(files, frames, o.Phases, o.MinGain, o.Options)
 	if err != nil {
 		return asExit(err)
 	}

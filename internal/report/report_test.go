@@ -13,7 +13,7 @@ import (
 	"github.com/nsysphase/nsysphase/phases"
 )
 
-func doc(t *testing.T, name string, sc analysis.StatsConfig) *analysis.Doc {
+func doc(t *testing.T, name string, o analysis.Options) *analysis.Doc {
 	t.Helper()
 	cfg := analysis.Config{Files: []string{fixture.Get(t, name).XZ},
 		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: 1}}
@@ -21,7 +21,7 @@ func doc(t *testing.T, name string, sc analysis.StatsConfig) *analysis.Doc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := analysis.Build(context.Background(), files, sc, "test", 1)
+	d, err := analysis.Build(context.Background(), files, o, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +33,14 @@ var svgRe = regexp.MustCompile(`(?s)<svg .*?</svg>`)
 func TestWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		sc     analysis.StatsConfig
+		opts   analysis.Options
 		forest bool
 	}{
-		{"stats", analysis.StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}, true},
-		{"no-stats", analysis.StatsConfig{Off: true}, false},
+		{"stats", testStats, true},
+		{"no-stats", analysis.Options{NoStats: true, SkipSteps: 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := doc(t, "eager_graph_small", tc.sc)
+			d := doc(t, "eager_graph_small", tc.opts)
 			var b bytes.Buffer
 			if err := Generate(&b, HTML, d, Options{Tool: "nsysphase test"}); err != nil {
 				t.Fatal(err)

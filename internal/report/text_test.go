@@ -21,7 +21,7 @@ import (
 	"github.com/nsysphase/nsysphase/stats"
 )
 
-var testStats = analysis.StatsConfig{Confidence: 0.95, Resamples: 1999, Seed: 1}
+var testStats = analysis.Options{Confidence: 0.95, Resamples: 1999, Seed: 1, SkipSteps: 1}
 
 // TestAnalysisText checks the default terminal output on a real export: it
 // fits 120 columns, the headline (step first) comes before the breakdown,
@@ -210,7 +210,7 @@ func TestBoundaryMarkdownGFM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := analysis.BuildBoundary(files, frames, []string{"graph_replay"}, testStats, 1)
+	b, err := analysis.BuildBoundary(files, frames, []string{"graph_replay"}, testStats)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,15 +14,33 @@
 #
 # NGPU (default: every GPU nvidia-smi lists, at most 8) sets the world size.
 # ONLY=name,name records a subset. The truth is each run's manifest ("truth").
+#
+# On a host with one GPU (NCCL refuses two ranks on one GPU) the same runs are
+# recorded as gloo_<name>: two ranks share GPU 0 and talk through gloo, whose
+# collectives run on the host and are not traced. A delay before a step's
+# first collective is then absorbed by the other rank's wait in it, so there
+# the straggler sleeps in `optimizer`, after the step's last collective: it
+# ends those steps late by the delay, which the rank view's step-end skew
+# must find (fsdp needs NCCL and is left out).
 source scripts/record/lib.sh
 cp testdata/recording/dist_train.py "$W/"
 NGPU=${NGPU:-$(nvidia-smi -L | wc -l)}
 [ "$NGPU" -gt 8 ] && NGPU=8
-if [ "$NGPU" -lt 2 ]; then log "need 2 or more GPUs, have $NGPU"; exit 2; fi
+if [ "$NGPU" -lt 1 ]; then log "no GPU"; exit 2; fi
 log "host setup: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) x $NGPU; nsys: $("$NSYS" --version)"
 TRACE=(-t cuda,nvtx,osrt --sample=none --cpuctxsw=none)
-TORCHRUN=(torchrun --standalone --nproc-per-node "$NGPU")
-STRAG1=(--straggler-rank 1 --straggler-phase forward --straggler-steps 10:30 --straggler-delay-ms 5)
+NPROC=$NGPU PFX= SHARED=() SPHASE=forward
+HW=(-t cuda,nvtx,osrt --cpuctxsw=none --gpu-metrics-devices=all --sample=cpu --python-sampling=true --python-sampling-frequency=1000)
+if [ "$NGPU" -lt 2 ]; then
+    NPROC=2 PFX=gloo_ SHARED=(--backend gloo --share-gpu) SPHASE=optimizer
+    # gloo's TCP polling makes ~130k OS runtime calls a run (90% of the
+    # export): without osrt the exports stay small enough to bundle
+    TRACE=(-t cuda,nvtx --sample=none --cpuctxsw=none)
+    HW=(-t cuda,nvtx --cpuctxsw=none --gpu-metrics-devices=all --gpu-metrics-frequency=2000 --sample=process-tree
+        --python-sampling=true --python-sampling-frequency=1000)
+fi
+TORCHRUN=(torchrun --standalone --nproc-per-node "$NPROC")
+STRAG1=(--straggler-rank 1 --straggler-phase "$SPHASE" --straggler-steps 10:30 --straggler-delay-ms 5)
 pids=()
 
 # node NAME NSYS_OPTS... -- WORKLOAD_ARGS...: one export holding every rank.
@@ -31,8 +49,10 @@ node() {
     local opts=()
     while [ "$1" != "--" ]; do opts+=("$1"); shift; done
     shift
-    if profile "$name" 240 "${opts[@]}" -- "${TORCHRUN[@]}" dist_train.py --manifest "$name.manifest.json" "$@"; then
+    if profile "$name" 240 "${opts[@]}" -- "${TORCHRUN[@]}" dist_train.py --manifest "$name.manifest.json" "${SHARED[@]}" "$@"; then
         finish "$name" & pids+=($!)
+    else
+        return 1
     fi
 }
 
@@ -47,11 +67,11 @@ ranks() {
     if [ "$to" -lt 30 ]; then log "SKIP $name: no time left"; return 1; fi
     log "profile $name per rank (timeout ${to}s)"
     (cd "$W" && timeout "$to" "${TORCHRUN[@]}" --no-python "$NSYS" profile --force-overwrite=true \
-        -o "${name}_rank%q{RANK}" "${opts[@]}" python3 dist_train.py --manifest "$name.manifest.json" "$@") \
+        -o "${name}_rank%q{RANK}" "${opts[@]}" python3 dist_train.py --manifest "$name.manifest.json" "${SHARED[@]}" "$@") \
         >"$W/$name.profile.log" 2>&1
     log "profile $name rc=$?"; tail -n 20 "$W/$name.profile.log"
     local r
-    for ((r = 0; r < NGPU; r++)); do
+    for ((r = 0; r < NPROC; r++)); do
         [ -f "$W/${name}_rank$r.nsys-rep" ] || { log "missing ${name}_rank$r.nsys-rep"; continue; }
         cp "$W/$name.manifest.json" "$W/${name}_rank$r.manifest.json" 2>/dev/null
         cp "$W/$name.profile.log" "$W/${name}_rank$r.profile.log"
@@ -60,14 +80,18 @@ ranks() {
     done
 }
 
-want ddp_node && node ddp_node "${TRACE[@]}" -- --mode ddp
-want ddp_strag_node && node ddp_strag_node "${TRACE[@]}" -- --mode ddp "${STRAG1[@]}"
-want ddp_strag_rank && ranks ddp_strag_rank "${TRACE[@]}" -- --mode ddp "${STRAG1[@]}"
-want fsdp_strag_rank && ranks fsdp_strag_rank "${TRACE[@]}" -- --mode fsdp \
+want ddp_node && node ${PFX}ddp_node "${TRACE[@]}" -- --mode ddp
+want ddp_strag_node && node ${PFX}ddp_strag_node "${TRACE[@]}" -- --mode ddp "${STRAG1[@]}"
+want ddp_strag_rank && ranks ${PFX}ddp_strag_rank "${TRACE[@]}" -- --mode ddp "${STRAG1[@]}"
+[ -z "$PFX" ] && want fsdp_strag_rank && ranks fsdp_strag_rank "${TRACE[@]}" -- --mode fsdp \
     --straggler-rank 0 --straggler-phase backward --straggler-steps 5:15 --straggler-delay-ms 3
-want tp_node && node tp_node "${TRACE[@]}" -- --mode tp --blocks 2 --steps 30
-want hw_node && node hw_node -t cuda,nvtx,osrt --cpuctxsw=none --gpu-metrics-devices=all \
-    --sample=cpu --python-sampling=true --python-sampling-frequency=1000 -- --mode ddp --hw --steps 15
+want tp_node && node ${PFX}tp_node "${TRACE[@]}" -- --mode tp --blocks 2 --steps 30
+if want hw_node; then
+    # GPU metrics need the driver's profiling permission; without it the run
+    # is recorded with CPU/Python sampling alone (the manifest's nsys args say which).
+    node ${PFX}hw_node "${HW[@]}" -- --mode ddp --hw --steps 15 ||
+        node ${PFX}hw_node "${HW[@]/--gpu-metrics-devices=all/--gpu-metrics-devices=none}" -- --mode ddp --hw --steps 15
+fi
 for p in "${pids[@]}"; do wait "$p"; done
 log "done; host=$HOST repo=$REPO"
 ls -la "$OUT"

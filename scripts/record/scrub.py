@@ -26,8 +26,17 @@ NAMED = {  # (table, predicate on name) -> new value
     ],
     "META_DATA_EXPORT": [(lambda n: n == "EXPORT_USER", "")],
 }
-# META_DATA_CAPTURE rows dropped whole (the launch environment, one row a variable)
-DROP = {"META_DATA_CAPTURE": lambda n: re.search(r"(^|:)ENV", n) is not None or "ENVIRONMENT" in n}
+# META_DATA_CAPTURE rows dropped whole (the launch environment, one row a
+# variable), except the variables ENV_KEEP lists: a per-rank export's rank is
+# read from PROCESS_0:ENVIRONMENT_VARIABLE RANK=…
+def drop_capture(n, v):
+    if re.search(r"(^|:)ENV", n) is None and "ENVIRONMENT" not in n:
+        return False
+    var = v.split("=", 1)[0] if isinstance(v, str) and "=" in v else ""
+    return not (var and ENV_KEEP.match(var))
+
+
+DROP = {"META_DATA_CAPTURE": drop_capture}
 # Environment blocks (TARGET_INFO_SYSTEM_ENV DeviceEnvironment, ';'-separated, and
 # per-process blocks in StringIds, NUL-separated) keep only these variables; the
 # rank variables stay, since a per-rank export's rank is read from them.
@@ -76,9 +85,9 @@ def scrub_sqlite(path, reps):
                     if isinstance(n, str) and pred(n) and v != new:
                         cur.execute(f'update "{t}" set value=? where rowid=?', (new, rid))
                         changed += 1
-        if t in DROP and "name" in names:
-            for rid, n in cur.execute(f'select rowid, name from "{t}"').fetchall():
-                if isinstance(n, str) and DROP[t](n):
+        if t in DROP and "name" in names and "value" in names:
+            for rid, n, v in cur.execute(f'select rowid, name, value from "{t}"').fetchall():
+                if isinstance(n, str) and DROP[t](n, v):
                     cur.execute(f'delete from "{t}" where rowid=?', (rid,))
                     changed += 1
         for c, typ in cols:
@@ -143,7 +152,8 @@ def scrub_parquetdir(path, reps):
                     print(f"  check {os.path.basename(path)}/{fn}.{name}: {v[:160]!r}")
         out = pa.table(cols, metadata=t.schema.metadata)
         if table in DROP and "name" in t.column_names:
-            keep = [not (isinstance(n, str) and DROP[table](n)) for n in t.column("name").to_pylist()]
+            vs = t.column("value").to_pylist() if "value" in t.column_names else [None] * t.num_rows
+            keep = [not (isinstance(n, str) and DROP[table](n, v)) for n, v in zip(t.column("name").to_pylist(), vs)]
             if not all(keep):
                 out = out.filter(pa.array(keep))
                 changed += keep.count(False)

@@ -3,7 +3,11 @@
 recording distributed Nsight Systems exports whose answers are known in advance.
 
 Launched by torchrun (RANK, LOCAL_RANK, WORLD_SIZE from the environment), one
-process per GPU, NCCL. --mode picks the parallelism:
+process per GPU, NCCL. On a host with one GPU, --backend gloo --share-gpu runs
+every rank on GPU 0 with gloo collectives (NCCL refuses two ranks on one GPU):
+the ranks are real processes with real clocks, the collectives are host-side
+and untraced, so the rank view is the one of a job without traced
+communication. --mode picks the parallelism:
   ddp   DistributedDataParallel training (all-reduce in backward, autograd threads)
   fsdp  FullyShardedDataParallel training (all-gather / reduce-scatter)
   tp    two-way tensor-parallel inference (column/row split matmuls, all-reduce)
@@ -93,14 +97,22 @@ def main():
     p.add_argument("--straggler-phase", default="forward")
     p.add_argument("--straggler-steps", default="")
     p.add_argument("--straggler-delay-ms", type=float, default=0.0)
+    p.add_argument("--backend", choices=["nccl", "gloo"], default="nccl")
+    p.add_argument("--share-gpu", action="store_true", help="every rank on GPU 0 (gloo only)")
     p.add_argument("--manifest", required=True)
     a = p.parse_args()
 
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    dev = torch.device("cuda", local)
-    dist.init_process_group("nccl", device_id=dev)
+    if a.share_gpu and a.backend != "gloo":
+        p.error("--share-gpu needs --backend gloo: NCCL refuses two ranks on one GPU")
+    gpu = 0 if a.share_gpu else local
+    torch.cuda.set_device(gpu)
+    dev = torch.device("cuda", gpu)
+    if a.backend == "nccl":
+        dist.init_process_group("nccl", device_id=dev)
+    else:
+        dist.init_process_group("gloo")
     torch.manual_seed(1234 + rank)
 
     lo, hi = (int(v) for v in a.straggler_steps.split(":")) if a.straggler_steps else (0, 0)
@@ -116,7 +128,7 @@ def main():
     else:
         model = mlp(a.dim, a.layers).to(dev)
         if a.mode == "ddp":
-            model = nn.parallel.DistributedDataParallel(model, device_ids=[local])
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[gpu])
         else:
             from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
             model = FSDP(model, device_id=dev)
@@ -176,7 +188,7 @@ def main():
                     counted += 1
                 torch.cuda.synchronize()
             blocks.append({"arm": arm, "block": b, "steps": a.steps, "wall_ns": time.time_ns() - t0})
-    mine = {"rank": rank, "local_rank": local, "pid": os.getpid(), "blocks": blocks,
+    mine = {"rank": rank, "local_rank": local, "gpu_index": gpu, "pid": os.getpid(), "blocks": blocks,
             "injected_steps": injected, "gpu": torch.cuda.get_device_name(dev)}
     every = [None] * world
     dist.all_gather_object(every, mine)
@@ -187,7 +199,7 @@ def main():
     man = {
         "schema": "dist-train-run-manifest/1",
         "program": "testdata/recording/dist_train.py",
-        "mode": a.mode, "world_size": world, "backend": "nccl", "arms": arms,
+        "mode": a.mode, "world_size": world, "backend": a.backend, "shared_gpu": a.share_gpu, "arms": arms,
         "blocks_per_arm": a.blocks, "steps_per_block": a.steps, "warmup_steps": a.warmup,
         "dim": a.dim, "layers": a.layers, "batch": a.batch, "hw_phases": a.hw,
         "truth": {
@@ -202,7 +214,7 @@ def main():
         "env": {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")},
         "versions": {"python": platform.python_version(), "torch": torch.__version__,
                      "cuda_runtime": torch.version.cuda,
-                     "nccl": ".".join(map(str, torch.cuda.nccl.version()))},
+                     "nccl": ".".join(map(str, torch.cuda.nccl.version())) if a.backend == "nccl" else None},
         "command": sys.argv,
     }
     with open(a.manifest, "w") as f:
