@@ -442,6 +442,7 @@ func (s *Store) Unit(i int) UnitID      { return s.blks[s.keys[i].blk].unit }
 func (s *Store) Arm(i int) string       { return s.strs[s.blks[s.keys[i].blk].arm] }
 func (s *Store) File(i int) string      { return s.strs[s.blks[s.keys[i].blk].file] }
 func (s *Store) BlockStart(i int) int64 { return s.blks[s.keys[i].blk].blockStart }
+func (s *Store) Block(i int) int        { return s.blks[s.keys[i].blk].block }
 func (s *Store) Pid(i int) int64        { return s.thrs[s.keys[i].thr].pid }
 func (s *Store) Tid(i int) int64        { return s.thrs[s.keys[i].thr].tid }
 func (s *Store) Thread(i int) string    { return s.strs[s.thrs[s.keys[i].thr].name] }

@@ -56,7 +56,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		if s.Phase(i) != x.Phase || s.Unit(i) != x.Unit || s.Arm(i) != x.Arm || s.File(i) != x.File || s.IsStep(i) != x.IsStep ||
 			s.Warmup(i) != x.Warmup || s.Start(i) != x.Start || s.End(i) != x.End || s.BlockStart(i) != x.BlockStart ||
 			s.Depth(i) != x.Depth || s.Step(i) != x.Step || s.Thread(i) != x.Thread || s.Pid(i) != x.Pid || s.Tid(i) != x.Tid ||
-			s.StepLabel(i) != x.StepLabel || s.OtherThread(i) != x.OtherThread || s.Metric(i, Wall) != x.M[Wall] {
+			s.StepLabel(i) != x.StepLabel || s.OtherThread(i) != x.OtherThread || s.Metric(i, Wall) != x.M[Wall] || s.Block(i) != x.Block {
 			t.Fatalf("instance %d: accessors differ from %+v", i, x)
 		}
 	}

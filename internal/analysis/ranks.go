@@ -366,10 +366,26 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	for r, n := range count {
 		byRank[r] = make([]rankInst, 0, n)
 	}
-	for i, x := range st.Each() {
-		if r, ok := st.Rank(i); ok {
-			byRank[r] = append(byRank[r], slimInst(x))
+	// Field by field from the store (no full instance decoded per row),
+	// a rank's run of instances appended to its slice held here.
+	var m [phases.NumMetrics]int64
+	var cur []rankInst
+	curRank := -1
+	for i := range st.Len() {
+		r, ok := st.Rank(i)
+		if !ok {
+			continue
 		}
+		if r != curRank {
+			if curRank >= 0 {
+				byRank[curRank] = cur
+			}
+			cur, curRank = byRank[r], r
+		}
+		cur = append(cur, slimAt(st, i, &m))
+	}
+	if curRank >= 0 {
+		byRank[curRank] = cur
 	}
 	for i := range ps {
 		p := &ps[i]
@@ -1039,10 +1055,13 @@ type rankInst struct {
 	WallNull                    bool // no wall of its own (another thread without ranges)
 }
 
-func slimInst(x *phases.Instance) rankInst {
-	return rankInst{File: x.File, Phase: x.Phase, Arm: x.Arm, StepLabel: x.StepLabel, Unit: x.Unit, Tid: x.Tid, Start: x.Start, End: x.End,
-		Wall: x.M[phases.Wall], Busy: x.M[phases.GPUBusy], Block: x.Block, Depth: x.Depth, IsStep: x.IsStep, Warmup: x.Warmup,
-		OtherThread: x.OtherThread, BusyNull: x.IsNull(phases.GPUBusy), WallNull: x.IsNull(phases.Wall)}
+// slimAt is instance i of st as the rank view reads it; m is scratch.
+func slimAt(st *phases.Store, i int, m *[phases.NumMetrics]int64) rankInst {
+	null := st.Metrics(i, m)
+	return rankInst{File: st.File(i), Phase: st.Phase(i), Arm: st.Arm(i), StepLabel: st.StepLabel(i), Unit: st.Unit(i), Tid: st.Tid(i),
+		Start: st.Start(i), End: st.End(i), Wall: m[phases.Wall], Busy: m[phases.GPUBusy], Block: st.Block(i), Depth: st.Depth(i),
+		IsStep: st.IsStep(i), Warmup: st.Warmup(i), OtherThread: st.OtherThread(i),
+		BusyNull: null&(1<<uint(phases.GPUBusy)) != 0, WallNull: null&(1<<uint(phases.Wall)) != 0}
 }
 
 // threadSpans are, per thread, the spans of a rank's depth-1 phases on
