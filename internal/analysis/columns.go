@@ -431,7 +431,8 @@ func locateColumns(t *export.Table) (*instanceCols, error) {
 // instanceAt converts one row; a null in a required column is an error.
 func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, error) {
 	var x phases.Instance
-	for k, ic := range instanceColumns {
+	for k := range instanceColumns {
+		ic := &instanceColumns[k] // not a copy of the column per cell
 		col := c.at[k]
 		if col < 0 {
 			if ic.isMetric {
@@ -455,12 +456,17 @@ func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, erro
 			if v, ok = t.Bool(r, col); ok {
 				ic.setI64(&x, b2i(v))
 			}
+		case ic.isMetric: // most columns: no setter call
+			var v int64
+			if v, ok = t.Int64(r, col); ok {
+				x.M[ic.metric] = v
+			} else {
+				x.Null |= 1 << uint(ic.metric)
+			}
 		case ic.i64 != nil:
 			var v int64
 			if v, ok = t.Int64(r, col); ok {
 				ic.setI64(&x, v)
-			} else if ic.isMetric {
-				x.Null |= 1 << uint(ic.metric)
 			}
 		case ic.f64 != nil:
 			var v float64
