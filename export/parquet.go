@@ -383,7 +383,11 @@ func tableStem(path string) string {
 // ReadParquet loads a Parquet file written by Write (or any flat Parquet
 // file of integer, float, string and bool columns) back into a Table.
 // Table name, doc and column units and docs come from the file metadata.
-func ReadParquet(path string) (*Table, error) {
+func ReadParquet(path string) (*Table, error) { return readParquet(path, false) }
+
+// readParquet is ReadParquet; lean reads a flat file of nsysphase's own
+// column types without its columns' units and docs (see leanSchema).
+func readParquet(path string, lean bool) (*Table, error) {
 	if err := regular.Check(path); err != nil {
 		return nil, fmt.Errorf("read parquet %s: %w", path, err)
 	}
@@ -405,8 +409,17 @@ func ReadParquet(path string) (*Table, error) {
 	if i := md.FindKey(MetaTable); i >= 0 {
 		name = md.Values()[i]
 	}
-	if sc, err := pqarrow.FromParquet(rdr.MetaData().Schema, &props, kv); err == nil {
-		t, ok, err := readParquetDirect(rdr, arrow.NewSchema(sc.Fields(), &md), name)
+	sc, ok := (*arrow.Schema)(nil), false
+	if lean {
+		sc, ok = leanSchema(rdr.MetaData().Schema, md)
+	}
+	if !ok {
+		if full, err := pqarrow.FromParquet(rdr.MetaData().Schema, &props, kv); err == nil {
+			sc, ok = arrow.NewSchema(full.Fields(), &md), true
+		}
+	}
+	if ok {
+		t, ok, err := readParquetDirect(rdr, sc, name)
 		if err != nil {
 			return nil, fmt.Errorf("read parquet %s: %w", path, err)
 		}

@@ -242,3 +242,47 @@ func (d *columnData) internBytes(b []byte) int32 {
 	}
 	return d.intern(string(b))
 }
+
+// leanSchema is the Arrow schema of a flat file of nsysphase's own types
+// read from the Parquet schema alone (int64, double, boolean, UTF-8
+// strings), without decoding the Arrow schema stored in the file: columns
+// get their names, types and nullability, not their units and docs. ok is
+// false for any other column.
+func leanSchema(ps *schema.Schema, md arrow.Metadata) (sc *arrow.Schema, ok bool) {
+	fields := make([]arrow.Field, ps.NumColumns())
+	for i := range fields {
+		c := ps.Column(i)
+		if c.MaxRepetitionLevel() != 0 || c.MaxDefinitionLevel() > 1 {
+			return nil, false
+		}
+		lt := c.LogicalType()
+		none := lt == nil || lt.Equals(schema.NoLogicalType{})
+		var dt arrow.DataType
+		switch c.PhysicalType() {
+		case parquet.Types.Int64:
+			if it, isInt := lt.(schema.IntLogicalType); !none && (!isInt || !it.IsSigned()) {
+				return nil, false
+			}
+			dt = arrow.PrimitiveTypes.Int64
+		case parquet.Types.Double:
+			if !none {
+				return nil, false
+			}
+			dt = arrow.PrimitiveTypes.Float64
+		case parquet.Types.Boolean:
+			if !none {
+				return nil, false
+			}
+			dt = arrow.FixedWidthTypes.Boolean
+		case parquet.Types.ByteArray:
+			if _, isStr := lt.(schema.StringLogicalType); !isStr {
+				return nil, false
+			}
+			dt = arrow.BinaryTypes.String
+		default:
+			return nil, false
+		}
+		fields[i] = arrow.Field{Name: c.Name(), Type: dt, Nullable: c.MaxDefinitionLevel() == 1}
+	}
+	return arrow.NewSchema(fields, &md), true
+}

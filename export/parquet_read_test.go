@@ -61,6 +61,19 @@ func TestParquetDirectRead(t *testing.T) {
 		t.Fatalf("FileMetadata %v, ReadParquetMetadata %v (%v)", got.FileMetadata(), md, err)
 	}
 
+	// Lean: the same rows and column types, without units and docs.
+	lean, err := readParquet(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := NewTable(tab.Name, tab.Doc)
+	for _, c := range tab.Columns() {
+		c.Unit, c.Doc = "", ""
+		want.cols = append(want.cols, c)
+	}
+	want.data, want.rows = tab.data, tab.rows
+	requireEqualTables(t, lean, want)
+
 	// A foreign writer's narrow types.
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "i8", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
@@ -92,12 +105,12 @@ func TestParquetDirectRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	ft := readBothWays(t, foreign)
-	want := [][]Value{
+	wantRows := [][]Value{
 		{Int(-128), Int(0), Float(1.5), Str("a")},
 		{Null(), Int(1 << 31), Float(-2), Null()},
 		{Int(127), Int(1<<32 - 1), Null(), Str("a")},
 	}
-	for r, row := range want {
+	for r, row := range wantRows {
 		for c, w := range row {
 			if g := ft.Value(r, c); !sameValue(g, w) {
 				t.Errorf("foreign row %d column %s: %v, want %v", r, ft.Column(c).Name, g, w)

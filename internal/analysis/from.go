@@ -124,8 +124,8 @@ func (d *Doc) ContextMetadata() (string, error) {
 type Dataset struct {
 	Dir         string
 	Instances   *export.Table // phase_instances
-	Provenance  *export.Table // provenance; nil when absent
-	Collectives *export.Table // rank_collectives; nil when absent
+	Provenance  *export.Table // provenance; nil when absent, or not needed (the context describes every export)
+	Collectives *export.Table // rank_collectives; nil when absent, or when the context lists no ranks
 	// Inputs are the exports the dataset was written from, with their
 	// SHA-256 (the Parquet metadata's nsysphase.inputs); nil when absent.
 	Inputs  []export.Input
@@ -144,20 +144,9 @@ func LoadDataset(dir string) (*Dataset, error) {
 	}
 	// Only the tables the reduce reads: the summary, comparisons and
 	// decomposition are computed again from the instances.
-	tables, err := export.ReadDatasetTables(dir, "phase_instances", "provenance", "rank_collectives")
-	if err != nil {
-		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet dataset", Err: err}
-	}
 	ds := &Dataset{Dir: dir}
-	for _, t := range tables {
-		switch t.Name {
-		case "phase_instances":
-			ds.Instances = t
-		case "provenance":
-			ds.Provenance = t
-		case "rank_collectives":
-			ds.Collectives = t
-		}
+	if err := ds.readTables("phase_instances"); err != nil {
+		return nil, err
 	}
 	if ds.Instances == nil {
 		return nil, &nsys.InputError{Path: dir, Problem: "no phase_instances table (phase_instances.parquet or phase_instances/)", Hint: "write the dataset with nsysphase analyze --out DIR (Parquet, not --format arrow)"}
@@ -184,7 +173,41 @@ func LoadDataset(dir string) (*Dataset, error) {
 		}
 		ds.context = &c
 	}
+	// The provenance table where the context does not describe the
+	// exports (fileResults reads it later for an export the context
+	// lacks); the collectives where it lists ranks.
+	var more []string
+	if ds.context == nil {
+		more = append(more, "provenance")
+	} else if slices.ContainsFunc(ds.context.Files, func(f fileContext) bool { return len(f.Ranks) > 0 }) {
+		more = append(more, "rank_collectives")
+	}
+	if err := ds.readTables(more...); err != nil {
+		return nil, err
+	}
 	return ds, nil
+}
+
+// readTables reads the tables named of ds's directory into ds.
+func (ds *Dataset) readTables(names ...string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	tables, err := export.ReadDatasetTables(ds.Dir, names...)
+	if err != nil {
+		return &nsys.InputError{Path: ds.Dir, Problem: "cannot read the Parquet dataset", Err: err}
+	}
+	for _, t := range tables {
+		switch t.Name {
+		case "phase_instances":
+			ds.Instances = t
+		case "provenance":
+			ds.Provenance = t
+		case "rank_collectives":
+			ds.Collectives = t
+		}
+	}
+	return nil
 }
 
 // instancesMetadata returns the file metadata of phase_instances.parquet or
@@ -565,10 +588,7 @@ func (ds *Dataset) fileResults(skip int) (out []*FileResult, inferred int, err e
 		return nil, 0, err
 	}
 	ds.sortFiles(fileOrder)
-	provRows, err := ds.provenanceRows()
-	if err != nil {
-		return nil, 0, err
-	}
+	var provRows map[string]*ProvenanceRow // read for the first export the context lacks
 	for fi, file := range fileOrder {
 		fa := files[file]
 		if err := fa.ordered(file); err != nil {
@@ -587,6 +607,16 @@ func (ds *Dataset) fileResults(skip int) (out []*FileResult, inferred int, err e
 				return nil, 0, err
 			}
 		} else {
+			if provRows == nil {
+				if ds.Provenance == nil && ds.context != nil {
+					if err := ds.readTables("provenance"); err != nil {
+						return nil, 0, err
+					}
+				}
+				if provRows, err = ds.provenanceRows(); err != nil {
+					return nil, 0, err
+				}
+			}
 			pr := provRows[file]
 			if pr == nil {
 				pr = &ProvenanceRow{File: file, Provenance: &Provenance{File: file, GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}}
