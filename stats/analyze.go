@@ -467,9 +467,10 @@ func unitValues(pl *plan, f statFunc) [][]float64 {
 	return out
 }
 
-// groupValues is the present values of metric m in the groups c counts.
+// groupValues is the present values of metric m in the groups c counts,
+// in a pooled buffer.
 func (s *side) groupValues(m int, c []int32) []float64 {
-	var vals []float64
+	vals := getBuf(len(s.arm.vals[m]))[:0]
 	for i, v := range s.arm.vals[m] {
 		if !math.IsNaN(v) && int(s.stepGrp[i]) < s.groups && c[s.stepGrp[i]] > 0 {
 			vals = append(vals, v)
@@ -535,6 +536,9 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 	var rows []Comparison
 	for _, st := range []string{StatMean, StatMedian, StatP90, StatP99} {
 		rows = append(rows, e.compare(st, tailLimited))
+	}
+	for _, v := range e.groupVals {
+		putBuf(v)
 	}
 	return rows, e.warns
 }

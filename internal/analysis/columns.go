@@ -431,6 +431,14 @@ func locateColumns(t *export.Table) (*instanceCols, error) {
 // instanceAt converts one row; a null in a required column is an error.
 func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, error) {
 	var x phases.Instance
+	err := c.readInstance(t, r, &x)
+	return x, err
+}
+
+// readInstance is instanceAt into x (a million rows reuse one instance,
+// not one each on the heap).
+func (c *instanceCols) readInstance(t *export.Table, r int, x *phases.Instance) error {
+	*x = phases.Instance{}
 	for k := range instanceColumns {
 		ic := &instanceColumns[k] // not a copy of the column per cell
 		col := c.at[k]
@@ -446,15 +454,15 @@ func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, erro
 			var v string
 			if v, ok = t.String(r, col); ok {
 				if ic.unitLabel {
-					c.setUnit(&x, v)
+					c.setUnit(x, v)
 				} else {
-					ic.setStr(&x, v)
+					ic.setStr(x, v)
 				}
 			}
 		case ic.Type == export.TypeBool:
 			var v bool
 			if v, ok = t.Bool(r, col); ok {
-				ic.setI64(&x, b2i(v))
+				ic.setI64(x, b2i(v))
 			}
 		case ic.isMetric: // most columns: no setter call
 			var v int64
@@ -466,17 +474,17 @@ func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, erro
 		case ic.i64 != nil:
 			var v int64
 			if v, ok = t.Int64(r, col); ok {
-				ic.setI64(&x, v)
+				ic.setI64(x, v)
 			}
 		case ic.f64 != nil:
 			var v float64
 			if v, ok = t.Float64(r, col); ok {
-				ic.setF64(&x, v)
+				ic.setF64(x, v)
 			}
 		}
 		if !ok && !ic.Nullable && !ic.nullOK {
-			return x, fmt.Errorf("phase_instances row %d: null %s", r, ic.Name)
+			return fmt.Errorf("phase_instances row %d: null %s", r, ic.Name)
 		}
 	}
-	return x, nil
+	return nil
 }

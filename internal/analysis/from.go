@@ -484,9 +484,9 @@ func (ds *Dataset) readRows(skip int) (files map[string]*fileRows, order []strin
 	var lastFile string
 	var lastKey stepKey
 	lastG := int32(-1)
+	var x phases.Instance
 	for r := range t.Len() {
-		x, err := cols.instanceAt(t, r)
-		if err != nil {
+		if err := cols.readInstance(t, r, &x); err != nil {
 			return nil, nil, 0, err
 		}
 		if fa == nil || x.File != lastFile {
