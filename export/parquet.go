@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -391,7 +392,7 @@ func readParquet(path string, lean bool) (*Table, error) {
 	if err := regular.Check(path); err != nil {
 		return nil, fmt.Errorf("read parquet %s: %w", path, err)
 	}
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", path, err)
 	}
@@ -434,6 +435,24 @@ func readParquet(path string, lean bool) (*Table, error) {
 	}
 	t.fileMeta = fileMeta
 	return t, nil
+}
+
+// wholeParquet is the largest Parquet file openParquet reads whole.
+const wholeParquet = 16 << 20
+
+// openParquet opens a Parquet file; one of at most wholeParquet bytes is
+// read whole first, in one read instead of one per column chunk and two
+// for the footer (a reduce over a thousand datasets reads ~3,000 small
+// files of ~80 columns).
+func openParquet(path string) (*file.Reader, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() <= wholeParquet {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return file.NewParquetReader(bytes.NewReader(data))
+	}
+	return file.OpenParquetFile(path, false)
 }
 
 // readParquetArrow reads rdr through pqarrow's Arrow arrays: the path for
