@@ -210,7 +210,7 @@ func (p *parquetWriter) write(cols []arrow.Array, n int64) error {
 }
 
 // maxColumnEncoders caps the columns encoded at once: each holds a zstd
-// encoder (a 1 MiB history: smallWindowZstd) and its column's pages. 16
+// encoder (a 256 KiB history: smallWindowZstd) and its column's pages. 16
 // made the encoding of phase_instances slower on the GPU host's 16 cores
 // (~66 ms against ~35, beside the statistics).
 const maxColumnEncoders = 8

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/sync/errgroup"
 
@@ -35,18 +36,40 @@ type streamSource struct {
 	ops       [numSources]*parts.Stream[opPart]
 }
 
+// readAheadBytes bounds the decoded parts in flight of one table: with
+// GOMAXPROCS+1 parts each on 16 cores, the parts decoded ahead of the
+// engine held ~30 MB of the sweep's ~70 MB live heap on large_interleaved
+// (~45 MB on 2 cores). At 8 MiB (14 API parts, 11 kernel parts of 16Ki
+// rows) the sweep's live heap is ~63 MB and the engine waited for parts
+// about as long as before (GOMAXPROCS=16 on 2 cores); at 4 MiB, ~54 MB but
+// three times the wait. Never fewer than minAhead (2 cores: GOMAXPROCS+1
+// = 3, unchanged).
+const (
+	readAheadBytes = 8 << 20
+	minAhead       = 3
+)
+
+// partsAhead is how many parts of capRows rows of rowBytes bytes to decode
+// ahead on procs cores: one a core and one more, at most readAheadBytes of
+// them, at least minAhead.
+func partsAhead(procs, capRows int, rowBytes uintptr) int {
+	n := readAheadBytes / max(1, capRows*int(rowBytes))
+	return min(procs+1, max(minAhead, n))
+}
+
 // startStream starts decoding the API table and the GPU-op tables of f in
 // parts of about partRows rows.
 func startStream(f *nsys.File, gpuOf map[[2]int64]int32, partRows int64) *streamSource {
 	s := &streamSource{stop: make(chan struct{})}
-	ahead := runtime.GOMAXPROCS(0) + 1
 	stop := s.stop
 	apiCap := partCap(f.RowEstimate(nsys.TableRuntime), partRows)
+	ahead := partsAhead(runtime.GOMAXPROCS(0), apiCap, unsafe.Sizeof(streamCall{}))
 	s.api = parts.Start(stop, partsOf(f, nsys.TableRuntime, partRows), ahead, ahead+1, func(r nsys.Part, reuse apiPart) (apiPart, error) {
 		return decodeAPIPart(f, r, stop, reuse, apiCap)
 	})
 	for src, t := range opTables {
 		opCap := partCap(f.RowEstimate(t), partRows)
+		ahead := partsAhead(runtime.GOMAXPROCS(0), opCap, unsafe.Sizeof(gpuOp{}))
 		// The engine keeps op parts until their ops are let go and then
 		// hands back a window's worth at once: a longer free list lets the
 		// decoders reuse them instead of allocating.

@@ -113,16 +113,21 @@ func unitsMerged(xs *phases.Store, phaseNames []string, starts map[phases.UnitID
 // statsBudget is the memory the phases whose statistics run at once may
 // take together: each holds its per-step series of every metric (Units)
 // and the statistics' working arrays, about statsBytesPerValue bytes a
-// value.
+// value. Each phase's statistics use every core already (stats'
+// parallelFor), so more phases at once add memory more than speed: on 16
+// cores the eight phases of large_interleaved at once held ~29 MB (~3.6
+// MB a phase, as estimated), and the soft heap limit of memtune holds
+// only if the live heap stays near the 2-core one (one phase at a time).
+// 8 MiB lets two of them run at once.
 const (
-	statsBudget        = 128 << 20
+	statsBudget        = 8 << 20
 	statsBytesPerValue = 20
 )
 
 // statsConcurrency is how many phases' statistics may run at once: at
 // most limit, fewer when the largest phase's series would take more than
-// statsBudget together (a 30× export on 16 cores: one at a time, where
-// eight would take ~700 MB), at least one.
+// statsBudget together (large_interleaved: two; a 30× export: one at a
+// time, where eight would take ~700 MB), at least one.
 func (p *UnitPlan) statsConcurrency(limit int) int {
 	largest := 0
 	for _, idx := range p.byPhase {

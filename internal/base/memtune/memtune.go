@@ -10,8 +10,14 @@ import (
 	"time"
 )
 
-// minMemoryTarget is the smallest soft heap limit SetMemoryTarget sets.
-const minMemoryTarget = 120 << 20
+// minMemoryTarget is the smallest soft heap limit SetMemoryTarget sets. At
+// 120 MiB the 1× large_interleaved peaked at 136–150 MB resident on 16
+// cores (a static binary is ~30 MB resident before any work); 96 MiB
+// holds since the sweep's read-ahead (phases.readAheadBytes), the
+// statistics (analysis.statsBudget) and the zstd encoders (export's
+// zstdWindows) are bounded by bytes, not cores: the live heap peaks at
+// ~72–77 MB on 16 cores, ~56 on 2, below the governor's 84 MB.
+const minMemoryTarget = 96 << 20
 
 // smallGCPercent is GOGC for inputs under bigInput.
 const smallGCPercent = 50
@@ -21,9 +27,9 @@ const smallGCPercent = 50
 // in the first 150 ms of an analysis of the 1× export, at heaps of 2 to
 // 50 MB: a fixed cost per cycle, paid over and over while the tables'
 // first parts are decoded. At 400 up to 24 MiB of live heap (a heap goal
-// of at most 120 MiB, the soft limit) it runs 12 times in all instead of
-// 23: 4–9% less CPU and wall time on 2 cores, the same peak RSS, since the
-// peak comes later, at GOGC=50.
+// of at most the soft limit) it runs 12 times in all instead of 23: 4–9%
+// less CPU and wall time on 2 cores, the same peak RSS, since the peak
+// comes later, at GOGC=50.
 const (
 	earlyGCPercent = 400
 	earlyLive      = 24 << 20
@@ -40,7 +46,7 @@ func bigLimit(total int64) int64 { return max(int64(minMemoryTarget), 96<<20+tot
 // is set (GOGC set: only the soft limit):
 //
 //   - inputs under 256 MiB: GOGC=50 (400 until the live heap reaches
-//     24 MiB: earlyGCPercent) and a soft heap limit of 120 MiB,
+//     24 MiB: earlyGCPercent) and a soft heap limit of 96 MiB,
 //     whatever their size (a .xz's is only guessed). The activity tables
 //     are streamed, so the live heap follows the trace's density, not its
 //     length (on the 108 MB large_interleaved it peaks at ~100 MiB, mostly
@@ -48,7 +54,8 @@ func bigLimit(total int64) int64 { return max(int64(minMemoryTarget), 96<<20+tot
 //     reach twice that; at GOGC=100 and 144 MiB it still reached the limit
 //     early and returned memory to the system only to fault it back in
 //     (~54,000 page faults, 171 MB resident); at GOGC=50 and 120 MiB: ~146
-//     MB resident, less CPU. The governor below raises the limit to 1.25×
+//     MB resident, less CPU (96 MiB: ~125 MB on 16 cores, ~113 on 2,
+//     see minMemoryTarget). The governor below raises the limit to 1.25×
 //     the live heap when the live heap comes within 1/8 of it (more cores
 //     decode more parts ahead; an export the sweep must load whole keeps
 //     ~1 byte per input byte), so a bigger live set costs memory, never a
