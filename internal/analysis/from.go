@@ -125,7 +125,7 @@ type Dataset struct {
 	Dir         string
 	Instances   *export.Table // phase_instances
 	Provenance  *export.Table // provenance; nil when absent, or not needed (the context describes every export)
-	Collectives *export.Table // rank_collectives; nil when absent, or when the context lists no ranks
+	Collectives *export.Table // rank_collectives; nil when absent, or when the context lists no rank with traced communication
 	// Inputs are the exports the dataset was written from, with their
 	// SHA-256 (the Parquet metadata's nsysphase.inputs); nil when absent.
 	Inputs  []export.Input
@@ -175,11 +175,12 @@ func LoadDataset(dir string) (*Dataset, error) {
 	}
 	// The provenance table where the context does not describe the
 	// exports (fileResults reads it later for an export the context
-	// lacks); the collectives where it lists ranks.
+	// lacks); the collectives where it lists ranks whose communication
+	// was traced (the others have none).
 	var more []string
 	if ds.context == nil {
 		more = append(more, "provenance")
-	} else if slices.ContainsFunc(ds.context.Files, func(f fileContext) bool { return len(f.Ranks) > 0 }) {
+	} else if slices.ContainsFunc(ds.context.Files, func(f fileContext) bool { return slices.ContainsFunc(f.Ranks, tracedComm) }) {
 		more = append(more, "rank_collectives")
 	}
 	if err := ds.readTables(more...); err != nil {
@@ -187,6 +188,10 @@ func LoadDataset(dir string) (*Dataset, error) {
 	}
 	return ds, nil
 }
+
+// tracedComm reports whether p's communication was traced (NCCL kernels
+// or MPI calls: its Kind), which is when it has collectives.
+func tracedComm(p phases.RankProcess) bool { return p.Kind != "" }
 
 // readTables reads the tables named of ds's directory into ds.
 func (ds *Dataset) readTables(names ...string) error {
@@ -819,6 +824,9 @@ func (ds *Dataset) rankProcesses(file string, ps []phases.RankProcess) ([]phases
 	for i := range out {
 		out[i].Collectives = nil
 		at[out[i].Pid] = i
+	}
+	if !slices.ContainsFunc(out, tracedComm) {
+		return out, nil // no collectives to restore (their table was not read)
 	}
 	t := ds.Collectives
 	if t == nil {
