@@ -26,8 +26,12 @@ test:
 # The large export's slowest cross-checks (page reader against SQLite, the
 # streamed engine against the whole trace), 10–15 s on 2 cores; CI runs
 # them after make test. Skipped where ../shared lacks the large export.
+# Then the coverage suite of docs/statistics.md §10–§12 (seeded simulations
+# that assert coverage and false-alarm rates within their Monte Carlo
+# error), about 20 minutes on 2 cores.
 test-long:
 	NSYSPHASE_LONG=1 $(GO) test -count=1 -run 'TestPageScansEqualSQLite|TestSweepEqualsWholeTrace' ./nsys ./phases
+	NSYSPHASE_COVERAGE=1 $(GO) test -count=1 -timeout 60m ./stats/...
 
 test-short:
 	$(GO) test -short ./...

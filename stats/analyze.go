@@ -409,7 +409,7 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 			note(und)
 		}
 		if pl.method == MethodBootstrap && am.MeanCI != nil && am.Mean > 0 {
-			j := logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, cfg.confidence)
+			j := logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, true, cfg.confidence)
 			if j != nil && skewed(*am.MeanCI, *j) {
 				flag(WarnSkewedOrTailLimited, "the jackknife-t and bootstrap mean CIs disagree by more than 25% of the width",
 					map[string]float64{"boot_lo": am.MeanCI[0], "boot_hi": am.MeanCI[1], "jack_lo": j[0], "jack_hi": j[1]})
@@ -443,9 +443,9 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 		}
 	case MethodJackknife:
 		s := pl.sides[0]
-		am.MeanCI = logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, cfg.confidence)
+		am.MeanCI = logScaleJackknife(pl, func(cs [][]int32) float64 { return s.mean(m, cs[0]) }, true, cfg.confidence)
 		if cfg.primary[m] {
-			am.MedianCI = logScaleJackknife(pl, func(cs [][]int32) float64 { return s.quantile(m, 0.5, cs[0]) }, cfg.confidence)
+			am.MedianCI = logScaleJackknife(pl, func(cs [][]int32) float64 { return s.quantile(m, 0.5, cs[0]) }, false, cfg.confidence)
 			if cfg.quantiles {
 				omit(fmt.Sprintf("p90/p99 CIs need ≥ 8 resampled units (the jackknife fails for extreme quantiles), have %d", pl.n))
 			}
@@ -581,7 +581,7 @@ func (e *metricEval) compare(st string, tailLimited bool) Comparison {
 		case MethodBootstrap, MethodWithinRun:
 			e.bootCI(&c, p, fBase, withRatio)
 		case MethodJackknife:
-			c.RatioCI, c.DiffCI = jackCompare(pl, f, withRatio, cfg.confidence)
+			c.RatioCI, c.DiffCI = jackCompare(pl, f, withRatio, st == StatMean, cfg.confidence)
 		}
 	}
 	if c.RatioCI != nil && (c.Method == MethodBootstrap || c.Method == MethodJackknife) {
@@ -676,7 +676,7 @@ func (e *metricEval) bootCI(c *Comparison, p float64, fBase statFunc, withRatio 
 		e.flag(c, WarnUnboundedCI, "a resampled baseline value was 0: the ratio CI is unbounded and omitted", nil)
 	}
 	if st == StatMean && pl.method == MethodBootstrap {
-		jr, jd := jackCompare(base, fBase, withRatio, e.cfg.confidence)
+		jr, jd := jackCompare(base, fBase, withRatio, true, e.cfg.confidence)
 		c.JackknifeRatioCI = jr
 		if (c.RatioCI != nil && jr != nil && skewed(logCI(*c.RatioCI), logCI(*jr))) ||
 			(c.DiffCI != nil && jd != nil && skewed(*c.DiffCI, *jd)) {

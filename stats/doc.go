@@ -32,7 +32,8 @@
 // (default 9999, at least 1999; raised when fewer than 10 replicates would
 // lie beyond an endpoint), on the log scale for ratios. The ladder on n, the
 // number of resampled units (rounds if paired, else the smaller arm): n ≥ 8
-// bootstrap; 3 ≤ n ≤ 7 cluster jackknife-t for means and medians only;
+// bootstrap (a mean's CI hulled with the jackknife-t's); 3 ≤ n ≤ 7 cluster
+// jackknife-t for means and medians only (a mean's widened by √(n/(n−1)));
 // n ≤ 2 no between-unit CI, but a within-run CI over contiguous batches of
 // each run, labelled within-run-batch with no_replication and
 // ci_excludes_run_to_run_variance, and never a significance verdict.

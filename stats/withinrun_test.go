@@ -141,7 +141,7 @@ func TestWithinRunFalsePositives(t *testing.T) {
 const withinRunSeed = 20261205
 
 // TestWithinRunFalsePositiveGrid is docs/statistics.md §12's table: 400
-// experiments per cell, φ 0.5/0.7/0.9 × 100/200/400/1000 steps. Each cell
+// experiments per cell, φ 0.5/0.7/0.8/0.9 × 100/200/400/1000 steps. Each cell
 // with an interval calls identical runs different in at most 5% plus two
 // Monte Carlo SEs, and all cells together in at most 5%.
 func TestWithinRunFalsePositiveGrid(t *testing.T) {
@@ -152,7 +152,7 @@ func TestWithinRunFalsePositiveGrid(t *testing.T) {
 		L, differ, none, i int
 	}
 	var cells []*cell
-	for _, phi := range []float64{0.5, 0.7, 0.9} {
+	for _, phi := range []float64{0.5, 0.7, 0.8, 0.9} {
 		for _, L := range []int{100, 200, 400, 1000} {
 			cells = append(cells, &cell{phi: phi, L: L, i: len(cells)})
 		}
