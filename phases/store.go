@@ -361,11 +361,40 @@ func (s *Store) Metrics(i int, m *[NumMetrics]int64) uint64 {
 	return k.null
 }
 
-// Metric is metric m of instance i.
+// Metric is metric m of instance i, decoding the measurements only up to
+// m's (cpu_other and sync_no_gpu, stored as differences from what the
+// others make them, decode them all).
 func (s *Store) Metric(i int, m Metric) int64 {
-	var all [NumMetrics]int64
-	s.Metrics(i, &all)
-	return all[m]
+	k := &s.keys[i]
+	if m == CPUOther || m == SyncNoGPU || k.seg == 0 {
+		var all [NumMetrics]int64
+		s.decodeMetrics(k, &all, nil)
+		return all[m]
+	}
+	b := s.segs[k.seg][k.off:]
+	mask, n := binary.Uvarint(b)
+	b = b[n:]
+	if k.flags&flagQueue != 0 {
+		b = b[8:]
+	}
+	if k.flags&flagStepOnly != 0 {
+		_, n = binary.Varint(b)
+		b = b[n:]
+		_, n = binary.Varint(b)
+		b = b[n:]
+	}
+	var v int64
+	if mask&(1<<uint(m)) != 0 {
+		for before := mask & (1<<uint(m) - 1); before != 0; before &= before - 1 {
+			_, n = binary.Varint(b)
+			b = b[n:]
+		}
+		v, _ = binary.Varint(b)
+	}
+	if m == Wall {
+		v += wallGuess(k)
+	}
+	return v
 }
 
 // Key fields of instance i, without decoding the rest.

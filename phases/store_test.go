@@ -53,6 +53,11 @@ func TestStoreRoundTrip(t *testing.T) {
 		if null := s.Metrics(i, &m); null != x.Null || m != x.M {
 			t.Fatalf("instance %d: Metrics %v %x, want %v %x", i, m, null, x.M, x.Null)
 		}
+		for mi := range NumMetrics {
+			if got := s.Metric(i, mi); got != x.M[mi] {
+				t.Fatalf("instance %d: Metric(%s) = %d, want %d", i, mi.Name(), got, x.M[mi])
+			}
+		}
 		if s.Phase(i) != x.Phase || s.Unit(i) != x.Unit || s.Arm(i) != x.Arm || s.File(i) != x.File || s.IsStep(i) != x.IsStep ||
 			s.Warmup(i) != x.Warmup || s.Start(i) != x.Start || s.End(i) != x.End || s.BlockStart(i) != x.BlockStart ||
 			s.Depth(i) != x.Depth || s.Step(i) != x.Step || s.Thread(i) != x.Thread || s.Pid(i) != x.Pid || s.Tid(i) != x.Tid ||

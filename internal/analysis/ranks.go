@@ -368,7 +368,6 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	}
 	// Field by field from the store (no full instance decoded per row),
 	// a rank's run of instances appended to its slice held here.
-	var m [phases.NumMetrics]int64
 	var cur []rankInst
 	curRank := -1
 	for i := range st.Len() {
@@ -382,7 +381,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 			}
 			cur, curRank = byRank[r], r
 		}
-		cur = append(cur, slimAt(st, i, &m))
+		cur = append(cur, slimAt(st, i))
 	}
 	if curRank >= 0 {
 		byRank[curRank] = cur
@@ -1055,11 +1054,11 @@ type rankInst struct {
 	WallNull                    bool // no wall of its own (another thread without ranges)
 }
 
-// slimAt is instance i of st as the rank view reads it; m is scratch.
-func slimAt(st *phases.Store, i int, m *[phases.NumMetrics]int64) rankInst {
-	null := st.Metrics(i, m)
+// slimAt is instance i of st as the rank view reads it.
+func slimAt(st *phases.Store, i int) rankInst {
+	null := st.Null(i)
 	return rankInst{File: st.File(i), Phase: st.Phase(i), Arm: st.Arm(i), StepLabel: st.StepLabel(i), Unit: st.Unit(i), Tid: st.Tid(i),
-		Start: st.Start(i), End: st.End(i), Wall: m[phases.Wall], Busy: m[phases.GPUBusy], Block: st.Block(i), Depth: st.Depth(i),
+		Start: st.Start(i), End: st.End(i), Wall: st.Metric(i, phases.Wall), Busy: st.Metric(i, phases.GPUBusy), Block: st.Block(i), Depth: st.Depth(i),
 		IsStep: st.IsStep(i), Warmup: st.Warmup(i), OtherThread: st.OtherThread(i),
 		BusyNull: null&(1<<uint(phases.GPUBusy)) != 0, WallNull: null&(1<<uint(phases.Wall)) != 0}
 }
