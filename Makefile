@@ -3,7 +3,7 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS  := -s -w -X github.com/nsysphase/nsysphase/internal/cli.version=$(VERSION)
 
-.PHONY: build static test test-long test-short golden bench lint deadcode fuzz interop clean
+.PHONY: build static test test-long test-scans test-short golden bench lint deadcode fuzz interop clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/nsysphase ./cmd/nsysphase
@@ -29,9 +29,15 @@ test:
 # Then the coverage suite of docs/statistics.md §10–§12 (seeded simulations
 # that assert coverage and false-alarm rates within their Monte Carlo
 # error), about 20 minutes on 2 cores.
-test-long:
+# The long checks: the page scans and the sweep against SQLite on every
+# fixture (test-scans, a few minutes; CI runs it), then every coverage
+# simulation of docs/statistics.md (NSYSPHASE_COVERAGE=full: about 20
+# minutes on 2 cores; CI runs the NSYSPHASE_COVERAGE=1 suite inside make test).
+test-long: test-scans
+	NSYSPHASE_COVERAGE=full $(GO) test -count=1 -timeout 60m ./stats/...
+
+test-scans:
 	NSYSPHASE_LONG=1 $(GO) test -count=1 -run 'TestPageScansEqualSQLite|TestSweepEqualsWholeTrace' ./nsys ./phases
-	NSYSPHASE_COVERAGE=1 $(GO) test -count=1 -timeout 60m ./stats/...
 
 test-short:
 	$(GO) test -short ./...

@@ -130,7 +130,7 @@ func withBoot(r ratioParts, jack [2]float64) [2]float64 {
 // spikes rarer than one a block, which an arm's few blocks may not hold
 // (docs/statistics.md §3.4).
 func TestRatioIntervalChoice(t *testing.T) {
-	skipUnlessCoverage(t)
+	skipUnlessFullCoverage(t)
 	const runs, seed = 4000, 20260303
 	se, lowSE := math.Sqrt(0.05*0.95/runs), math.Sqrt(0.025*0.975/runs)
 	for _, design := range []struct {

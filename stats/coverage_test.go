@@ -25,8 +25,18 @@ const (
 )
 
 func skipUnlessCoverage(t *testing.T) {
-	if os.Getenv("NSYSPHASE_COVERAGE") != "1" {
+	if v := os.Getenv("NSYSPHASE_COVERAGE"); v != "1" && v != "full" {
 		t.Skip("coverage suite: set NSYSPHASE_COVERAGE=1")
+	}
+}
+
+// skipUnlessFullCoverage gates the simulations of many minutes (every
+// number of blocks, the interval comparison, the within-run grid): `make
+// test-long` runs them with NSYSPHASE_COVERAGE=full; CI runs the suite of
+// NSYSPHASE_COVERAGE=1, a few minutes on 2 cores.
+func skipUnlessFullCoverage(t *testing.T) {
+	if os.Getenv("NSYSPHASE_COVERAGE") != "full" {
+		t.Skip("long coverage simulation: set NSYSPHASE_COVERAGE=full (make test-long)")
 	}
 }
 
@@ -456,7 +466,7 @@ func TestCoverageQuick(t *testing.T) {
 // since 36 cells are judged at once); pooled over K, each design covers at
 // least 0.94 and its lower end lies above the truth in at most 2.5% + 2 SE.
 func TestCoverageByBlocks(t *testing.T) {
-	skipUnlessCoverage(t)
+	skipUnlessFullCoverage(t)
 	const runs = 1000
 	se, lowSE := math.Sqrt(0.05*0.95/runs), math.Sqrt(0.025*0.975/runs)
 	for _, design := range []struct {

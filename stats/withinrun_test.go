@@ -145,7 +145,7 @@ const withinRunSeed = 20261205
 // with an interval calls identical runs different in at most 5% plus two
 // Monte Carlo SEs, and all cells together in at most 5%.
 func TestWithinRunFalsePositiveGrid(t *testing.T) {
-	skipUnlessCoverage(t)
+	skipUnlessFullCoverage(t)
 	const experiments = 400
 	type cell struct {
 		phi                float64
