@@ -389,6 +389,25 @@ func (f *rowFiller) finish(col, base int) {
 // datasets with partition keys in any position, or extra columns, load.
 type instanceCols struct {
 	at []int // per instanceColumns entry: column index in the table, -1 when absent
+	// last is the unit of the last row read: rows come in runs of one
+	// unit, so its label is parsed once per run.
+	last struct {
+		label, file, arm string
+		block            int
+		unit             phases.UnitID
+		ok               bool
+	}
+}
+
+// setUnit is setUnit through the cache of the last row's unit.
+func (c *instanceCols) setUnit(x *phases.Instance, label string) {
+	l := &c.last
+	if l.ok && l.label == label && l.file == x.File && l.arm == x.Arm && l.block == x.Block {
+		x.Unit = l.unit
+		return
+	}
+	setUnit(x, label)
+	l.label, l.file, l.arm, l.block, l.unit, l.ok = label, x.File, x.Arm, x.Block, x.Unit, true
 }
 
 func locateColumns(t *export.Table) (*instanceCols, error) {
@@ -416,7 +435,17 @@ func locateColumns(t *export.Table) (*instanceCols, error) {
 // instanceAt converts one row; a null in a required column is an error.
 func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, error) {
 	var x phases.Instance
-	for k, ic := range instanceColumns() {
+	err := c.readInstance(t, r, &x)
+	return x, err
+}
+
+// readInstance is instanceAt into x (a million rows reuse one instance,
+// not one each on the heap).
+func (c *instanceCols) readInstance(t *export.Table, r int, x *phases.Instance) error {
+	*x = phases.Instance{}
+	cols := instanceColumns()
+	for k := range cols {
+		ic := &cols[k] // not a copy of the column per cell
 		col := c.at[k]
 		if col < 0 {
 			if ic.isMetric {
@@ -429,29 +458,38 @@ func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, erro
 		case ic.str != nil:
 			var v string
 			if v, ok = t.String(r, col); ok {
-				ic.setStr(&x, v)
+				if ic.unitLabel {
+					c.setUnit(x, v)
+				} else {
+					ic.setStr(x, v)
+				}
 			}
 		case ic.Type == export.TypeBool:
 			var v bool
 			if v, ok = t.Bool(r, col); ok {
-				ic.setI64(&x, b2i(v))
+				ic.setI64(x, b2i(v))
+			}
+		case ic.isMetric: // most columns: no setter call
+			var v int64
+			if v, ok = t.Int64(r, col); ok {
+				x.M[ic.metric] = v
+			} else {
+				x.Null |= 1 << uint(ic.metric)
 			}
 		case ic.i64 != nil:
 			var v int64
 			if v, ok = t.Int64(r, col); ok {
-				ic.setI64(&x, v)
-			} else if ic.isMetric {
-				x.Null |= 1 << uint(ic.metric)
+				ic.setI64(x, v)
 			}
 		case ic.f64 != nil:
 			var v float64
 			if v, ok = t.Float64(r, col); ok {
-				ic.setF64(&x, v)
+				ic.setF64(x, v)
 			}
 		}
 		if !ok && !ic.Nullable && !ic.nullOK {
-			return x, fmt.Errorf("phase_instances row %d: null %s", r, ic.Name)
+			return fmt.Errorf("phase_instances row %d: null %s", r, ic.Name)
 		}
 	}
-	return x, nil
+	return nil
 }
