@@ -38,8 +38,8 @@ type MetricInfo struct {
 // seven partition wall time: wall_ns = cpu_other_ns + launch_ns + sync_ns +
 // memcpy_api_ns + alloc_ns + other_api_ns.
 func Metrics() []MetricInfo {
-	out := make([]MetricInfo, phases.NumMetrics)
-	for m := range phases.NumMetrics {
+	out := make([]MetricInfo, phases.NumMetrics())
+	for m := range phases.NumMetrics() {
 		mi := m.Info()
 		out[m] = MetricInfo{Name: mi.Name, Unit: mi.Unit, Doc: mi.Doc}
 	}
@@ -106,7 +106,7 @@ type Instance struct {
 	// when the inputs hold fewer than two ranks.
 	Rank *int
 
-	metrics [phases.NumMetrics]int64
+	metrics [phases.MaxMetrics]int64
 	null    uint64 // bit m: metric m was not measured
 }
 

@@ -20,10 +20,14 @@ type attributor struct {
 	ctx         gpuScratch
 	rec         *callRecorder // non-nil with Options.Calls
 	inst        int32         // index in Result.Instances of the instance being measured, for rec
+	// The declared metrics' Measure functions (Declare) and the
+	// instance's ops they read; nil without declared metrics.
+	extra []func(*Instance, []Op) int64
+	ops   []Op
 }
 
 func newAttributor(tr *trace) *attributor {
-	return &attributor{tr: tr, slot: map[int32]int{}}
+	return &attributor{tr: tr, slot: map[int32]int{}, extra: extraMeasures()}
 }
 
 // gpuIntervals is one GPU's op intervals of the instance being measured.
@@ -63,6 +67,7 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 		a.gpus[k].ivs = a.gpus[k].ivs[:0]
 	}
 	a.syncIv = a.syncIv[:0]
+	a.ops = a.ops[:0]
 	acc := rangeAcc{projLo: 1<<63 - 1, projHi: -1 << 63}
 	if tc := tr.threads[gtid]; tc != nil {
 		a.measureCalls(x, tc.calls, pid, &acc)
@@ -93,6 +98,9 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 	}
 	a.otherThreads(x, gtid, pid)
 	a.gpuContext(x, pid)
+	for k, f := range a.extra {
+		m[numBuiltin+Metric(k)] = f(x, a.ops)
+	}
 }
 
 // rangeAcc accumulates over one range's calls: the host time per API
@@ -199,6 +207,9 @@ func (a *attributor) addCallOps(x *Instance, c apiCall, ops []gpuOp, acc *rangeA
 		if o.end > o.start {
 			a.addOp(o.gpu, interval{o.start, o.end})
 		}
+		if a.extra != nil {
+			a.ops = append(a.ops, Op{Start: o.start, End: o.end, Bytes: o.bytes, GPU: o.gpu, Kind: OpKind(o.kind)})
+		}
 	}
 	if graphFirst != 1<<63-1 {
 		q := max(0, graphFirst-c.end)
@@ -231,7 +242,7 @@ func (a *attributor) category(c apiCall, pid int32) (APICategory, SyncKind) {
 	return cls.cat, SyncNone
 }
 
-func addCopy(m *[NumMetrics]int64, o gpuOp, d int64) {
+func addCopy(m *[MaxMetrics]int64, o gpuOp, d int64) {
 	switch o.copyKind {
 	case nsys.CopyHtoD:
 		m[H2DCount]++

@@ -21,6 +21,12 @@
 // launched during the range; what the process's GPUs ran during the range
 // (other processes' work, nothing) with sync time split by it exactly; host
 // syncs on the process's other threads. Warnings and exclusions travel with the result.
+// Each metric is declared once (metrics.go: MetricInfo — unit, source
+// tables, additivity, its columns in the default and --wide tables): which
+// metrics an absent table leaves null, which the (unannotated) row leaves
+// null, and both breakdown tables derive from the declarations, and
+// Declare adds a metric with its Measure (package internal/metricproof
+// shows one added in three files).
 // The instances are kept compactly in Result.Store (store.go: ~110 bytes an
 // instance, pointer-free) and, unless Options.Compact, also decoded in
 // Result.Instances.

@@ -177,7 +177,7 @@ func finishSpan(xs []Instance, sp stepSpan, base int) {
 		ph := &xs[i-base]
 		switch {
 		case ph.Depth != 1 || ph.OtherThread:
-		case ph.Phase == Unannotated && ph.Null == unannotatedNull:
+		case ph.Phase == Unannotated && ph.Null == unannotatedNull():
 			rest = ph
 		default:
 			phaseIv = append(phaseIv, interval{ph.Start, ph.End})
@@ -189,7 +189,7 @@ func finishSpan(xs []Instance, sp stepSpan, base int) {
 	// step's span as its wall.
 	for i := sp.first; i < sp.end; i++ {
 		if ph := &xs[i-base]; ph.OtherThread && ph.Null != 0 {
-			for m := range NumMetrics {
+			for m := range NumMetrics() {
 				if ph.Null&(1<<uint(m)) != 0 {
 					ph.M[m] = 0
 				}
@@ -554,7 +554,7 @@ func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance,
 		// Filled from the step and its phases once they are measured; no
 		// thread (gtid 0): the engine measures nothing for it.
 		fill(&xs[j], Unannotated, 1, r.start, r.end)
-		xs[j].Null = unannotatedNull
+		xs[j].Null = unannotatedNull()
 		j++
 	}
 	for _, o := range p.others {

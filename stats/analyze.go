@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -149,22 +150,43 @@ func unitValues(pl *plan, f statFunc) [][]float64 {
 	return out
 }
 
-// groupQuantile is the quantile of one group's steps, for metrics without a
-// quantile index.
-func (s *side) groupQuantileStat(m int, p float64) statFunc {
-	return func(_ int, c []int32) float64 {
-		var vals []float64
-		for i, v := range s.arm.vals[m] {
-			if !math.IsNaN(v) && int(s.stepGrp[i]) < s.groups && c[s.stepGrp[i]] > 0 {
-				vals = append(vals, v)
-			}
+// groupValues is the present values of metric m in the groups c counts,
+// in a pooled buffer.
+func (s *side) groupValues(m int, c []int32) []float64 {
+	vals := getBuf(len(s.arm.vals[m]))[:0]
+	for i, v := range s.arm.vals[m] {
+		if !math.IsNaN(v) && int(s.stepGrp[i]) < s.groups && c[s.stepGrp[i]] > 0 {
+			vals = append(vals, v)
 		}
-		if len(vals) == 0 {
-			return math.NaN()
-		}
-		slices.Sort(vals)
-		return Quantile(p, vals)
 	}
+	return vals
+}
+
+// groupQuantile is the quantile p of the steps of side i in the groups c
+// counts, for metrics without a quantile index: Quantile of the sorted
+// steps, found by selection (the same element, in linear time; a thousand
+// pooled ranks make each group tens of thousands of steps). The values
+// are gathered once per side and groups for all of e's statistics (the
+// median, p90 and p99 of one metric select from the same values, which
+// selection leaves a permutation of them).
+func (e *metricEval) groupQuantile(sides []*side, i int, c []int32, p float64) float64 {
+	key := make([]byte, 0, 4+4*len(c))
+	key = binary.LittleEndian.AppendUint32(key, uint32(i))
+	for _, v := range c {
+		key = binary.LittleEndian.AppendUint32(key, uint32(v))
+	}
+	vals, ok := e.groupVals[string(key)]
+	if !ok {
+		vals = sides[i].groupValues(e.m, c)
+		if e.groupVals == nil {
+			e.groupVals = map[string][]float64{}
+		}
+		e.groupVals[string(key)] = vals
+	}
+	if len(vals) == 0 {
+		return math.NaN()
+	}
+	return selectKth(vals, empiricalRank(p, len(vals)))
 }
 
 func ratioPtr(b, a float64) *float64 {
@@ -198,6 +220,9 @@ func evalComparison(t *cmpTask, m int, name string, cfg *config) ([]Comparison, 
 	for _, st := range []string{StatMean, StatMedian, StatP90, StatP99} {
 		rows = append(rows, e.compare(st, tailLimited))
 	}
+	for _, v := range e.groupVals {
+		putBuf(v)
+	}
 	return rows, e.warns
 }
 
@@ -209,6 +234,8 @@ type metricEval struct {
 	name  string
 	cfg   *config
 	warns []Warning
+	// groupVals holds groupQuantile's values, by side and groups.
+	groupVals map[string][]float64
 }
 
 // flag marks c with code and, with a message, warns.
@@ -286,7 +313,7 @@ func (e *metricEval) point(c *Comparison, tailLimited bool) (f, fBase statFunc, 
 	if cfg.primary[m] {
 		f, fBase = quantileStat(pl.sides, m, p), quantileStat(base.sides, m, p)
 	} else {
-		fBase = func(i int, cc []int32) float64 { return base.sides[i].groupQuantileStat(m, p)(i, cc) }
+		fBase = func(i int, cc []int32) float64 { return e.groupQuantile(base.sides, i, cc, p) }
 	}
 	switch {
 	case !cfg.primary[m] || (st != StatMedian && !cfg.quantiles):

@@ -139,13 +139,21 @@ func BuildThen(ctx context.Context, files []*FileResult, o Options, version stri
 
 // allInstances is the files' instances in input order: a single file's
 // store in place (no copy of the biggest result for the usual single
-// export), else a merged store.
+// export), the store that the files' stores are views of (--from's pooled
+// store), else a merged store.
 func allInstances(files []*FileResult) *phases.Store {
 	switch len(files) {
 	case 0:
 		return phases.NewStore()
 	case 1:
 		return files[0].Result.InstanceStore()
+	}
+	stores := make([]*phases.Store, len(files))
+	for i, fr := range files {
+		stores[i] = fr.Result.InstanceStore()
+	}
+	if xs := phases.Tiled(stores); xs != nil {
+		return xs
 	}
 	xs := phases.NewStore()
 	n := 0

@@ -164,8 +164,8 @@ type Warning = nsys.Warning
 
 // MetricNames are the metric columns in order.
 func MetricNames() []string {
-	out := make([]string, phases.NumMetrics)
-	for m := range phases.NumMetrics {
+	out := make([]string, phases.NumMetrics())
+	for m := range phases.NumMetrics() {
 		out[m] = m.Name()
 	}
 	return out

@@ -251,12 +251,24 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		block int
 	}
 	first := map[jobUnit]phases.UnitID{}
+	// Instances come in runs of one process and of one block: the rank is
+	// looked up when the process changes, the unit joined when the block does.
+	var ref rankRef
+	r, ok, prevBlk := 0, false, -1
 	for i := range st.Len() {
-		r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]
+		if f, pid := st.File(i), st.Pid(i); i == 0 || f != ref.file || pid != ref.pid {
+			ref = rankRef{f, pid}
+			r, ok = rankOf[ref]
+		}
 		if !ok {
 			continue
 		}
 		st.SetRank(i, r)
+		b := st.BlockOf(i)
+		if b == prevBlk {
+			continue
+		}
+		prevBlk = b
 		// Ranks of one run are not replicates: each rank's block (or
 		// process unit) joins the first rank's, so an arm's CIs are over
 		// its blocks of this run, never over its ranks.
@@ -289,10 +301,25 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	for r, n := range count {
 		byRank[r] = make([]rankInst, 0, n)
 	}
-	for i, x := range st.Each() {
-		if r, ok := st.Rank(i); ok {
-			byRank[r] = append(byRank[r], slimInst(x))
+	// Field by field from the store (no full instance decoded per row),
+	// a rank's run of instances appended to its slice held here.
+	var cur []rankInst
+	curRank := -1
+	for i := range st.Len() {
+		r, ok := st.Rank(i)
+		if !ok {
+			continue
 		}
+		if r != curRank {
+			if curRank >= 0 {
+				byRank[curRank] = cur
+			}
+			cur, curRank = byRank[r], r
+		}
+		cur = append(cur, slimAt(st, i))
+	}
+	if curRank >= 0 {
+		byRank[curRank] = cur
 	}
 	for i := range ps {
 		p := &ps[i]
@@ -308,7 +335,8 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	if len(arms) == 0 {
 		arms = []string{""}
 	}
-	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
+	cache := &rankCache{}
+	s.Phases = rankPhases(ps, byRank, d.Phases, arms, cache)
 	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
 	if aligned {
 		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
@@ -316,7 +344,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 			d.stragglers(s, ps, byRank, clock, sc)
 		}
 	}
-	s.Comparisons = d.rankComparisons(ps, byRank, sc)
+	s.Comparisons = d.rankComparisons(ps, byRank, sc, cache)
 	if s.Phases == nil {
 		s.Phases = []RankPhaseRow{}
 	}
@@ -480,22 +508,47 @@ func share(num, den int64) *float64 {
 	return &v
 }
 
+// rankCache is what the rank rows compute once per rank: its depth-1
+// spans, and its instances by phase (one pass over a rank's instances, not
+// one per phase and arm: a thousand ranks have a million).
+type rankCache struct {
+	spans   map[int]threadSpans
+	byPhase map[int]map[string][]int32
+}
+
+// phase is the indices in xs, rank's instances, of phase ph's, ascending.
+func (c *rankCache) phase(rank int, xs []rankInst, ph string) []int32 {
+	if c.byPhase == nil {
+		c.byPhase = map[int]map[string][]int32{}
+	}
+	m, ok := c.byPhase[rank]
+	if !ok {
+		m = map[string][]int32{}
+		for j := range xs {
+			m[xs[j].Phase] = append(m[xs[j].Phase], int32(j))
+		}
+		c.byPhase[rank] = m
+	}
+	return m[ph]
+}
+
 // rankPhases is each phase's mean wall and NCCL time per rank, and its
 // imbalance across ranks.
-func rankPhases(ps []phases.RankProcess, byRank map[int][]rankInst, order, arms []string) []RankPhaseRow {
+func rankPhases(ps []phases.RankProcess, byRank map[int][]rankInst, order, arms []string, c *rankCache) []RankPhaseRow {
 	var out []RankPhaseRow
-	spans := map[int]threadSpans{}
 	for _, ph := range order {
 		for _, arm := range arms {
-			out = append(out, rankPhaseArm(ps, byRank, ph, arm, spans)...)
+			out = append(out, rankPhaseArm(ps, byRank, ph, arm, c)...)
 		}
 	}
 	return out
 }
 
 // rankPhaseArm is rankPhases for one phase of one arm.
-// spans caches each rank's depthOneSpans.
-func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm string, spans map[int]threadSpans) []RankPhaseRow {
+func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm string, c *rankCache) []RankPhaseRow {
+	if c.spans == nil {
+		c.spans = map[int]threadSpans{}
+	}
 	var rows []RankPhaseRow
 	for i := range ps {
 		p := &ps[i]
@@ -503,10 +556,10 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm st
 		var n, busyN int
 		var wall, busy, nccl, expos, other int64
 		var own []int // indices of the phase's instances
-		for j := range xs {
+		for _, j32 := range c.phase(p.Rank, xs, ph) {
 			// A row with no wall of its own (another thread without
 			// ranges) is no timed instance: it never counts here.
-			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup && !xs[j].WallNull {
+			if j := int(j32); xs[j].Arm == arm && !xs[j].Warmup && !xs[j].WallNull {
 				n++
 				// the instance's wall metric, not its span: the
 				// (unannotated) row spans the step but its wall is the
@@ -522,10 +575,10 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm st
 		if n == 0 {
 			continue
 		}
-		phaseSpans, ok := spans[p.Rank]
+		phaseSpans, ok := c.spans[p.Rank]
 		if !ok {
 			phaseSpans = depthOneSpans(xs)
-			spans[p.Rank] = phaseSpans
+			c.spans[p.Rank] = phaseSpans
 		}
 		// NCCL kernels whose launching call lies in one of the phase's
 		// instances on the instance's thread (both ends included); for
@@ -1059,10 +1112,13 @@ type rankInst struct {
 	WallNull                    bool // no wall of its own (another thread without ranges)
 }
 
-func slimInst(x *phases.Instance) rankInst {
-	return rankInst{File: x.File, Phase: x.Phase, Arm: x.Arm, StepLabel: x.StepLabel, Unit: x.Unit, Tid: x.Tid, Start: x.Start, End: x.End,
-		Wall: x.M[phases.Wall], Busy: x.M[phases.GPUBusy], Block: x.Block, Depth: x.Depth, IsStep: x.IsStep, Warmup: x.Warmup,
-		OtherThread: x.OtherThread, BusyNull: x.IsNull(phases.GPUBusy), WallNull: x.IsNull(phases.Wall)}
+// slimAt is instance i of st as the rank view reads it.
+func slimAt(st *phases.Store, i int) rankInst {
+	null := st.Null(i)
+	return rankInst{File: st.File(i), Phase: st.Phase(i), Arm: st.Arm(i), StepLabel: st.StepLabel(i), Unit: st.Unit(i), Tid: st.Tid(i),
+		Start: st.Start(i), End: st.End(i), Wall: st.Metric(i, phases.Wall), Busy: st.Metric(i, phases.GPUBusy), Block: st.Block(i), Depth: st.Depth(i),
+		IsStep: st.IsStep(i), Warmup: st.Warmup(i), OtherThread: st.OtherThread(i),
+		BusyNull: null&(1<<uint(phases.GPUBusy)) != 0, WallNull: null&(1<<uint(phases.Wall)) != 0}
 }
 
 // threadSpans are, per thread, the spans of a rank's depth-1 phases on
@@ -1112,7 +1168,7 @@ func stepsOf(xs []rankInst) []rankInst {
 // rankComparisons compares the arms on each rank: per phase, the mean wall
 // of the rank's kept instances, with the same statistics as the arms'
 // comparisons (units = the rank's blocks, never single steps).
-func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst, sc StatsConfig) []RankComparison {
+func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst, sc StatsConfig, c *rankCache) []RankComparison {
 	out := []RankComparison{}
 	if sc.Off || len(d.Arms) < 2 {
 		return out
@@ -1121,8 +1177,10 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst
 		for i := range ps {
 			var units []stats.Unit
 			at := map[phases.UnitID]int{}
-			for _, x := range byRank[ps[i].Rank] {
-				if x.Phase != ph || x.Warmup || x.WallNull {
+			xs := byRank[ps[i].Rank]
+			for _, j := range c.phase(ps[i].Rank, xs, ph) {
+				x := &xs[j]
+				if x.Warmup || x.WallNull {
 					continue
 				}
 				k, ok := at[x.Unit]

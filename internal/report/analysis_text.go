@@ -143,7 +143,7 @@ func writeBreakdownSection(tw textSections, doc *analysis.Doc, f Format, opt Opt
 	}
 	title := fmt.Sprintf("Breakdown per step (mean %s, every column; cpu_other … other_api sum to wall, phases to the step)", unit)
 	if opt.Wide {
-		breakdown = doc.BreakdownTable()
+		breakdown = wideBreakdown(doc)
 		title = "Breakdown per step (mean µs; the six parts after wall sum to wall; phases and (unannotated) to the step)"
 	}
 	return tw.section(title, func() error {
@@ -390,16 +390,6 @@ func pctChange(r stats.RatioEstimate, method string) string {
 	return fmt.Sprintf("%+.1f%%", 100*(*r.Ratio-1))
 }
 
-// compactParts are the breakdown columns of the default terminal output:
-// wall, its six exclusive parts and GPU busy time, in µs.
-var compactParts = []struct {
-	metric phases.Metric
-	label  string
-}{
-	{phases.Wall, "wall"}, {phases.CPUOther, "cpu_other"}, {phases.Launch, "launch"}, {phases.SyncAPI, "sync"},
-	{phases.MemcpyAPI, "memcpy"}, {phases.Alloc, "alloc"}, {phases.OtherAPI, "other_api"}, {phases.GPUBusy, "gpu_busy"},
-}
-
 // compactBreakdown is the breakdown that fits 120 columns: per step, each
 // time column in µs, ms or s (whichever its largest value reads best in;
 // the header names the unit), long names shortened but kept distinct, "—"
@@ -421,13 +411,14 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		return phaseRank[a.Phase] - phaseRank[b.Phase]
 	})
+	compactParts := phases.DefaultColumns()
 	scale := make([]timeScale, len(compactParts))
 	for i := range scale {
 		scale[i] = breakdownScale(doc)
 	}
 	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
 	for i, p := range compactParts {
-		name := p.label // the unit, one for the table, is in its title
+		name := p.Info().Short // the unit, one for the table, is in its title
 		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: scale[i].unit, Nullable: true})
 		if i == 0 && withCI {
 			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
@@ -442,7 +433,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		vals := []export.Value{export.Str(armLabel(doc.Arms, r.Arm, 12)), export.Str(name)}
 		for i, p := range compactParts {
-			s := r.Metrics[p.metric.Name()]
+			s := r.Metrics[p.Name()]
 			v := export.Null()
 			if !s.Absent {
 				v = export.Float(round1(s.Mean / scale[i].ns))
@@ -472,9 +463,9 @@ func hasOtherThreadRows(doc *analysis.Doc) bool {
 // tables give walls in it too.
 func breakdownScale(doc *analysis.Doc) timeScale {
 	var top float64
-	for _, p := range compactParts {
+	for _, p := range phases.DefaultColumns() {
 		for _, r := range doc.Summary {
-			if s := r.Metrics[p.metric.Name()]; !s.Absent {
+			if s := r.Metrics[p.Name()]; !s.Absent {
 				top = max(top, abs(s.Mean))
 			}
 		}

@@ -139,7 +139,7 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p.StepChart, p.PhaseChart = breakdownCharts(doc)
 	p.Forest = forestPlot(doc)
 	p.StepWall = stepWallPlots(doc)
-	p.Breakdown = fromTable(doc.BreakdownTable(), 0)
+	p.Breakdown = fromTable(wideBreakdown(doc), 0)
 	p.WallComparisons = wallComparisons(doc)
 	p.Significant = significantComparisons(doc)
 	p.Decomposition = decomposition(doc)
