@@ -245,6 +245,46 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		kinds[p.Kind] = true
 		sources[p.RankSource] = true
 	}
+	d.setInstanceRanks(rankOf, len(ps))
+	aligned, clock := d.describeRanks(s, ps, hosts, nFiles, kinds, sources)
+	byRank := d.rankInstances()
+	for i := range ps {
+		p := &ps[i]
+		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
+			Kernels: p.Kernels, KernelNs: p.KernelNs, NCCLKernels: p.NCCLKernels, NCCLNs: p.NCCLNs, NCCLExposedNs: p.NCCLExposedNs, Collectives: len(p.Collectives)}
+		if row.Devices == nil {
+			row.Devices = []int64{}
+		}
+		row.OverlapShare = share(p.NCCLNs-p.NCCLExposedNs, p.NCCLNs)
+		s.Ranks = append(s.Ranks, row)
+	}
+	arms := d.Arms
+	if len(arms) == 0 {
+		arms = []string{""}
+	}
+	cache := &rankCache{}
+	s.Phases = rankPhases(ps, byRank, d.Phases, arms, cache)
+	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
+	if aligned {
+		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
+		if kinds["nccl"] || kinds["mpi"] {
+			d.stragglers(s, ps, byRank, clock, sc)
+		}
+	}
+	s.Comparisons = d.rankComparisons(ps, byRank, sc, cache)
+	if s.Phases == nil {
+		s.Phases = []RankPhaseRow{}
+	}
+	if s.Steps == nil {
+		s.Steps = []StragglerStep{}
+	}
+	d.Ranks = s
+}
+
+// setInstanceRanks sets the rank of every instance of a rank process
+// (rankOf), and joins each rank's units to the first rank's (d.rankUnits);
+// n is the number of ranks.
+func (d *Doc) setInstanceRanks(rankOf map[rankRef]int, n int) {
 	st := d.instances
 	type jobUnit struct {
 		arm   string
@@ -284,13 +324,16 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		}
 	}
 	if len(d.rankUnits) > 0 {
-		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", len(ps))})
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", n)})
 	}
-	aligned, clock := d.describeRanks(s, ps, hosts, nFiles, kinds, sources)
-	// Steps and phases of each rank, warm-up ones included (step keys count
-	// them, and each use leaves them out): the document's own instances,
-	// so every rank row is phase_instances grouped by rank (segmentation
-	// flags each process's first --skip-steps steps).
+}
+
+// rankInstances are the steps and phases of each rank, warm-up ones
+// included (step keys count them, and each use leaves them out): the
+// document's own instances, so every rank row is phase_instances grouped
+// by rank (segmentation flags each process's first --skip-steps steps).
+func (d *Doc) rankInstances() map[int][]rankInst {
+	st := d.instances
 	count := map[int]int{}
 	for i := range st.Len() {
 		if r, ok := st.Rank(i); ok {
@@ -321,37 +364,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	if curRank >= 0 {
 		byRank[curRank] = cur
 	}
-	for i := range ps {
-		p := &ps[i]
-		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
-			Kernels: p.Kernels, KernelNs: p.KernelNs, NCCLKernels: p.NCCLKernels, NCCLNs: p.NCCLNs, NCCLExposedNs: p.NCCLExposedNs, Collectives: len(p.Collectives)}
-		if row.Devices == nil {
-			row.Devices = []int64{}
-		}
-		row.OverlapShare = share(p.NCCLNs-p.NCCLExposedNs, p.NCCLNs)
-		s.Ranks = append(s.Ranks, row)
-	}
-	arms := d.Arms
-	if len(arms) == 0 {
-		arms = []string{""}
-	}
-	cache := &rankCache{}
-	s.Phases = rankPhases(ps, byRank, d.Phases, arms, cache)
-	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
-	if aligned {
-		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
-		if kinds["nccl"] || kinds["mpi"] {
-			d.stragglers(s, ps, byRank, clock, sc)
-		}
-	}
-	s.Comparisons = d.rankComparisons(ps, byRank, sc, cache)
-	if s.Phases == nil {
-		s.Phases = []RankPhaseRow{}
-	}
-	if s.Steps == nil {
-		s.Steps = []StragglerStep{}
-	}
-	d.Ranks = s
+	return byRank
 }
 
 // rankProcesses are the rank processes of every export, with the ranks
