@@ -158,7 +158,7 @@ func Verdict(ctx context.Context, inputs []string, opts Options, region []string
 
 // Decision is "go", "no-go" or "inconclusive" (the command's exit codes 0,
 // 1 and 3).
-func (r *VerdictReport) Decision() string { return r.v.Verdict }
+func (r *VerdictReport) Decision() string { return string(r.v.Verdict) }
 
 // Removable is the bounded saving's share of step wall: the saving per step
 // summed over the kept steps of the measured arm, divided by the step wall
@@ -192,7 +192,7 @@ type CheckSpec struct {
 type CheckReport struct{ g *analysis.Gate }
 
 // Failed reports a proven regression beyond the limit (the command's exit 1).
-func (r *CheckReport) Failed() bool { return r.g.Status == "FAIL" }
+func (r *CheckReport) Failed() bool { return r.g.Status == analysis.GateFail }
 
 // MarshalJSON is `nsysphase check --format json`.
 func (r *CheckReport) MarshalJSON() ([]byte, error) { return report.Marshal(r.g) }

@@ -38,8 +38,8 @@ type MetricInfo struct {
 // seven partition wall time: wall_ns = cpu_other_ns + launch_ns + sync_ns +
 // memcpy_api_ns + alloc_ns + other_api_ns.
 func Metrics() []MetricInfo {
-	out := make([]MetricInfo, phases.NumMetrics)
-	for m := range phases.NumMetrics {
+	out := make([]MetricInfo, phases.NumMetrics())
+	for m := range phases.NumMetrics() {
 		mi := m.Info()
 		out[m] = MetricInfo{Name: mi.Name, Unit: mi.Unit, Doc: mi.Doc}
 	}
@@ -106,7 +106,7 @@ type Instance struct {
 	// when the inputs hold fewer than two ranks.
 	Rank *int
 
-	metrics [phases.NumMetrics]int64
+	metrics [phases.MaxMetrics]int64
 	null    uint64 // bit m: metric m was not measured
 }
 
@@ -252,12 +252,10 @@ type ComparisonRow struct {
 	// ArmValue is the statistic in the arm.
 	ArmValue float64 `json:"arm_value"`
 	// Ratio is ArmValue / BaseValue (below 1 the arm is lower: faster, for
-	// times); nil when BaseValue is 0, so no ratio exists.
-	Ratio *float64 `json:"ratio"`
-	// RatioCI is the CI of Ratio; nil without a ratio, with statistics off
-	// (NoStats), or when the method for this many units gives none (the
-	// warnings say which).
-	RatioCI *[2]float64 `json:"ratio_ci"`
+	// times); nil when BaseValue is 0, so no ratio exists. RatioCI is its
+	// CI; nil without a ratio, with statistics off (NoStats), or when the
+	// method for this many units gives none (the warnings say which).
+	stats.RatioEstimate
 	// Diff is ArmValue − BaseValue.
 	Diff float64 `json:"diff"`
 	// DiffCI is the CI of Diff; nil with statistics off, or when the
@@ -281,15 +279,13 @@ type ComparisonRow struct {
 	Warnings []string `json:"warnings"`
 }
 
-// comparisonRow converts one comparison.
+// comparisonRow converts one comparison: the same fields (a conversion),
+// copied deep so that the caller's row shares no memory with the pipeline's.
 func comparisonRow(r *analysis.ComparisonRow) ComparisonRow {
-	out := ComparisonRow{Phase: r.Phase, Metric: r.Metric, Stat: r.Stat, Baseline: r.Baseline, Arm: r.Arm, BaseValue: r.BaseValue, ArmValue: r.ArmValue,
-		RatioCI: ci(r.RatioCI), Diff: r.Diff, DiffCI: ci(r.DiffCI), Significant: r.Significant, Verdict: r.Verdict, Method: r.Method, NUnits: r.NUnits,
-		Warnings: slices.Clone(r.Warnings)}
-	if r.Ratio != nil {
-		v := *r.Ratio
-		out.Ratio = &v
-	}
+	out := ComparisonRow(*r)
+	out.RatioEstimate = r.RatioEstimate.Clone()
+	out.DiffCI = ci(r.DiffCI)
+	out.Warnings = slices.Clone(r.Warnings)
 	return out
 }
 
@@ -328,10 +324,12 @@ type DecompositionRow struct {
 	Method string `json:"method"`
 }
 
-// decompositionRow converts one part of a decomposition.
+// decompositionRow converts one part of a decomposition: the same fields
+// (a conversion), its intervals copied.
 func decompositionRow(r *analysis.DecompositionRow) DecompositionRow {
-	return DecompositionRow{Phase: r.Phase, Baseline: r.Baseline, Arm: r.Arm, Component: r.Component, Of: r.Of,
-		DiffNs: r.DiffNs, DiffCI: ci(r.DiffCI), Share: r.Share, ShareCI: ci(r.ShareCI), Method: r.Method}
+	out := DecompositionRow(*r)
+	out.DiffCI, out.ShareCI = ci(r.DiffCI), ci(r.ShareCI)
+	return out
 }
 
 // ProvenanceRow describes one input: what produced the export (Nsight
@@ -504,10 +502,9 @@ type HistoryRow struct {
 	// CandidateValue is the geometric mean of the candidate runs' values.
 	CandidateValue float64 `json:"candidate_value"`
 	// Ratio is CandidateValue / HistoryValue; nil when there are fewer
-	// than 3 history runs or a run's value is zero or absent.
-	Ratio *float64 `json:"ratio"`
-	// RatioCI is the prediction interval of Ratio; nil as Ratio.
-	RatioCI *[2]float64 `json:"ratio_ci"`
+	// than 3 history runs or a run's value is zero or absent. RatioCI is
+	// its prediction interval; nil as Ratio.
+	stats.RatioEstimate
 	// LogSD is s, the run-to-run standard deviation of the history runs'
 	// log values.
 	LogSD float64 `json:"log_sd"`
@@ -557,11 +554,7 @@ func historyRow(r *analysis.HistoryRow) HistoryRow {
 	}
 	out.Metric, out.Stat, out.Method, out.Confidence = h.Metric, h.Stat, h.Method, h.Confidence
 	out.HistoryRuns, out.CandidateRuns, out.DF = h.HistoryRuns, h.CandidateRuns, h.DF
-	out.HistoryValue, out.CandidateValue, out.RatioCI = h.HistoryValue, h.CandidateValue, ci(h.RatioCI)
-	if h.Ratio != nil {
-		v := *h.Ratio
-		out.Ratio = &v
-	}
+	out.HistoryValue, out.CandidateValue, out.RatioEstimate = h.HistoryValue, h.CandidateValue, h.RatioEstimate.Clone()
 	out.LogSD, out.CV, out.T, out.Verdict, out.Reason = h.LogSD, h.CV, h.Z, h.Verdict, h.Reason
 	out.History, out.Candidates, out.Warnings = runValues(h.History), runValues(h.Candidates), slices.Clone(h.Warnings)
 	return out

@@ -104,7 +104,7 @@ func TestInstancesAreThePipelines(t *testing.T) {
 		if (g.PhaseGapNs == nil) != (g.UnattributedKernelNs == nil) {
 			t.Fatalf("instance %d: phase gap and unattributed kernel time not both null or both set", i)
 		}
-		for m := range phases.NumMetrics {
+		for m := range phases.NumMetrics() {
 			v, ok := g.Metric(m.Name())
 			if ok == w.IsNull(m) || g.IsNull(m.Name()) != w.IsNull(m) {
 				t.Fatalf("instance %d: metric %s null %v, want %v", i, m.Name(), !ok, w.IsNull(m))
@@ -136,7 +136,7 @@ func TestInstancesAreThePipelines(t *testing.T) {
 	if _, ok := got[0].Metric("no_such_metric"); ok || !got[0].IsNull("no_such_metric") {
 		t.Error("an unknown metric name reads as measured")
 	}
-	if n := len(Metrics()); n != int(phases.NumMetrics) || Metrics()[0].Name != "wall_ns" || Metrics()[0].Unit != "ns" {
+	if n := len(Metrics()); n != int(phases.NumMetrics()) || Metrics()[0].Name != "wall_ns" || Metrics()[0].Unit != "ns" {
 		t.Errorf("Metrics: %d, first %+v", n, Metrics()[0])
 	}
 }

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -383,38 +384,95 @@ func tableStem(path string) string {
 // ReadParquet loads a Parquet file written by Write (or any flat Parquet
 // file of integer, float, string and bool columns) back into a Table.
 // Table name, doc and column units and docs come from the file metadata.
-func ReadParquet(path string) (*Table, error) {
+func ReadParquet(path string) (*Table, error) { return readParquet(path, false) }
+
+// readParquet is ReadParquet; lean reads a flat file of nsysphase's own
+// column types without its columns' units and docs (see leanSchema).
+func readParquet(path string, lean bool) (*Table, error) {
 	if err := regular.Check(path); err != nil {
 		return nil, fmt.Errorf("read parquet %s: %w", path, err)
 	}
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return nil, fmt.Errorf("open parquet %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	kv := rdr.MetaData().KeyValueMetadata()
+	fileMeta := make(map[string]string, kv.Len())
+	for i, k := range kv.Keys() {
+		fileMeta[k] = kv.Values()[i]
+	}
+	props := pqarrow.ArrowReadProperties{BatchSize: 64 << 10}
+	// pqarrow keeps field metadata but not the file's key-value metadata,
+	// which holds the table name and doc.
+	md := arrow.NewMetadata(kv.Keys(), kv.Values())
+	name := tableStem(path)
+	if i := md.FindKey(MetaTable); i >= 0 {
+		name = md.Values()[i]
+	}
+	sc, ok := (*arrow.Schema)(nil), false
+	if lean {
+		sc, ok = leanSchema(rdr.MetaData().Schema, md)
+	}
+	if !ok {
+		if full, err := pqarrow.FromParquet(rdr.MetaData().Schema, &props, kv); err == nil {
+			sc, ok = arrow.NewSchema(full.Fields(), &md), true
+		}
+	}
+	if ok {
+		t, ok, err := readParquetDirect(rdr, sc, name)
+		if err != nil {
+			return nil, fmt.Errorf("read parquet %s: %w", path, err)
+		}
+		if ok {
+			t.fileMeta = fileMeta
+			return t, nil
+		}
+	}
+	t, err := readParquetArrow(rdr, props, md, path)
 	if err != nil {
 		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	t.fileMeta = fileMeta
+	return t, nil
+}
+
+// wholeParquet is the largest Parquet file openParquet reads whole.
+const wholeParquet = 16 << 20
+
+// openParquet opens a Parquet file; one of at most wholeParquet bytes is
+// read whole first, in one read instead of one per column chunk and two
+// for the footer (a reduce over a thousand datasets reads ~3,000 small
+// files of ~80 columns).
+func openParquet(path string) (*file.Reader, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() <= wholeParquet {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return file.NewParquetReader(bytes.NewReader(data))
+	}
+	return file.OpenParquetFile(path, false)
+}
+
+// readParquetArrow reads rdr through pqarrow's Arrow arrays: the path for
+// files readParquetDirect does not decode.
+func readParquetArrow(rdr *file.Reader, props pqarrow.ArrowReadProperties, md arrow.Metadata, path string) (*Table, error) {
+	fr, err := pqarrow.NewFileReader(rdr, props, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
 	}
 	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+		return nil, err
 	}
 	defer tbl.Release()
-	// pqarrow keeps field metadata but not the file's key-value metadata,
-	// which holds the table name and doc.
-	kv := rdr.MetaData().KeyValueMetadata()
-	md := arrow.NewMetadata(kv.Keys(), kv.Values())
 	schema := arrow.NewSchema(tbl.Schema().Fields(), &md)
 	cols := make([][]arrow.Array, tbl.NumCols())
 	for i := range cols {
 		cols[i] = tbl.Column(i).Data().Chunks()
 	}
-	t, err := tableFromArrow(schema, cols, tableStem(path))
-	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
-	}
-	return t, nil
+	return tableFromArrow(schema, cols, tableStem(path))
 }
 
 // ReadParquetMetadata returns the file-level key-value metadata of a

@@ -145,7 +145,16 @@ type Table struct {
 	cols []Column
 	data []columnData
 	rows int
+	// fileMeta is the key-value metadata of the Parquet file the table
+	// was read from; nil otherwise.
+	fileMeta map[string]string
 }
+
+// FileMetadata is the key-value metadata of the Parquet file the table was
+// read from (of its first part file for a partitioned table): what
+// ReadParquetMetadata returns, without opening the file again. It is nil
+// for a table not read from Parquet.
+func (t *Table) FileMetadata() map[string]string { return t.fileMeta }
 
 // columnData holds one column. Only the slice matching the column type is
 // used. Strings are dictionary-encoded as they arrive: profiles repeat a few

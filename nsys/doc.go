@@ -25,7 +25,8 @@
 // of B-tree subtrees), are read concurrently. File.SplitTable cuts a table
 // into Parts, File.RowEstimate sizes them, and a part scan (KernelsCoreIn,
 // MemcpysIn, MemsetsIn, GraphTracesIn, APICallsCoreIn, NVTXEventsCoreIn, or
-// IntsIn, which hands over bare integers) reads one.
+// KernelCoresIn and APICoresIn, which hand over each row's core columns
+// without an iterator step) reads one.
 //
 // Scans read the rows straight from the file's B-tree pages (package
 // internal/btree, opened read-only on the same file) — about ten times

@@ -2,16 +2,15 @@ package nsys_test
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
-// TestIntsEqualRows: the integer scan of the API and kernel tables hands
-// over exactly the values of the row scans, row for row, part by part,
-// through the pages and through SQLite.
+// TestIntsEqualRows: the core scans of the API and kernel tables
+// (APICoresIn, KernelCoresIn) hand over exactly the values of the row
+// scans, row for row, part by part, through the pages and through SQLite.
 func TestIntsEqualRows(t *testing.T) {
 	for _, fx := range append(fixture.All(t), fixture.Extra(t)...) {
 		if fx.Name == fixture.LargeName {
@@ -41,8 +40,8 @@ func TestIntsEqualRows(t *testing.T) {
 	}
 }
 
-// rowInts reads part r of table through its row scan, as the six integers
-// IntsIn promises.
+// rowInts reads part r of table through its row scan, as the six core
+// columns KernelCoresIn and APICoresIn hand over.
 func rowInts(t *testing.T, f *nsys.File, table string, r nsys.Part) [][6]int64 {
 	t.Helper()
 	var out [][6]int64
@@ -67,24 +66,22 @@ func rowInts(t *testing.T, f *nsys.File, table string, r nsys.Part) [][6]int64 {
 func compareInts(t *testing.T, f *nsys.File, table string, r nsys.Part, want [][6]int64) {
 	t.Helper()
 	var got [][6]int64
-	if err := f.IntsIn(table, r, func(v *[6]int64) bool { got = append(got, *v); return true }); err != nil {
-		t.Fatal(err)
+	var err error
+	if table == nsys.TableKernel {
+		err = f.KernelCoresIn(r, func(k *nsys.KernelCore) bool {
+			got = append(got, [6]int64{k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID})
+			return true
+		})
+	} else {
+		err = f.APICoresIn(r, func(c *nsys.APICore) bool {
+			got = append(got, [6]int64{c.Start, c.End, c.GlobalTid, c.CorrelationID, c.NameID, c.EventClass})
+			return true
+		})
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("%s %+v: the integer scan gives %d rows that differ from the row scan's %d", table, r, len(got), len(want))
-	}
-}
-
-// TestIntsInOtherTable: IntsIn reads the API and kernel tables only; any
-// other is an error, not a scan of the wrong columns.
-func TestIntsInOtherTable(t *testing.T) {
-	f, err := nsys.Open(fixture.Get(t, "emit_nvtx").SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	err = f.IntsIn(nsys.TableMemcpy, nsys.AllRows, func(*[6]int64) bool { return true })
-	if err == nil || !strings.Contains(err.Error(), nsys.TableMemcpy) {
-		t.Fatalf("IntsIn(%s) = %v, want an error naming the table", nsys.TableMemcpy, err)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s %+v: the core scan gives %d rows that differ from the row scan's %d", table, r, len(got), len(want))
 	}
 }

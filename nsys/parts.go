@@ -8,8 +8,6 @@ package nsys
 // part; the whole-table scans (Kernels, APICalls, …) are the same scans of
 // AllRows.
 
-import "fmt"
-
 // Part is one part of a table as SplitTable cuts it: the rows whose rowids
 // lie between two keys of the table's B-tree, both ends included. A part
 // holds whole pages, so the parts of one table can be scanned concurrently
@@ -70,24 +68,6 @@ func (f *File) SplitTable(table string, n int, minRows int64) []Part {
 		out = append(out, p)
 	}
 	return out
-}
-
-// IntsIn scans part p of table, TableRuntime or TableKernel, and calls fn
-// with each row's six integer columns, in the order of the fields of its
-// core scan (APICallsCoreIn: Start, End, GlobalTid, CorrelationID, NameID,
-// EventClass; KernelsCoreIn: Start, End, GlobalPid, DeviceID, CorrelationID,
-// GraphNodeID), with the same NULL defaults and skipped rows; fn returns
-// false to stop. v is only valid during the call. It is the core scan
-// without a row value and an iterator step per row: the engine's decoders
-// read a million rows this way. Another table is an error.
-func (f *File) IntsIn(table string, p Part, fn func(v *[6]int64) bool) error {
-	switch table {
-	case TableRuntime:
-		return f.scanSix(TableRuntime, apiCoreCols, p, fn)
-	case TableKernel:
-		return f.scanSix(TableKernel, kernelOpCols, p, fn)
-	}
-	return fmt.Errorf("nsys: IntsIn reads %s or %s, not %s", TableRuntime, TableKernel, table)
 }
 
 // ScanThroughSQLite makes every later scan of f go through SQLite's virtual

@@ -232,42 +232,61 @@ func (f *File) Kernels() iter.Seq2[Kernel, error] {
 	})
 }
 
-// kernelOpCols are the columns attribution needs: half the decoding of
-// kernelCols on the biggest GPU table.
+// KernelCore is the columns of a kernel row that attribution reads: half
+// the decoding of Kernel on the biggest GPU table.
+type KernelCore struct {
+	Start, End    int64
+	GlobalPid     int64
+	DeviceID      int64
+	CorrelationID int64 // 0 = none
+	GraphNodeID   int64 // 0 = not a graph node (or not traced per node)
+}
+
+// kernelOpCols are KernelCore's columns, in the order read reads them.
 var kernelOpCols = []column{req("start"), req("end"), reqInt("globalPid", 0), req("deviceId"), reqInt("correlationId", 0), optInt("graphNodeId", 0)}
 
+// read decodes a row of kernelOpCols into k, field by field: no
+// intermediate copy of the row on the hot scan.
+func (k *KernelCore) read(st row) {
+	v := intsOf(st)
+	if v == nil {
+		var buf [6]int64
+		v = sqlInts(st, buf[:])
+	}
+	_ = v[5]
+	k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID = v[0], v[1], v[2], v[3], v[4], v[5]
+}
+
 // KernelsCoreIn streams the kernels of part p (see SplitTable) with only
-// Start, End, GlobalPid, DeviceID, CorrelationID and GraphNodeID filled: the
-// columns attribution reads, half the decoding of Kernels on the biggest
-// GPU table.
+// KernelCore's fields filled.
 func (f *File) KernelsCoreIn(p Part) iter.Seq2[Kernel, error] {
 	return seqRange(f, TableKernel, kernelOpCols, hintCUDA, p, func(st row) Kernel {
-		v := six(st)
-		return Kernel{Start: v[0], End: v[1], GlobalPid: v[2], DeviceID: v[3], CorrelationID: v[4], GraphNodeID: v[5]}
+		var k KernelCore
+		k.read(st)
+		return Kernel{Start: k.Start, End: k.End, GlobalPid: k.GlobalPid, DeviceID: k.DeviceID, CorrelationID: k.CorrelationID, GraphNodeID: k.GraphNodeID}
 	})
 }
 
-// scanSix scans part r of table t, whose six columns cols are integers,
-// handing each row's values to fn (see IntsIn).
-func (f *File) scanSix(t string, cols []column, r Part, fn func(*[6]int64) bool) error {
-	var v [6]int64
-	return f.scanRange(t, cols, hintCUDA, r, func(st row) bool {
-		v = six(st)
-		return fn(&v)
+// KernelCoresIn scans the kernels of part p (see SplitTable) and calls fn
+// with each one's KernelCore, with the NULL defaults and skipped rows of
+// KernelsCoreIn; fn returns false to stop, and k is only valid during the
+// call. It is KernelsCoreIn without a row value and an iterator step per
+// row: the engine reads a million rows this way.
+func (f *File) KernelCoresIn(p Part, fn func(k *KernelCore) bool) error {
+	var k KernelCore
+	return f.scanRange(TableKernel, kernelOpCols, hintCUDA, p, func(st row) bool {
+		k.read(st)
+		return fn(&k)
 	})
 }
 
-// six reads the six integer columns of a column-pruned scan's row: already
-// decoded on the page path, through SQLite otherwise.
-func six(st row) [6]int64 {
-	if v := intsOf(st); v != nil {
-		return [6]int64(v)
+// sqlInts reads the first len(buf) columns of a row read through SQLite:
+// the core scans' slow path (on the page path intsOf has them decoded).
+func sqlInts(st row, buf []int64) []int64 {
+	for i := range buf {
+		buf[i] = st.ColumnInt64(i)
 	}
-	var v [6]int64
-	for i := range v {
-		v[i] = st.ColumnInt64(i)
-	}
-	return v
+	return buf
 }
 
 // Memcpy copy kinds (ENUM_CUDA_MEMCPY_OPER) and memory kinds (ENUM_CUDA_MEM_KIND).
@@ -415,16 +434,47 @@ func (f *File) APICalls() iter.Seq2[APICall, error] {
 	})
 }
 
+// APICore is the columns of an API call that the engine reads, of the
+// table with the most rows: no return value, no callchain.
+type APICore struct {
+	Start, End    int64
+	GlobalTid     int64
+	CorrelationID int64
+	NameID        int64 // StringIds id
+	EventClass    int64
+}
+
+// apiCoreCols are APICore's columns, in the order read reads them.
 var apiCoreCols = []column{req("start"), req("end"), req("globalTid"), reqInt("correlationId", 0), req("nameId"), optInt("eventClass", ClassRuntime)}
 
+// read decodes a row of apiCoreCols into c, as KernelCore.read does.
+func (c *APICore) read(st row) {
+	v := intsOf(st)
+	if v == nil {
+		var buf [6]int64
+		v = sqlInts(st, buf[:])
+	}
+	_ = v[5]
+	c.Start, c.End, c.GlobalTid, c.CorrelationID, c.NameID, c.EventClass = v[0], v[1], v[2], v[3], v[4], v[5]
+}
+
 // APICallsCoreIn streams the API calls of part p (see SplitTable) with only
-// Start, End, GlobalTid, CorrelationID, NameID and EventClass filled (no
-// return value, no callchain): the columns the engine reads, of the table
-// with the most rows.
+// APICore's fields filled.
 func (f *File) APICallsCoreIn(p Part) iter.Seq2[APICall, error] {
 	return seqRange(f, TableRuntime, apiCoreCols, hintCUDA, p, func(st row) APICall {
-		v := six(st)
-		return APICall{Start: v[0], End: v[1], GlobalTid: v[2], CorrelationID: v[3], NameID: v[4], EventClass: v[5]}
+		var c APICore
+		c.read(st)
+		return APICall{Start: c.Start, End: c.End, GlobalTid: c.GlobalTid, CorrelationID: c.CorrelationID, NameID: c.NameID, EventClass: c.EventClass}
+	})
+}
+
+// APICoresIn scans the API calls of part p as KernelCoresIn scans kernels,
+// calling fn with each one's APICore.
+func (f *File) APICoresIn(p Part, fn func(c *APICore) bool) error {
+	var c APICore
+	return f.scanRange(TableRuntime, apiCoreCols, hintCUDA, p, func(st row) bool {
+		c.read(st)
+		return fn(&c)
 	})
 }
 

@@ -70,3 +70,26 @@ func BenchmarkScanAPICoreSQL(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanKernelCores: kernels as the engine reads them, the core
+// columns handed over without an iterator step (KernelCoresIn).
+func BenchmarkScanKernelCores(b *testing.B) {
+	f := openLarge(b)
+	for b.Loop() {
+		var s int64
+		if err := f.KernelCoresIn(nsys.AllRows, func(k *nsys.KernelCore) bool { s += k.End - k.Start; return true }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScanAPICores: API calls as the engine reads them (APICoresIn).
+func BenchmarkScanAPICores(b *testing.B) {
+	f := openLarge(b)
+	for b.Loop() {
+		var s int64
+		if err := f.APICoresIn(nsys.AllRows, func(c *nsys.APICore) bool { s += c.End - c.Start; return true }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

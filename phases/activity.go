@@ -2,8 +2,8 @@ package phases
 
 // The activity reader: each activity table's row decode and row filter,
 // written once. The engine's sources (source.go) decode rowid parts with
-// decodeAPIPart and decodeOpPart (API calls and kernels as bare integers,
-// the other GPU-op tables through opRows). Adding a GPU-op table means one
+// decodeAPIPart and decodeOpPart (API calls and kernels by their core
+// columns, the other GPU-op tables through opRows). Adding a GPU-op table means one
 // opTables entry, one row function and one case in opRows.
 
 import (
@@ -49,16 +49,16 @@ type opRow struct {
 	graphNode  bool  // a kernel, memcpy or memset of a graph launch traced per node
 }
 
-// kernelInts is a kernel's op from its integers as nsys.File.IntsIn hands
-// them over (Start, End, GlobalPid, DeviceID, CorrelationID, GraphNodeID).
-func kernelInts(v *[6]int64) opRow {
-	return opRow{start: v[0], end: v[1], globalPid: v[2], corr: v[4], device: v[3], kind: opKernel, graphNode: v[5] != 0}
+// kernelCoreRow is a kernel's op from the columns nsys.File.KernelCoresIn
+// hands over.
+func kernelCoreRow(k *nsys.KernelCore) opRow {
+	return opRow{start: k.Start, end: k.End, globalPid: k.GlobalPid, corr: k.CorrelationID, device: k.DeviceID, kind: opKernel, graphNode: k.GraphNodeID != 0}
 }
 
-// kernelRow is kernelInts of a kernel row: opRows' kernel case (the engine
-// itself reads kernels as integers, through kernelInts).
+// kernelRow is kernelCoreRow of a kernel row: opRows' kernel case (the
+// engine itself reads kernels through KernelCoresIn).
 func kernelRow(k nsys.Kernel) opRow {
-	return kernelInts(&[6]int64{k.Start, k.End, k.GlobalPid, k.DeviceID, k.CorrelationID, k.GraphNodeID})
+	return kernelCoreRow(&nsys.KernelCore{Start: k.Start, End: k.End, GlobalPid: k.GlobalPid, DeviceID: k.DeviceID, CorrelationID: k.CorrelationID, GraphNodeID: k.GraphNodeID})
 }
 
 func memcpyRow(m nsys.Memcpy) opRow {
@@ -146,11 +146,11 @@ func decodeAPIPart(f *nsys.File, r nsys.Part, stop <-chan struct{}, reuse apiPar
 	if cap(p.calls) < capHint {
 		p.calls = make([]streamCall, 0, capHint)
 	}
-	// The six integers of each row, not nsys.APICall through an iterator:
+	// The core columns of each row, not nsys.APICall through an iterator:
 	// a million rows per export, each a few nanoseconds cheaper.
-	err := intRows(f, nsys.TableRuntime, r, stop, func(v *[6]int64) {
-		start, end, gtid, corr, name, class := v[0], v[1], v[2], v[3], v[4], v[5]
-		if !nsys.IsCallClass(class) {
+	err := stoppable(f.APICoresIn, r, stop, func(c *nsys.APICore) {
+		start, end, gtid, corr, name := c.Start, c.End, c.GlobalTid, c.CorrelationID, c.NameID
+		if !nsys.IsCallClass(c.EventClass) {
 			return
 		}
 		if corr > 1<<31-1 || name > 1<<31-1 {
@@ -166,12 +166,13 @@ func decodeAPIPart(f *nsys.File, r nsys.Part, stop <-chan struct{}, reuse apiPar
 	return p, err
 }
 
-// intRows hands each row of part r of table (API calls or kernels) to fn as
-// nsys.File.IntsIn reads it, giving up with parts.ErrStopped once stop is closed.
-func intRows(f *nsys.File, table string, r nsys.Part, stop <-chan struct{}, fn func(v *[6]int64)) error {
+// stoppable runs scan (nsys.File.APICoresIn or KernelCoresIn) over part r,
+// handing each row to fn, and gives up with parts.ErrStopped once stop is
+// closed.
+func stoppable[T any](scan func(nsys.Part, func(*T) bool) error, r nsys.Part, stop <-chan struct{}, fn func(*T)) error {
 	n := 0
 	halted := false
-	err := f.IntsIn(table, r, func(v *[6]int64) bool {
+	err := scan(r, func(v *T) bool {
 		if n++; n&4095 == 0 && parts.Stopped(stop) {
 			halted = true
 			return false
@@ -194,9 +195,9 @@ func decodeOpPart(f *nsys.File, src int, r nsys.Part, gpuOf map[[2]int64]int32, 
 	}
 	fix := opFixer{gpuOf: gpuOf, file: f}
 	n := 0
-	if src == srcKernel { // the biggest op table: its integers, as for API calls
-		err := intRows(f, nsys.TableKernel, r, stop, func(v *[6]int64) {
-			p.ops = append(p.ops, fix.op(kernelInts(v)))
+	if src == srcKernel { // the biggest op table: its core columns, as for API calls
+		err := stoppable(f.KernelCoresIn, r, stop, func(k *nsys.KernelCore) {
+			p.ops = append(p.ops, fix.op(kernelCoreRow(k)))
 		})
 		p.neg = fix.neg
 		return p, err

@@ -20,10 +20,14 @@ type attributor struct {
 	ctx         gpuScratch
 	rec         *callRecorder // non-nil with Options.Calls
 	inst        int32         // index in Result.Instances of the instance being measured, for rec
+	// The declared metrics' Measure functions (Declare) and the
+	// instance's ops they read; nil without declared metrics.
+	extra []func(*Instance, []Op) int64
+	ops   []Op
 }
 
 func newAttributor(tr *trace) *attributor {
-	return &attributor{tr: tr, slot: map[int32]int{}}
+	return &attributor{tr: tr, slot: map[int32]int{}, extra: extraMeasures()}
 }
 
 // gpuIntervals is one GPU's op intervals of the instance being measured.
@@ -63,113 +67,22 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 		a.gpus[k].ivs = a.gpus[k].ivs[:0]
 	}
 	a.syncIv = a.syncIv[:0]
-	var (
-		apiTime  [5]int64
-		projLo   int64 = 1<<63 - 1
-		projHi   int64 = -1 << 63
-		queueOps int64
-	)
+	a.ops = a.ops[:0]
+	acc := rangeAcc{projLo: 1<<63 - 1, projHi: -1 << 63}
 	if tc := tr.threads[gtid]; tc != nil {
-		calls := tc.calls
-		i0 := sort.Search(len(calls), func(i int) bool { return calls[i].start >= s })
-		// The last top-level call before the range may run into it.
-		for j := i0 - 1; j >= 0; j-- {
-			if calls[j].topLevel() {
-				if calls[j].end > s {
-					c := calls[j]
-					cat, _ := a.category(c, pid)
-					apiTime[cat] += min(c.end, e) - s
-					if cat == CatSync {
-						a.syncIv = append(a.syncIv, interval{s, min(c.end, e)})
-					}
-				}
-				break
-			}
-		}
-		for i := i0; i < len(calls) && calls[i].start < e; i++ {
-			c := calls[i]
-			ops := tr.index.lookup(tr.ops, pid, c.corr)
-			cls := tr.classes[c.class()]
-			if cls.dangling { // no name: what its GPU side shows
-				cls = tr.unnamedClass(pid, c.corr, ops)
-			}
-			if c.topLevel() {
-				cat, sync := a.category(c, pid)
-				apiTime[cat] += min(c.end, e) - c.start
-				if cat == CatSync {
-					a.syncIv = append(a.syncIv, interval{c.start, min(c.end, e)})
-				}
-				m[APICalls]++
-				if sync != SyncNone {
-					m[HostSyncs]++
-				}
-				if cls.isAlloc || cls.isFree {
-					m[AllocCalls]++
-				}
-				if cls.isGraph {
-					m[GraphLaunches]++
-				}
-				if a.rec != nil && !x.OtherThread { // calls belong to the thread's own ranges
-					a.rec.add(x, a.inst, pid, i, c, cls, cat, sync, ops, e)
-				}
-			}
-			if len(ops) == 0 {
-				continue
-			}
-			m[GPUOps]++
-			if cls.isLaunch {
-				m[Launches]++
-			}
-			var graphFirst int64 = 1<<63 - 1
-			for _, o := range ops {
-				d := o.end - o.start
-				switch o.kind {
-				case opKernel:
-					m[KernelCount]++
-					m[KernelSum] += d
-				case opGraph:
-					m[GraphTraceNs] += d
-				case opMemset:
-					m[MemsetCount]++
-					m[MemsetBytes] += o.bytes
-					m[MemsetNs] += d
-				case opMemcpy:
-					addCopy(m, o, d)
-				}
-				// Graph nodes share the launch's correlation id: only the
-				// first node's delay is launch-to-start.
-				if o.graphNode {
-					graphFirst = min(graphFirst, o.start)
-				} else {
-					q := max(0, o.start-c.end)
-					m[QueueSum] += q
-					m[QueueMax] = max(m[QueueMax], q)
-					queueOps++
-				}
-				projLo, projHi = min(projLo, o.start), max(projHi, o.end)
-				if o.end > o.start {
-					a.addOp(o.gpu, interval{o.start, o.end})
-				}
-			}
-			if graphFirst != 1<<63-1 {
-				q := max(0, graphFirst-c.end)
-				m[QueueSum] += q
-				m[QueueMax] = max(m[QueueMax], q)
-				queueOps++
-			}
-		}
+		a.measureCalls(x, tc.calls, pid, &acc)
 	}
-	m[Launch] = apiTime[CatLaunch]
-	m[SyncAPI] = apiTime[CatSync]
-	m[MemcpyAPI] = apiTime[CatMemcpyAPI]
-	m[Alloc] = apiTime[CatAlloc]
-	m[OtherAPI] = apiTime[CatOther]
+	m[Launch] = acc.apiTime[CatLaunch]
+	m[SyncAPI] = acc.apiTime[CatSync]
+	m[MemcpyAPI] = acc.apiTime[CatMemcpyAPI]
+	m[Alloc] = acc.apiTime[CatAlloc]
+	m[OtherAPI] = acc.apiTime[CatOther]
 	m[CPUOther] = m[Wall] - m[Launch] - m[SyncAPI] - m[MemcpyAPI] - m[Alloc] - m[OtherAPI]
 	if m[GPUOps] > 0 {
-		m[Proj] = projHi - projLo
+		m[Proj] = acc.projHi - acc.projLo
 	}
-	if queueOps > 0 {
-		x.QueueMeanNs, x.HasQueue = float64(m[QueueSum])/float64(queueOps), true
+	if acc.queueOps > 0 {
+		x.QueueMeanNs, x.HasQueue = float64(m[QueueSum])/float64(acc.queueOps), true
 	}
 	for k := range a.gpus {
 		g, iv := a.gpus[k].gpu, a.gpus[k].ivs
@@ -185,6 +98,125 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 	}
 	a.otherThreads(x, gtid, pid)
 	a.gpuContext(x, pid)
+	for k, f := range a.extra {
+		m[numBuiltin+Metric(k)] = f(x, a.ops)
+	}
+}
+
+// rangeAcc accumulates over one range's calls: the host time per API
+// category, the bounds of its GPU ops (the projection) and the ops with a
+// launch-to-start delay.
+type rangeAcc struct {
+	apiTime        [5]int64
+	projLo, projHi int64
+	queueOps       int64
+}
+
+// measureCalls attributes the thread's calls (sorted by start) to the range
+// x: the last top-level call before it that runs into it, then every call
+// that starts inside it, with their GPU ops.
+func (a *attributor) measureCalls(x *Instance, calls []apiCall, pid int32, acc *rangeAcc) {
+	tr := a.tr
+	s, e := x.Start, x.End
+	m := &x.M
+	i0 := sort.Search(len(calls), func(i int) bool { return calls[i].start >= s })
+	// The last top-level call before the range may run into it.
+	for j := i0 - 1; j >= 0; j-- {
+		if calls[j].topLevel() {
+			if calls[j].end > s {
+				c := calls[j]
+				cat, _ := a.category(c, pid)
+				acc.apiTime[cat] += min(c.end, e) - s
+				if cat == CatSync {
+					a.syncIv = append(a.syncIv, interval{s, min(c.end, e)})
+				}
+			}
+			break
+		}
+	}
+	for i := i0; i < len(calls) && calls[i].start < e; i++ {
+		c := calls[i]
+		ops := tr.index.lookup(tr.ops, pid, c.corr)
+		cls := tr.classes[c.class()]
+		if cls.dangling { // no name: what its GPU side shows
+			cls = tr.unnamedClass(pid, c.corr, ops)
+		}
+		if c.topLevel() {
+			cat, sync := a.category(c, pid)
+			acc.apiTime[cat] += min(c.end, e) - c.start
+			if cat == CatSync {
+				a.syncIv = append(a.syncIv, interval{c.start, min(c.end, e)})
+			}
+			m[APICalls]++
+			if sync != SyncNone {
+				m[HostSyncs]++
+			}
+			if cls.isAlloc || cls.isFree {
+				m[AllocCalls]++
+			}
+			if cls.isGraph {
+				m[GraphLaunches]++
+			}
+			if a.rec != nil && !x.OtherThread { // calls belong to the thread's own ranges
+				a.rec.add(x, a.inst, pid, i, c, cls, cat, sync, ops, e)
+			}
+		}
+		if len(ops) == 0 {
+			continue
+		}
+		m[GPUOps]++
+		if cls.isLaunch {
+			m[Launches]++
+		}
+		a.addCallOps(x, c, ops, acc)
+	}
+}
+
+// addCallOps attributes the GPU ops of call c to x: counts and sums per
+// kind, the queue delay from the call's end to each op's start, the
+// projection's bounds and each GPU's busy intervals.
+func (a *attributor) addCallOps(x *Instance, c apiCall, ops []gpuOp, acc *rangeAcc) {
+	m := &x.M
+	var graphFirst int64 = 1<<63 - 1
+	for _, o := range ops {
+		d := o.end - o.start
+		switch o.kind {
+		case opKernel:
+			m[KernelCount]++
+			m[KernelSum] += d
+		case opGraph:
+			m[GraphTraceNs] += d
+		case opMemset:
+			m[MemsetCount]++
+			m[MemsetBytes] += o.bytes
+			m[MemsetNs] += d
+		case opMemcpy:
+			addCopy(m, o, d)
+		}
+		// Graph nodes share the launch's correlation id: only the
+		// first node's delay is launch-to-start.
+		if o.graphNode {
+			graphFirst = min(graphFirst, o.start)
+		} else {
+			q := max(0, o.start-c.end)
+			m[QueueSum] += q
+			m[QueueMax] = max(m[QueueMax], q)
+			acc.queueOps++
+		}
+		acc.projLo, acc.projHi = min(acc.projLo, o.start), max(acc.projHi, o.end)
+		if o.end > o.start {
+			a.addOp(o.gpu, interval{o.start, o.end})
+		}
+		if a.extra != nil {
+			a.ops = append(a.ops, Op{Start: o.start, End: o.end, Bytes: o.bytes, GPU: o.gpu, Kind: OpKind(o.kind)})
+		}
+	}
+	if graphFirst != 1<<63-1 {
+		q := max(0, graphFirst-c.end)
+		m[QueueSum] += q
+		m[QueueMax] = max(m[QueueMax], q)
+		acc.queueOps++
+	}
 }
 
 // category returns the class of a top-level call's time and how it blocks.
@@ -210,7 +242,7 @@ func (a *attributor) category(c apiCall, pid int32) (APICategory, SyncKind) {
 	return cls.cat, SyncNone
 }
 
-func addCopy(m *[NumMetrics]int64, o gpuOp, d int64) {
+func addCopy(m *[MaxMetrics]int64, o gpuOp, d int64) {
 	switch o.copyKind {
 	case nsys.CopyHtoD:
 		m[H2DCount]++

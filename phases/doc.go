@@ -21,6 +21,12 @@
 // launched during the range; what the process's GPUs ran during the range
 // (other processes' work, nothing) with sync time split by it exactly; host
 // syncs on the process's other threads. Warnings and exclusions travel with the result.
+// Each metric is declared once (metrics.go: MetricInfo — unit, source
+// tables, additivity, its columns in the default and --wide tables): which
+// metrics an absent table leaves null, which the (unannotated) row leaves
+// null, and both breakdown tables derive from the declarations, and
+// Declare adds a metric with its Measure (package internal/metricproof
+// shows one added in three files).
 // The instances are kept compactly in Result.Store (store.go: ~110 bytes an
 // instance, pointer-free) and, unless Options.Compact, also decoded in
 // Result.Instances.
@@ -29,9 +35,11 @@
 // reconciling with existing workflows, is package projection, beside this
 // one on the same reader and part decoder.
 //
-// Before the engine, the NVTX side (load.go, segment.go) — the serial part
-// of an analysis: the head (NVTX events in parts along the table's B-tree,
-// strings, thread names) is read concurrently, before anything else; each
+// Before the engine, the NVTX side (load.go; segment.go, with its ranges
+// in segment_ranges.go, its arms in segment_arms.go and the step's choice
+// in stepchoice.go) — the serial part of an analysis: the head (NVTX
+// events in parts along the table's B-tree, strings, thread names) is read
+// concurrently, before anything else; each
 // distinct range name is resolved once (rangeName: display name, family,
 // arm match, warm-up), not once per range; then every instance is laid out
 // (layout), its place known, and its key written to the store concurrently
@@ -46,7 +54,9 @@
 //     order, part by part: the stream source decodes rowid parts on all
 //     cores ahead of the engine (package internal/base/parts); the memory source holds the whole export,
 //     sorted by start;
-//   - the engine (sweep.go) attributes instances window by window and
+//   - the engine (sweep.go; its calls, ops, busy time and letting go in
+//     sweep_calls.go, sweep_ops.go, sweep_busy.go, sweep_evict.go)
+//     attributes instances window by window and
 //     accounts GPU busy time and cross-process overlap as ops pass (one way
 //     to compute each). On the stream source a window is a few seconds of
 //     steps plus a margin, so memory follows the trace's density rather

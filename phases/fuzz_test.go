@@ -95,7 +95,7 @@ func checkInvariants(t *testing.T, res *phases.Result) {
 		if sum != x.M[phases.Wall] {
 			t.Fatalf("%s: parts %d != wall %d", x.Phase, sum, x.M[phases.Wall])
 		}
-		for m := range phases.NumMetrics {
+		for m := range phases.NumMetrics() {
 			if x.M[m] < 0 {
 				t.Fatalf("%s: %s = %d < 0", x.Phase, m.Name(), x.M[m])
 			}

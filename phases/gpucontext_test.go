@@ -35,7 +35,7 @@ func TestSyncPartsSumToSync(t *testing.T) {
 					t.Fatalf("call %s at %d: split %d+%d+%d, host time %d", res.CallAPIs[c.API], c.Start, c.OwnGPUNs, c.OtherGPUNs, c.NoGPUNs, c.Dur)
 				}
 			}
-			var sum [NumMetrics]int64
+			var sum [MaxMetrics]int64
 			for _, x := range res.Instances {
 				if x.Phase == Unannotated {
 					continue // the step minus its phases: its GPU context is null (rest.go)

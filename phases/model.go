@@ -12,8 +12,9 @@ import (
 // nullable fields of Instance.
 type Metric int
 
-// The metrics, in column order. The first seven partition wall time:
-// wall = cpu_other + launch + sync + memcpy_api + alloc + other_api.
+// The built-in metrics, in column order (metricInfo declares each). The
+// first seven partition wall time: wall = cpu_other + launch + sync +
+// memcpy_api + alloc + other_api.
 const (
 	Wall Metric = iota
 	CPUOther
@@ -62,78 +63,61 @@ const (
 	SyncNoGPU
 	OtherThreadSyncNs
 	OtherThreadSyncs
-	NumMetrics
+	numBuiltin // the built-in metrics; Declare adds more after them
 )
 
-// MetricInfo documents one metric column.
-type MetricInfo struct {
-	Name string // column name
-	Unit string // "ns", "bytes", "count"
-	Doc  string
-}
-
-// Info documents m: its column name, unit and meaning.
-func (m Metric) Info() MetricInfo { return metricInfo[m] }
-
-// Name is m's column name, e.g. "wall_ns".
-func (m Metric) Name() string { return metricInfo[m].Name }
-
-// Unit is m's unit: "ns", "bytes" or "count".
-func (m Metric) Unit() string { return metricInfo[m].Unit }
-
-// Doc says what m measures.
-func (m Metric) Doc() string { return metricInfo[m].Doc }
-
-// metricInfo documents every Metric, indexed by it (read through Info, so
-// no caller can change a column's name).
-var metricInfo = [NumMetrics]MetricInfo{
-	Wall:                {"wall_ns", "ns", "range end − range start"},
-	CPUOther:            {"cpu_other_ns", "ns", "wall − union of top-level CUDA API calls on the range's thread: Python/framework dispatch and host work"},
-	Launch:              {"launch_ns", "ns", "host time in kernel and graph launch calls"},
-	SyncAPI:             {"sync_ns", "ns", "host time in stream/device/event/context synchronize, synchronous copies and memsets, and pageable cudaMemcpyAsync"},
-	MemcpyAPI:           {"memcpy_api_ns", "ns", "host time in copy and memset enqueue calls that do not block"},
-	Alloc:               {"alloc_ns", "ns", "host time in malloc/free of device, pinned host and pool memory"},
-	OtherAPI:            {"other_api_ns", "ns", "host time in every other CUDA API call"},
-	APICalls:            {"api_calls", "count", "top-level CUDA API calls on the range's thread"},
-	Launches:            {"launches", "count", "kernel and graph launch calls that produced GPU work"},
-	GraphLaunches:       {"graph_launches", "count", "cudaGraphLaunch calls"},
-	HostSyncs:           {"host_syncs", "count", "API calls that made the host wait for the device (see sync_ns) plus cudaFree"},
-	AllocCalls:          {"alloc_calls", "count", "allocation and free calls"},
-	KernelCount:         {"kernels", "count", "kernels launched from the range's thread inside the range"},
-	KernelSum:           {"kernel_sum_ns", "ns", "sum of those kernels' durations"},
-	GPUBusy:             {"gpu_busy_ns", "ns", "union of the intervals of the range's GPU ops (kernels, copies, memsets, graph records)"},
-	Proj:                {"proj_ns", "ns", "last GPU op end − first GPU op start (the vendor's projected time; includes idle gaps); 0 without ops"},
-	GPUOps:              {"gpu_ops", "count", "distinct correlation ids with GPU work (a graph launch counts once)"},
-	GraphTraceNs:        {"graph_trace_ns", "ns", "duration of whole-graph records (--cuda-graph-trace=graph); kernels of such graphs have no rows"},
-	QueueSum:            {"queue_sum_ns", "ns", "Σ max(0, op start − launching call end), first op of each graph launch only"},
-	QueueMax:            {"queue_max_ns", "ns", "largest such delay"},
-	H2DCount:            {"h2d_count", "count", "host-to-device copies"},
-	H2DBytes:            {"h2d_bytes", "bytes", "bytes copied host to device"},
-	H2DNs:               {"h2d_ns", "ns", "GPU time of host-to-device copies"},
-	D2HCount:            {"d2h_count", "count", "device-to-host copies"},
-	D2HBytes:            {"d2h_bytes", "bytes", "bytes copied device to host"},
-	D2HNs:               {"d2h_ns", "ns", "GPU time of device-to-host copies"},
-	D2DCount:            {"d2d_count", "count", "device-to-device copies"},
-	D2DBytes:            {"d2d_bytes", "bytes", "bytes copied device to device"},
-	D2DNs:               {"d2d_ns", "ns", "GPU time of device-to-device copies"},
-	P2PCount:            {"p2p_count", "count", "peer-to-peer copies"},
-	P2PBytes:            {"p2p_bytes", "bytes", "bytes copied peer to peer"},
-	P2PNs:               {"p2p_ns", "ns", "GPU time of peer-to-peer copies"},
-	PageableCopies:      {"pageable_copies", "count", "H2D/D2H copies from or to pageable host memory"},
-	PinnedCopies:        {"pinned_copies", "count", "H2D/D2H copies from or to pinned host memory"},
-	MemsetCount:         {"memsets", "count", "memsets"},
-	MemsetBytes:         {"memset_bytes", "bytes", "bytes set"},
-	MemsetNs:            {"memset_ns", "ns", "GPU time of memsets"},
-	OverlapOtherProcess: {"overlap_other_process_ns", "ns", "time the range's GPU work ran while another process had GPU work on the same GPU (MPS or time slicing)"},
-	OtherThreadKernelNs: {"other_thread_kernel_ns", "ns", "kernel time launched during the range by other threads of the process (e.g. PyTorch's autograd thread); not in kernel_sum_ns"},
-	OtherThreadOps:      {"other_thread_ops", "count", "GPU ops (distinct correlation ids) launched during the range by other threads of the process"},
-	OtherProcessGPU:     {"other_process_gpu_ns", "ns", "time inside the range during which the process's GPUs (see gpu_idle_ns) ran kernels, copies or memsets of other processes (union of their intervals, whether or not the process's own work ran too)"},
-	GPUIdle:             {"gpu_idle_ns", "ns", "time inside the range during which the process's GPUs ran no recorded work of any process; the process's GPUs are those on which its own GPU work (any thread) had started by the range's end"},
-	SyncOwnGPU:          {"sync_own_gpu_ns", "ns", "part of sync_ns during which the process's own GPU work (any thread) ran on its GPUs"},
-	SyncOtherGPU:        {"sync_other_gpu_ns", "ns", "part of sync_ns during which other processes' work ran on the process's GPUs and its own did not"},
-	SyncNoGPU:           {"sync_no_gpu_ns", "ns", "part of sync_ns during which the process's GPUs ran no recorded work (sync_own_gpu_ns + sync_other_gpu_ns + sync_no_gpu_ns = sync_ns); without MPS, typically time-slicing between processes' contexts"},
-	OtherThreadSyncNs:   {"other_thread_sync_ns", "ns", "time inside the range during which other threads of the process were blocked in calls counted as sync_ns would count them (union over threads; e.g. XLA runtime threads, PyTorch's autograd thread)"},
-	OtherThreadSyncs:    {"other_thread_syncs", "count", "such blocking calls on other threads of the process that start inside the range"},
+// metricInfo declares every built-in metric, indexed by it: the one place
+// a metric's name, unit, meaning, source tables, additivity and columns are
+// written (read through Info, so no caller can change them). absentMask,
+// the (unannotated) row and both breakdown tables derive from it.
+var metricInfo = [numBuiltin]MetricInfo{
+	Wall:                {Name: "wall_ns", Unit: UnitNs, Additive: true, Default: 1, Short: "wall", Wide: 1, Doc: "range end − range start"},
+	CPUOther:            {Name: "cpu_other_ns", Unit: UnitNs, Sources: fromAPI, Additive: true, Default: 2, Short: "cpu_other", Wide: 2, Doc: "wall − union of top-level CUDA API calls on the range's thread: Python/framework dispatch and host work"},
+	Launch:              {Name: "launch_ns", Unit: UnitNs, Sources: fromAPI, Additive: true, Default: 3, Short: "launch", Wide: 3, Doc: "host time in kernel and graph launch calls"},
+	SyncAPI:             {Name: "sync_ns", Unit: UnitNs, Sources: fromAPI, Additive: true, Default: 4, Short: "sync", Wide: 4, Doc: "host time in stream/device/event/context synchronize, synchronous copies and memsets, and pageable cudaMemcpyAsync"},
+	MemcpyAPI:           {Name: "memcpy_api_ns", Unit: UnitNs, Sources: fromAPI, Additive: true, Default: 5, Short: "memcpy", Wide: 5, Doc: "host time in copy and memset enqueue calls that do not block"},
+	Alloc:               {Name: "alloc_ns", Unit: UnitNs, Sources: fromAPI, Additive: true, Default: 6, Short: "alloc", Wide: 6, Doc: "host time in malloc/free of device, pinned host and pool memory"},
+	OtherAPI:            {Name: "other_api_ns", Unit: UnitNs, Sources: fromAPI, Additive: true, Default: 7, Short: "other_api", Wide: 7, Doc: "host time in every other CUDA API call"},
+	APICalls:            {Name: "api_calls", Unit: UnitCount, Sources: fromAPI, Additive: true, Doc: "top-level CUDA API calls on the range's thread"},
+	Launches:            {Name: "launches", Unit: UnitCount, Sources: fromKernels, Additive: true, Wide: 10, Doc: "kernel and graph launch calls that produced GPU work"},
+	GraphLaunches:       {Name: "graph_launches", Unit: UnitCount, Sources: fromAPI, Additive: true, Doc: "cudaGraphLaunch calls"},
+	HostSyncs:           {Name: "host_syncs", Unit: UnitCount, Sources: fromAPI, Additive: true, Wide: 11, Doc: "API calls that made the host wait for the device (see sync_ns) plus cudaFree"},
+	AllocCalls:          {Name: "alloc_calls", Unit: UnitCount, Sources: fromAPI, Additive: true, Doc: "allocation and free calls"},
+	KernelCount:         {Name: "kernels", Unit: UnitCount, Sources: fromKernels, Additive: true, Doc: "kernels launched from the range's thread inside the range"},
+	KernelSum:           {Name: "kernel_sum_ns", Unit: UnitNs, Sources: fromKernels, Additive: true, Wide: 9, Doc: "sum of those kernels' durations"},
+	GPUBusy:             {Name: "gpu_busy_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Default: 8, Short: "gpu_busy", Wide: 8, Doc: "union of the intervals of the range's GPU ops (kernels, copies, memsets, graph records)"},
+	Proj:                {Name: "proj_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Doc: "last GPU op end − first GPU op start (the vendor's projected time; includes idle gaps); 0 without ops"},
+	GPUOps:              {Name: "gpu_ops", Unit: UnitCount, Sources: fromKernels, Additive: true, Doc: "distinct correlation ids with GPU work (a graph launch counts once)"},
+	GraphTraceNs:        {Name: "graph_trace_ns", Unit: UnitNs, Sources: fromGraphTrace, Additive: true, Doc: "duration of whole-graph records (--cuda-graph-trace=graph); kernels of such graphs have no rows"},
+	QueueSum:            {Name: "queue_sum_ns", Unit: UnitNs, Sources: fromKernels, Additive: true, Doc: "Σ max(0, op start − launching call end), first op of each graph launch only"},
+	QueueMax:            {Name: "queue_max_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Doc: "largest such delay"},
+	H2DCount:            {Name: "h2d_count", Unit: UnitCount, Sources: fromMemcpy, Additive: true, Doc: "host-to-device copies"},
+	H2DBytes:            {Name: "h2d_bytes", Unit: UnitBytes, Sources: fromMemcpy, Additive: true, Doc: "bytes copied host to device"},
+	H2DNs:               {Name: "h2d_ns", Unit: UnitNs, Sources: fromMemcpy, Additive: true, Doc: "GPU time of host-to-device copies"},
+	D2HCount:            {Name: "d2h_count", Unit: UnitCount, Sources: fromMemcpy, Additive: true, Doc: "device-to-host copies"},
+	D2HBytes:            {Name: "d2h_bytes", Unit: UnitBytes, Sources: fromMemcpy, Additive: true, Doc: "bytes copied device to host"},
+	D2HNs:               {Name: "d2h_ns", Unit: UnitNs, Sources: fromMemcpy, Additive: true, Doc: "GPU time of device-to-host copies"},
+	D2DCount:            {Name: "d2d_count", Unit: UnitCount, Sources: fromMemcpy, Additive: true, Doc: "device-to-device copies"},
+	D2DBytes:            {Name: "d2d_bytes", Unit: UnitBytes, Sources: fromMemcpy, Additive: true, Doc: "bytes copied device to device"},
+	D2DNs:               {Name: "d2d_ns", Unit: UnitNs, Sources: fromMemcpy, Additive: true, Doc: "GPU time of device-to-device copies"},
+	P2PCount:            {Name: "p2p_count", Unit: UnitCount, Sources: fromMemcpy, Additive: true, Doc: "peer-to-peer copies"},
+	P2PBytes:            {Name: "p2p_bytes", Unit: UnitBytes, Sources: fromMemcpy, Additive: true, Doc: "bytes copied peer to peer"},
+	P2PNs:               {Name: "p2p_ns", Unit: UnitNs, Sources: fromMemcpy, Additive: true, Doc: "GPU time of peer-to-peer copies"},
+	PageableCopies:      {Name: "pageable_copies", Unit: UnitCount, Sources: fromMemcpy, Additive: true, Doc: "H2D/D2H copies from or to pageable host memory"},
+	PinnedCopies:        {Name: "pinned_copies", Unit: UnitCount, Sources: fromMemcpy, Additive: true, Doc: "H2D/D2H copies from or to pinned host memory"},
+	MemsetCount:         {Name: "memsets", Unit: UnitCount, Sources: fromMemset, Additive: true, Doc: "memsets"},
+	MemsetBytes:         {Name: "memset_bytes", Unit: UnitBytes, Sources: fromMemset, Additive: true, Doc: "bytes set"},
+	MemsetNs:            {Name: "memset_ns", Unit: UnitNs, Sources: fromMemset, Additive: true, Doc: "GPU time of memsets"},
+	OverlapOtherProcess: {Name: "overlap_other_process_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Doc: "time the range's GPU work ran while another process had GPU work on the same GPU (MPS or time slicing)"},
+	OtherThreadKernelNs: {Name: "other_thread_kernel_ns", Unit: UnitNs, Sources: fromKernels, Additive: true, Doc: "kernel time launched during the range by other threads of the process (e.g. PyTorch's autograd thread); not in kernel_sum_ns"},
+	OtherThreadOps:      {Name: "other_thread_ops", Unit: UnitCount, Sources: fromKernels, Additive: true, Doc: "GPU ops (distinct correlation ids) launched during the range by other threads of the process"},
+	OtherProcessGPU:     {Name: "other_process_gpu_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Doc: "time inside the range during which the process's GPUs (see gpu_idle_ns) ran kernels, copies or memsets of other processes (union of their intervals, whether or not the process's own work ran too)"},
+	GPUIdle:             {Name: "gpu_idle_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Doc: "time inside the range during which the process's GPUs ran no recorded work of any process; the process's GPUs are those on which its own GPU work (any thread) had started by the range's end"},
+	SyncOwnGPU:          {Name: "sync_own_gpu_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Doc: "part of sync_ns during which the process's own GPU work (any thread) ran on its GPUs"},
+	SyncOtherGPU:        {Name: "sync_other_gpu_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Doc: "part of sync_ns during which other processes' work ran on the process's GPUs and its own did not"},
+	SyncNoGPU:           {Name: "sync_no_gpu_ns", Unit: UnitNs, Sources: fromKernels, Additive: false, Doc: "part of sync_ns during which the process's GPUs ran no recorded work (sync_own_gpu_ns + sync_other_gpu_ns + sync_no_gpu_ns = sync_ns); without MPS, typically time-slicing between processes' contexts"},
+	OtherThreadSyncNs:   {Name: "other_thread_sync_ns", Unit: UnitNs, Sources: fromAPI, Additive: true, Doc: "time inside the range during which other threads of the process were blocked in calls counted as sync_ns would count them (union over threads; e.g. XLA runtime threads, PyTorch's autograd thread)"},
+	OtherThreadSyncs:    {Name: "other_thread_syncs", Unit: UnitCount, Sources: fromAPI, Additive: true, Doc: "such blocking calls on other threads of the process that start inside the range"},
 }
 
 // WallParts are the six exclusive parts that sum to Wall for every instance
@@ -146,12 +130,7 @@ func SyncParts() [3]Metric { return [3]Metric{SyncOwnGPU, SyncOtherGPU, SyncNoGP
 
 // MetricByName returns the metric with the given column name.
 func MetricByName(name string) (Metric, bool) {
-	for m := Metric(0); m < NumMetrics; m++ {
-		if m.Name() == name {
-			return m, true
-		}
-	}
-	return 0, false
+	return metricByName(name, NumMetrics())
 }
 
 // UnitID identifies one unit of replication of the statistics: an arm
@@ -195,7 +174,7 @@ type Instance struct {
 	// during the step (PyTorch's autograd thread): it runs beside the
 	// step's own phases, so it is not part of the step's wall.
 	OtherThread bool
-	M           [NumMetrics]int64
+	M           [MaxMetrics]int64 // metrics 0 … NumMetrics()-1; the rest stay 0
 	// Null marks metrics that were not measured (bit m for Metric m): their
 	// source table was not recorded, or, in the (unannotated) row, they do
 	// not split into parts (GPU busy time, projected span, largest queue).

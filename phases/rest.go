@@ -13,35 +13,18 @@ import (
 // work other threads of the process did during the step (PyTorch runs the
 // backward pass on its autograd thread, data loaders copy on theirs).
 
-// splitMetrics do not split into the parts of a step: the union of GPU
-// intervals, the first-to-last span and the largest delay. The
-// (unannotated) row leaves them null.
-//
-// What the process's GPUs ran (other processes' work, idle, and the split of
-// sync time by it) is measured against the GPUs the process had used by the
-// range's end, which differs between a step and its phases: the
-// (unannotated) row leaves those null too.
-var splitMetrics = []Metric{GPUBusy, Proj, QueueMax, OverlapOtherProcess, OtherProcessGPU, GPUIdle, SyncOwnGPU, SyncOtherGPU, SyncNoGPU}
-
-// unannotatedNull is the (unannotated) row's null mask.
-var unannotatedNull = func() uint64 {
-	var m uint64
-	for _, x := range splitMetrics {
-		m |= 1 << uint(x)
-	}
-	return m
-}()
-
 // fillUnannotated sets the (unannotated) row to the step minus its depth-1
-// phases, metric by metric: every other metric is a sum over calls, ops or
-// time inside the range, and the phases are disjoint parts of the step's
-// thread, so the rows add up to the step exactly.
+// phases, metric by metric: an additive metric (MetricInfo.Additive) is a
+// sum over calls, ops or time inside the range, and the phases are disjoint
+// parts of the step's thread, so the rows add up to the step exactly; the
+// others are null in the row (unannotatedNull).
 //
 // Phases that overlap (ranges that cross, or start/end ranges ended on
 // another thread) do not partition the step: then only the wall splits —
 // the time outside every phase, gapNs — and every other metric is null.
 func fillUnannotated(rest, step *Instance, rows []Instance, gapNs int64) {
 	rest.M = step.M
+	n := NumMetrics()
 	var phaseWall int64
 	for i := range rows {
 		ph := &rows[i]
@@ -49,20 +32,23 @@ func fillUnannotated(rest, step *Instance, rows []Instance, gapNs int64) {
 			continue
 		}
 		phaseWall += ph.M[Wall]
-		for m := range NumMetrics {
+		for m := range n {
 			rest.M[m] -= ph.M[m]
 		}
 	}
 	if phaseWall+gapNs != step.M[Wall] {
 		// cpu_other carries the wall internally, so the parts still sum to
 		// it for the statistics; it is null like the other parts.
-		rest.M = [NumMetrics]int64{Wall: gapNs, CPUOther: gapNs}
+		rest.M = [MaxMetrics]int64{Wall: gapNs, CPUOther: gapNs}
 		rest.QueueMeanNs, rest.HasQueue = 0, false
 		rest.Null = ^uint64(0) &^ (1 << uint(Wall))
 		return
 	}
-	for _, m := range splitMetrics {
-		rest.M[m] = 0
+	split := unannotatedNull()
+	for m := range n {
+		if split&(1<<uint(m)) != 0 {
+			rest.M[m] = 0
+		}
 	}
 	rest.QueueMeanNs, rest.HasQueue = 0, false
 	rest.Null |= step.Null
@@ -154,46 +140,4 @@ func (tr *trace) otherThreadName(gtid int64, names map[string]bool, lib bool) st
 		}
 	}
 	return fmt.Sprintf("(thread %s)", label)
-}
-
-// absentMetrics are the metrics each activity table is the only source of.
-// A table is absent when its activity was not traced (or, the export being
-// lazy, did not happen): its metrics are null, not zero.
-func absentMask(absent []string) uint64 {
-	has := map[string]bool{}
-	for _, t := range absent {
-		has[t] = true
-	}
-	var m uint64
-	set := func(ms ...Metric) {
-		for _, x := range ms {
-			m |= 1 << uint(x)
-		}
-	}
-	gpu := []Metric{GPUBusy, Proj, GPUOps, QueueSum, QueueMax, Launches, OverlapOtherProcess, OtherProcessGPU, GPUIdle,
-		SyncOwnGPU, SyncOtherGPU, SyncNoGPU, OtherThreadOps}
-	if has[nsys.TableRuntime] {
-		// Without CUDA API calls nothing on the host is measured and no GPU
-		// op can be joined to a range.
-		set(CPUOther, Launch, SyncAPI, MemcpyAPI, Alloc, OtherAPI, APICalls, Launches, GraphLaunches, HostSyncs, AllocCalls,
-			OtherThreadSyncNs, OtherThreadSyncs)
-		set(gpu...)
-		has[nsys.TableKernel], has[nsys.TableMemcpy], has[nsys.TableMemset], has[nsys.TableGraphTrace] = true, true, true, true
-	}
-	if has[nsys.TableKernel] {
-		// Kernels are most of a GPU's work: without them a busy time,
-		// span or op count of the copies alone would pass for the GPU's.
-		set(KernelCount, KernelSum, OtherThreadKernelNs)
-		set(gpu...)
-	}
-	if has[nsys.TableMemcpy] {
-		set(H2DCount, H2DBytes, H2DNs, D2HCount, D2HBytes, D2HNs, D2DCount, D2DBytes, D2DNs, P2PCount, P2PBytes, P2PNs, PageableCopies, PinnedCopies)
-	}
-	if has[nsys.TableMemset] {
-		set(MemsetCount, MemsetBytes, MemsetNs)
-	}
-	if has[nsys.TableGraphTrace] {
-		set(GraphTraceNs)
-	}
-	return m
 }

@@ -3,25 +3,16 @@ package phases
 import (
 	"cmp"
 	"fmt"
-	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"regexp"
 	"runtime"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"github.com/nsysphase/nsysphase/nsys"
 )
-
-// DefaultArmPattern recognises arm block ranges: "arm=<name> block=<i>".
-const DefaultArmPattern = `^arm=(\S+)(?:\s+block=(\d+))?`
-
-var defaultArmRe = regexp.MustCompile(DefaultArmPattern)
-
-func defaultArmPattern() *regexp.Regexp { return defaultArmRe }
 
 // Options control segmentation of one export.
 type Options struct {
@@ -37,89 +28,6 @@ type Options struct {
 	Compact bool
 
 	engine engineConfig // the activity engine's tuning (tests); zero: the defaults
-}
-
-// rng is one closed NVTX range.
-type rng struct {
-	start, end int64
-	gtid       int64
-	nm         *rangeName
-	parent     int32 // index into the thread's ranges, -1 = top level
-	depth      int32
-}
-
-// rangeName is what segmentation derives from one distinct range name. A
-// trace repeats a few dozen names over tens of thousands of ranges: each is
-// resolved, stripped, renamed and matched once, not once per range. Names
-// belong to one analysis; the memos below are filled by one goroutine.
-type rangeName struct {
-	name   string // "<domain>:<text>" for a named domain, else the text; PyTorch ids stripped
-	family string // name with standalone numbers as N (FamilyOf); == name when it has none
-	text   string // the text alone: arm patterns match it, whatever the domain
-	phase  string // the name as a phase: numbers folded at every depth (PhaseName)
-	warmup bool   // the text names a warm-up range (isWarmupName)
-	lib    bool   // written by a library or framework, not the program (IsLibraryRange)
-	qual   bool   // lib, but only a C++-qualified code section (IsQualifiedRange): a phase where it sits
-
-	armPat *regexp.Regexp // the pattern arm was matched with; nil: not yet
-	arm    armMatch
-}
-
-// armMatch is an arm pattern's match of a range name.
-type armMatch struct {
-	ok    bool
-	arm   string
-	block int // from block=<i>; -1 when absent
-}
-
-// armOf matches the arm pattern against the name, then the text (an arm
-// range inside a named domain).
-func (n *rangeName) armOf(pat *regexp.Regexp) *armMatch {
-	if n.armPat == pat {
-		return &n.arm
-	}
-	n.armPat, n.arm = pat, armMatch{}
-	m := pat.FindStringSubmatch(n.name)
-	if m == nil {
-		m = pat.FindStringSubmatch(n.text)
-	}
-	if m == nil {
-		return &n.arm
-	}
-	n.arm = armMatch{ok: true, arm: m[0], block: -1}
-	if len(m) > 1 && m[1] != "" {
-		n.arm.arm = m[1]
-	}
-	if len(m) > 2 && m[2] != "" {
-		if b, err := strconv.Atoi(m[2]); err == nil {
-			n.arm.block = b
-		}
-	}
-	return &n.arm
-}
-
-// isOp reports an operator or library-call range: a library's range that
-// is not merely a C++-qualified code section.
-func (n *rangeName) isOp() bool { return n.lib && !n.qual }
-
-// syntheticName names the ranges segmentation makes up (WholeProcess).
-func syntheticName(name string) *rangeName {
-	return &rangeName{name: name, family: name, text: name, phase: name, warmup: isWarmupName(name)}
-}
-
-// threadRanges are one thread's ranges sorted by (start, −end).
-type threadRanges struct {
-	gtid   int64
-	ranges []rng
-	tops   []int32 // top-level ranges (topLevel), once asked for
-}
-
-// armBlock is one arm range.
-type armBlock struct {
-	arm        string
-	block      int // from block=<i>; -1 when absent
-	start, end int64
-	pid        int64
 }
 
 // Segment analyses one export: it builds range trees, finds arms, steps and
@@ -145,9 +53,6 @@ func Segment(f *nsys.File, opt Options) (*Result, error) {
 // unusableGPUShare: a chosen step whose instances hold less than this share
 // of their processes' GPU busy time is not the program's step.
 const unusableGPUShare = 0.01
-
-// inArmBlocks ends the rule of a step chosen inside arm blocks.
-const inArmBlocks = " in arm blocks"
 
 // segmentOnce is Segment; whole, when not "", says why no range is a
 // usable step: the whole process is.
@@ -238,424 +143,12 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 	return res, nil
 }
 
-// chooseStep picks the step: given, chosen among the ranges, or each
-// process's (or thread's) activity as one instance, whose threads it
-// returns in place of threads.
-func chooseStep(f *nsys.File, threads []*threadRanges, blocks []armBlock, opt *Options, whole string, res *Result) ([]*threadRanges, string, error) {
-	stepName := opt.Step
-	switch {
-	case len(threads) == 0:
-		// No NVTX ranges: each process's CUDA activity is one instance.
-		if stepName != "" {
-			return nil, "", &nsys.InputError{Path: f.Path, Problem: fmt.Sprintf("no closed NVTX ranges, so no step %q", stepName), Hint: "drop --step to analyse each process's CUDA activity as one phase, or mark each step with an NVTX range"}
-		}
-		threads, err := noNVTXSteps(f, res)
-		if err != nil {
-			return nil, "", err
-		}
-		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
-		return threads, WholeProcess, nil
-	case stepName != "":
-		res.StepChoice = StepChoice{Mode: StepGiven, Step: stepName, Why: fmt.Sprintf("step %q: given by --step or the rules file", stepName)}
-		return threads, stepName, nil
-	}
-	return autoStep(f, threads, blocks, opt, whole, res)
-}
-
-// noNVTXSteps makes each process's CUDA activity (else, with sampling
-// alone, each sampled process) one instance of the step WholeProcess.
-func noNVTXSteps(f *nsys.File, res *Result) ([]*threadRanges, error) {
-	stepName := WholeProcess
-	ext, err := f.APIExtents()
-	if err != nil {
-		return nil, err
-	}
-	threads := wholeProcessRanges(ext)
-	samplesOnly := false
-	if len(threads) == 0 {
-		// Sampling alone (CPU samples, GPU metrics): each sampled
-		// process is one phase over its samples.
-		if threads, err = sampledProcessRanges(f); err != nil {
-			return nil, err
-		}
-		samplesOnly = len(threads) > 0
-	}
-	if len(threads) == 0 {
-		problem := "no events to analyse: no CUDA API calls and no closed NVTX ranges"
-		if !f.HasTable(nsys.TableNVTX) && !f.HasTable(nsys.TableRuntime) {
-			problem = "no events to analyse: no NVTX_EVENTS and no CUDA API table (CUDA and NVTX were not traced)"
-		}
-		return nil, &nsys.InputError{Path: f.Path, Problem: problem, Hint: "record with `nsys profile -t cuda,nvtx` and mark phases with NVTX ranges"}
-	}
-	res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: "no NVTX ranges",
-		Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
-	if samplesOnly {
-		res.StepChoice.Rule = "no CUDA or NVTX trace"
-		res.StepChoice.Why = fmt.Sprintf("no CUDA API calls and no NVTX ranges, only sampling: each sampled process (first to last CPU sample, on its most sampled thread) is one phase %q, measured once per process (%d), with its GPU metrics and CPU samples; record with `nsys profile -t cuda,nvtx` for a breakdown", stepName, len(threads))
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSamplesOnly, f.Path, "no CUDA or NVTX trace, only sampling; each sampled process is analysed as one phase %q (GPU metrics and CPU samples only)", stepName))
-		return threads, nil
-	}
-	res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
-	return threads, nil
-}
-
-// autoStep chooses the step among the ranges: a repeated range, else one
-// range enclosing the program, else each thread's or process's activity.
-func autoStep(f *nsys.File, threads []*threadRanges, blocks []armBlock, opt *Options, whole string, res *Result) ([]*threadRanges, string, error) {
-	var ch choice
-	if whole == "" {
-		ch = newChooser(threads, blocks, opt.ArmPattern).choose()
-	}
-	if ch.name != "" {
-		if ch.cycle != nil {
-			wrapCycles(threads, ch.cycle, opt.ArmPattern)
-		}
-		res.StepChoice = ch.stepChoice()
-		if ch.mode == StepSingleRange {
-			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
-			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (the step encloses the program and is measured once): each range is reported as one measured value (n = 1), without confidence intervals"))
-		}
-		return threads, ch.name, nil
-	}
-	if len(blocks) > 0 {
-		return nil, "", &nsys.InputError{Path: f.Path, Problem: "no repeated NVTX range inside the arm blocks to use as the step", Hint: "name the step with --step NAME"}
-	}
-	ext, err := f.APIExtents()
-	if err != nil {
-		return nil, "", err
-	}
-	if whole == "" {
-		if name, n, cov := singleRange(threads, ext); name != "" {
-			// One user range encloses the program's work: it is the step,
-			// measured once (n = 1 per thread), its children the phases.
-			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
-			ch.name, ch.n, ch.mode = name, n, StepSingleRange
-			res.StepChoice = ch.stepChoice()
-			res.StepChoice.Coverage = round3(cov)
-			res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %.0f%% of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, 100*cov)
-			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
-			return threads, name, nil
-		}
-	}
-	opt.SkipSteps = 0 // one instance per thread or process: there is no warm-up step to skip
-	threads, err = wholeProcessStep(f, threads, ext, ch.cands, whole, res)
-	if err != nil {
-		return nil, "", err
-	}
-	return threads, WholeProcess, nil
-}
-
-// wholeProcessStep is the fallback when no range is a usable step: one
-// "whole process" step per thread with the program's ranges (its top-level
-// ranges the phases); without any, each process's CUDA activity; without
-// CUDA either (a CPU-only program), one step per thread spanning its
-// ranges, whoever wrote them, its top-level ranges the phases. whole, when
-// not "", says why no candidate was usable. It returns the threads to lay
-// out and sets res's step choice and warnings.
-func wholeProcessStep(f *nsys.File, threads []*threadRanges, ext []nsys.ThreadExtent, cands []Candidate, whole string, res *Result) ([]*threadRanges, error) {
-	stepName := WholeProcess
-	because := "no NVTX range repeats on a thread as a step: single-shot program"
-	if whole != "" {
-		because = "no usable step: " + whole
-	}
-	user := userThreads(threads)
-	if len(user) > 0 {
-		wrapSingleShot(user, ext, false)
-		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(user), Rule: RuleText(StepSingleShot), Candidates: cands,
-			Why: fmt.Sprintf("%s; one %q step per thread (%d) with its top-level ranges as phases, each measured once (n = 1, values without CIs); name a range with --step NAME", because, stepName, len(user))}
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no usable repeated NVTX range): each range is reported as one measured value (n = 1), without confidence intervals"))
-		return user, nil
-	}
-	if cuda := wholeProcessRanges(ext); len(cuda) > 0 {
-		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(cuda), Rule: RuleText(StepWholeProcess), Candidates: cands,
-			Why: fmt.Sprintf("no usable step annotation (only library or framework NVTX ranges): each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one %q step (%d); name a range with --step NAME to use it", stepName, len(cuda))}
-		return cuda, nil
-	}
-	if len(threads) == 0 {
-		return nil, &nsys.InputError{Path: f.Path, Problem: "no events to analyse: no closed NVTX ranges and no CUDA API calls", Hint: "record with `nsys profile -t cuda,nvtx` and mark phases with NVTX ranges"}
-	}
-	// A CPU-only program annotated by its libraries alone (STDPAR, OpenMP):
-	// its wall, and the libraries' top-level ranges as phases.
-	wrapSingleShot(threads, ext, true)
-	res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads), Rule: RuleText(StepSingleShot), Candidates: cands,
-		Why: fmt.Sprintf("no usable step annotation and no CUDA API calls (a CPU-only program with library ranges only): one %q step per thread (%d), first to last range, with its top-level ranges as phases, each measured once (n = 1, values without CIs); name a range with --step NAME", stepName, len(threads))}
-	res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no usable repeated NVTX range): each range is reported as one measured value (n = 1), without confidence intervals"))
-	return threads, nil
-}
-
-// buildRanges turns NVTX rows into per-thread range trees. Ranges that never
-// closed are counted, not used.
-func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
-	nv := tr.nvtx
-	tr.nvtx = nil // no longer needed; free before attribution
-	if nv == nil {
-		return nil
-	}
-	ex.UnclosedRanges += nv.unclosed
-	ex.CrossThreadEnded += nv.crossThread
-	if nv.backwards > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, tr.file.Path, "%d NVTX ranges end before they start and were left out", nv.backwards))
-	}
-	if nv.noThread > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnNoThreadRange, tr.file.Path, "%d NVTX ranges have no thread (a NULL globalTid) and were left out: no phase holds them", nv.noThread))
-	}
-	rn := tr.newRangeNamer(nv, opt)
-	byTid := tr.threadsOf(nv, opt)
-	for _, part := range nv.parts {
-		partNames := make([]*rangeName, len(part.names))
-		for i, pn := range part.names {
-			partNames[i] = rn.name(pn)
-		}
-		var t *threadRanges
-		lastTid := int64(0)
-		for i := range part.ranges {
-			e := &part.ranges[i]
-			if t == nil || e.gtid != lastTid {
-				t, lastTid = byTid[e.gtid], e.gtid
-			}
-			nm := partNames[e.name]
-			if t == nil || nm == nil {
-				continue
-			}
-			// A negative range is clamped to zero length (counted in
-			// warnings by robustness tests).
-			t.ranges = append(t.ranges, rng{start: e.start, end: max(e.end, e.start), gtid: e.gtid, nm: nm, parent: -1})
-		}
-	}
-	out := make([]*threadRanges, 0, len(byTid))
-	for _, t := range byTid {
-		if t != nil && len(t.ranges) > 0 {
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
-	// Threads' trees are independent: sorted and linked concurrently.
-	var wg sync.WaitGroup
-	for _, t := range out {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slices.SortFunc(t.ranges, func(a, b rng) int {
-				return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
-			})
-			linkParents(t)
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-// rangeNamer resolves each distinct (domain name, text) once; nil: dropped
-// by the rules.
-type rangeNamer struct {
-	tr      *trace
-	opt     Options
-	domains map[domainKey]string
-	names   map[nameKey]*rangeName
-}
-
-// domainKey is a process's NVTX domain.
-type domainKey struct{ pid, domain int64 }
-
-// nameKey is a range's name as recorded.
-type nameKey struct {
-	domain, text string
-	textID       int64
-	hasTextID    bool
-}
-
-func (tr *trace) newRangeNamer(nv *nvtxRows, opt Options) *rangeNamer {
-	domains := map[domainKey]string{}
-	for _, e := range nv.domains {
-		name := e.Text
-		if e.HasTextID {
-			name = tr.strs.Name(e.TextID)
-		}
-		domains[domainKey{nsys.Pid(e.GlobalTid), e.DomainID}] = name
-	}
-	return &rangeNamer{tr: tr, opt: opt, domains: domains, names: map[nameKey]*rangeName{}}
-}
-
-// name is the resolved name of a part's range name.
-func (r *rangeNamer) name(pn rawName) *rangeName {
-	k := nameKey{text: pn.text, textID: pn.textID, hasTextID: pn.hasTextID}
-	if pn.domain != 0 {
-		k.domain = r.domains[domainKey{pn.pid, pn.domain}]
-	}
-	nm, ok := r.names[k]
-	if !ok {
-		nm = r.resolve(k)
-		r.names[k] = nm
-	}
-	return nm
-}
-
-func (r *rangeNamer) resolve(k nameKey) *rangeName {
-	text := k.text
-	if k.hasTextID {
-		text = r.tr.strs.Name(k.textID)
-	}
-	lib, qual := IsLibraryRange(k.domain, text), IsQualifiedRange(k.domain, text)
-	text = PayloadName(StripTorchIDs(text))
-	name := text
-	if k.domain != "" {
-		name = k.domain + ":" + text
-	}
-	if r.opt.Rules != nil {
-		var keep bool
-		if name, keep = r.opt.Rules.rename(name); !keep {
-			return nil
-		}
-	}
-	return &rangeName{name: name, family: FamilyOf(name), text: text, phase: PhaseName(name), warmup: isWarmupName(text), lib: lib, qual: qual}
-}
-
-// threadsOf is each thread's range list, counted first so it is allocated
-// once at its size; nil: left out by the rules.
-func (tr *trace) threadsOf(nv *nvtxRows, opt Options) map[int64]*threadRanges {
-	byTid := map[int64]*threadRanges{}
-	counts := map[int64]int{}
-	for _, part := range nv.parts {
-		rs := part.ranges
-		for i := 0; i < len(rs); {
-			j := i + 1
-			for j < len(rs) && rs[j].gtid == rs[i].gtid {
-				j++
-			}
-			counts[rs[i].gtid] += j - i
-			i = j
-		}
-	}
-	for g, n := range counts {
-		if opt.Rules != nil && !opt.Rules.selectThread(nsys.Pid(g), tr.threadNm[g], tr.processName(nsys.Pid(g))) {
-			byTid[g] = nil
-			continue
-		}
-		byTid[g] = &threadRanges{gtid: g, ranges: make([]rng, 0, n)}
-	}
-	return byTid
-}
-
-// linkParents sets each range's parent and depth; t.ranges is sorted by
-// (start, −end). Parent = the closest earlier-starting range that contains
-// it. The explicit stack bounds memory even for very deep nesting.
-func linkParents(t *threadRanges) {
-	var stack []int32
-	for i := range t.ranges {
-		r := &t.ranges[i]
-		r.parent, r.depth = -1, 0
-		for len(stack) > 0 {
-			p := &t.ranges[stack[len(stack)-1]]
-			if r.start >= p.start && r.end <= p.end {
-				break
-			}
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) > 0 {
-			r.parent = stack[len(stack)-1]
-			r.depth = t.ranges[r.parent].depth + 1
-		}
-		stack = append(stack, int32(i))
-	}
-}
-
-// wholeProcessRanges makes one synthetic step range per process that made
-// CUDA API calls: from its first call's start to its last call's end, on
-// the thread that made the most calls (ties: the lower thread id).
-func wholeProcessRanges(ext []nsys.ThreadExtent) []*threadRanges {
-	type proc struct {
-		lo, hi int64
-		best   nsys.ThreadExtent
-	}
-	procs := map[int64]*proc{}
-	for _, e := range ext {
-		pid := nsys.Pid(e.GlobalTid)
-		p := procs[pid]
-		if p == nil {
-			p = &proc{lo: e.Start, hi: e.End, best: e}
-			procs[pid] = p
-		}
-		p.lo, p.hi = min(p.lo, e.Start), max(p.hi, e.End)
-		if e.Calls > p.best.Calls || (e.Calls == p.best.Calls && e.GlobalTid < p.best.GlobalTid) {
-			p.best = e
-		}
-	}
-	out := make([]*threadRanges, 0, len(procs))
-	nm := syntheticName(WholeProcess)
-	for _, p := range procs {
-		g := p.best.GlobalTid
-		out = append(out, &threadRanges{gtid: g, ranges: []rng{{start: p.lo, end: max(p.lo, p.hi), gtid: g, nm: nm, parent: -1}}})
-	}
-	slices.SortFunc(out, func(a, b *threadRanges) int { return cmp.Compare(a.gtid, b.gtid) })
-	return out
-}
-
-// wrapSingleShot puts each thread's ranges under one synthetic step range
-// spanning them and the thread's CUDA API calls, and returns the depth that
-// makes every range a phase. libraries: the threads hold only library
-// ranges, and those are its phases (the step is marked as a library's, so
-// its library children are not left out).
-func wrapSingleShot(threads []*threadRanges, ext []nsys.ThreadExtent, libraries bool) int {
-	byTid := map[int64]nsys.ThreadExtent{}
-	for _, e := range ext {
-		byTid[e.GlobalTid] = e
-	}
-	depth := 1
-	nm := syntheticName(WholeProcess)
-	nm.lib = libraries
-	for _, t := range threads {
-		lo, hi := t.ranges[0].start, t.ranges[0].end
-		for _, r := range t.ranges {
-			lo, hi = min(lo, r.start), max(hi, r.end)
-		}
-		if e, ok := byTid[t.gtid]; ok && e.Calls > 0 {
-			lo, hi = min(lo, e.Start), max(hi, e.End)
-		}
-		t.ranges = append([]rng{{start: lo, end: hi, gtid: t.gtid, nm: nm, parent: -1}}, t.ranges...)
-		linkParents(t)
-		for _, r := range t.ranges {
-			depth = max(depth, int(r.depth))
-		}
-	}
-	return depth
-}
-
-func (tr *trace) processName(pid int64) string {
-	return tr.threadNm[pid<<24|pid] // the main thread carries the process name
-}
-
-func findArmBlocks(threads []*threadRanges, pat *regexp.Regexp) []armBlock {
-	var out []armBlock
-	for _, t := range threads {
-		for i := range t.ranges {
-			r := &t.ranges[i]
-			if m := r.nm.armOf(pat); m.ok {
-				out = append(out, armBlock{arm: m.arm, block: m.block, start: r.start, end: r.end, pid: nsys.Pid(r.gtid)})
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b armBlock) int { return cmp.Compare(a.start, b.start) })
-	return out
-}
-
 // warmupName matches a warm-up range's name anywhere, in any case
 // ("warmup", "Warm-up Step 3", "warm_up_iters"): never the step; steps
 // inside one are left out; it may be a phase.
 var warmupName = regexp.MustCompile(`(?i)warm[-_ ]?up`)
 
 func isWarmupName(name string) bool { return warmupName.MatchString(name) }
-
-// inArmBlock returns the index of the arm block of process pid that contains
-// [start, end], or -1.
-func inArmBlock(blocks []armBlock, pid, start, end int64) int {
-	for i := range blocks {
-		b := &blocks[i]
-		if b.pid == pid && start >= b.start && end <= b.end {
-			return i
-		}
-	}
-	return -1
-}
 
 // segment finds the step instances and their phases and attributes activity.
 func (tr *trace) segment(sw *sweep, threads []*threadRanges, blocks []armBlock, stepName string, opt Options, res *Result) error {
@@ -684,7 +177,7 @@ func finishSpan(xs []Instance, sp stepSpan, base int) {
 		ph := &xs[i-base]
 		switch {
 		case ph.Depth != 1 || ph.OtherThread:
-		case ph.Phase == Unannotated && ph.Null == unannotatedNull:
+		case ph.Phase == Unannotated && ph.Null == unannotatedNull():
 			rest = ph
 		default:
 			phaseIv = append(phaseIv, interval{ph.Start, ph.End})
@@ -696,7 +189,7 @@ func finishSpan(xs []Instance, sp stepSpan, base int) {
 	// step's span as its wall.
 	for i := sp.first; i < sp.end; i++ {
 		if ph := &xs[i-base]; ph.OtherThread && ph.Null != 0 {
-			for m := range NumMetrics {
+			for m := range NumMetrics() {
 				if ph.Null&(1<<uint(m)) != 0 {
 					ph.M[m] = 0
 				}
@@ -729,22 +222,6 @@ func (tr *trace) layout(threads []*threadRanges, blocks []armBlock, stepName str
 	plans, spans, at := tr.planSteps(&l, steps, res)
 	st, gtids := tr.writeKeys(plans, spans, at, stepName, opt)
 	return st, gtids, spans
-}
-
-// armBlockIndices is each arm block's index: block=<i> when given, else
-// its order within the arm.
-func armBlockIndices(blocks []armBlock) []int {
-	blockIdx := make([]int, len(blocks))
-	seenPerArm := map[string]int{}
-	for i, b := range blocks {
-		if b.block >= 0 {
-			blockIdx[i] = b.block
-		} else {
-			blockIdx[i] = seenPerArm[b.arm]
-		}
-		seenPerArm[b.arm]++
-	}
-	return blockIdx
 }
 
 // stepRef is a step range of a thread.
@@ -1077,7 +554,7 @@ func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance,
 		// Filled from the step and its phases once they are measured; no
 		// thread (gtid 0): the engine measures nothing for it.
 		fill(&xs[j], Unannotated, 1, r.start, r.end)
-		xs[j].Null = unannotatedNull
+		xs[j].Null = unannotatedNull()
 		j++
 	}
 	for _, o := range p.others {
@@ -1141,44 +618,6 @@ func ancestorFlags(t *threadRanges, step string) (underStep, underWarmup []bool)
 		}
 	}
 	return underStep, underWarmup
-}
-
-// isStep reports whether r is an instance of the step: its name, or its
-// numbered family ("ProfilerStep#N" matches "ProfilerStep#12").
-func (r *rng) isStep(step string) bool { return r.nm.name == step || r.nm.family == step }
-
-// SingleArm names the one arm of an export without arm blocks or file
-// arms: a name, never blank (a blank arm reads as a missing value in CSV
-// and pandas, and leaves holes in sentences).
-const SingleArm = "all"
-
-// joinArm labels an arm from its file-level and NVTX parts.
-func joinArm(fileArm, nvtxArm string) string {
-	switch {
-	case fileArm != "" && nvtxArm != "":
-		return fileArm + "/" + nvtxArm
-	case fileArm != "":
-		return fileArm
-	case nvtxArm == "":
-		return SingleArm
-	}
-	return nvtxArm
-}
-
-// armOrder lists arms by the start of their first block.
-func armOrder(st *Store) []string {
-	first := st.ArmStarts()
-	arms := make([]string, 0, len(first))
-	for a := range first {
-		arms = append(arms, a)
-	}
-	sort.Slice(arms, func(i, j int) bool {
-		if first[arms[i]] != first[arms[j]] {
-			return first[arms[i]] < first[arms[j]]
-		}
-		return arms[i] < arms[j]
-	})
-	return arms
 }
 
 // measureParallel measures instances in blocks, one attributor per

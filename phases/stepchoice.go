@@ -830,3 +830,148 @@ func gpuCoverage(xs *Store, use []GPUUse) *float64 {
 	v := round3(min(1, float64(inSteps)/float64(total)))
 	return &v
 }
+
+// chooseStep picks the step: given, chosen among the ranges, or each
+// process's (or thread's) activity as one instance, whose threads it
+// returns in place of threads.
+func chooseStep(f *nsys.File, threads []*threadRanges, blocks []armBlock, opt *Options, whole string, res *Result) ([]*threadRanges, string, error) {
+	stepName := opt.Step
+	switch {
+	case len(threads) == 0:
+		// No NVTX ranges: each process's CUDA activity is one instance.
+		if stepName != "" {
+			return nil, "", &nsys.InputError{Path: f.Path, Problem: fmt.Sprintf("no closed NVTX ranges, so no step %q", stepName), Hint: "drop --step to analyse each process's CUDA activity as one phase, or mark each step with an NVTX range"}
+		}
+		threads, err := noNVTXSteps(f, res)
+		if err != nil {
+			return nil, "", err
+		}
+		opt.SkipSteps = 0 // one instance per process: there is no warm-up step to skip
+		return threads, WholeProcess, nil
+	case stepName != "":
+		res.StepChoice = StepChoice{Mode: StepGiven, Step: stepName, Why: fmt.Sprintf("step %q: given by --step or the rules file", stepName)}
+		return threads, stepName, nil
+	}
+	return autoStep(f, threads, blocks, opt, whole, res)
+}
+
+// noNVTXSteps makes each process's CUDA activity (else, with sampling
+// alone, each sampled process) one instance of the step WholeProcess.
+func noNVTXSteps(f *nsys.File, res *Result) ([]*threadRanges, error) {
+	stepName := WholeProcess
+	ext, err := f.APIExtents()
+	if err != nil {
+		return nil, err
+	}
+	threads := wholeProcessRanges(ext)
+	samplesOnly := false
+	if len(threads) == 0 {
+		// Sampling alone (CPU samples, GPU metrics): each sampled
+		// process is one phase over its samples.
+		if threads, err = sampledProcessRanges(f); err != nil {
+			return nil, err
+		}
+		samplesOnly = len(threads) > 0
+	}
+	if len(threads) == 0 {
+		problem := "no events to analyse: no CUDA API calls and no closed NVTX ranges"
+		if !f.HasTable(nsys.TableNVTX) && !f.HasTable(nsys.TableRuntime) {
+			problem = "no events to analyse: no NVTX_EVENTS and no CUDA API table (CUDA and NVTX were not traced)"
+		}
+		return nil, &nsys.InputError{Path: f.Path, Problem: problem, Hint: "record with `nsys profile -t cuda,nvtx` and mark phases with NVTX ranges"}
+	}
+	res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(threads), Rule: "no NVTX ranges",
+		Why: fmt.Sprintf("no NVTX ranges: each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one phase %q, measured once per process (%d); to get phases, mark them with NVTX ranges (e.g. nvtx.annotate / nvtxRangePush) and record with `nsys profile -t cuda,nvtx`", stepName, len(threads))}
+	if samplesOnly {
+		res.StepChoice.Rule = "no CUDA or NVTX trace"
+		res.StepChoice.Why = fmt.Sprintf("no CUDA API calls and no NVTX ranges, only sampling: each sampled process (first to last CPU sample, on its most sampled thread) is one phase %q, measured once per process (%d), with its GPU metrics and CPU samples; record with `nsys profile -t cuda,nvtx` for a breakdown", stepName, len(threads))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSamplesOnly, f.Path, "no CUDA or NVTX trace, only sampling; each sampled process is analysed as one phase %q (GPU metrics and CPU samples only)", stepName))
+		return threads, nil
+	}
+	res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnNoNVTX, f.Path, "no NVTX ranges; each process's CUDA activity is analysed as one phase %q (mark steps and phases with NVTX ranges for a per-phase breakdown)", stepName))
+	return threads, nil
+}
+
+// autoStep chooses the step among the ranges: a repeated range, else one
+// range enclosing the program, else each thread's or process's activity.
+func autoStep(f *nsys.File, threads []*threadRanges, blocks []armBlock, opt *Options, whole string, res *Result) ([]*threadRanges, string, error) {
+	var ch choice
+	if whole == "" {
+		ch = newChooser(threads, blocks, opt.ArmPattern).choose()
+	}
+	if ch.name != "" {
+		if ch.cycle != nil {
+			wrapCycles(threads, ch.cycle, opt.ArmPattern)
+		}
+		res.StepChoice = ch.stepChoice()
+		if ch.mode == StepSingleRange {
+			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
+			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (the step encloses the program and is measured once): each range is reported as one measured value (n = 1), without confidence intervals"))
+		}
+		return threads, ch.name, nil
+	}
+	if len(blocks) > 0 {
+		return nil, "", &nsys.InputError{Path: f.Path, Problem: "no repeated NVTX range inside the arm blocks to use as the step", Hint: "name the step with --step NAME"}
+	}
+	ext, err := f.APIExtents()
+	if err != nil {
+		return nil, "", err
+	}
+	if whole == "" {
+		if name, n, cov := singleRange(threads, ext); name != "" {
+			// One user range encloses the program's work: it is the step,
+			// measured once (n = 1 per thread), its children the phases.
+			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
+			ch.name, ch.n, ch.mode = name, n, StepSingleRange
+			res.StepChoice = ch.stepChoice()
+			res.StepChoice.Coverage = round3(cov)
+			res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %.0f%% of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, 100*cov)
+			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
+			return threads, name, nil
+		}
+	}
+	opt.SkipSteps = 0 // one instance per thread or process: there is no warm-up step to skip
+	threads, err = wholeProcessStep(f, threads, ext, ch.cands, whole, res)
+	if err != nil {
+		return nil, "", err
+	}
+	return threads, WholeProcess, nil
+}
+
+// wholeProcessStep is the fallback when no range is a usable step: one
+// "whole process" step per thread with the program's ranges (its top-level
+// ranges the phases); without any, each process's CUDA activity; without
+// CUDA either (a CPU-only program), one step per thread spanning its
+// ranges, whoever wrote them, its top-level ranges the phases. whole, when
+// not "", says why no candidate was usable. It returns the threads to lay
+// out and sets res's step choice and warnings.
+func wholeProcessStep(f *nsys.File, threads []*threadRanges, ext []nsys.ThreadExtent, cands []Candidate, whole string, res *Result) ([]*threadRanges, error) {
+	stepName := WholeProcess
+	because := "no NVTX range repeats on a thread as a step: single-shot program"
+	if whole != "" {
+		because = "no usable step: " + whole
+	}
+	user := userThreads(threads)
+	if len(user) > 0 {
+		wrapSingleShot(user, ext, false)
+		res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(user), Rule: RuleText(StepSingleShot), Candidates: cands,
+			Why: fmt.Sprintf("%s; one %q step per thread (%d) with its top-level ranges as phases, each measured once (n = 1, values without CIs); name a range with --step NAME", because, stepName, len(user))}
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no usable repeated NVTX range): each range is reported as one measured value (n = 1), without confidence intervals"))
+		return user, nil
+	}
+	if cuda := wholeProcessRanges(ext); len(cuda) > 0 {
+		res.StepChoice = StepChoice{Mode: StepWholeProcess, Step: stepName, Count: len(cuda), Rule: RuleText(StepWholeProcess), Candidates: cands,
+			Why: fmt.Sprintf("no usable step annotation (only library or framework NVTX ranges): each process's CUDA activity (first to last CUDA API call, on its busiest CUDA thread) is one %q step (%d); name a range with --step NAME to use it", stepName, len(cuda))}
+		return cuda, nil
+	}
+	if len(threads) == 0 {
+		return nil, &nsys.InputError{Path: f.Path, Problem: "no events to analyse: no closed NVTX ranges and no CUDA API calls", Hint: "record with `nsys profile -t cuda,nvtx` and mark phases with NVTX ranges"}
+	}
+	// A CPU-only program annotated by its libraries alone (STDPAR, OpenMP):
+	// its wall, and the libraries' top-level ranges as phases.
+	wrapSingleShot(threads, ext, true)
+	res.StepChoice = StepChoice{Mode: StepSingleShot, Step: stepName, Count: len(threads), Rule: RuleText(StepSingleShot), Candidates: cands,
+		Why: fmt.Sprintf("no usable step annotation and no CUDA API calls (a CPU-only program with library ranges only): one %q step per thread (%d), first to last range, with its top-level ranges as phases, each measured once (n = 1, values without CIs); name a range with --step NAME", stepName, len(threads))}
+	res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no usable repeated NVTX range): each range is reported as one measured value (n = 1), without confidence intervals"))
+	return threads, nil
+}

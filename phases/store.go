@@ -26,6 +26,17 @@ import (
 // PhaseGapNs and UnattrKerNs with HasStepOnly), as the engine writes them.
 type Store struct {
 	keys []instKey
+	*storeTables
+	// view, when not nil, is the store whose instances view.lo… these are
+	// (see View): their keys and tables are that store's.
+	view *Store
+	lo   int
+}
+
+// storeTables are what a store and its views share: the measurement
+// segments and the intern tables, all append-only (a segment's bytes
+// never change once written).
+type storeTables struct {
 	segs [][]byte // measurement blobs; a key points into one of them
 
 	mu     sync.Mutex // guards the intern tables while instances are written concurrently
@@ -77,9 +88,38 @@ type blkKey struct {
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	s := &Store{strIdx: map[string]uint32{"": 0}, strs: []string{""}, thrIdx: map[thrKey]uint32{}, blkIdx: map[blkKey]uint32{}}
-	s.segs = [][]byte{nil} // seg 0: no measurements
-	return s
+	t := &storeTables{strIdx: map[string]uint32{"": 0}, strs: []string{""}, thrIdx: map[thrKey]uint32{}, blkIdx: map[blkKey]uint32{}}
+	t.segs = [][]byte{nil} // seg 0: no measurements
+	return &Store{storeTables: t}
+}
+
+// View is instances lo…hi−1 of s as a store of their own, sharing s's
+// keys and tables (no copy): what is set through either is seen by both.
+// Take views of a store that no longer grows (an append that reallocates
+// s's keys leaves its views on the former ones); appending to a view
+// gives it keys of its own.
+func (s *Store) View(lo, hi int) *Store {
+	return &Store{keys: s.keys[lo:hi:hi], storeTables: s.storeTables, view: s, lo: lo}
+}
+
+// Tiled returns the store that ss are, in order, views tiling (every
+// instance of it once, as View makes them), or nil when they are not.
+// Merging such stores is that store, with nothing to copy.
+func Tiled(ss []*Store) *Store {
+	if len(ss) == 0 || ss[0].view == nil {
+		return nil
+	}
+	base, at := ss[0].view, 0
+	for _, s := range ss {
+		if s.view != base || s.lo != at || len(s.keys) > 0 && &s.keys[0] != &base.keys[at] {
+			return nil
+		}
+		at += len(s.keys)
+	}
+	if at != len(base.keys) {
+		return nil
+	}
+	return base
 }
 
 // Len is the number of instances.
@@ -154,11 +194,11 @@ func keyOf(x *Instance, blk, thr, phase, label uint32) instKey {
 // sync minus its GPU parts. The encoding is lossless whatever the values.
 func wallGuess(k *instKey) int64 { return k.end - k.start }
 
-func cpuOtherGuess(m *[NumMetrics]int64) int64 {
+func cpuOtherGuess(m *[MaxMetrics]int64) int64 {
 	return m[Wall] - m[Launch] - m[SyncAPI] - m[MemcpyAPI] - m[Alloc] - m[OtherAPI]
 }
 
-func syncNoGPUGuess(m *[NumMetrics]int64) int64 {
+func syncNoGPUGuess(m *[MaxMetrics]int64) int64 {
 	return m[SyncAPI] - m[SyncOwnGPU] - m[SyncOtherGPU]
 }
 
@@ -196,8 +236,8 @@ func appendMetrics(b []byte, k *instKey, x *Instance) []byte {
 
 // decodeMetrics decodes the measurements of k into m (zeroed first) and,
 // when x is not nil, its nullable measurements into x.
-func (s *Store) decodeMetrics(k *instKey, m *[NumMetrics]int64, x *Instance) {
-	*m = [NumMetrics]int64{}
+func (s *Store) decodeMetrics(k *instKey, m *[MaxMetrics]int64, x *Instance) {
+	*m = [MaxMetrics]int64{}
 	if k.seg == 0 { // not measured (yet)
 		return
 	}
@@ -315,17 +355,46 @@ func StoreOf(xs []Instance) *Store {
 
 // Metrics decodes the measurements of instance i into m and returns its
 // null mask.
-func (s *Store) Metrics(i int, m *[NumMetrics]int64) uint64 {
+func (s *Store) Metrics(i int, m *[MaxMetrics]int64) uint64 {
 	k := &s.keys[i]
 	s.decodeMetrics(k, m, nil)
 	return k.null
 }
 
-// Metric is metric m of instance i.
+// Metric is metric m of instance i, decoding the measurements only up to
+// m's (cpu_other and sync_no_gpu, stored as differences from what the
+// others make them, decode them all).
 func (s *Store) Metric(i int, m Metric) int64 {
-	var all [NumMetrics]int64
-	s.Metrics(i, &all)
-	return all[m]
+	k := &s.keys[i]
+	if m == CPUOther || m == SyncNoGPU || k.seg == 0 {
+		var all [MaxMetrics]int64
+		s.decodeMetrics(k, &all, nil)
+		return all[m]
+	}
+	b := s.segs[k.seg][k.off:]
+	mask, n := binary.Uvarint(b)
+	b = b[n:]
+	if k.flags&flagQueue != 0 {
+		b = b[8:]
+	}
+	if k.flags&flagStepOnly != 0 {
+		_, n = binary.Varint(b)
+		b = b[n:]
+		_, n = binary.Varint(b)
+		b = b[n:]
+	}
+	var v int64
+	if mask&(1<<uint(m)) != 0 {
+		for before := mask & (1<<uint(m) - 1); before != 0; before &= before - 1 {
+			_, n = binary.Varint(b)
+			b = b[n:]
+		}
+		v, _ = binary.Varint(b)
+	}
+	if m == Wall {
+		v += wallGuess(k)
+	}
+	return v
 }
 
 // Key fields of instance i, without decoding the rest.
@@ -402,6 +471,7 @@ func (s *Store) Unit(i int) UnitID      { return s.blks[s.keys[i].blk].unit }
 func (s *Store) Arm(i int) string       { return s.strs[s.blks[s.keys[i].blk].arm] }
 func (s *Store) File(i int) string      { return s.strs[s.blks[s.keys[i].blk].file] }
 func (s *Store) BlockStart(i int) int64 { return s.blks[s.keys[i].blk].blockStart }
+func (s *Store) Block(i int) int        { return s.blks[s.keys[i].blk].block }
 func (s *Store) Pid(i int) int64        { return s.thrs[s.keys[i].thr].pid }
 func (s *Store) Tid(i int) int64        { return s.thrs[s.keys[i].thr].tid }
 func (s *Store) Thread(i int) string    { return s.strs[s.thrs[s.keys[i].thr].name] }
@@ -458,20 +528,76 @@ func (s *Store) SetArm(arm string) {
 	}
 }
 
+// Reorder puts the instances in order: instance i becomes the former
+// instance order[i] (order is a permutation of 0…Len−1). Only keys move.
+func (s *Store) Reorder(order []int32) {
+	keys := make([]instKey, len(order))
+	for i, j := range order {
+		keys[i] = s.keys[j]
+	}
+	s.keys = keys
+}
+
+// SetBlockStarts sets every block's start to start(its unit).
+func (s *Store) SetBlockStarts(start func(UnitID) int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for b := range s.blks {
+		s.blks[b].blockStart = start(s.blks[b].unit)
+	}
+	clear(s.blkIdx)
+	for b, k := range s.blks {
+		s.blkIdx[k] = uint32(b)
+	}
+}
+
+// Cap is the number of instances the store holds without growing.
+func (s *Store) Cap() int { return cap(s.keys) }
+
 // Grow makes room for n more instances' keys, so that appending many
 // stores (a thousand ranks) copies the keys once, not at every growth.
 func (s *Store) Grow(n int) { s.keys = slices.Grow(s.keys, n) }
 
-// AppendStore adds o's instances at the end.
+// AppendStore adds o's instances at the end: their keys with o's intern
+// ids translated to s's, their measurements by sharing o's segments (no
+// decoding; a segment with much spare room is copied to its length, as
+// s keeps it to the end).
 func (s *Store) AppendStore(o *Store) {
 	if o.Len() == 0 {
 		return
 	}
-	var x Instance
-	s.keys = slices.Grow(s.keys, o.Len())
-	for i := range o.Len() {
-		o.Get(i, &x)
-		s.Append(&x)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.storeTables == o.storeTables { // a view of s, or s itself: the same ids
+		s.keys = append(s.keys, o.keys...)
+		return
+	}
+	str := make([]uint32, len(o.strs))
+	for i, v := range o.strs {
+		str[i] = s.str(v)
+	}
+	thr := make([]uint32, len(o.thrs))
+	for i, t := range o.thrs {
+		thr[i] = s.thr(t.pid, t.tid, o.strs[t.name])
+	}
+	blk := make([]uint32, len(o.blks))
+	for i, b := range o.blks {
+		blk[i] = s.blk(o.strs[b.file], o.strs[b.arm], b.block, b.blockStart, b.unit)
+	}
+	seg := make([]uint32, len(o.segs))
+	for i, b := range o.segs[1:] {
+		if cap(b)-len(b) > len(b)/8 {
+			b = append([]byte(nil), b...)
+		}
+		b = slices.Clip(b) // s's appends to it reallocate, never writing where o's do
+		seg[i+1] = uint32(len(s.segs))
+		s.segs = append(s.segs, b)
+	}
+	at := len(s.keys)
+	s.keys = append(s.keys, o.keys...)
+	for i := range s.keys[at:] {
+		k := &s.keys[at+i]
+		k.blk, k.thr, k.phase, k.label, k.seg = blk[k.blk], thr[k.thr], str[k.phase], str[k.label], seg[k.seg]
 	}
 }
 

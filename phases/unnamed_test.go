@@ -70,12 +70,12 @@ func sameMetrics(t *testing.T, got, want *Result) {
 	if gs.Len() != ws.Len() || gs.Len() == 0 {
 		t.Fatalf("%d instances, %d with the names", gs.Len(), ws.Len())
 	}
-	var g, w [NumMetrics]int64
+	var g, w [MaxMetrics]int64
 	bad := 0
 	for i := range gs.Len() {
 		gn, wn := gs.Metrics(i, &g), ws.Metrics(i, &w)
 		if g != w || gn != wn {
-			for m := range NumMetrics {
+			for m := range NumMetrics() {
 				if g[m] != w[m] && bad < 10 {
 					t.Errorf("instance %d (%s): %s %d, with the names %d", i, gs.Phase(i), m.Name(), g[m], w[m])
 					bad++

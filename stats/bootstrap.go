@@ -3,7 +3,10 @@ package stats
 // The comparisons' expanded-percentile bootstrap CIs over a plan's
 // resamples (docs/statistics.md §3.3).
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // bootCompare is the expanded-percentile CI of log(θ*_B/θ*_A) (returned
 // exponentiated) and of θ*_B − θ*_A over the plan's resamples.
@@ -77,3 +80,39 @@ func finiteCI(ci [2]float64) bool {
 }
 
 func logCI(ci [2]float64) [2]float64 { return [2]float64{math.Log(ci[0]), math.Log(ci[1])} }
+
+// bootCI sets c's bootstrap intervals (hulled with the jackknife-t's for
+// the mean of a bootstrap plan).
+func (e *metricEval) bootCI(c *Comparison, p float64, fBase statFunc, withRatio bool) {
+	m, st := e.m, c.Stat
+	base, pl := e.t.d.base, e.t.ci
+	var und int
+	var unbounded bool
+	vals := func(i int) []float64 { return pl.quantileValues(i, m, p) }
+	if st == StatMean {
+		vals = func(i int) []float64 { return pl.meanValues(i, m) }
+	}
+	va, okA := pl.sides[0].constantMean(m)
+	vb, okB := pl.sides[1].constantMean(m)
+	if st == StatMean && okA && okB {
+		c.RatioCI, c.DiffCI, und, unbounded = constantCompare(va, vb, pl.b, withRatio)
+	} else {
+		c.RatioCI, c.DiffCI, und, unbounded = bootCompareValues(pl, vals, pl.classes(), withRatio)
+	}
+	if und > 0 {
+		e.flag(c, WarnUndefinedResamples, fmt.Sprintf("%d of %d resamples drew no present step in some arm; CIs use the rest", und, pl.b),
+			map[string]float64{"undefined": float64(und), "b": float64(pl.b)})
+	}
+	if unbounded {
+		e.flag(c, WarnUnboundedCI, "a resampled baseline value was 0: the ratio CI is unbounded and omitted", nil)
+	}
+	if st == StatMean && pl.method == MethodBootstrap {
+		jr, jd := jackCompare(base, fBase, withRatio, true, e.cfg.confidence)
+		c.JackknifeRatioCI = jr
+		if (c.RatioCI != nil && jr != nil && skewed(logCI(*c.RatioCI), logCI(*jr))) ||
+			(c.DiffCI != nil && jd != nil && skewed(*c.DiffCI, *jd)) {
+			e.flag(c, WarnSkewedOrTailLimited, "the jackknife-t and bootstrap CIs disagree by more than 25% of the width", nil)
+		}
+		c.RatioCI, c.DiffCI = hullCI(c.RatioCI, jr), hullCI(c.DiffCI, jd)
+	}
+}

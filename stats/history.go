@@ -74,17 +74,16 @@ type RunValue struct {
 // for one metric and statistic. Values are geometric means of the runs'
 // statistics; Ratio = candidate / history.
 type HistoryComparison struct {
-	Metric         string      `json:"metric"`
-	Stat           string      `json:"stat"`
-	Method         string      `json:"method"` // MethodHistory, or MethodNone without an interval
-	Confidence     float64     `json:"confidence"`
-	HistoryRuns    int         `json:"history_runs"`   // n
-	CandidateRuns  int         `json:"candidate_runs"` // m
-	DF             int         `json:"df"`             // n − 1
-	HistoryValue   float64     `json:"history_value"`
-	CandidateValue float64     `json:"candidate_value"`
-	Ratio          *float64    `json:"ratio"`
-	RatioCI        *[2]float64 `json:"ratio_ci"`
+	Metric         string  `json:"metric"`
+	Stat           string  `json:"stat"`
+	Method         string  `json:"method"` // MethodHistory, or MethodNone without an interval
+	Confidence     float64 `json:"confidence"`
+	HistoryRuns    int     `json:"history_runs"`   // n
+	CandidateRuns  int     `json:"candidate_runs"` // m
+	DF             int     `json:"df"`             // n − 1
+	HistoryValue   float64 `json:"history_value"`
+	CandidateValue float64 `json:"candidate_value"`
+	RatioEstimate
 	// LogSD is s, the run-to-run standard deviation of the log statistic;
 	// CV = √(e^{s²} − 1), the run-to-run coefficient of variation it implies.
 	LogSD float64 `json:"log_sd"`
@@ -197,7 +196,7 @@ func CompareHistory(metric, stat string, history, candidates []RunValue, confide
 	if se > 0 {
 		h.Z = d / se
 	}
-	h.Verdict = VerdictOf(ci)
+	h.Verdict = h.IntervalVerdict()
 	if len(hy) < MinHistoryRuns {
 		h.Warnings = append(h.Warnings, WarnFewHistoryRuns)
 	}
@@ -223,7 +222,7 @@ func CompareHistory(metric, stat string, history, candidates []RunValue, confide
 // history by more than limit (a fraction: 0.05 is +5%): the whole ratio
 // interval lies above 1 + limit.
 func (h *HistoryComparison) Regression(limit float64) bool {
-	return h.RatioCI != nil && h.RatioCI[0] > 1+limit
+	return h.Above(1 + limit)
 }
 
 // historyTrend reports whether the history's log values have an OLS slope

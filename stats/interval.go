@@ -579,38 +579,3 @@ func studentT(nu, p float64) float64 {
 	tQuantiles.Store(key, v)
 	return v
 }
-
-// jackknifeSE is se_J = √((n−1)/n · Σ(θ̂_(−k) − θ̄)²) over the delete-one
-// values. ok is false with fewer than two or a non-finite one.
-func jackknifeSE(deleted []float64) (se float64, ok bool) {
-	n := len(deleted)
-	if n < 2 {
-		return 0, false
-	}
-	var mean float64
-	for _, v := range deleted {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, false
-		}
-		mean += v
-	}
-	mean /= float64(n)
-	var ss float64
-	for _, v := range deleted {
-		d := v - mean
-		ss += d * d
-	}
-	return math.Sqrt(float64(n-1) / float64(n) * ss), true
-}
-
-// jackknifeT is the cluster jackknife-t interval θ̂ ± t_{n−1,1−α/2}·se_J,
-// computed on whatever scale the caller passes (log for ratios and arm
-// values).
-func jackknifeT(theta float64, deleted []float64, confidence float64) (lo, hi, se float64, ok bool) {
-	se, ok = jackknifeSE(deleted)
-	if !ok || math.IsNaN(theta) || math.IsInf(theta, 0) {
-		return 0, 0, 0, false
-	}
-	ci := tInterval(theta, se, len(deleted), confidence)
-	return ci[0], ci[1], se, true
-}

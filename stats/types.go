@@ -224,6 +224,48 @@ func VerdictOf(ci [2]float64) Verdict {
 	return VerdictUnchanged
 }
 
+// RatioEstimate is a ratio of two statistics, a candidate's over a
+// baseline's, with its interval: the part every comparison row shares
+// (arms, within-run, history, gate, ranks, verdict's gains). Rows embed
+// it, so its JSON fields "ratio" and "ratio_ci" sit where each row lists
+// them; how the interval was computed (method, units) and the verdict stay
+// in the row, whose JSON places them apart.
+type RatioEstimate struct {
+	Ratio   *float64    `json:"ratio"`    // nil when the baseline value is 0 or no value exists
+	RatioCI *[2]float64 `json:"ratio_ci"` // nil without an interval
+}
+
+// Clone is a copy of r that shares no memory with it.
+func (r RatioEstimate) Clone() RatioEstimate {
+	var out RatioEstimate
+	if r.Ratio != nil {
+		v := *r.Ratio
+		out.Ratio = &v
+	}
+	if r.RatioCI != nil {
+		ci := *r.RatioCI
+		out.RatioCI = &ci
+	}
+	return out
+}
+
+// Above reports whether the whole interval lies above bound (with bound =
+// 1 + limit: a proven regression beyond limit); false without an interval.
+func (r RatioEstimate) Above(bound float64) bool {
+	return r.RatioCI != nil && r.RatioCI[0] > bound
+}
+
+// IntervalVerdict is what the interval says of a change: VerdictChanged
+// when it excludes 1, VerdictUnchanged when it holds 1, VerdictNone
+// without an interval. Only a between-unit interval supports a verdict:
+// rows ask for it only then.
+func (r RatioEstimate) IntervalVerdict() Verdict {
+	if r.RatioCI == nil {
+		return VerdictNone
+	}
+	return VerdictOf(*r.RatioCI)
+}
+
 // Comparison is one arm against the baseline for one metric and statistic.
 // Ratio = arm/baseline, Diff = arm − baseline.
 type Comparison struct {
@@ -233,8 +275,7 @@ type Comparison struct {
 	Arm           string      `json:"arm"`
 	BaselineValue float64     `json:"baseline_value"`
 	ArmValue      float64     `json:"arm_value"`
-	Ratio         *float64    `json:"ratio"` // nil when the baseline value is 0
-	RatioCI       *[2]float64 `json:"ratio_ci"`
+	RatioEstimate             // nil ratio when the baseline value is 0
 	Diff          float64     `json:"diff"`
 	DiffCI        *[2]float64 `json:"diff_ci"`
 	// Significant: the ratio CI excludes 1 with a between-unit method

@@ -39,21 +39,20 @@ const (
 // WithinRunComparison is an arm against the baseline, each one run (or a
 // few blocks), by resampling steps in blocks. Ratio = arm / baseline.
 type WithinRunComparison struct {
-	Metric        string      `json:"metric"`
-	Stat          string      `json:"stat"`
-	Baseline      string      `json:"baseline"`
-	Arm           string      `json:"arm"`
-	Method        string      `json:"method"`
-	Confidence    float64     `json:"confidence"`
-	B             int         `json:"b"`
-	Seed          uint64      `json:"seed"`
-	Stream        uint64      `json:"stream"`
-	BaselineValue float64     `json:"baseline_value"`
-	ArmValue      float64     `json:"arm_value"`
-	Ratio         *float64    `json:"ratio"`
-	RatioCI       *[2]float64 `json:"ratio_ci"`
-	BaselineSteps int         `json:"baseline_steps"`
-	ArmSteps      int         `json:"arm_steps"`
+	Metric        string  `json:"metric"`
+	Stat          string  `json:"stat"`
+	Baseline      string  `json:"baseline"`
+	Arm           string  `json:"arm"`
+	Method        string  `json:"method"`
+	Confidence    float64 `json:"confidence"`
+	B             int     `json:"b"`
+	Seed          uint64  `json:"seed"`
+	Stream        uint64  `json:"stream"`
+	BaselineValue float64 `json:"baseline_value"`
+	ArmValue      float64 `json:"arm_value"`
+	RatioEstimate
+	BaselineSteps int `json:"baseline_steps"`
+	ArmSteps      int `json:"arm_steps"`
 	// BlockLength is the mean block length of each series (baseline's
 	// units, then the arm's), from Politis–White.
 	BaselineBlocks []float64 `json:"baseline_block_length"`
@@ -346,7 +345,7 @@ func stationaryResample(rng *rand.Rand, x []float64, blockLen float64, out []flo
 // Regression reports whether the arm is slower than the baseline by more
 // than limit with this within-run interval (it compares the two runs only).
 func (w *WithinRunComparison) Regression(limit float64) bool {
-	return w.RatioCI != nil && w.RatioCI[0] > 1+limit
+	return w.Above(1 + limit)
 }
 
 // robustLogSteps are the log steps with their outliers pulled in (a

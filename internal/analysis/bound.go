@@ -144,92 +144,89 @@ func graphRuns(order []string, capture func(string) bool) int {
 	return runs
 }
 
-// bound fills each arm's bounded saving (BoundaryArm.Bound).
-func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error {
-	replay := measureReplay(b.files)
-	plan := Units(allInstances(b.files), nil, b.unitStart)
-	counted := func(p string) bool { return countsInRegion(p, region) }
+// captureKey names one phase of one arm.
+type captureKey struct{ arm, phase string }
 
-	// Per arm and region phase: launches over the kept steps, and blockers.
-	type key struct{ arm, phase string }
-	launches := map[key]int64{}
-	present := map[key]bool{}
+// captureClasses is what capture does to each region phase of each arm:
+// its launches over the kept steps, its blockers and whether it is present.
+type captureClasses struct {
+	launches map[captureKey]int64
+	present  map[captureKey]bool
+	blockers map[captureKey][]string
+}
+
+// status is what capture does to phase p of arm.
+func (c *captureClasses) status(arm, p string) string {
+	switch k := (captureKey{arm, p}); {
+	case c.launches[k] == 0:
+		return CaptureNoLaunch
+	case len(c.blockers[k]) > 0:
+		return CaptureBlocked
+	}
+	return CaptureRemovable
+}
+
+// classifyCapture counts, per arm and region phase, the launches over the
+// kept steps and the kinds of blockers.
+func (b *Boundary) classifyCapture(plan *UnitPlan, counted func(string) bool) *captureClasses {
+	c := &captureClasses{launches: map[captureKey]int64{}, present: map[captureKey]bool{}, blockers: map[captureKey][]string{}}
 	var x phases.Instance
 	for i := range plan.xs.Len() {
 		if plan.unit[i] < 0 || plan.xs.IsStep(i) || b.Arms[plan.xs.Arm(i)] == nil {
 			continue
 		}
 		plan.xs.Get(i, &x)
-		present[key{x.Arm, x.Phase}] = true
+		c.present[captureKey{x.Arm, x.Phase}] = true
 		if counted(x.Phase) {
-			launches[key{x.Arm, x.Phase}] += x.M[phases.Launches] + x.M[phases.OtherThreadOps]
+			c.launches[captureKey{x.Arm, x.Phase}] += x.M[phases.Launches] + x.M[phases.OtherThreadOps]
 		}
 	}
-	blockers := map[key][]string{}
 	for _, bl := range b.Blockers {
 		for _, p := range b.Phases {
 			if counted(p) && (bl.Phase == p || strings.HasPrefix(bl.Phase, p+"/")) {
-				k := key{bl.Arm, p}
-				if !slices.Contains(blockers[k], bl.Kind) {
-					blockers[k] = append(blockers[k], bl.Kind)
+				k := captureKey{bl.Arm, p}
+				if !slices.Contains(c.blockers[k], bl.Kind) {
+					c.blockers[k] = append(c.blockers[k], bl.Kind)
 				}
 			}
 		}
 	}
-	status := func(arm, p string) string {
-		switch k := (key{arm, p}); {
-		case launches[k] == 0:
-			return CaptureNoLaunch
-		case len(blockers[k]) > 0:
-			return CaptureBlocked
-		}
-		return CaptureRemovable
-	}
+	return c
+}
 
-	var regionPhases []string // counted region phases, step order
-	for _, p := range b.Phases {
-		if counted(p) {
-			regionPhases = append(regionPhases, p)
-		}
-	}
-	phaseIdx := map[string]int{}
-	for k, p := range regionPhases {
-		phaseIdx[p] = k
-	}
-	metrics := slices.Clone(boundMetrics)
-	for _, p := range regionPhases {
-		metrics = append(metrics, "host_ns["+p+"]")
-	}
-
-	byArm := map[string][]stats.Unit{}
+// newCaptureBounds gives each arm its CaptureBound: the replay cost of its
+// graphs per step and its region phases with their status.
+func (b *Boundary) newCaptureBounds(replay ReplayCost, cls *captureClasses, order, regionPhases []string, counted func(string) bool) {
 	for _, a := range b.ArmOrder {
 		cb := &CaptureBound{Replay: replay, Phases: []CapturePhase{}}
 		b.Arms[a].Bound = cb
 		// The arm's phases in step order: the top-level ones and the region's.
 		var seq []string
 		for _, p := range order {
-			if present[key{a, p}] && (!strings.Contains(p, "/") || counted(p)) {
+			if cls.present[captureKey{a, p}] && (!strings.Contains(p, "/") || counted(p)) {
 				seq = append(seq, p)
 			}
 		}
-		cb.Replay.LaunchesPerStep = graphRuns(seq, func(p string) bool { return counted(p) && status(a, p) == CaptureRemovable })
-		cb.Replay.IfFixedLaunches = graphRuns(seq, func(p string) bool { return counted(p) && status(a, p) != CaptureNoLaunch })
+		cb.Replay.LaunchesPerStep = graphRuns(seq, func(p string) bool { return counted(p) && cls.status(a, p) == CaptureRemovable })
+		cb.Replay.IfFixedLaunches = graphRuns(seq, func(p string) bool { return counted(p) && cls.status(a, p) != CaptureNoLaunch })
 		cb.Replay.PerStepNs = int64(cb.Replay.LaunchesPerStep) * replay.PerLaunchNs
 		for _, p := range regionPhases {
-			if present[key{a, p}] {
-				k := key{a, p}
-				cb.Phases = append(cb.Phases, CapturePhase{Phase: p, Status: status(a, p), Blockers: append([]string{}, blockers[k]...)})
+			if k := (captureKey{a, p}); cls.present[k] {
+				cb.Phases = append(cb.Phases, CapturePhase{Phase: p, Status: cls.status(a, p), Blockers: append([]string{}, cls.blockers[k]...)})
 			}
 		}
 	}
+}
 
-	// Per unit and kept step: int64 sums over the step and its region phases.
+// boundSums are, per unit, metric and kept step, the int64 sums over the
+// step and its region phases (nil for a unit outside the arms).
+func (b *Boundary) boundSums(plan *UnitPlan, cls *captureClasses, phaseIdx map[string]int, nMetrics int) [][][]int64 {
 	sums := make([][][]int64, len(plan.ids))
 	for u := range plan.ids {
 		if b.Arms[plan.arms[u]] == nil {
 			continue
 		}
-		sums[u] = make([][]int64, len(metrics))
+		sums[u] = make([][]int64, nMetrics)
 		for m := range sums[u] {
 			sums[u][m] = make([]int64, plan.kept[u])
 		}
@@ -253,7 +250,7 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 		}
 		host := x.M[phases.Launch] + x.M[phases.CPUOther] + x.M[phases.MemcpyAPI] + x.M[phases.OtherAPI]
 		s[bPhases+k][t] += host
-		switch status(x.Arm, x.Phase) {
+		switch cls.status(x.Arm, x.Phase) {
 		case CaptureRemovable:
 			s[bHost][t] += host
 			s[bLaunch][t] += x.M[phases.Launch]
@@ -266,6 +263,13 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 			s[bBlocked][t] += host
 		}
 	}
+	return sums
+}
+
+// boundUnits derives each kept step's ceiling, removable and if-fixed
+// saving from the sums and groups the units' series by arm.
+func (b *Boundary) boundUnits(plan *UnitPlan, sums [][][]int64, nMetrics int) map[string][]stats.Unit {
+	byArm := map[string][]stats.Unit{}
 	for u, s := range sums {
 		if s == nil {
 			continue
@@ -273,7 +277,7 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 		a := plan.arms[u]
 		cb := b.Arms[a].Bound
 		r, rf := cb.Replay.PerStepNs, int64(cb.Replay.IfFixedLaunches)*cb.Replay.PerLaunchNs
-		series := make([][]float64, len(metrics))
+		series := make([][]float64, nMetrics)
 		for t := range plan.kept[u] {
 			room := s[bWall][t] - s[bFloor][t]
 			s[bCeiling][t] = room - r
@@ -297,73 +301,94 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 		cb.Units++
 		byArm[a] = append(byArm[a], plan.statsUnit(u, series))
 	}
+	return byArm
+}
+
+// bound fills each arm's bounded saving (BoundaryArm.Bound).
+func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error {
+	replay := measureReplay(b.files)
+	plan := Units(allInstances(b.files), nil, b.unitStart)
+	counted := func(p string) bool { return countsInRegion(p, region) }
+	cls := b.classifyCapture(plan, counted)
+
+	var regionPhases []string // counted region phases, step order
+	for _, p := range b.Phases {
+		if counted(p) {
+			regionPhases = append(regionPhases, p)
+		}
+	}
+	phaseIdx := map[string]int{}
+	for k, p := range regionPhases {
+		phaseIdx[p] = k
+	}
+	metrics := slices.Clone(boundMetrics)
+	for _, p := range regionPhases {
+		metrics = append(metrics, "host_ns["+p+"]")
+	}
+
+	b.newCaptureBounds(replay, cls, order, regionPhases, counted)
+	sums := b.boundSums(plan, cls, phaseIdx, len(metrics))
+	byArm := b.boundUnits(plan, sums, len(metrics))
 
 	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{bRemovable}}
 	for _, a := range b.ArmOrder {
-		us := byArm[a]
 		if b.Arms[a].Bound.Steps == 0 {
 			b.Arms[a].Bound = nil // no kept step: nothing measured (the warning says why)
 			continue
 		}
-		cb := b.Arms[a].Bound
-		ests := []*Estimate{&cb.RemovableNs, &cb.HostNs, &cb.LaunchNs, &cb.CPUOtherNs, &cb.MemcpyAPINs, &cb.OtherAPINs,
-			&cb.GPUFloorNs, &cb.CeilingNs, &cb.NoLaunchHostNs, &cb.BlockedHostNs, &cb.RemovableIfFixedNs, &cb.StepWallNs}
-		for k := range cb.Phases {
-			ests = append(ests, &cb.Phases[k].HostNs)
-		}
-		phaseOf := func(m int) int { // metric index of ests[m]
-			if m < bPhases {
-				return m
-			}
-			return bPhases + phaseIdx[cb.Phases[m-bPhases].Phase]
-		}
-		if sc.Off {
-			for m, e := range ests {
-				var xs []float64
-				for _, u := range us {
-					xs = append(xs, u.Steps[phaseOf(m)]...)
-				}
-				s := stats.Summarize(xs)
-				*e = Estimate{Mean: s.Mean, Median: s.Median, N: s.N, Method: stats.MethodNone}
-			}
-			var part, whole float64
-			for _, u := range us {
-				for t := range u.Steps[bWall] {
-					part += u.Steps[bRemovable][t]
-					whole += u.Steps[bWall][t]
-				}
-			}
-			if whole > 0 {
-				cb.RemovableShare = Share{Value: part / whole, Method: stats.MethodNone, NUnits: len(us)}
-			}
-			for k := range cb.Phases {
-				cb.Phases[k].LaunchesPerStep = float64(launches[key{a, cb.Phases[k].Phase}]) / float64(cb.Steps)
-			}
-			continue
-		}
-		res, err := stats.Analyze("capture bound "+strings.Join(b.Phases, ","), metrics, us, opt)
-		if err != nil {
-			return fmt.Errorf("statistics of the bounded saving in arm %s: %w", a, err)
-		}
-		am := res.Arms[0].Metrics
-		for m, e := range ests {
-			x := am[phaseOf(m)]
-			*e = Estimate{Mean: x.Mean, MeanCI: x.MeanCI, Median: x.Median, MedianCI: x.MedianCI, N: x.N, Method: x.Method}
-		}
-		for _, w := range res.Warnings {
-			if w.Metric == boundMetrics[bRemovable] { // the rest repeat the boundary's own warnings
-				w.Values = nil
-				b.Warnings = append(b.Warnings, w)
-			}
-		}
-		sh, err := shareOfStep(a, us, bRemovable, bWall, opt)
-		if err != nil {
+		if err := b.estimateBound(a, byArm[a], cls, phaseIdx, metrics, sc.Off, opt); err != nil {
 			return err
 		}
-		cb.RemovableShare = sh
-		for k := range cb.Phases {
-			cb.Phases[k].LaunchesPerStep = float64(launches[key{a, cb.Phases[k].Phase}]) / float64(cb.Steps)
+	}
+	return nil
+}
+
+// estimateBound fills arm a's estimates from its units' series: summaries
+// with the statistics off, else stats.Analyze and the share of the step.
+func (b *Boundary) estimateBound(a string, us []stats.Unit, cls *captureClasses, phaseIdx map[string]int, metrics []string, off bool, opt stats.Options) error {
+	cb := b.Arms[a].Bound
+	ests := []*Estimate{&cb.RemovableNs, &cb.HostNs, &cb.LaunchNs, &cb.CPUOtherNs, &cb.MemcpyAPINs, &cb.OtherAPINs,
+		&cb.GPUFloorNs, &cb.CeilingNs, &cb.NoLaunchHostNs, &cb.BlockedHostNs, &cb.RemovableIfFixedNs, &cb.StepWallNs}
+	for k := range cb.Phases {
+		ests = append(ests, &cb.Phases[k].HostNs)
+	}
+	phaseOf := func(m int) int { // metric index of ests[m]
+		if m < bPhases {
+			return m
+		}
+		return bPhases + phaseIdx[cb.Phases[m-bPhases].Phase]
+	}
+	for k := range cb.Phases {
+		cb.Phases[k].LaunchesPerStep = float64(cls.launches[captureKey{a, cb.Phases[k].Phase}]) / float64(cb.Steps)
+	}
+	if off {
+		for m, e := range ests {
+			*e = pointEstimate(us, phaseOf(m))
+		}
+		if sh, ok := pointShare(us, bRemovable, bWall); ok {
+			cb.RemovableShare = sh
+		}
+		return nil
+	}
+	res, err := stats.Analyze("capture bound "+strings.Join(b.Phases, ","), metrics, us, opt)
+	if err != nil {
+		return fmt.Errorf("statistics of the bounded saving in arm %s: %w", a, err)
+	}
+	am := res.Arms[0].Metrics
+	for m, e := range ests {
+		x := am[phaseOf(m)]
+		*e = Estimate{Mean: x.Mean, MeanCI: x.MeanCI, Median: x.Median, MedianCI: x.MedianCI, N: x.N, Method: x.Method}
+	}
+	for _, w := range res.Warnings {
+		if w.Metric == boundMetrics[bRemovable] { // the rest repeat the boundary's own warnings
+			w.Values = nil
+			b.Warnings = append(b.Warnings, w)
 		}
 	}
+	sh, err := shareOfStep(a, us, bRemovable, bWall, opt)
+	if err != nil {
+		return err
+	}
+	cb.RemovableShare = sh
 	return nil
 }

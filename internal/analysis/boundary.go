@@ -442,27 +442,43 @@ func (b *Boundary) pointEstimates(byArm map[string][]stats.Unit) {
 	for a, us := range byArm {
 		ba := b.Arms[a]
 		ests := []*Estimate{&ba.SavingNs, &ba.LaunchNs, &ba.CPUOtherNs, &ba.RegionWallNs, &ba.StepWallNs}
-		var sums [2]float64
 		for m := range boundaryMetrics {
-			var xs []float64
-			for _, u := range us {
-				xs = append(xs, u.Steps[m]...)
-			}
-			s := stats.Summarize(xs)
-			*ests[m] = Estimate{Mean: s.Mean, Median: s.Median, N: s.N, Method: stats.MethodNone}
+			*ests[m] = pointEstimate(us, m)
 		}
-		for _, u := range us {
-			for t := range u.Steps[0] {
-				if v := u.Steps[0][t]; !math.IsNaN(v) {
-					sums[0] += v
-				}
-				sums[1] += u.Steps[4][t]
-			}
-		}
-		if sums[1] > 0 {
-			ba.SavingShare = Share{Value: sums[0] / sums[1], Method: stats.MethodNone, NUnits: len(us)}
+		if sh, ok := pointShare(us, 0, 4); ok {
+			ba.SavingShare = sh
 		}
 	}
+}
+
+// pointEstimate is metric m over the units' steps without a CI
+// (statistics off).
+func pointEstimate(us []stats.Unit, m int) Estimate {
+	var xs []float64
+	for _, u := range us {
+		xs = append(xs, u.Steps[m]...)
+	}
+	s := stats.Summarize(xs)
+	return Estimate{Mean: s.Mean, Median: s.Median, N: s.N, Method: stats.MethodNone}
+}
+
+// pointShare is Σ part / Σ whole over the units' steps without a CI
+// (statistics off; an absent part counts 0), the part the series of metric
+// partM, the whole that of wholeM; false without a whole.
+func pointShare(us []stats.Unit, partM, wholeM int) (Share, bool) {
+	var part, whole float64
+	for _, u := range us {
+		for t := range u.Steps[partM] {
+			if v := u.Steps[partM][t]; !math.IsNaN(v) {
+				part += v
+			}
+			whole += u.Steps[wholeM][t]
+		}
+	}
+	if whole <= 0 {
+		return Share{}, false
+	}
+	return Share{Value: part / whole, Method: stats.MethodNone, NUnits: len(us)}, true
 }
 
 // shareOfStep is Σ saving / Σ step wall over the arm's kept steps (a step

@@ -136,7 +136,7 @@ func TestVerdictConsistent(t *testing.T) {
 	}
 	for _, c := range []struct {
 		gain float64
-		want string
+		want Decision
 	}{{ci[1] + 0.01, VerdictNoGo}, {(ci[0] + ci[1]) / 2, VerdictInconclusive}, {ci[0], VerdictGo}} {
 		v2, err := BuildVerdict(files, frames, graphRegion, c.gain, testOptions)
 		if err != nil {

@@ -139,13 +139,21 @@ func BuildThen(ctx context.Context, files []*FileResult, o Options, version stri
 
 // allInstances is the files' instances in input order: a single file's
 // store in place (no copy of the biggest result for the usual single
-// export), else a merged store.
+// export), the store that the files' stores are views of (--from's pooled
+// store), else a merged store.
 func allInstances(files []*FileResult) *phases.Store {
 	switch len(files) {
 	case 0:
 		return phases.NewStore()
 	case 1:
 		return files[0].Result.InstanceStore()
+	}
+	stores := make([]*phases.Store, len(files))
+	for i, fr := range files {
+		stores[i] = fr.Result.InstanceStore()
+	}
+	if xs := phases.Tiled(stores); xs != nil {
+		return xs
 	}
 	xs := phases.NewStore()
 	n := 0
@@ -341,7 +349,7 @@ func (d *Doc) fill() {
 				w = []string{}
 			}
 			d.Comparisons = append(d.Comparisons, ComparisonRow{Phase: ph, Metric: c.Metric, Stat: c.Stat, Baseline: c.Baseline, Arm: c.Arm,
-				BaseValue: c.BaselineValue, ArmValue: c.ArmValue, Ratio: c.Ratio, RatioCI: c.RatioCI, Diff: c.Diff, DiffCI: c.DiffCI,
+				BaseValue: c.BaselineValue, ArmValue: c.ArmValue, RatioEstimate: c.RatioEstimate, Diff: c.Diff, DiffCI: c.DiffCI,
 				Significant: c.Significant, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits, Warnings: w})
 		}
 		for _, c := range r.Decomposition {

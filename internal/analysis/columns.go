@@ -51,8 +51,10 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// instanceColumns are the columns of phase_instances, in order.
-var instanceColumns = func() []instanceColumn {
+// instanceColumns are the columns of phase_instances, in order: built on
+// first use, after every init function, so that metrics declared with
+// phases.Declare have theirs.
+var instanceColumns = sync.OnceValue(func() []instanceColumn {
 	str := func(name, doc string, get func(*phases.Instance) string, set func(*phases.Instance, string)) instanceColumn {
 		return instanceColumn{Column: export.Column{Name: name, Type: export.TypeString, Doc: doc}, str: get, setStr: set}
 	}
@@ -87,7 +89,7 @@ var instanceColumns = func() []instanceColumn {
 		i64("start_ns", export.UnitNanoseconds, "range start on the export's clock", func(x *phases.Instance) int64 { return x.Start }, func(x *phases.Instance, v int64) { x.Start = v }),
 		i64("end_ns", export.UnitNanoseconds, "range end on the export's clock", func(x *phases.Instance) int64 { return x.End }, func(x *phases.Instance, v int64) { x.End = v }),
 	}
-	for m := range phases.NumMetrics {
+	for m := range phases.NumMetrics() {
 		mi := m.Info()
 		c := i64(mi.Name, mi.Unit, mi.Doc+"; null when not measured (its source table was not recorded)", func(x *phases.Instance) int64 { return x.M[m] }, func(x *phases.Instance, v int64) { x.M[m] = v })
 		// optional: a dataset written before a metric existed reads it as
@@ -117,7 +119,7 @@ var instanceColumns = func() []instanceColumn {
 		i64: func(x *phases.Instance) int64 { return int64(x.Rank) }, setI64: func(x *phases.Instance, v int64) { x.Rank, x.HasRank = int(v), true },
 		has: func(x *phases.Instance) bool { return x.HasRank }, optional: true}
 	return append(cols, queue, gap, unattr, label, other, rank)
-}()
+})
 
 // setUnit reads a unit label back (phases.UnitID.String); the file, arm and
 // block columns are read first. A label of another form (a dataset written
@@ -188,7 +190,7 @@ func fillInstanceColumnsOn(a *export.RowsAppender, xs *phases.Store, lo, hi, wor
 			wg.Go(func() { f.fillRows(xs, k, c0, c0-lo) })
 		}
 		wg.Wait()
-		for col := range instanceColumns {
+		for col := range instanceColumns() {
 			if f.codes[col] != nil || f.nullBit[col] != 0 {
 				wg.Go(func() { f.finish(col, c0-lo) })
 			}
@@ -244,15 +246,16 @@ func (d *strDict) reset() {
 // newRowFiller prepares a's new rows for up to workers goroutines; chunk
 // is the most rows filled between two rounds of finish.
 func newRowFiller(a *export.RowsAppender, chunk, workers int) *rowFiller {
-	k := len(instanceColumns)
+	k := len(instanceColumns())
 	f := &rowFiller{a: a, ints: make([][]int64, k), floats: make([][]float64, k), codes: make([][]int32, k),
 		dicts: make([][]strDict, workers), nullBit: make([]uint64, k), nulls: make([]uint64, chunk)}
 	for w := range f.dicts {
 		f.dicts[w] = make([]strDict, k)
 	}
 	bit := 0
-	for col := range instanceColumns {
-		c := &instanceColumns[col]
+	cols := instanceColumns()
+	for col := range cols {
+		c := &cols[col]
 		switch {
 		case c.str != nil:
 			f.codes[col] = a.Codes(col)
@@ -276,6 +279,7 @@ func newRowFiller(a *export.RowsAppender, chunk, workers int) *rowFiller {
 // chunk0 and at row base of a's new rows.
 func (f *rowFiller) fillRows(xs *phases.Store, k, chunk0, base int) {
 	dicts := f.dicts[k]
+	cols := instanceColumns()
 	buf := make([]phases.Instance, fillBlock)
 	var unit phases.UnitID
 	label, hasLabel := "", false
@@ -289,8 +293,8 @@ func (f *rowFiller) fillRows(xs *phases.Store, k, chunk0, base int) {
 		row := base + srow  // in a's new rows
 		nulls := f.nulls[srow:]
 		clear(nulls[:len(bx)])
-		for col := range instanceColumns {
-			c := &instanceColumns[col]
+		for col := range cols {
+			c := &cols[col]
 			switch {
 			case c.isMetric:
 				v, m, bit := f.ints[col][row:], c.metric, f.nullBit[col]
@@ -385,11 +389,30 @@ func (f *rowFiller) finish(col, base int) {
 // datasets with partition keys in any position, or extra columns, load.
 type instanceCols struct {
 	at []int // per instanceColumns entry: column index in the table, -1 when absent
+	// last is the unit of the last row read: rows come in runs of one
+	// unit, so its label is parsed once per run.
+	last struct {
+		label, file, arm string
+		block            int
+		unit             phases.UnitID
+		ok               bool
+	}
+}
+
+// setUnit is setUnit through the cache of the last row's unit.
+func (c *instanceCols) setUnit(x *phases.Instance, label string) {
+	l := &c.last
+	if l.ok && l.label == label && l.file == x.File && l.arm == x.Arm && l.block == x.Block {
+		x.Unit = l.unit
+		return
+	}
+	setUnit(x, label)
+	l.label, l.file, l.arm, l.block, l.unit, l.ok = label, x.File, x.Arm, x.Block, x.Unit, true
 }
 
 func locateColumns(t *export.Table) (*instanceCols, error) {
-	c := &instanceCols{at: make([]int, len(instanceColumns))}
-	for k, ic := range instanceColumns {
+	c := &instanceCols{at: make([]int, len(instanceColumns()))}
+	for k, ic := range instanceColumns() {
 		i := t.ColumnIndex(ic.Name)
 		if i < 0 && ic.formerName != "" {
 			i = t.ColumnIndex(ic.formerName)
@@ -412,7 +435,17 @@ func locateColumns(t *export.Table) (*instanceCols, error) {
 // instanceAt converts one row; a null in a required column is an error.
 func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, error) {
 	var x phases.Instance
-	for k, ic := range instanceColumns {
+	err := c.readInstance(t, r, &x)
+	return x, err
+}
+
+// readInstance is instanceAt into x (a million rows reuse one instance,
+// not one each on the heap).
+func (c *instanceCols) readInstance(t *export.Table, r int, x *phases.Instance) error {
+	*x = phases.Instance{}
+	cols := instanceColumns()
+	for k := range cols {
+		ic := &cols[k] // not a copy of the column per cell
 		col := c.at[k]
 		if col < 0 {
 			if ic.isMetric {
@@ -425,29 +458,38 @@ func (c *instanceCols) instanceAt(t *export.Table, r int) (phases.Instance, erro
 		case ic.str != nil:
 			var v string
 			if v, ok = t.String(r, col); ok {
-				ic.setStr(&x, v)
+				if ic.unitLabel {
+					c.setUnit(x, v)
+				} else {
+					ic.setStr(x, v)
+				}
 			}
 		case ic.Type == export.TypeBool:
 			var v bool
 			if v, ok = t.Bool(r, col); ok {
-				ic.setI64(&x, b2i(v))
+				ic.setI64(x, b2i(v))
+			}
+		case ic.isMetric: // most columns: no setter call
+			var v int64
+			if v, ok = t.Int64(r, col); ok {
+				x.M[ic.metric] = v
+			} else {
+				x.Null |= 1 << uint(ic.metric)
 			}
 		case ic.i64 != nil:
 			var v int64
 			if v, ok = t.Int64(r, col); ok {
-				ic.setI64(&x, v)
-			} else if ic.isMetric {
-				x.Null |= 1 << uint(ic.metric)
+				ic.setI64(x, v)
 			}
 		case ic.f64 != nil:
 			var v float64
 			if v, ok = t.Float64(r, col); ok {
-				ic.setF64(&x, v)
+				ic.setF64(x, v)
 			}
 		}
 		if !ok && !ic.Nullable && !ic.nullOK {
-			return x, fmt.Errorf("phase_instances row %d: null %s", r, ic.Name)
+			return fmt.Errorf("phase_instances row %d: null %s", r, ic.Name)
 		}
 	}
-	return x, nil
+	return nil
 }

@@ -15,7 +15,7 @@ func TestOlderDatasetLacksMetric(t *testing.T) {
 	missing := phases.MemsetNs
 	var cols []export.Column
 	var vals []export.Value
-	for _, c := range instanceColumns {
+	for _, c := range instanceColumns() {
 		if c.isMetric && c.metric == missing {
 			continue
 		}

@@ -123,15 +123,14 @@ func (m MetricSummary) MarshalJSON() ([]byte, error) {
 
 // ComparisonRow is one arm against the baseline for one phase, metric and statistic.
 type ComparisonRow struct {
-	Phase       string        `json:"phase"`
-	Metric      string        `json:"metric"`
-	Stat        string        `json:"stat"`
-	Baseline    string        `json:"baseline"`
-	Arm         string        `json:"arm"`
-	BaseValue   float64       `json:"baseline_value"`
-	ArmValue    float64       `json:"arm_value"`
-	Ratio       *float64      `json:"ratio"`
-	RatioCI     *[2]float64   `json:"ratio_ci"`
+	Phase     string  `json:"phase"`
+	Metric    string  `json:"metric"`
+	Stat      string  `json:"stat"`
+	Baseline  string  `json:"baseline"`
+	Arm       string  `json:"arm"`
+	BaseValue float64 `json:"baseline_value"`
+	ArmValue  float64 `json:"arm_value"`
+	stats.RatioEstimate
 	Diff        float64       `json:"diff"`
 	DiffCI      *[2]float64   `json:"diff_ci"`
 	Significant bool          `json:"significant"`
@@ -165,8 +164,8 @@ type Warning = nsys.Warning
 
 // MetricNames are the metric columns in order.
 func MetricNames() []string {
-	out := make([]string, phases.NumMetrics)
-	for m := range phases.NumMetrics {
+	out := make([]string, phases.NumMetrics())
+	for m := range phases.NumMetrics() {
 		out[m] = m.Name()
 	}
 	return out

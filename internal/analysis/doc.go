@@ -16,9 +16,7 @@
 //   - tables.go, columns.go: the Doc as tables, and the column list of
 //     phase_instances shared by the writer, the reader and the docs;
 //   - from.go: a Doc rebuilt from a written dataset (--from);
-//   - warning.go, schema_notes.go: the warning codes of this stage, and the
-//     definitions docs/schema.md carries (metrics, warning codes, the
-//     vendor-compatible view);
+//   - warning.go: the warning codes of this stage;
 //   - inventory*.go, boundary.go, verdict.go: the commands built on the
 //     same reading (inventory, boundary, verdict).
 package analysis

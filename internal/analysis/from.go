@@ -124,8 +124,8 @@ func (d *Doc) ContextMetadata() (string, error) {
 type Dataset struct {
 	Dir         string
 	Instances   *export.Table // phase_instances
-	Provenance  *export.Table // provenance; nil when absent
-	Collectives *export.Table // rank_collectives; nil when absent
+	Provenance  *export.Table // provenance; nil when absent, or not needed (the context describes every export)
+	Collectives *export.Table // rank_collectives; nil when absent, or when the context lists no rank with traced communication
 	// Inputs are the exports the dataset was written from, with their
 	// SHA-256 (the Parquet metadata's nsysphase.inputs); nil when absent.
 	Inputs  []export.Input
@@ -144,27 +144,19 @@ func LoadDataset(dir string) (*Dataset, error) {
 	}
 	// Only the tables the reduce reads: the summary, comparisons and
 	// decomposition are computed again from the instances.
-	tables, err := export.ReadDatasetTables(dir, "phase_instances", "provenance", "rank_collectives")
-	if err != nil {
-		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet dataset", Err: err}
-	}
 	ds := &Dataset{Dir: dir}
-	for _, t := range tables {
-		switch t.Name {
-		case "phase_instances":
-			ds.Instances = t
-		case "provenance":
-			ds.Provenance = t
-		case "rank_collectives":
-			ds.Collectives = t
-		}
+	if err := ds.readTables("phase_instances"); err != nil {
+		return nil, err
 	}
 	if ds.Instances == nil {
 		return nil, &nsys.InputError{Path: dir, Problem: "no phase_instances table (phase_instances.parquet or phase_instances/)", Hint: "write the dataset with nsysphase analyze --out DIR (Parquet, not --format arrow)"}
 	}
-	md, err := instancesMetadata(dir)
-	if err != nil {
-		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet metadata of phase_instances", Err: err}
+	// The metadata of the file just read, not of a second opening.
+	md := ds.Instances.FileMetadata()
+	if md == nil {
+		if md, err = instancesMetadata(dir); err != nil {
+			return nil, &nsys.InputError{Path: dir, Problem: "cannot read the Parquet metadata of phase_instances", Err: err}
+		}
 	}
 	if raw := md[export.MetaInputs]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &ds.Inputs); err != nil {
@@ -181,7 +173,46 @@ func LoadDataset(dir string) (*Dataset, error) {
 		}
 		ds.context = &c
 	}
+	// The provenance table where the context does not describe the
+	// exports (fileResults reads it later for an export the context
+	// lacks); the collectives where it lists ranks whose communication
+	// was traced (the others have none).
+	var more []string
+	if ds.context == nil {
+		more = append(more, "provenance")
+	} else if slices.ContainsFunc(ds.context.Files, func(f fileContext) bool { return slices.ContainsFunc(f.Ranks, tracedComm) }) {
+		more = append(more, "rank_collectives")
+	}
+	if err := ds.readTables(more...); err != nil {
+		return nil, err
+	}
 	return ds, nil
+}
+
+// tracedComm reports whether p's communication was traced (NCCL kernels
+// or MPI calls: its Kind), which is when it has collectives.
+func tracedComm(p phases.RankProcess) bool { return p.Kind != "" }
+
+// readTables reads the tables named of ds's directory into ds.
+func (ds *Dataset) readTables(names ...string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	tables, err := export.ReadDatasetTables(ds.Dir, names...)
+	if err != nil {
+		return &nsys.InputError{Path: ds.Dir, Problem: "cannot read the Parquet dataset", Err: err}
+	}
+	for _, t := range tables {
+		switch t.Name {
+		case "phase_instances":
+			ds.Instances = t
+		case "provenance":
+			ds.Provenance = t
+		case "rank_collectives":
+			ds.Collectives = t
+		}
+	}
+	return nil
 }
 
 // instancesMetadata returns the file metadata of phase_instances.parquet or
@@ -236,10 +267,15 @@ func BuildFromDatasets(ctx context.Context, dirs []string, o Options, version st
 	// (a few at once, one per CPU, a bounded number ahead), then added in
 	// input order: a thousand rank datasets never hold their tables at
 	// once, and the first error in input order is the one reported.
+	// Each export's store joins one pooled store as it comes, and is then
+	// a view of it: Build's merge of the exports' instances is that store,
+	// not a second copy of them.
 	var sets []*Dataset
 	acc := newFromAcc(opt)
 	next := loadAhead(ctx, dirs, opt)
-	for range dirs {
+	pool := phases.NewStore()
+	var ends []int // per file: its instances' end in pool
+	for i := range dirs {
 		l := next()
 		if l.err != nil {
 			return nil, l.err
@@ -247,9 +283,25 @@ func BuildFromDatasets(ctx context.Context, dirs []string, o Options, version st
 		if err := acc.commit(l.ds, l.frs, l.skip); err != nil { // refuses one path in two datasets
 			return nil, err
 		}
+		for _, fr := range l.frs {
+			// Room for what the datasets read so far project for all of
+			// them (append's growth by a quarter would copy the pool
+			// over and over).
+			if n := fr.Result.Store.Len(); pool.Cap()-pool.Len() < n {
+				pool.Grow(max(n, (pool.Len()+n)*(len(dirs)-i-1)/(i+1)+n))
+			}
+			pool.AppendStore(fr.Result.Store)
+			fr.Result.Store = nil
+			ends = append(ends, pool.Len())
+		}
 		sets = append(sets, l.ds)
 	}
 	files, skip, warns := acc.done()
+	lo := 0
+	for i, fr := range files { // acc.done's files are the ones committed, in order
+		fr.Result.Store = pool.View(lo, ends[i])
+		lo = ends[i]
+	}
 	if err := refuseRepeatedInputs(sets); err != nil {
 		return nil, &UsageError{Err: err}
 	}
@@ -363,29 +415,12 @@ func (a *fromAcc) add(ds *Dataset) error {
 // dataset was written with (inferred without its context). It reads and
 // writes nothing but ds.
 func prepare(ds *Dataset, opt FromOptions) (frs []*FileResult, skip int, err error) {
-	frs, err = ds.fileResults()
+	frs, skip, err = ds.fileResults(opt.SkipSteps)
 	if err != nil {
 		return nil, 0, &nsys.InputError{Path: ds.Dir, Problem: "cannot use the phase_instances table", Err: err}
 	}
 	if ds.context != nil {
 		skip = ds.context.SkipSteps
-	} else {
-		skip = inferredSkip(frs)
-	}
-	for _, fr := range frs {
-		r := fr.Result
-		if opt.SkipSteps >= 0 {
-			r.Excluded.SkippedSteps = 0
-			for i := range r.Instances {
-				x := &r.Instances[i]
-				x.Warmup = x.Step < opt.SkipSteps
-				if x.IsStep && x.Warmup {
-					r.Excluded.SkippedSteps++
-				}
-			}
-		}
-		r.Store = phases.StoreOf(r.Instances)
-		r.Instances = nil
 	}
 	ds.Instances, ds.Collectives = nil, nil
 	return frs, skip, nil
@@ -422,162 +457,149 @@ func (a *fromAcc) done() ([]*FileResult, int, []Warning) {
 	return a.out, max(skip, 0), a.warns
 }
 
-// inferredSkip is the largest number of warm-up steps of any unit.
-func inferredSkip(frs []*FileResult) int {
-	n := map[phases.UnitID]int{}
-	best := 0
-	for _, fr := range frs {
-		for _, x := range fr.Result.Instances {
-			if x.IsStep && x.Warmup {
-				n[x.Unit]++
-				best = max(best, n[x.Unit])
-			}
-		}
-	}
-	return best
-}
-
 // stepKey identifies one step instance: its unit and index.
 type stepKey struct {
 	unit phases.UnitID
 	step int
 }
 
-// fileResults turns the dataset's rows into per-export results, in the
-// order the analysis read the exports.
-func (ds *Dataset) fileResults() ([]*FileResult, error) {
+// fileRows is one export's rows of a dataset, read into a store in
+// dataset order, grouped by step.
+type fileRows struct {
+	st      *phases.Store
+	groups  map[stepKey]int32
+	keys    []stepKey // per group
+	steps   []int32   // per group: its step's instance in st, −1 while unseen
+	groupOf []int32   // per instance of st: its group
+}
+
+// readRows reads every row of the phase_instances table into one store
+// per export (in the order exports first appear), with the warm-up rule
+// re-applied when skip ≥ 0. inferred is the largest number of warm-up
+// steps of any unit as written.
+func (ds *Dataset) readRows(skip int) (files map[string]*fileRows, order []string, inferred int, err error) {
 	t := ds.Instances
 	cols, err := locateColumns(t)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	type stepGroup struct {
-		step *phases.Instance
-		rows []phases.Instance // the step's phase rows, in dataset order
-	}
-	type fileAcc struct {
-		groups map[stepKey]*stepGroup
-		order  []stepKey
-	}
-	files := map[string]*fileAcc{}
-	var fileOrder []string
+	files = map[string]*fileRows{}
+	warm := map[phases.UnitID]int{}
+	var fa *fileRows
+	var lastFile string
+	var lastKey stepKey
+	lastG := int32(-1)
+	var x phases.Instance
 	for r := range t.Len() {
-		x, err := cols.instanceAt(t, r)
-		if err != nil {
-			return nil, err
+		if err := cols.readInstance(t, r, &x); err != nil {
+			return nil, nil, 0, err
 		}
-		fa := files[x.File]
-		if fa == nil {
-			fa = &fileAcc{groups: map[stepKey]*stepGroup{}}
-			files[x.File] = fa
-			fileOrder = append(fileOrder, x.File)
+		if fa == nil || x.File != lastFile {
+			if fa = files[x.File]; fa == nil {
+				fa = &fileRows{st: phases.NewStore(), groups: map[stepKey]int32{}}
+				files[x.File] = fa
+				order = append(order, x.File)
+			}
+			lastFile, lastG = x.File, -1
 		}
-		k := stepKey{x.Unit, x.Step}
-		g := fa.groups[k]
-		if g == nil {
-			g = &stepGroup{}
-			fa.groups[k] = g
-			fa.order = append(fa.order, k)
+		// Rows of one step come together: its group is looked up once.
+		if k := (stepKey{x.Unit, x.Step}); lastG < 0 || k != lastKey {
+			g, ok := fa.groups[k]
+			if !ok {
+				g = int32(len(fa.keys))
+				fa.groups[k] = g
+				fa.keys = append(fa.keys, k)
+				fa.steps = append(fa.steps, -1)
+			}
+			lastKey, lastG = k, g
 		}
 		if x.IsStep {
-			if g.step != nil {
-				return nil, fmt.Errorf("unit %q has two rows for step %d", x.Unit, x.Step)
+			if fa.steps[lastG] >= 0 {
+				return nil, nil, 0, fmt.Errorf("unit %q has two rows for step %d", x.Unit, x.Step)
 			}
-			g.step = &x
-		} else {
-			g.rows = append(g.rows, x)
+			fa.steps[lastG] = int32(fa.st.Len())
+			if x.Warmup {
+				warm[x.Unit]++
+				inferred = max(inferred, warm[x.Unit])
+			}
+		}
+		if skip >= 0 {
+			x.Warmup = x.Step < skip
+		}
+		fa.groupOf = append(fa.groupOf, lastG)
+		fa.st.Append(&x)
+	}
+	return files, order, inferred, nil
+}
+
+// ordered puts fa's instances in segmentation's order: steps by start
+// (then pid, tid), each followed by its phase rows in dataset order. A
+// partitioned dataset groups rows by arm, so the order is restored here
+// rather than trusted.
+func (fa *fileRows) ordered(file string) error {
+	n := len(fa.keys)
+	for g, s := range fa.steps {
+		if s < 0 {
+			return fmt.Errorf("%s: phase rows of unit %q step %d have no step row", file, fa.keys[g].unit, fa.keys[g].step)
 		}
 	}
-	// The analysis' input order when the context knows it.
-	if ds.context != nil {
-		rank := map[string]int{}
-		for i, f := range ds.context.Files {
-			rank[f.Input.File] = i
-		}
-		slices.SortStableFunc(fileOrder, func(a, b string) int {
-			ra, oka := rank[a]
-			rb, okb := rank[b]
-			switch {
-			case oka && okb:
-				return ra - rb
-			case oka:
-				return -1
-			case okb:
-				return 1
+	st := fa.st
+	groups := make([]int32, n)
+	for g := range groups {
+		groups[g] = int32(g)
+	}
+	slices.SortStableFunc(groups, func(a, b int32) int {
+		sa, sb := int(fa.steps[a]), int(fa.steps[b])
+		return cmp.Or(cmp.Compare(st.Start(sa), st.Start(sb)), cmp.Compare(st.Pid(sa), st.Pid(sb)), cmp.Compare(st.Tid(sa), st.Tid(sb)))
+	})
+	// Each group's instances in store order (a counting sort).
+	off := make([]int32, n+1)
+	for _, g := range fa.groupOf {
+		off[g+1]++
+	}
+	for g := range n {
+		off[g+1] += off[g]
+	}
+	next := slices.Clone(off[:n])
+	byGroup := make([]int32, len(fa.groupOf))
+	for i, g := range fa.groupOf {
+		byGroup[next[g]] = int32(i)
+		next[g]++
+	}
+	order := make([]int32, 0, len(byGroup))
+	for _, g := range groups {
+		s := fa.steps[g]
+		order = append(order, s)
+		for _, i := range byGroup[off[g]:off[g+1]] {
+			if i != s {
+				order = append(order, i)
 			}
-			return 0
-		})
-	} else if ds.Provenance != nil {
-		if fc := ds.Provenance.ColumnIndex("file"); fc >= 0 {
-			rank := map[string]int{}
-			for r := range ds.Provenance.Len() {
-				if f, ok := ds.Provenance.String(r, fc); ok {
-					if _, seen := rank[f]; !seen {
-						rank[f] = len(rank)
-					}
-				}
-			}
-			slices.SortStableFunc(fileOrder, func(a, b string) int {
-				ra, oka := rank[a]
-				rb, okb := rank[b]
-				if oka && okb {
-					return ra - rb
-				}
-				return 0
-			})
 		}
 	}
-	provRows, err := ds.provenanceRows()
+	st.Reorder(order)
+	fa.groupOf, fa.groups = nil, nil
+	return nil
+}
+
+// fileResults turns the dataset's rows into per-export results, in the
+// order the analysis read the exports, each export's instances in a store
+// (Result.Instances stays nil), with the warm-up rule re-applied when
+// skip ≥ 0 (steps of index < skip in each block, and their phases, are
+// warm-up). inferred is the largest number of warm-up steps of any unit as
+// written: the --skip-steps of a dataset without its context.
+func (ds *Dataset) fileResults(skip int) (out []*FileResult, inferred int, err error) {
+	files, fileOrder, inferred, err := ds.readRows(skip)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var out []*FileResult
+	ds.sortFiles(fileOrder)
+	var provRows map[string]*ProvenanceRow // read for the first export the context lacks
 	for fi, file := range fileOrder {
 		fa := files[file]
-		groups := make([]*stepGroup, 0, len(fa.order))
-		for _, k := range fa.order {
-			g := fa.groups[k]
-			if g.step == nil {
-				return nil, fmt.Errorf("%s: phase rows of unit %q step %d have no step row", file, k.unit, k.step)
-			}
-			groups = append(groups, g)
+		if err := fa.ordered(file); err != nil {
+			return nil, 0, err
 		}
-		// Segmentation's order: steps by start (then thread), each followed
-		// by its phases in range order. A partitioned dataset groups rows by
-		// arm, so the order is restored here rather than trusted.
-		slices.SortStableFunc(groups, func(a, b *stepGroup) int {
-			return cmp.Or(cmp.Compare(a.step.Start, b.step.Start), cmp.Compare(a.step.Pid, b.step.Pid), cmp.Compare(a.step.Tid, b.step.Tid))
-		})
-		steps := make([]*phases.Instance, len(groups))
-		for i, g := range groups {
-			steps[i] = g.step
-		}
-		starts := ds.unitStarts(steps)
-		res := &phases.Result{}
-		seen := map[string]bool{}
-		var phaseNames []string
-		for _, g := range groups {
-			st := *g.step
-			st.BlockStart = starts[st.Unit]
-			res.Instances = append(res.Instances, st)
-			if res.StepName == "" {
-				res.StepName = st.Phase
-			}
-			for _, x := range g.rows {
-				x.BlockStart = st.BlockStart
-				res.Instances = append(res.Instances, x)
-				if !seen[x.Phase] {
-					seen[x.Phase] = true
-					phaseNames = append(phaseNames, x.Phase)
-				}
-			}
-		}
-		res.PhaseOrder = append([]string{res.StepName}, phaseNames...)
-		for _, x := range res.Instances {
-			if x.IsStep && x.Warmup {
-				res.Excluded.SkippedSteps++
-			}
-		}
+		res, phaseNames := ds.result(fa.st)
 		fr := &FileResult{Path: file, Result: res}
 		fc, ok := ds.fileContext(file)
 		if ok {
@@ -587,20 +609,25 @@ func (ds *Dataset) fileResults() ([]*FileResult, error) {
 			// Build does not relabel them again.
 			fr.Info, fr.Manifest = fc.Provenance, fc.Manifest
 			if fr.Ranks, err = ds.rankProcesses(file, fc.Ranks); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		} else {
+			if provRows == nil {
+				if ds.Provenance == nil && ds.context != nil {
+					if err := ds.readTables("provenance"); err != nil {
+						return nil, 0, err
+					}
+				}
+				if provRows, err = ds.provenanceRows(); err != nil {
+					return nil, 0, err
+				}
+			}
 			pr := provRows[file]
 			if pr == nil {
 				pr = &ProvenanceRow{File: file, Provenance: &Provenance{File: file, GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}}
 			}
 			fr.Info, fr.Manifest = pr.Provenance, pr.Manifest
-			steps := 0
-			for _, x := range res.Instances {
-				if x.IsStep {
-					steps++
-				}
-			}
+			steps, _ := res.Store.StepsAndPhases()
 			res.Inputs = []phases.Input{{File: file, NsysVersion: pr.Provenance.NsysVersion, SchemaVersion: pr.Provenance.SchemaVersion,
 				GraphTraceMode: pr.Provenance.GraphTraceMode, Step: res.StepName, Steps: steps, Phases: phaseNames,
 				CrossProcessOverlapNs: pr.Evidence.CrossProcessGPUOverlapNs}}
@@ -621,22 +648,97 @@ func (ds *Dataset) fileResults() ([]*FileResult, error) {
 		}
 		out = append(out, fr)
 	}
-	return out, nil
+	return out, inferred, nil
 }
 
-// unitStarts returns each unit's start: from the context, else the first
-// step's start (which orders blocks of one export as their starts do).
-func (ds *Dataset) unitStarts(steps []*phases.Instance) map[phases.UnitID]int64 {
+// result is the phases.Result of one export's instances in segmentation's
+// order, their blocks' starts set (see unitStarts), and the phases in
+// order of first appearance.
+func (ds *Dataset) result(st *phases.Store) (*phases.Result, []string) {
+	starts := ds.unitStarts(st)
+	st.SetBlockStarts(func(u phases.UnitID) int64 { return starts[u] })
+	res := &phases.Result{Store: st}
+	_, phaseNames := st.StepsAndPhases()
+	if st.Len() > 0 {
+		res.StepName = st.Phase(0) // the first step's
+	}
+	for i := range st.Len() {
+		if st.IsStep(i) && st.Warmup(i) {
+			res.Excluded.SkippedSteps++
+		}
+	}
+	res.PhaseOrder = append([]string{res.StepName}, phaseNames...)
+	return res, phaseNames
+}
+
+// sortFiles puts the exports in the analysis' input order when the
+// context (or else the provenance table) knows it.
+func (ds *Dataset) sortFiles(fileOrder []string) {
+	if ds.context != nil {
+		rank := map[string]int{}
+		for i, f := range ds.context.Files {
+			rank[f.Input.File] = i
+		}
+		slices.SortStableFunc(fileOrder, func(a, b string) int {
+			ra, oka := rank[a]
+			rb, okb := rank[b]
+			switch {
+			case oka && okb:
+				return ra - rb
+			case oka:
+				return -1
+			case okb:
+				return 1
+			}
+			return 0
+		})
+		return
+	}
+	if ds.Provenance == nil {
+		return
+	}
+	if fc := ds.Provenance.ColumnIndex("file"); fc >= 0 {
+		rank := map[string]int{}
+		for r := range ds.Provenance.Len() {
+			if f, ok := ds.Provenance.String(r, fc); ok {
+				if _, seen := rank[f]; !seen {
+					rank[f] = len(rank)
+				}
+			}
+		}
+		slices.SortStableFunc(fileOrder, func(a, b string) int {
+			ra, oka := rank[a]
+			rb, okb := rank[b]
+			if oka && okb {
+				return ra - rb
+			}
+			return 0
+		})
+	}
+}
+
+// unitStarts returns the start of each unit of st's steps: from the
+// context, else the unit's first step's start (which orders blocks of one
+// export as their starts do).
+func (ds *Dataset) unitStarts(st *phases.Store) map[phases.UnitID]int64 {
 	out := map[phases.UnitID]int64{}
-	for _, s := range steps {
+	fromContext := map[phases.UnitID]bool{}
+	for i := range st.Len() {
+		if !st.IsStep(i) {
+			continue
+		}
+		u := st.Unit(i)
+		if fromContext[u] {
+			continue
+		}
 		if ds.context != nil {
-			if v, ok := ds.context.UnitStarts[s.Unit.String()]; ok {
-				out[s.Unit] = v
+			if v, ok := ds.context.UnitStarts[u.String()]; ok {
+				out[u], fromContext[u] = v, true
 				continue
 			}
 		}
-		if v, ok := out[s.Unit]; !ok || s.Start < v {
-			out[s.Unit] = s.Start
+		if v, ok := out[u]; !ok || st.Start(i) < v {
+			out[u] = st.Start(i)
 		}
 	}
 	return out
@@ -722,6 +824,9 @@ func (ds *Dataset) rankProcesses(file string, ps []phases.RankProcess) ([]phases
 	for i := range out {
 		out[i].Collectives = nil
 		at[out[i].Pid] = i
+	}
+	if !slices.ContainsFunc(out, tracedComm) {
+		return out, nil // no collectives to restore (their table was not read)
 	}
 	t := ds.Collectives
 	if t == nil {

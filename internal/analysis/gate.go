@@ -17,16 +17,16 @@ import (
 // Gate is the outcome of `nsysphase check`: each arm against the baseline
 // on one phase, metric and statistic.
 type Gate struct {
-	Status     string  `json:"status"` // PASS or FAIL
-	Mode       string  `json:"mode"`   // ModeArms, ModeHistory or ModeWithinRun
-	Phase      string  `json:"phase"`
-	Metric     string  `json:"metric"`
-	Stat       string  `json:"stat"`
-	Baseline   string  `json:"baseline"`
-	Limit      float64 `json:"limit"` // largest tolerated slowdown, a fraction: 0.05 is +5%
-	Confidence float64 `json:"confidence"`
-	Resamples  int     `json:"resamples"`
-	Seed       uint64  `json:"seed"`
+	Status     GateStatus `json:"status"` // GatePass or GateFail
+	Mode       string     `json:"mode"`   // ModeArms, ModeHistory or ModeWithinRun
+	Phase      string     `json:"phase"`
+	Metric     string     `json:"metric"`
+	Stat       string     `json:"stat"`
+	Baseline   string     `json:"baseline"`
+	Limit      float64    `json:"limit"` // largest tolerated slowdown, a fraction: 0.05 is +5%
+	Confidence float64    `json:"confidence"`
+	Resamples  int        `json:"resamples"`
+	Seed       uint64     `json:"seed"`
 	// HistoryDirs are the datasets of the history runs (ModeHistory).
 	HistoryDirs []string  `json:"history_dirs,omitempty"`
 	Arms        []GateRow `json:"arms"`
@@ -39,23 +39,34 @@ const (
 	ModeWithinRun = "within-run" // one run per arm, steps resampled in blocks (check --within-run)
 )
 
+// GateStatus is a gate's result: it fails only for a proven regression.
+type GateStatus string
+
+// Gate statuses.
+const (
+	GatePass GateStatus = "PASS"
+	GateFail GateStatus = "FAIL" // some arm's whole ratio CI lies above 1 + limit
+)
+
+// Outcome is what a gate says of one arm.
+type Outcome string
+
 // Gate outcomes of one arm.
 const (
-	OutcomeRegression   = "regression"   // the whole ratio CI lies above 1 + limit
-	OutcomePass         = "pass"         // the CI does not prove a regression
-	OutcomeInconclusive = "inconclusive" // no between-unit CI: nothing can be proven either way (passes)
+	OutcomeRegression   Outcome = "regression"   // the whole ratio CI lies above 1 + limit
+	OutcomePass         Outcome = "pass"         // the CI does not prove a regression
+	OutcomeInconclusive Outcome = "inconclusive" // no between-unit CI: nothing can be proven either way (passes)
 )
 
 // GateRow is one arm's outcome.
 type GateRow struct {
-	Phase   string      `json:"phase"`
-	Arm     string      `json:"arm"`
-	Ratio   *float64    `json:"ratio"`
-	RatioCI *[2]float64 `json:"ratio_ci"`
-	Method  string      `json:"method"`
-	NUnits  int         `json:"n_units"`
-	Outcome string      `json:"outcome"`
-	Reason  string      `json:"reason"`
+	Phase string `json:"phase"`
+	Arm   string `json:"arm"`
+	stats.RatioEstimate
+	Method  string  `json:"method"`
+	NUnits  int     `json:"n_units"`
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason"`
 	// History is the comparison with the history runs (ModeHistory).
 	History *stats.HistoryComparison `json:"history,omitempty"`
 	// WithinRun is the stationary-bootstrap comparison (ModeWithinRun).
@@ -72,8 +83,8 @@ func LimitText(limit float64) string {
 // three reasons say which, in the words of the gate's mode.
 func (g *Gate) judge(r *GateRow, bound float64, above, straddles, below string) {
 	switch {
-	case r.RatioCI[0] > bound:
-		r.Outcome, r.Reason, g.Status = OutcomeRegression, above, "FAIL"
+	case r.Above(bound):
+		r.Outcome, r.Reason, g.Status = OutcomeRegression, above, GateFail
 	case r.RatioCI[1] > bound:
 		r.Reason = straddles
 	default:
@@ -119,7 +130,7 @@ func OneArmSentence(arms []string) string {
 // HistoryGate judges each candidate arm against its history: a regression
 // only when the whole interval lies above 1 + limit.
 func HistoryGate(rows []HistoryRow, h *HistoryRuns, o GateSpec) *Gate {
-	g := &Gate{Status: "PASS", Mode: ModeHistory, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Limit: o.Limit,
+	g := &Gate{Status: GatePass, Mode: ModeHistory, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Limit: o.Limit,
 		Confidence: o.Confidence, HistoryDirs: h.Dirs, Arms: []GateRow{}}
 	bound := 1 + o.Limit
 	limit := LimitText(o.Limit)
@@ -130,7 +141,7 @@ func HistoryGate(rows []HistoryRow, h *HistoryRuns, o GateSpec) *Gate {
 		} else if g.Baseline != r.HistoryArm {
 			g.Baseline = "each arm's own"
 		}
-		row := GateRow{Phase: r.Phase, Arm: r.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.HistoryRuns, Outcome: OutcomePass, History: c}
+		row := GateRow{Phase: r.Phase, Arm: r.Arm, RatioEstimate: c.RatioEstimate, Method: c.Method, NUnits: c.HistoryRuns, Outcome: OutcomePass, History: c}
 		if c.RatioCI == nil {
 			row.Outcome = OutcomeInconclusive
 			row.Reason = c.Reason + ": a regression cannot be proven"
@@ -158,7 +169,7 @@ func ArmsGate(doc *Doc, o GateSpec) (*Gate, error) {
 	if len(doc.Arms) < 2 {
 		return nil, usage("%s", OneArmSentence(doc.Arms))
 	}
-	g := &Gate{Status: "PASS", Mode: ModeArms, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
+	g := &Gate{Status: GatePass, Mode: ModeArms, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
 		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []GateRow{}}
 	bound := 1 + o.Limit
 	limit := LimitText(o.Limit)
@@ -166,7 +177,7 @@ func ArmsGate(doc *Doc, o GateSpec) (*Gate, error) {
 		if !slices.Contains(o.Phases, c.Phase) || c.Metric != o.Metric || c.Stat != o.Stat {
 			continue
 		}
-		r := GateRow{Phase: c.Phase, Arm: c.Arm, Ratio: c.Ratio, RatioCI: c.RatioCI, Method: c.Method, NUnits: c.NUnits, Outcome: OutcomePass}
+		r := GateRow{Phase: c.Phase, Arm: c.Arm, RatioEstimate: c.RatioEstimate, Method: c.Method, NUnits: c.NUnits, Outcome: OutcomePass}
 		switch {
 		case c.RatioCI == nil:
 			r.Outcome = OutcomeInconclusive
@@ -198,7 +209,7 @@ func ArmsGate(doc *Doc, o GateSpec) (*Gate, error) {
 // bootstrap over the steps of their runs (check --within-run): within these
 // runs only.
 func WithinRunGate(doc *Doc, o GateSpec) (*Gate, error) {
-	g := &Gate{Status: "PASS", Mode: ModeWithinRun, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
+	g := &Gate{Status: GatePass, Mode: ModeWithinRun, Phase: strings.Join(o.Phases, ", "), Metric: o.Metric, Stat: o.Stat, Baseline: doc.Baseline, Limit: o.Limit,
 		Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Arms: []GateRow{}}
 	bound := 1 + o.Limit
 	for _, ph := range o.Phases {
@@ -215,7 +226,7 @@ func WithinRunGate(doc *Doc, o GateSpec) (*Gate, error) {
 			if err != nil {
 				return nil, err
 			}
-			r := GateRow{Phase: ph, Arm: arm, Ratio: w.Ratio, RatioCI: w.RatioCI, Method: w.Method, NUnits: len(series[arm]), Outcome: OutcomePass, WithinRun: w}
+			r := GateRow{Phase: ph, Arm: arm, RatioEstimate: w.RatioEstimate, Method: w.Method, NUnits: len(series[arm]), Outcome: OutcomePass, WithinRun: w}
 			if w.RatioCI == nil {
 				r.Outcome = OutcomeInconclusive
 				r.Reason = "within-run: no interval (a zero statistic)"

@@ -209,12 +209,12 @@ func (d *Doc) RunValues(phase, metric, stat string) (map[string][]stats.RunValue
 
 // CompareWithHistory compares every arm of d on each phase with the history
 // runs. A candidate arm is compared with the history runs of baseline when
-// it is given, else of the same arm, else of the history's only arm.
+// it is given, else of the same arm, else of the history's only arm. With
+// no history run (NoHistory) each row has the candidate's own value and no
+// interval, the reason naming what was searched; its history arm is
+// baseline, else the arm itself.
 func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, stat, baseline string, confidence float64) ([]HistoryRow, error) {
-	if h.doc == nil {
-		return d.compareWithNoHistory(h, phaseNames, metric, stat, baseline, confidence)
-	}
-	if baseline != "" && !slices.Contains(h.doc.Arms, baseline) {
+	if h.doc != nil && baseline != "" && !slices.Contains(h.doc.Arms, baseline) {
 		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm of the history (history arms: %s)", baseline, strings.Join(h.doc.Arms, ", "))}
 	}
 	var out []HistoryRow
@@ -223,34 +223,22 @@ func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, st
 		if err != nil {
 			return nil, err
 		}
-		hist, err := h.doc.RunValues(ph, metric, stat)
-		if err != nil {
-			return nil, err
+		var hist map[string][]stats.RunValue
+		if h.doc != nil {
+			if hist, err = h.doc.RunValues(ph, metric, stat); err != nil {
+				return nil, err
+			}
 		}
 		for _, arm := range d.Arms {
 			runs := cand[arm]
 			if len(runs) == 0 {
 				continue
 			}
-			harm := baseline
-			if harm == "" {
-				switch {
-				case slices.Contains(h.doc.Arms, arm):
-					harm = arm
-				case len(h.doc.Arms) == 1:
-					harm = h.doc.Arms[0]
-				default:
-					return nil, &UsageError{Err: fmt.Errorf("the history has arms %s and none is the candidate's arm %q: pass --baseline to name the history arm", strings.Join(h.doc.Arms, ", "), arm)}
-				}
+			harm, err := h.armFor(arm, baseline)
+			if err != nil {
+				return nil, err
 			}
-			hr := present(hist[harm])
-			dup := false
-			hr = slices.DeleteFunc(hr, func(r stats.RunValue) bool {
-				// The same recording: same start on the capture clock, steps and value.
-				in := slices.ContainsFunc(runs, func(c stats.RunValue) bool { return c.Start == r.Start && c.Steps == r.Steps && c.Value == r.Value })
-				dup = dup || in
-				return in
-			})
+			hr, dup := withoutCandidates(present(hist[harm]), runs)
 			c, err := stats.CompareHistory(metric, stat, hr, runs, confidence)
 			if err != nil {
 				return nil, err
@@ -258,7 +246,10 @@ func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, st
 			if dup {
 				c.Warnings = append(c.Warnings, stats.WarnCandidateInHistory)
 			}
-			if len(hist[harm]) == 0 {
+			switch {
+			case h.doc == nil:
+				c.Reason = fmt.Sprintf("no history run yet (%s found no dataset): nothing to compare with", strings.Join(h.looked, ", "))
+			case len(hist[harm]) == 0:
 				c.Reason = fmt.Sprintf("the history has no run of phase %q in arm %q", ph, harm)
 			}
 			out = append(out, HistoryRow{Phase: ph, Arm: arm, HistoryArm: harm, HistoryComparison: c})
@@ -267,31 +258,33 @@ func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, st
 	return out, nil
 }
 
-// compareWithNoHistory is CompareWithHistory with no history run: each
-// candidate arm's row has its own value and no interval, the reason naming
-// what was searched. The history arm is --baseline, else the arm itself.
-func (d *Doc) compareWithNoHistory(h *HistoryRuns, phaseNames []string, metric, stat, baseline string, confidence float64) ([]HistoryRow, error) {
-	var out []HistoryRow
-	for _, ph := range phaseNames {
-		cand, err := d.RunValues(ph, metric, stat)
-		if err != nil {
-			return nil, err
-		}
-		for _, arm := range d.Arms {
-			runs := cand[arm]
-			if len(runs) == 0 {
-				continue
-			}
-			c, err := stats.CompareHistory(metric, stat, nil, runs, confidence)
-			if err != nil {
-				return nil, err
-			}
-			c.Reason = fmt.Sprintf("no history run yet (%s found no dataset): nothing to compare with", strings.Join(h.looked, ", "))
-			harm := cmp.Or(baseline, arm)
-			out = append(out, HistoryRow{Phase: ph, Arm: arm, HistoryArm: harm, HistoryComparison: c})
-		}
+// armFor is the history arm a candidate arm is compared with: baseline
+// when given, else the same arm, else the history's only arm (without
+// history runs: baseline, else the arm itself).
+func (h *HistoryRuns) armFor(arm, baseline string) (string, error) {
+	if baseline != "" || h.doc == nil {
+		return cmp.Or(baseline, arm), nil
 	}
-	return out, nil
+	switch {
+	case slices.Contains(h.doc.Arms, arm):
+		return arm, nil
+	case len(h.doc.Arms) == 1:
+		return h.doc.Arms[0], nil
+	}
+	return "", &UsageError{Err: fmt.Errorf("the history has arms %s and none is the candidate's arm %q: pass --baseline to name the history arm", strings.Join(h.doc.Arms, ", "), arm)}
+}
+
+// withoutCandidates drops from the history runs hr the recordings that are
+// also candidate runs (same start on the capture clock, steps and value),
+// and says whether it dropped any.
+func withoutCandidates(hr, runs []stats.RunValue) ([]stats.RunValue, bool) {
+	dup := false
+	hr = slices.DeleteFunc(hr, func(r stats.RunValue) bool {
+		in := slices.ContainsFunc(runs, func(c stats.RunValue) bool { return c.Start == r.Start && c.Steps == r.Steps && c.Value == r.Value })
+		dup = dup || in
+		return in
+	})
+	return hr, dup
 }
 
 // present drops runs whose statistic is absent (NaN: no step with the phase).

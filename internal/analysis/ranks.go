@@ -181,17 +181,16 @@ type RankPhaseRow struct {
 // RankComparison is one arm against the baseline on one rank: mean wall
 // of a phase's kept instances, ratio = arm / baseline.
 type RankComparison struct {
-	Phase      string        `json:"phase"`
-	Rank       int           `json:"rank"`
-	Baseline   string        `json:"baseline"`
-	Arm        string        `json:"arm"`
-	BaseMeanNs float64       `json:"baseline_mean_ns"`
-	ArmMeanNs  float64       `json:"arm_mean_ns"`
-	Ratio      *float64      `json:"ratio"`
-	RatioCI    *[2]float64   `json:"ratio_ci"`
-	Verdict    stats.Verdict `json:"verdict"` // as in comparisons; VerdictNone without a between-block CI
-	Method     string        `json:"method"`
-	NUnits     int           `json:"n_units"`
+	Phase      string  `json:"phase"`
+	Rank       int     `json:"rank"`
+	Baseline   string  `json:"baseline"`
+	Arm        string  `json:"arm"`
+	BaseMeanNs float64 `json:"baseline_mean_ns"`
+	ArmMeanNs  float64 `json:"arm_mean_ns"`
+	stats.RatioEstimate
+	Verdict stats.Verdict `json:"verdict"` // as in comparisons; VerdictNone without a between-block CI
+	Method  string        `json:"method"`
+	NUnits  int           `json:"n_units"`
 }
 
 // StragglerStep is one matched step (or collective) on one rank.
@@ -224,27 +223,7 @@ type rankRef struct {
 // buildRanks sets d.Ranks, the ranks section, and each instance's rank when
 // the inputs hold two or more ranks; it leaves them unset otherwise.
 func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
-	// Every export's rank processes travel in its dataset even when it
-	// holds one rank (one export per rank, one job per export): --from
-	// over the jobs' datasets then finds the ranks together.
-	for _, fr := range files {
-		if len(fr.Ranks) > 0 {
-			if d.rankInputs == nil {
-				d.rankInputs = map[string][]phases.RankProcess{}
-			}
-			d.rankInputs[fr.Path] = fr.Ranks
-		}
-	}
-	var ps []phases.RankProcess
-	for _, fr := range files {
-		byPid := manifestRanks(fr.Manifest)
-		for _, p := range fr.Ranks {
-			if r, ok := byPid[p.Pid]; ok {
-				p.ManifestRank = r
-			}
-			ps = append(ps, p)
-		}
-	}
+	ps := d.rankProcesses(files)
 	if len(ps) < 2 {
 		return
 	}
@@ -266,18 +245,70 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		kinds[p.Kind] = true
 		sources[p.RankSource] = true
 	}
+	d.setInstanceRanks(rankOf, len(ps))
+	aligned, clock := d.describeRanks(s, ps, hosts, nFiles, kinds, sources)
+	byRank := d.rankInstances()
+	for i := range ps {
+		p := &ps[i]
+		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
+			Kernels: p.Kernels, KernelNs: p.KernelNs, NCCLKernels: p.NCCLKernels, NCCLNs: p.NCCLNs, NCCLExposedNs: p.NCCLExposedNs, Collectives: len(p.Collectives)}
+		if row.Devices == nil {
+			row.Devices = []int64{}
+		}
+		row.OverlapShare = share(p.NCCLNs-p.NCCLExposedNs, p.NCCLNs)
+		s.Ranks = append(s.Ranks, row)
+	}
+	arms := d.Arms
+	if len(arms) == 0 {
+		arms = []string{""}
+	}
+	cache := &rankCache{}
+	s.Phases = rankPhases(ps, byRank, d.Phases, arms, cache)
+	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
+	if aligned {
+		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
+		if kinds["nccl"] || kinds["mpi"] {
+			d.stragglers(s, ps, byRank, clock, sc)
+		}
+	}
+	s.Comparisons = d.rankComparisons(ps, byRank, sc, cache)
+	if s.Phases == nil {
+		s.Phases = []RankPhaseRow{}
+	}
+	if s.Steps == nil {
+		s.Steps = []StragglerStep{}
+	}
+	d.Ranks = s
+}
+
+// setInstanceRanks sets the rank of every instance of a rank process
+// (rankOf), and joins each rank's units to the first rank's (d.rankUnits);
+// n is the number of ranks.
+func (d *Doc) setInstanceRanks(rankOf map[rankRef]int, n int) {
 	st := d.instances
 	type jobUnit struct {
 		arm   string
 		block int
 	}
 	first := map[jobUnit]phases.UnitID{}
+	// Instances come in runs of one process and of one block: the rank is
+	// looked up when the process changes, the unit joined when the block does.
+	var ref rankRef
+	r, ok, prevBlk := 0, false, -1
 	for i := range st.Len() {
-		r, ok := rankOf[rankRef{st.File(i), st.Pid(i)}]
+		if f, pid := st.File(i), st.Pid(i); i == 0 || f != ref.file || pid != ref.pid {
+			ref = rankRef{f, pid}
+			r, ok = rankOf[ref]
+		}
 		if !ok {
 			continue
 		}
 		st.SetRank(i, r)
+		b := st.BlockOf(i)
+		if b == prevBlk {
+			continue
+		}
+		prevBlk = b
 		// Ranks of one run are not replicates: each rank's block (or
 		// process unit) joins the first rank's, so an arm's CIs are over
 		// its blocks of this run, never over its ranks.
@@ -293,8 +324,81 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 		}
 	}
 	if len(d.rankUnits) > 0 {
-		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", len(ps))})
+		d.Warnings = append(d.Warnings, Warning{Code: WarnRanksOneRun, Message: fmt.Sprintf("the %d ranks are one run: each arm's statistics pool the ranks' steps in one unit per block, never one unit per rank (ranks are not replicates; record more runs for a between-run CI)", n)})
 	}
+}
+
+// rankInstances are the steps and phases of each rank, warm-up ones
+// included (step keys count them, and each use leaves them out): the
+// document's own instances, so every rank row is phase_instances grouped
+// by rank (segmentation flags each process's first --skip-steps steps).
+func (d *Doc) rankInstances() map[int][]rankInst {
+	st := d.instances
+	count := map[int]int{}
+	for i := range st.Len() {
+		if r, ok := st.Rank(i); ok {
+			count[r]++
+		}
+	}
+	byRank := make(map[int][]rankInst, len(count))
+	for r, n := range count {
+		byRank[r] = make([]rankInst, 0, n)
+	}
+	// Field by field from the store (no full instance decoded per row),
+	// a rank's run of instances appended to its slice held here.
+	var cur []rankInst
+	curRank := -1
+	for i := range st.Len() {
+		r, ok := st.Rank(i)
+		if !ok {
+			continue
+		}
+		if r != curRank {
+			if curRank >= 0 {
+				byRank[curRank] = cur
+			}
+			cur, curRank = byRank[r], r
+		}
+		cur = append(cur, slimAt(st, i))
+	}
+	if curRank >= 0 {
+		byRank[curRank] = cur
+	}
+	return byRank
+}
+
+// rankProcesses are the rank processes of every export, with the ranks
+// their manifests give. Every export's rank processes travel in its
+// dataset even when it holds one rank (one export per rank, one job per
+// export): --from over the jobs' datasets then finds the ranks together.
+func (d *Doc) rankProcesses(files []*FileResult) []phases.RankProcess {
+	for _, fr := range files {
+		if len(fr.Ranks) > 0 {
+			if d.rankInputs == nil {
+				d.rankInputs = map[string][]phases.RankProcess{}
+			}
+			d.rankInputs[fr.Path] = fr.Ranks
+		}
+	}
+	var ps []phases.RankProcess
+	for _, fr := range files {
+		byPid := manifestRanks(fr.Manifest)
+		for _, p := range fr.Ranks {
+			if r, ok := byPid[p.Pid]; ok {
+				p.ManifestRank = r
+			}
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// describeRanks fills the section's context (sources, hosts, collectives,
+// clock) from what the rank processes ps hold, and warns where their
+// clocks do not compare. It returns whether the ranks share one timeline
+// and the arrival clock: raw ns within one export, else Unix ns from the
+// session start.
+func (d *Doc) describeRanks(s *RanksSection, ps []phases.RankProcess, hosts, nFiles, kinds, sources map[string]bool) (aligned bool, clock func(*phases.RankProcess, int64) int64) {
 	s.Source = strings.Join(slices.Sorted(maps.Keys(sources)), "; ")
 	s.Hosts = slices.Sorted(maps.Keys(hosts))
 	s.MultiHost = len(hosts) > 1
@@ -308,7 +412,7 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	default:
 		s.Collectives = "traced MPI collective calls: a rank arrives when its call starts on the host"
 	}
-	aligned := true
+	aligned = true
 	if len(nFiles) == 1 {
 		s.Clock = "one export: every rank on its clock"
 	} else {
@@ -334,61 +438,13 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 			base = min(base, p.SessionStartUTC)
 		}
 	}
-	clock := func(p *phases.RankProcess, t int64) int64 {
+	clock = func(p *phases.RankProcess, t int64) int64 {
 		if len(nFiles) > 1 {
 			return p.SessionStartUTC - base + t
 		}
 		return t
 	}
-	// Steps and phases of each rank, warm-up ones included (step keys count
-	// them, and each use leaves them out): the document's own instances,
-	// so every rank row is phase_instances grouped by rank (segmentation
-	// flags each process's first --skip-steps steps).
-	count := map[int]int{}
-	for i := range st.Len() {
-		if r, ok := st.Rank(i); ok {
-			count[r]++
-		}
-	}
-	byRank := make(map[int][]rankInst, len(count))
-	for r, n := range count {
-		byRank[r] = make([]rankInst, 0, n)
-	}
-	for i, x := range st.Each() {
-		if r, ok := st.Rank(i); ok {
-			byRank[r] = append(byRank[r], slimInst(x))
-		}
-	}
-	for i := range ps {
-		p := &ps[i]
-		row := RankRow{Rank: p.Rank, File: p.File, Pid: p.Pid, Process: p.Name, Host: p.Host, RankSource: p.RankSource, Devices: p.Devices,
-			Kernels: p.Kernels, KernelNs: p.KernelNs, NCCLKernels: p.NCCLKernels, NCCLNs: p.NCCLNs, NCCLExposedNs: p.NCCLExposedNs, Collectives: len(p.Collectives)}
-		if row.Devices == nil {
-			row.Devices = []int64{}
-		}
-		row.OverlapShare = share(p.NCCLNs-p.NCCLExposedNs, p.NCCLNs)
-		s.Ranks = append(s.Ranks, row)
-	}
-	arms := d.Arms
-	if len(arms) == 0 {
-		arms = []string{""}
-	}
-	s.Phases = rankPhases(ps, byRank, d.Phases, arms)
-	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
-	if aligned {
-		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
-		if kinds["nccl"] || kinds["mpi"] {
-			d.stragglers(s, ps, byRank, clock, sc)
-		}
-	}
-	s.Comparisons = d.rankComparisons(ps, byRank, sc)
-	if s.Phases == nil {
-		s.Phases = []RankPhaseRow{}
-	}
-	if s.Steps == nil {
-		s.Steps = []StragglerStep{}
-	}
-	d.Ranks = s
+	return aligned, clock
 }
 
 // notOneJob says why the rank processes ps of files are not ranks of one
@@ -465,22 +521,47 @@ func share(num, den int64) *float64 {
 	return &v
 }
 
+// rankCache is what the rank rows compute once per rank: its depth-1
+// spans, and its instances by phase (one pass over a rank's instances, not
+// one per phase and arm: a thousand ranks have a million).
+type rankCache struct {
+	spans   map[int]threadSpans
+	byPhase map[int]map[string][]int32
+}
+
+// phase is the indices in xs, rank's instances, of phase ph's, ascending.
+func (c *rankCache) phase(rank int, xs []rankInst, ph string) []int32 {
+	if c.byPhase == nil {
+		c.byPhase = map[int]map[string][]int32{}
+	}
+	m, ok := c.byPhase[rank]
+	if !ok {
+		m = map[string][]int32{}
+		for j := range xs {
+			m[xs[j].Phase] = append(m[xs[j].Phase], int32(j))
+		}
+		c.byPhase[rank] = m
+	}
+	return m[ph]
+}
+
 // rankPhases is each phase's mean wall and NCCL time per rank, and its
 // imbalance across ranks.
-func rankPhases(ps []phases.RankProcess, byRank map[int][]rankInst, order, arms []string) []RankPhaseRow {
+func rankPhases(ps []phases.RankProcess, byRank map[int][]rankInst, order, arms []string, c *rankCache) []RankPhaseRow {
 	var out []RankPhaseRow
-	spans := map[int]threadSpans{}
 	for _, ph := range order {
 		for _, arm := range arms {
-			out = append(out, rankPhaseArm(ps, byRank, ph, arm, spans)...)
+			out = append(out, rankPhaseArm(ps, byRank, ph, arm, c)...)
 		}
 	}
 	return out
 }
 
 // rankPhaseArm is rankPhases for one phase of one arm.
-// spans caches each rank's depthOneSpans.
-func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm string, spans map[int]threadSpans) []RankPhaseRow {
+func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm string, c *rankCache) []RankPhaseRow {
+	if c.spans == nil {
+		c.spans = map[int]threadSpans{}
+	}
 	var rows []RankPhaseRow
 	for i := range ps {
 		p := &ps[i]
@@ -488,10 +569,10 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm st
 		var n, busyN int
 		var wall, busy, nccl, expos, other int64
 		var own []int // indices of the phase's instances
-		for j := range xs {
+		for _, j32 := range c.phase(p.Rank, xs, ph) {
 			// A row with no wall of its own (another thread without
 			// ranges) is no timed instance: it never counts here.
-			if xs[j].Phase == ph && xs[j].Arm == arm && !xs[j].Warmup && !xs[j].WallNull {
+			if j := int(j32); xs[j].Arm == arm && !xs[j].Warmup && !xs[j].WallNull {
 				n++
 				// the instance's wall metric, not its span: the
 				// (unannotated) row spans the step but its wall is the
@@ -507,10 +588,10 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm st
 		if n == 0 {
 			continue
 		}
-		phaseSpans, ok := spans[p.Rank]
+		phaseSpans, ok := c.spans[p.Rank]
 		if !ok {
 			phaseSpans = depthOneSpans(xs)
-			spans[p.Rank] = phaseSpans
+			c.spans[p.Rank] = phaseSpans
 		}
 		// NCCL kernels whose launching call lies in one of the phase's
 		// instances on the instance's thread (both ends included); for
@@ -673,29 +754,46 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock
 		out.Sentence = fmt.Sprintf("no straggler: no rank finishes last in more than half of the %d steps; ranks finish each step within %s of each other (median %s)",
 			out.Steps, fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
 	}
-	if sc.Off {
-		return out
+	if !sc.Off {
+		d.stepEndCI(out, skews, blocks, sc)
 	}
+	return out
+}
+
+// stepEndCI sets the CI of the mean step-end skew: the matched steps'
+// skews resampled in blocks of consecutive steps (the steps' blocks).
+func (d *Doc) stepEndCI(out *StepEndSkew, skews []float64, blocks []string, sc StatsConfig) {
 	var units []stats.Unit
-	for lo := 0; lo < len(blocks); {
-		hi := lo
-		for hi < len(blocks) && blocks[hi] == blocks[lo] {
-			hi++
-		}
+	for _, r := range blockRuns(blocks) {
+		lo, hi := r[0], r[1]
 		units = append(units, stats.Unit{ID: "job " + blocks[lo], Arm: "job", Profile: "job", Start: int64(lo), Steps: [][]float64{skews[lo:hi]}})
-		lo = hi
 	}
 	res, err := stats.Analyze("step ends", []string{"end_skew_ns"}, units,
 		stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{}})
 	if err != nil {
 		d.Warnings = append(d.Warnings, Warning{Code: "straggler_ci", Message: "step-end skew CI not computed: " + err.Error()})
-		return out
+		return
 	}
 	for _, a := range res.Arms {
 		out.Method = a.Method
 		for _, m := range a.Metrics {
 			out.SkewCI = m.MeanCI
 		}
+	}
+}
+
+// blockRuns are the runs [lo, hi) of equal consecutive blocks: the units
+// a series of matched steps is resampled in, so that consecutive steps stay
+// together.
+func blockRuns(blocks []string) [][2]int {
+	var out [][2]int
+	for lo := 0; lo < len(blocks); {
+		hi := lo
+		for hi < len(blocks) && blocks[hi] == blocks[lo] {
+			hi++
+		}
+		out = append(out, [2]int{lo, hi})
+		lo = hi
 	}
 	return out
 }
@@ -735,115 +833,126 @@ func orDash(s string) string {
 	return s
 }
 
+// collGroup is one rank's collectives under one key: a step's, or one
+// collective alone.
+type collGroup struct {
+	order int
+	block string // the step's block (unit) label, which the CIs resample
+	wall  int64  // the step's wall; -1 for a collective alone
+	arr   []int64
+	end   []int64 // each collective's end, beside its arrival
+	init  bool    // outside the counted steps (initialisation, warm-up)
+}
+
+// collectiveGroups places each rank's collectives in groups: by step
+// (bySteps), or each collective alone (matched by order); those of
+// initialisation and warm-up are matched by order among themselves. keys
+// are in first-seen order; matched counts the keys outside them that every
+// rank holds.
+func collectiveGroups(ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, haveSteps, bySteps bool) (per []map[string]*collGroup, keys []string, matched int) {
+	per = make([]map[string]*collGroup, len(ps))
+	seen := map[string]bool{}
+	add := func(i int, k string, g *collGroup) *collGroup {
+		if per[i][k] == nil {
+			per[i][k] = g
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+		return per[i][k]
+	}
+	for i := range ps {
+		p := &ps[i]
+		per[i] = map[string]*collGroup{}
+		var steps []rankInst
+		var skeys []string
+		if haveSteps {
+			steps = stepsOf(byRank[p.Rank])
+			skeys = rankStepKeys(steps)
+		}
+		n, m := 0, 0
+		for _, c := range p.Collectives {
+			t := c.CallStart
+			if t < 0 {
+				t = c.Start
+			}
+			block := "run"
+			if haveSteps {
+				// the step of the process that holds the launching call
+				j, _ := slices.BinarySearchFunc(steps, t, func(x rankInst, t int64) int { return cmp.Compare(x.Start, t+1) })
+				inStep := j > 0 && t <= steps[j-1].End
+				if !inStep || steps[j-1].Warmup {
+					// initialisation or warm-up: outside the counted
+					// steps, matched by order among themselves and
+					// reported apart from the steady state
+					g := add(i, fmt.Sprintf("init collective %d", m), &collGroup{order: m, block: "init", wall: -1, init: true})
+					g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
+					m++
+					continue
+				}
+				if bySteps {
+					if !inStep {
+						continue
+					}
+					g := add(i, skeys[j-1], &collGroup{order: j - 1, block: steps[j-1].Unit.String(), wall: steps[j-1].End - steps[j-1].Start})
+					g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
+					continue
+				}
+			}
+			g := add(i, fmt.Sprintf("collective %d", n), &collGroup{order: n, block: block, wall: -1})
+			g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
+			n++
+		}
+	}
+	for _, k := range keys {
+		all := true
+		for i := range per {
+			all = all && per[i][k] != nil
+		}
+		if all && !per[0][k].init {
+			matched++
+		}
+	}
+	return per, keys, matched
+}
+
+// stragglerSeries are what the matched steps give, per rank: the series
+// the CIs resample and the sums the means divide.
+type stragglerSeries struct {
+	lateness, strag     [][]float64 // per rank and matched step: lateness (ns), 1 when it was last
+	blocks              []string    // per matched step: its block, the unit the CIs resample
+	waitSum, afterSum   []int64     // per rank, over the matched steps
+	initLate            []int64     // per rank, over the initialisation collectives
+	initN, uneven, step int         // initialisation collectives, steps with uneven counts, matched steps
+}
+
 // stragglers matches the ranks' steps (or, without steps, their
 // collectives by order), finds who arrives last, and summarizes per rank
 // with the block bootstrap over consecutive steps.
 func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) {
-	// Each rank's collectives grouped by step key.
-	type group struct {
-		order int
-		block string // the step's block (unit) label, which the CIs resample
-		wall  int64  // the step's wall; -1 for a collective alone
-		arr   []int64
-		end   []int64 // each collective's end, beside its arrival
-		init  bool    // outside the counted steps (initialisation, warm-up)
-	}
 	haveSteps := true
 	for i := range ps {
 		if len(stepsOf(byRank[ps[i].Rank])) == 0 {
 			haveSteps = false
 		}
 	}
-	// groupBy places each rank's collectives in groups: by step, or each
-	// collective alone (matched by order, warm-up steps' ones left out).
-	groupBy := func(bySteps bool) (per []map[string]*group, keys []string, matched int) {
-		per = make([]map[string]*group, len(ps))
-		seen := map[string]bool{}
-		add := func(i int, k string, g *group) *group {
-			if per[i][k] == nil {
-				per[i][k] = g
-				if !seen[k] {
-					seen[k] = true
-					keys = append(keys, k)
-				}
-			}
-			return per[i][k]
-		}
-		for i := range ps {
-			p := &ps[i]
-			per[i] = map[string]*group{}
-			var steps []rankInst
-			var skeys []string
-			if haveSteps {
-				steps = stepsOf(byRank[p.Rank])
-				skeys = rankStepKeys(steps)
-			}
-			n, m := 0, 0
-			for _, c := range p.Collectives {
-				t := c.CallStart
-				if t < 0 {
-					t = c.Start
-				}
-				block := "run"
-				if haveSteps {
-					// the step of the process that holds the launching call
-					j, _ := slices.BinarySearchFunc(steps, t, func(x rankInst, t int64) int { return cmp.Compare(x.Start, t+1) })
-					inStep := j > 0 && t <= steps[j-1].End
-					if !inStep || steps[j-1].Warmup {
-						// initialisation or warm-up: outside the counted
-						// steps, matched by order among themselves and
-						// reported apart from the steady state
-						g := add(i, fmt.Sprintf("init collective %d", m), &group{order: m, block: "init", wall: -1, init: true})
-						g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
-						m++
-						continue
-					}
-					if bySteps {
-						if !inStep {
-							continue
-						}
-						g := add(i, skeys[j-1], &group{order: j - 1, block: steps[j-1].Unit.String(), wall: steps[j-1].End - steps[j-1].Start})
-						g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
-						continue
-					}
-				}
-				g := add(i, fmt.Sprintf("collective %d", n), &group{order: n, block: block, wall: -1})
-				g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
-				n++
-			}
-		}
-		for _, k := range keys {
-			all := true
-			for i := range per {
-				all = all && per[i][k] != nil
-			}
-			if all && !per[0][k].init {
-				matched++
-			}
-		}
-		return per, keys, matched
-	}
-	per, keys, matched := groupBy(haveSteps)
+	per, keys, matched := collectiveGroups(ps, byRank, clock, haveSteps, haveSteps)
 	if haveSteps && matched >= minStragglerSteps {
 		s.Matching = "steps matched by step number (numbered families) or by arm, block and step index; within a step, collectives matched by order"
 		s.Settings.Unit = "step"
 	} else {
-		per, keys, _ = groupBy(false)
+		per, keys, _ = collectiveGroups(ps, byRank, clock, haveSteps, false)
 		s.Matching = fmt.Sprintf("collectives matched by order (%d matched steps hold collectives, fewer than %d)", matched, minStragglerSteps)
 		if !haveSteps {
 			s.Matching = "collectives matched by order (not every rank has steps)"
 		}
 		s.Settings.Unit = "collective"
 	}
-	lateness := make([][]float64, len(ps))
-	strag := make([][]float64, len(ps))
-	var blocks []string // per matched step
-	waitSum, afterSum := make([]int64, len(ps)), make([]int64, len(ps))
-	initLate, initN := make([]int64, len(ps)), 0
-	uneven := 0
-	step := 0
+	ser := &stragglerSeries{lateness: make([][]float64, len(ps)), strag: make([][]float64, len(ps)),
+		waitSum: make([]int64, len(ps)), afterSum: make([]int64, len(ps)), initLate: make([]int64, len(ps))}
 	for _, k := range keys {
-		gs := make([]*group, len(ps))
+		gs := make([]*collGroup, len(ps))
 		n := math.MaxInt
 		for i := range ps {
 			gs[i] = per[i][k]
@@ -857,108 +966,123 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 			continue
 		}
 		if gs[0].init {
-			for c := range n {
-				lo := int64(math.MaxInt64)
-				for i := range gs {
-					lo = min(lo, gs[i].arr[c])
-				}
-				for i := range gs {
-					initLate[i] += gs[i].arr[c] - lo
-				}
-			}
-			initN += n
+			ser.addInit(gs, n)
 			continue
 		}
-		for i := range gs {
-			if len(gs[i].arr) != n {
-				uneven++
-				break
-			}
-		}
-		late, wait := make([]int64, len(ps)), make([]int64, len(ps))
-		var skew int64
-		for c := range n {
-			lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-			for i := range gs {
-				lo, hi = min(lo, gs[i].arr[c]), max(hi, gs[i].arr[c])
-			}
-			skew += hi - lo
-			for i := range gs {
-				late[i] += gs[i].arr[c] - lo
-				wait[i] += hi - gs[i].arr[c]
-				// the time in the collective once the last rank arrived:
-				// the transfer itself, apart from the wait before it
-				afterSum[i] += max(0, gs[i].end[c]-hi)
-			}
-		}
-		last := 0
-		for i := range late {
-			if late[i] > late[last] {
-				last = i
-			}
-		}
-		for i := range ps {
-			var wall *int64
-			if gs[i].wall >= 0 {
-				wall = &gs[i].wall
-			}
-			s.Steps = append(s.Steps, StragglerStep{Step: step, Label: k, Rank: ps[i].Rank, Collectives: n, ArrivalNs: gs[i].arr[0], StepWallNs: wall,
-				LatenessNs: late[i], Straggler: i == last, SkewNs: skew, WaitNs: wait[i]})
-			waitSum[i] += wait[i]
-			lateness[i] = append(lateness[i], float64(late[i]))
-			if i == 0 {
-				blocks = append(blocks, gs[0].block)
-			}
-			strag[i] = append(strag[i], float64(b2i(i == last)))
-		}
-		step++
+		s.addStragglerStep(ser, ps, gs, k, n)
 	}
-	s.Settings.Steps = step
-	s.Settings.InitCollectives = initN
+	s.Settings.Steps = ser.step
+	s.Settings.InitCollectives = ser.initN
 	for i := range ps {
-		s.Ranks[i].InitLatenessNs = initLate[i]
+		s.Ranks[i].InitLatenessNs = ser.initLate[i]
 	}
 	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
-	if uneven > 0 {
-		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched steps the ranks ran different numbers of collectives: the first ones of each rank were matched", uneven, step)})
+	if ser.uneven > 0 {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched steps the ranks ran different numbers of collectives: the first ones of each rank were matched", ser.uneven, ser.step)})
 	}
-	if step == 0 {
+	if ser.step == 0 {
 		return
 	}
 	for i := range ps {
 		n := 0
-		for _, v := range strag[i] {
+		for _, v := range ser.strag[i] {
 			n += int(v)
 		}
 		s.Ranks[i].StragglerSteps = n
-		s.Ranks[i].StragglerShare = share(int64(n), int64(step))
-		sum := stats.Summarize(lateness[i])
+		s.Ranks[i].StragglerShare = share(int64(n), int64(ser.step))
+		sum := stats.Summarize(ser.lateness[i])
 		m, med := sum.Mean, sum.Median
 		s.Ranks[i].LatenessMeanNs, s.Ranks[i].LatenessMedianNs = &m, &med
-		w := float64(waitSum[i]) / float64(step)
+		w := float64(ser.waitSum[i]) / float64(ser.step)
 		s.Ranks[i].WaitMeanNs = &w
-		a := float64(afterSum[i]) / float64(step)
+		a := float64(ser.afterSum[i]) / float64(ser.step)
 		s.Ranks[i].AfterLastMeanNs = &a
 		s.Ranks[i].Method = stats.MethodNone
 	}
 	if sc.Off {
 		return
 	}
-	// CIs: each rank is an "arm" whose units are the blocks of its steps
-	// (arm blocks, else the run): consecutive steps stay together, so their
-	// autocorrelation is kept (docs/statistics.md §3–4; one block gives
-	// the within-run batch CI of §4c).
+	d.stragglerCIs(s, ps, ser, sc)
+}
+
+// addInit adds n initialisation collectives of every rank (gs): each
+// rank's arrival after the first.
+func (ser *stragglerSeries) addInit(gs []*collGroup, n int) {
+	for c := range n {
+		lo := int64(math.MaxInt64)
+		for i := range gs {
+			lo = min(lo, gs[i].arr[c])
+		}
+		for i := range gs {
+			ser.initLate[i] += gs[i].arr[c] - lo
+		}
+	}
+	ser.initN += n
+}
+
+// addStragglerStep adds the matched step k (the first n collectives of
+// every rank, gs): per rank its lateness after the first arrival, its wait
+// for the last and its time after the last arrived, and who was last.
+func (s *RanksSection) addStragglerStep(ser *stragglerSeries, ps []phases.RankProcess, gs []*collGroup, k string, n int) {
+	for i := range gs {
+		if len(gs[i].arr) != n {
+			ser.uneven++
+			break
+		}
+	}
+	late, wait := make([]int64, len(ps)), make([]int64, len(ps))
+	var skew int64
+	for c := range n {
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for i := range gs {
+			lo, hi = min(lo, gs[i].arr[c]), max(hi, gs[i].arr[c])
+		}
+		skew += hi - lo
+		for i := range gs {
+			late[i] += gs[i].arr[c] - lo
+			wait[i] += hi - gs[i].arr[c]
+			// the time in the collective once the last rank arrived:
+			// the transfer itself, apart from the wait before it
+			ser.afterSum[i] += max(0, gs[i].end[c]-hi)
+		}
+	}
+	last := 0
+	for i := range late {
+		if late[i] > late[last] {
+			last = i
+		}
+	}
+	for i := range ps {
+		var wall *int64
+		if gs[i].wall >= 0 {
+			wall = &gs[i].wall
+		}
+		s.Steps = append(s.Steps, StragglerStep{Step: ser.step, Label: k, Rank: ps[i].Rank, Collectives: n, ArrivalNs: gs[i].arr[0], StepWallNs: wall,
+			LatenessNs: late[i], Straggler: i == last, SkewNs: skew, WaitNs: wait[i]})
+		ser.waitSum[i] += wait[i]
+		ser.lateness[i] = append(ser.lateness[i], float64(late[i]))
+		if i == 0 {
+			ser.blocks = append(ser.blocks, gs[0].block)
+		}
+		ser.strag[i] = append(ser.strag[i], float64(b2i(i == last)))
+	}
+	ser.step++
+}
+
+// stragglerCIs are the per-rank CIs of lateness and of the straggler
+// share: each rank is an "arm" whose units are the blocks of its steps
+// (arm blocks, else the run): consecutive steps stay together, so their
+// autocorrelation is kept (docs/statistics.md §3–4; one block gives the
+// within-run batch CI of §4c).
+func (d *Doc) stragglerCIs(s *RanksSection, ps []phases.RankProcess, ser *stragglerSeries, sc StatsConfig) {
+	blocks := ser.blocks
 	var units []stats.Unit
 	for i := range ps {
 		arm := fmt.Sprintf("rank %d", ps[i].Rank)
-		for lo := 0; lo < len(blocks); {
-			hi := lo
-			for hi < len(blocks) && blocks[hi] == blocks[lo] {
-				hi++
-			}
+		for _, r := range blockRuns(blocks) {
+			lo, hi := r[0], r[1]
 			units = append(units, stats.Unit{ID: arm + " " + blocks[lo], Arm: arm, Profile: ps[i].File, Start: int64(lo),
-				Steps: [][]float64{lateness[i][lo:hi], strag[i][lo:hi]}})
-			lo = hi
+				Steps: [][]float64{ser.lateness[i][lo:hi], ser.strag[i][lo:hi]}})
 		}
 	}
 	res, err := stats.Analyze("stragglers", []string{"lateness_ns", "straggler"}, units,
@@ -1001,10 +1125,13 @@ type rankInst struct {
 	WallNull                    bool // no wall of its own (another thread without ranges)
 }
 
-func slimInst(x *phases.Instance) rankInst {
-	return rankInst{File: x.File, Phase: x.Phase, Arm: x.Arm, StepLabel: x.StepLabel, Unit: x.Unit, Tid: x.Tid, Start: x.Start, End: x.End,
-		Wall: x.M[phases.Wall], Busy: x.M[phases.GPUBusy], Block: x.Block, Depth: x.Depth, IsStep: x.IsStep, Warmup: x.Warmup,
-		OtherThread: x.OtherThread, BusyNull: x.IsNull(phases.GPUBusy), WallNull: x.IsNull(phases.Wall)}
+// slimAt is instance i of st as the rank view reads it.
+func slimAt(st *phases.Store, i int) rankInst {
+	null := st.Null(i)
+	return rankInst{File: st.File(i), Phase: st.Phase(i), Arm: st.Arm(i), StepLabel: st.StepLabel(i), Unit: st.Unit(i), Tid: st.Tid(i),
+		Start: st.Start(i), End: st.End(i), Wall: st.Metric(i, phases.Wall), Busy: st.Metric(i, phases.GPUBusy), Block: st.Block(i), Depth: st.Depth(i),
+		IsStep: st.IsStep(i), Warmup: st.Warmup(i), OtherThread: st.OtherThread(i),
+		BusyNull: null&(1<<uint(phases.GPUBusy)) != 0, WallNull: null&(1<<uint(phases.Wall)) != 0}
 }
 
 // threadSpans are, per thread, the spans of a rank's depth-1 phases on
@@ -1054,7 +1181,7 @@ func stepsOf(xs []rankInst) []rankInst {
 // rankComparisons compares the arms on each rank: per phase, the mean wall
 // of the rank's kept instances, with the same statistics as the arms'
 // comparisons (units = the rank's blocks, never single steps).
-func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst, sc StatsConfig) []RankComparison {
+func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst, sc StatsConfig, c *rankCache) []RankComparison {
 	out := []RankComparison{}
 	if sc.Off || len(d.Arms) < 2 {
 		return out
@@ -1063,8 +1190,10 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst
 		for i := range ps {
 			var units []stats.Unit
 			at := map[phases.UnitID]int{}
-			for _, x := range byRank[ps[i].Rank] {
-				if x.Phase != ph || x.Warmup || x.WallNull {
+			xs := byRank[ps[i].Rank]
+			for _, j := range c.phase(ps[i].Rank, xs, ph) {
+				x := &xs[j]
+				if x.Warmup || x.WallNull {
 					continue
 				}
 				k, ok := at[x.Unit]
@@ -1089,7 +1218,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst
 					continue
 				}
 				out = append(out, RankComparison{Phase: ph, Rank: ps[i].Rank, Baseline: c.Baseline, Arm: c.Arm, BaseMeanNs: c.BaselineValue, ArmMeanNs: c.ArmValue,
-					Ratio: c.Ratio, RatioCI: c.RatioCI, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits})
+					RatioEstimate: c.RatioEstimate, Verdict: c.Verdict, Method: c.Method, NUnits: c.NUnits})
 			}
 		}
 	}

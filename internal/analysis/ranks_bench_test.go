@@ -31,7 +31,7 @@ func syntheticRank(fr *FileResult, xs []phases.Instance, k int) *FileResult {
 	for i, x := range xs {
 		x.File, x.Unit.File = path, path
 		x.Start, x.End = scale(x.Start), scale(x.End)
-		for m := range phases.NumMetrics {
+		for m := range phases.NumMetrics() {
 			if m.Unit() == "ns" {
 				x.M[m] = int64(float64(x.M[m]) * f)
 			}
@@ -60,6 +60,70 @@ func syntheticRank(fr *FileResult, xs []phases.Instance, k int) *FileResult {
 	return &c
 }
 
+// writeSyntheticRankDatasets writes the datasets of a synthetic job of n
+// ranks into dir (see TestWriteSyntheticRankDatasets) and returns their
+// directories in rank order.
+func writeSyntheticRankDatasets(tb testing.TB, dir string, n int) []string {
+	tb.Helper()
+	src := rankCopy(tb, fixture.Get(tb, "eager_graph_small").SQLite(tb), tb.TempDir(), "rank", 0, 0)
+	frs, err := ReadFiles(context.Background(), Config{Files: []string{src},
+		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: 1}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fr := frs[0]
+	if len(fr.Ranks) != 1 {
+		tb.Fatalf("%d rank processes in the source", len(fr.Ranks))
+	}
+	xs := fr.Result.InstanceStore().All()
+	var dirs []string
+	for k := range n {
+		one := syntheticRank(fr, xs, k)
+		d, err := Build(context.Background(), []*FileResult{one}, pointOptions(1), "test")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		c, err := d.ContextMetadata()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		opt := export.Options{Metadata: map[string]string{MetaContext: c}}
+		out := filepath.Join(dir, fmt.Sprintf("rank%04d", k))
+		if err := export.WriteDataset(out, d.Tables(), export.FormatParquet, opt); err != nil {
+			tb.Fatal(err)
+		}
+		dirs = append(dirs, out)
+	}
+	return dirs
+}
+
+// BenchmarkRankReduce is the reduce of docs/ranks.md, `analyze --from`
+// over the datasets of a synthetic job (64 ranks, or
+// $NSYSPHASE_BENCH_RANKS), with the default statistics: loading the
+// datasets, pooling their instances and building the document with its
+// rank view (not rendering it). scripts/bench_ranks.sh times the whole
+// command over 1,024 ranks.
+func BenchmarkRankReduce(b *testing.B) {
+	n := 64
+	if s := os.Getenv("NSYSPHASE_BENCH_RANKS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dirs := writeSyntheticRankDatasets(b, b.TempDir(), n)
+	b.ReportAllocs()
+	for b.Loop() {
+		d, err := BuildFromDatasets(context.Background(), dirs, DefaultOptions(), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d.Ranks == nil || len(d.Ranks.Ranks) != n {
+			b.Fatalf("rank view of %v ranks, want %d", d.Ranks, n)
+		}
+	}
+}
+
 // TestWriteSyntheticRankDatasets writes the datasets of a synthetic job of
 // $NSYSPHASE_RANK_DATASETS_N ranks (default 1024) into
 // $NSYSPHASE_RANK_DATASETS, as `analyze --no-stats --out` of each rank's
@@ -77,30 +141,5 @@ func TestWriteSyntheticRankDatasets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src := rankCopy(t, fixture.Get(t, "eager_graph_small").SQLite(t), t.TempDir(), "rank", 0, 0)
-	frs, err := ReadFiles(context.Background(), Config{Files: []string{src},
-		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr := frs[0]
-	if len(fr.Ranks) != 1 {
-		t.Fatalf("%d rank processes in the source", len(fr.Ranks))
-	}
-	xs := fr.Result.InstanceStore().All()
-	for k := range n {
-		one := syntheticRank(fr, xs, k)
-		d, err := Build(context.Background(), []*FileResult{one}, pointOptions(1), "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := d.ContextMetadata()
-		if err != nil {
-			t.Fatal(err)
-		}
-		opt := export.Options{Metadata: map[string]string{MetaContext: c}}
-		if err := export.WriteDataset(filepath.Join(dir, fmt.Sprintf("rank%04d", k)), d.Tables(), export.FormatParquet, opt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeSyntheticRankDatasets(t, dir, n)
 }

@@ -18,7 +18,7 @@ import (
 // rankCopy writes a copy of the single-rank export src into dir as
 // name.sqlite whose recorded environment holds RANK=rank (any other value
 // names no rank), with its session start moved by shiftNs.
-func rankCopy(t *testing.T, src, dir, name string, rank int, shiftNs int64) string {
+func rankCopy(t testing.TB, src, dir, name string, rank int, shiftNs int64) string {
 	t.Helper()
 	data, err := os.ReadFile(src)
 	if err != nil {

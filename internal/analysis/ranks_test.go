@@ -418,7 +418,7 @@ func TestRankPhaseNCCLThreads(t *testing.T) {
 		inst(phases.Unannotated, 1, 0, 600, 580),
 	}}
 	byRank[0][3].BusyNull = true
-	rows := rankPhaseArm(ps, byRank, "bwd", "", map[int]threadSpans{})
+	rows := rankPhaseArm(ps, byRank, "bwd", "", &rankCache{})
 	if len(rows) != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -429,12 +429,12 @@ func TestRankPhaseNCCLThreads(t *testing.T) {
 	}
 	// (unannotated): its wall metric, the NCCL kernel launched outside
 	// every phase (CallStart 500) alone, GPU busy not measured.
-	rows = rankPhaseArm(ps, byRank, phases.Unannotated, "", map[int]threadSpans{})
+	rows = rankPhaseArm(ps, byRank, phases.Unannotated, "", &rankCache{})
 	if r := rows[0]; r.N != 1 || r.WallMeanNs != 580 || r.NCCLNsMean != 10 || r.NCCLExposedNsMean != 10 || r.GPUBusyMeanNs != nil {
 		t.Errorf("(unannotated) row %+v", r)
 	}
 	// the step: every NCCL kernel launched on its thread inside it
-	rows = rankPhaseArm(ps, byRank, "step", "", map[int]threadSpans{})
+	rows = rankPhaseArm(ps, byRank, "step", "", &rankCache{})
 	if r := rows[0]; r.WallMeanNs != 600 || r.NCCLNsMean != 60 || r.NCCLOtherThreadNsMean != 30 {
 		t.Errorf("step row %+v", r)
 	}

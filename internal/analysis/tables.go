@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"encoding/json"
-	"fmt"
 	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"maps"
 	"slices"
@@ -22,8 +21,8 @@ func (d *Doc) NumInstances() int { return d.instances.Len() }
 // InstancesRows is rows [lo, hi) of phase_instances, for writers that
 // encode the biggest table range by range (export.DatasetWriter.AddRows).
 func (d *Doc) InstancesRows(lo, hi int) *export.Table {
-	cols := make([]export.Column, len(instanceColumns))
-	for i, c := range instanceColumns {
+	cols := make([]export.Column, len(instanceColumns()))
+	for i, c := range instanceColumns() {
 		cols[i] = c.Column
 	}
 	t := export.NewTable("phase_instances", "one row per step and phase instance; metrics as docs/schema.md ('What each number means') defines them, int64 ns", cols...)
@@ -74,7 +73,7 @@ func (d *Doc) SummaryTable() *export.Table {
 		export.Column{Name: "p99_ci_hi", Type: export.TypeFloat64, Nullable: true},
 	)
 	for _, r := range d.Summary {
-		for m := range phases.NumMetrics {
+		for m := range phases.NumMetrics() {
 			mi := m.Info()
 			s, ok := r.Metrics[mi.Name]
 			if !ok {
@@ -177,72 +176,6 @@ func (d *Doc) ProvenanceTable() *export.Table {
 	return t
 }
 
-// breakdownParts are the columns of the at-a-glance table.
-var breakdownParts = []phases.Metric{phases.Wall, phases.CPUOther, phases.Launch, phases.SyncAPI, phases.MemcpyAPI, phases.Alloc, phases.OtherAPI, phases.GPUBusy, phases.KernelSum, phases.Launches, phases.HostSyncs}
-
-// BreakdownTable is the at-a-glance view: per arm and phase, the mean per
-// step of wall and its parts (µs) with the wall CI.
-func (d *Doc) BreakdownTable() *export.Table {
-	cols := []export.Column{
-		{Name: "arm", Type: export.TypeString},
-		{Name: "phase", Type: export.TypeString},
-		{Name: "n", Type: export.TypeInt64, Unit: export.UnitCount},
-		{Name: "blocks", Type: export.TypeInt64, Unit: export.UnitCount},
-	}
-	for _, m := range breakdownParts {
-		name := strings.TrimSuffix(m.Name(), "_ns")
-		unit := ""
-		if m.Unit() == "ns" {
-			name += " µs"
-			unit = "µs"
-		}
-		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: unit, Nullable: true})
-		if m == phases.Wall {
-			cols = append(cols, export.Column{Name: "wall CI µs", Type: export.TypeString, Nullable: true})
-		}
-	}
-	t := export.NewTable("breakdown", "mean per step instance; the six parts after wall sum to wall; gpu_busy and kernel_sum overlap host time", cols...)
-	phaseRank := map[string]int{}
-	for i, p := range d.Phases {
-		phaseRank[p] = i
-	}
-	rows := slices.Clone(d.Summary)
-	armRank := map[string]int{}
-	for i, a := range d.Arms {
-		armRank[a] = i
-	}
-	slices.SortStableFunc(rows, func(a, b SummaryRow) int {
-		if armRank[a.Arm] != armRank[b.Arm] {
-			return armRank[a.Arm] - armRank[b.Arm]
-		}
-		return phaseRank[a.Phase] - phaseRank[b.Phase]
-	})
-	for _, r := range rows {
-		vals := []export.Value{export.Str(r.Arm), export.Str(r.Phase), export.Int(int64(r.N)), export.Int(int64(r.Blocks))}
-		for _, m := range breakdownParts {
-			s := r.Metrics[m.Name()]
-			v := s.Mean
-			if m.Unit() == "ns" {
-				v /= 1e3
-			}
-			if s.Absent {
-				vals = append(vals, export.Null())
-			} else {
-				vals = append(vals, export.Float(round(v, 1)))
-			}
-			if m == phases.Wall {
-				if s.MeanCI != nil {
-					vals = append(vals, export.Str(fmt.Sprintf("[%.1f, %.1f]", s.MeanCI[0]/1e3, s.MeanCI[1]/1e3)))
-				} else {
-					vals = append(vals, export.Null())
-				}
-			}
-		}
-		_ = t.AppendRow(vals...)
-	}
-	return t
-}
-
 // metricUnit is the unit of a metric of the comparisons: the phases.Metrics
 // entry's, else what the name's suffix says (_ns, _bytes; a count otherwise).
 func metricUnit(name string) string {
@@ -256,17 +189,6 @@ func metricUnit(name string) string {
 		return export.UnitBytes
 	}
 	return export.UnitCount
-}
-
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
 }
 
 // Tables are the tables `analyze --out` writes.

@@ -36,7 +36,7 @@ func TestInstancesTableCells(t *testing.T) {
 			num(r, "start_ns") != x.Start || num(r, "end_ns") != x.End {
 			t.Fatalf("row %d: keys differ from %+v", r, x)
 		}
-		for m := range phases.NumMetrics {
+		for m := range phases.NumMetrics() {
 			if got := num(r, m.Name()); got != x.M[m] {
 				t.Fatalf("row %d %s: %d, want %d", r, m.Name(), got, x.M[m])
 			}

@@ -133,7 +133,7 @@ func (p *UnitPlan) statsConcurrency(limit int) int {
 	for _, idx := range p.byPhase {
 		largest = max(largest, len(idx))
 	}
-	per := largest * int(phases.NumMetrics) * statsBytesPerValue
+	per := largest * int(phases.NumMetrics()) * statsBytesPerValue
 	if per == 0 {
 		return max(1, limit)
 	}
@@ -214,7 +214,7 @@ func (p *UnitPlan) Units(ph int) []stats.Unit {
 	for k, j := range order {
 		unitOf[k] = us[j]
 	}
-	nm := int(phases.NumMetrics)
+	nm := int(phases.NumMetrics())
 	rows := getRows(nm * total)
 	if len(rows) > 0 {
 		rows[0] = math.NaN()
@@ -237,7 +237,7 @@ func (p *UnitPlan) Units(ph int) []stats.Unit {
 	// in runs of consecutive steps rather than 40 rows a step apart.
 	const chunk = 64
 	var at [chunk]int
-	var ms [chunk][phases.NumMetrics]int64 // the chunk's measurements, decoded once
+	var ms [chunk][phases.MaxMetrics]int64 // the chunk's measurements, decoded once
 	for c0 := 0; c0 < len(idx); c0 += chunk {
 		part := idx[c0:min(c0+chunk, len(idx))]
 		for k, i := range part {
@@ -318,7 +318,7 @@ func (p *UnitPlan) RegionUnits(keep func(arm string) bool, inRegion func(phase s
 			series[u] = nanSeries(len(boundaryMetrics), p.kept[u])
 		}
 	}
-	var m [phases.NumMetrics]int64
+	var m [phases.MaxMetrics]int64
 	for i := range p.xs.Len() {
 		u, t := p.unit[i], p.step[i]
 		if u < 0 || series[u] == nil {

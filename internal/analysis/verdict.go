@@ -8,27 +8,29 @@ import (
 	"github.com/nsysphase/nsysphase/stats"
 )
 
+// Decision is the verdict of `nsysphase verdict` on capturing a region.
+type Decision string
+
 // Verdicts of `nsysphase verdict`.
 const (
-	VerdictGo           = "go"
-	VerdictNoGo         = "no-go"
-	VerdictInconclusive = "inconclusive"
+	VerdictGo           Decision = "go"
+	VerdictNoGo         Decision = "no-go"
+	VerdictInconclusive Decision = "inconclusive"
 )
 
 // ArmGain is the measured step-wall gain of an arm over the verdict's arm,
 // from the same comparison analyze reports (phase = the step, wall_ns mean).
 type ArmGain struct {
-	Arm         string      `json:"arm"`
-	Baseline    string      `json:"baseline"`
-	Gain        *float64    `json:"gain"` // 1 − arm/baseline mean step wall: 0.25 = 25% shorter steps
-	GainCI      *[2]float64 `json:"gain_ci"`
-	DiffNs      float64     `json:"diff_ns"` // arm − baseline mean step wall, ns per step (negative: shorter)
-	DiffCI      *[2]float64 `json:"diff_ci"`
-	Ratio       *float64    `json:"ratio"`
-	RatioCI     *[2]float64 `json:"ratio_ci"`
-	Significant bool        `json:"significant"`
-	Method      string      `json:"method"`
-	NUnits      int         `json:"n_units"`
+	Arm      string      `json:"arm"`
+	Baseline string      `json:"baseline"`
+	Gain     *float64    `json:"gain"` // 1 − arm/baseline mean step wall: 0.25 = 25% shorter steps
+	GainCI   *[2]float64 `json:"gain_ci"`
+	DiffNs   float64     `json:"diff_ns"` // arm − baseline mean step wall, ns per step (negative: shorter)
+	DiffCI   *[2]float64 `json:"diff_ci"`
+	stats.RatioEstimate
+	Significant bool   `json:"significant"`
+	Method      string `json:"method"`
+	NUnits      int    `json:"n_units"`
 }
 
 // Verdict is the result of `nsysphase verdict`.
@@ -38,7 +40,7 @@ type Verdict struct {
 	Phases      []string      `json:"phases"`
 	Arm         string        `json:"arm"` // where the overhead was measured
 	MinGain     float64       `json:"min_gain"`
-	Verdict     string        `json:"verdict"`
+	Verdict     Decision      `json:"verdict"`
 	Reason      string        `json:"reason"`
 	Removable   Share         `json:"removable_share"` // Σ removable_ns / Σ step wall_ns over the kept steps
 	RemovableNs Estimate      `json:"removable_ns"`    // the bounded saving per step (Bound.RemovableNs)
@@ -106,7 +108,7 @@ func ArmName(arm string) string {
 }
 
 // decide applies the rule to the share's CI and says why in one sentence.
-func decide(v *Verdict, confidence float64) (string, string) {
+func decide(v *Verdict, confidence float64) (Decision, string) {
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	what := fmt.Sprintf("capturing %s removes at most %s of %s's step wall", strings.Join(v.Phases, ","), pct(v.Removable.Value), ArmName(v.Arm))
 	const how = "the host time of its phases that launch GPU work and hold no blocker, within step wall − GPU floor − graph replay"
@@ -184,7 +186,7 @@ func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm 
 		if c.Metric != phases.Wall.Name() || c.Stat != stats.StatMean {
 			continue
 		}
-		g := ArmGain{Arm: c.Arm, Baseline: c.Baseline, Ratio: c.Ratio, RatioCI: c.RatioCI, DiffNs: c.Diff, DiffCI: c.DiffCI,
+		g := ArmGain{Arm: c.Arm, Baseline: c.Baseline, RatioEstimate: c.RatioEstimate, DiffNs: c.Diff, DiffCI: c.DiffCI,
 			Significant: c.Significant, Method: c.Method, NUnits: c.NUnits}
 		if c.Ratio != nil {
 			v := 1 - *c.Ratio

@@ -213,7 +213,7 @@ func (o *CheckOptions) spec() analysis.GateSpec {
 }
 
 func gateExit(g *analysis.Gate) error {
-	if g.Status == "FAIL" {
+	if g.Status == analysis.GateFail {
 		return &ExitError{Code: ExitGate, Err: silentErr{}}
 	}
 	return nil

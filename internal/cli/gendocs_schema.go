@@ -210,7 +210,7 @@ per-metric tables (` + "`phase_summary`" + `, ` + "`comparisons`" + `) say each 
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", c.Name, parquetType(c.Type), mdCell(unit), mdCell(meaning), mdCell(null))
 		}
 	}
-	b.WriteString("\n" + analysis.SchemaNotes)
+	b.WriteString("\n" + report.SchemaNotes)
 	return b.String()
 }
 

@@ -22,7 +22,82 @@ const textWidth = 120
 // Markdown is the same content shaped for a pull-request comment: a short
 // table on top, the rest folded in <details> blocks.
 func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) error {
-	md := f == Markdown
+	tw := textSections{w: w, md: f == Markdown}
+	if err := writeAnalysisHead(tw, doc, f, opt); err != nil {
+		return err
+	}
+	if err := writeHistory(w, doc, f, opt.Wide); err != nil {
+		return err
+	}
+	if err := writeWithinRun(w, doc, f, opt.Wide); err != nil {
+		return err
+	}
+	if err := writeBreakdownSection(tw, doc, f, opt); err != nil {
+		return err
+	}
+	if err := tw.list(fmt.Sprintf("Where each significant wall difference comes from (arm − %s, µs per step; %% of %s wall)", doc.Baseline, doc.Baseline),
+		decompositionLines(doc, opt.Wide || tw.md)); err != nil {
+		return err
+	}
+	if err := tw.list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", gpuWaitNotes(doc)); err != nil {
+		return err
+	}
+	if err := writeHardware(w, doc, f, opt, tw.section, tw.list); err != nil {
+		return err
+	}
+	if rs := doc.Ranks; rs != nil {
+		if err := tw.section(ranksTitle(rs), func() error { return writeRanks(w, doc, f, opt) }); err != nil {
+			return err
+		}
+	}
+	return writeWarningsSection(tw, doc, opt)
+}
+
+// textSections writes the report's sections: a titled block in text, a
+// folded <details> block in Markdown.
+type textSections struct {
+	w  io.Writer
+	md bool
+}
+
+// section writes title and then body's output.
+func (tw textSections) section(title string, body func() error) error {
+	if tw.md {
+		fmt.Fprintf(tw.w, "\n<details><summary>%s</summary>\n\n", escapeSummary(title))
+	} else {
+		fmt.Fprintf(tw.w, "\n%s\n", title)
+	}
+	if err := body(); err != nil {
+		return err
+	}
+	if tw.md {
+		fmt.Fprintf(tw.w, "\n</details>\n")
+	}
+	return nil
+}
+
+// list is a section of lines: one bullet a line in Markdown, wrapped lines
+// in text; nothing without lines.
+func (tw textSections) list(title string, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	return tw.section(title, func() error {
+		for _, l := range lines {
+			if tw.md {
+				fmt.Fprintf(tw.w, "- %s\n", escapeMarkdownText(l))
+			} else {
+				fmt.Fprintln(tw.w, wrap("  "+l, textWidth, "      "))
+			}
+		}
+		return nil
+	})
+}
+
+// writeAnalysisHead writes the title (Markdown), the context lines and the
+// headline table with the phases that did not change.
+func writeAnalysisHead(tw textSections, doc *analysis.Doc, f Format, opt Options) error {
+	w, md := tw.w, tw.md
 	if md {
 		fmt.Fprintf(w, "### nsysphase analyze: %s\n\n", export.EscapeMarkdown(orNone(doc.Step)))
 	}
@@ -37,43 +112,30 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 		fmt.Fprintln(w)
 	}
 	head := headline(doc)
-	if head != nil {
-		if !md {
-			fmt.Fprintf(w, "\n%s\n", head.Doc)
-		} else {
-			fmt.Fprintf(w, "%s\n\n", escapeMarkdownText(head.Doc)) // names the baseline arm
-		}
-		if err := writeTable(w, head, f); err != nil {
-			return err
-		}
-		if quiet := unchangedPhases(doc); quiet != "" {
-			if md {
-				fmt.Fprintf(w, "\n%s\n", escapeMarkdownText(quiet))
-			} else {
-				fmt.Fprintln(w, wrap(quiet, textWidth, "  "))
-			}
-		}
-	}
-	if err := writeHistory(w, doc, f, opt.Wide); err != nil {
-		return err
-	}
-	if err := writeWithinRun(w, doc, f, opt.Wide); err != nil {
-		return err
-	}
-	section := func(title string, body func() error) error {
-		if md {
-			fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", escapeSummary(title))
-		} else {
-			fmt.Fprintf(w, "\n%s\n", title)
-		}
-		if err := body(); err != nil {
-			return err
-		}
-		if md {
-			fmt.Fprintf(w, "\n</details>\n")
-		}
+	if head == nil {
 		return nil
 	}
+	if !md {
+		fmt.Fprintf(w, "\n%s\n", head.Doc)
+	} else {
+		fmt.Fprintf(w, "%s\n\n", escapeMarkdownText(head.Doc)) // names the baseline arm
+	}
+	if err := writeTable(w, head, f); err != nil {
+		return err
+	}
+	if quiet := unchangedPhases(doc); quiet != "" {
+		if md {
+			fmt.Fprintf(w, "\n%s\n", escapeMarkdownText(quiet))
+		} else {
+			fmt.Fprintln(w, wrap(quiet, textWidth, "  "))
+		}
+	}
+	return nil
+}
+
+// writeBreakdownSection writes the breakdown per step: the compact table,
+// or every column with --wide.
+func writeBreakdownSection(tw textSections, doc *analysis.Doc, f Format, opt Options) error {
 	breakdown := compactBreakdown(doc)
 	unit := "µs"
 	if breakdown.NumColumns() > 2 {
@@ -81,89 +143,23 @@ func writeAnalysisText(w io.Writer, doc *analysis.Doc, f Format, opt Options) er
 	}
 	title := fmt.Sprintf("Breakdown per step (mean %s, every column; cpu_other … other_api sum to wall, phases to the step)", unit)
 	if opt.Wide {
-		breakdown = doc.BreakdownTable()
+		breakdown = wideBreakdown(doc)
 		title = "Breakdown per step (mean µs; the six parts after wall sum to wall; phases and (unannotated) to the step)"
 	}
-	if err := section(title, func() error {
-		if err := writeTable(w, breakdown, f); err != nil {
+	return tw.section(title, func() error {
+		if err := writeTable(tw.w, breakdown, f); err != nil {
 			return err
 		}
 		if !opt.Wide && hasOtherThreadRows(doc) {
 			note := "rows named (… thread) are another thread's work during the step: beside its phases, outside its wall"
-			if md {
-				fmt.Fprintf(w, "\n%s\n", note)
+			if tw.md {
+				fmt.Fprintf(tw.w, "\n%s\n", note)
 			} else {
-				fmt.Fprintln(w, "  "+note)
+				fmt.Fprintln(tw.w, "  "+note)
 			}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	// A list section: one bullet a line in Markdown, wrapped lines in text.
-	list := func(title string, lines []string) error {
-		if len(lines) == 0 {
-			return nil
-		}
-		return section(title, func() error {
-			for _, l := range lines {
-				if md {
-					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
-				} else {
-					fmt.Fprintln(w, wrap("  "+l, textWidth, "      "))
-				}
-			}
-			return nil
-		})
-	}
-	if err := list(fmt.Sprintf("Where each significant wall difference comes from (arm − %s, µs per step; %% of %s wall)", doc.Baseline, doc.Baseline),
-		decompositionLines(doc, opt.Wide || md)); err != nil {
-		return err
-	}
-	if err := list("Why phases wait (sync time split by what the process's GPUs ran; µs per instance)", doc.GPUWaitNotes()); err != nil {
-		return err
-	}
-	if err := writeHardware(w, doc, f, opt, section, list); err != nil {
-		return err
-	}
-	if rs := doc.Ranks; rs != nil {
-		if err := section(ranksTitle(rs), func() error { return writeRanks(w, doc, f, opt) }); err != nil {
-			return err
-		}
-	}
-	ws := doc.Warnings
-	title = fmt.Sprintf("Warnings (%d, by kind; --warnings or --format json lists each)", len(ws))
-	if opt.AllWarnings {
-		title = fmt.Sprintf("Warnings (%d)", len(ws))
-	} else if _, rest := ciCaveats(ws, len(doc.Phases)); len(rest) < len(ws) {
-		title = fmt.Sprintf("Warnings (%d more than the CI caveats on top, by kind; --warnings or --format json lists each)", len(rest))
-		ws = rest
-	}
-	if len(ws) > 0 {
-		lines := warningLines(ws, opt.AllWarnings)
-		if !opt.AllWarnings && len(lines) > maxWarningLines-1 {
-			lines = append(lines[:maxWarningLines-2], fmt.Sprintf("… %d more kinds (--warnings)", len(lines)-(maxWarningLines-2)))
-		}
-		return section(title, func() error {
-			for _, l := range lines {
-				switch {
-				case md:
-					fmt.Fprintf(w, "- %s\n", escapeMarkdownText(l))
-				case opt.AllWarnings:
-					fmt.Fprintln(w, wrap("  "+l, textWidth, "    "))
-				default:
-					// One line a kind; the whole sentence is in --warnings
-					// and JSON. With one input its name is in the context.
-					if len(doc.Inputs) == 1 {
-						l = strings.Replace(l, doc.Inputs[0].File+": ", "", 1)
-					}
-					fmt.Fprintln(w, clip("  "+l, textWidth))
-				}
-			}
-			return nil
-		})
-	}
-	return nil
+	})
 }
 
 // stepHow says which rule chose the step, its coverage and the runner-up
@@ -258,58 +254,6 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 	return lines
 }
 
-// caveatWords say each statistical caveat that can hold for most phases in
-// a few words, for the CI's method note.
-var caveatWords = map[string]string{
-	stats.WarnTailLimitedMean: "a few slow steps carry the mean (its CI may be too narrow; the median is steadier)",
-	stats.WarnLowReplication:  "few blocks (wide CIs, for means and medians only)",
-	stats.WarnAutocorrelation: "consecutive steps are correlated (hence blocks, not steps, as the unit)",
-	oneRunKey:                 "blocks of one or two runs: the CIs leave out run-to-run variance (record more runs to include it)",
-}
-
-// ciCaveats moves the statistical caveats that hold for at least half of
-// the phases out of the warnings into one method note ("CIs: …"): a caveat
-// on most rows is a property of the CIs, not 160 warnings. rest are the
-// warnings left to list.
-func ciCaveats(ws []analysis.Warning, phases int) (note string, rest []analysis.Warning) {
-	key := func(code string) string {
-		if slices.Contains(oneRunCodes, code) {
-			return oneRunKey
-		}
-		return code
-	}
-	seen := map[string][]string{}
-	noBlockCI := false
-	for _, w := range ws {
-		k := key(w.Code)
-		if _, ok := caveatWords[k]; ok && w.Phase != "" {
-			seen[k] = appendNew(seen[k], w.Phase)
-		}
-		noBlockCI = noBlockCI || w.Code == stats.WarnNoReplication
-	}
-	var parts []string
-	moved := map[string]bool{}
-	for _, k := range []string{oneRunKey, stats.WarnLowReplication, stats.WarnTailLimitedMean, stats.WarnAutocorrelation} {
-		if n := len(seen[k]); n > 0 && 2*n >= phases {
-			moved[k] = true
-			words := caveatWords[k]
-			if k == oneRunKey && noBlockCI {
-				words = "one or two blocks per arm: no between-block CI (record more runs or blocks)"
-			}
-			parts = append(parts, words)
-		}
-	}
-	for _, w := range ws {
-		if !moved[key(w.Code)] {
-			rest = append(rest, w)
-		}
-	}
-	if len(parts) == 0 {
-		return "", ws
-	}
-	return "CIs, for most phases: " + strings.Join(parts, "; ") + " (--warnings lists each)", rest
-}
-
 func stepRow(doc *analysis.Doc, arm string) *analysis.SummaryRow {
 	for i := range doc.Summary {
 		if r := &doc.Summary[i]; r.Arm == arm && r.Phase == doc.Step {
@@ -398,13 +342,6 @@ func unchangedPhases(doc *analysis.Doc) string {
 	return strings.Join(parts, "; ")
 }
 
-func appendNew(xs []string, s string) []string {
-	if slices.Contains(xs, s) {
-		return xs
-	}
-	return append(xs, s)
-}
-
 // changeText is a comparison's signed change, as benchstat prints it, with
 // the word a reader wants: "-52.5% faster", "+8.7% slower", "~" when the CI
 // includes no change, "no CI" when there is no between-unit CI (a within-run
@@ -441,26 +378,16 @@ func verdictText(v stats.Verdict) string {
 
 // pctChange is a gate row's ratio as a signed percent change: "~" when the
 // CI includes 1, "no CI" without a between-unit CI.
-func pctChange(ratio *float64, ci *[2]float64, method string) string {
+func pctChange(r stats.RatioEstimate, method string) string {
 	switch {
-	case ratio == nil:
+	case r.Ratio == nil:
 		return "-"
-	case ci == nil || method == stats.MethodWithinRun:
+	case r.RatioCI == nil || method == stats.MethodWithinRun:
 		return "no CI"
-	case ci[0] <= 1 && ci[1] >= 1:
+	case r.IntervalVerdict() == stats.VerdictUnchanged:
 		return stats.VerdictUnchanged.String()
 	}
-	return fmt.Sprintf("%+.1f%%", 100*(*ratio-1))
-}
-
-// compactParts are the breakdown columns of the default terminal output:
-// wall, its six exclusive parts and GPU busy time, in µs.
-var compactParts = []struct {
-	metric phases.Metric
-	label  string
-}{
-	{phases.Wall, "wall"}, {phases.CPUOther, "cpu_other"}, {phases.Launch, "launch"}, {phases.SyncAPI, "sync"},
-	{phases.MemcpyAPI, "memcpy"}, {phases.Alloc, "alloc"}, {phases.OtherAPI, "other_api"}, {phases.GPUBusy, "gpu_busy"},
+	return fmt.Sprintf("%+.1f%%", 100*(*r.Ratio-1))
 }
 
 // compactBreakdown is the breakdown that fits 120 columns: per step, each
@@ -484,13 +411,14 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		return phaseRank[a.Phase] - phaseRank[b.Phase]
 	})
+	compactParts := phases.DefaultColumns()
 	scale := make([]timeScale, len(compactParts))
 	for i := range scale {
 		scale[i] = breakdownScale(doc)
 	}
 	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
 	for i, p := range compactParts {
-		name := p.label // the unit, one for the table, is in its title
+		name := p.Info().Short // the unit, one for the table, is in its title
 		cols = append(cols, export.Column{Name: name, Type: export.TypeFloat64, Unit: scale[i].unit, Nullable: true})
 		if i == 0 && withCI {
 			cols = append(cols, export.Column{Name: "wall CI", Type: export.TypeString, Nullable: true})
@@ -505,7 +433,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 		}
 		vals := []export.Value{export.Str(armLabel(doc.Arms, r.Arm, 12)), export.Str(name)}
 		for i, p := range compactParts {
-			s := r.Metrics[p.metric.Name()]
+			s := r.Metrics[p.Name()]
 			v := export.Null()
 			if !s.Absent {
 				v = export.Float(round1(s.Mean / scale[i].ns))
@@ -535,9 +463,9 @@ func hasOtherThreadRows(doc *analysis.Doc) bool {
 // tables give walls in it too.
 func breakdownScale(doc *analysis.Doc) timeScale {
 	var top float64
-	for _, p := range compactParts {
+	for _, p := range phases.DefaultColumns() {
 		for _, r := range doc.Summary {
-			if s := r.Metrics[p.metric.Name()]; !s.Absent {
+			if s := r.Metrics[p.Name()]; !s.Absent {
 				top = max(top, abs(s.Mean))
 			}
 		}
@@ -561,259 +489,6 @@ func scaleFor(topNs float64) timeScale {
 		return timeScale{"ms", 1e6}
 	}
 	return timeScale{"µs", 1e3}
-}
-
-// warningLines are the warnings one line per code with a count and the
-// phases and arms they concern, in plain words; all lists each one.
-func warningLines(ws []analysis.Warning, all bool) []string {
-	if all {
-		out := make([]string, len(ws))
-		for i, wr := range ws {
-			scope := strings.TrimSpace(strings.Join([]string{wr.Phase, wr.Arm, wr.Metric}, " "))
-			if scope != "" {
-				scope = " [" + strings.Join(strings.Fields(scope), " ") + "]"
-			}
-			out[i] = fmt.Sprintf("%s%s: %s", wr.Code, scope, wr.Message)
-		}
-		return out
-	}
-	type group struct {
-		code         string
-		n            int
-		phases, arms []string
-		first        string
-		codes        []string // the codes merged into the group (oneRunKey)
-	}
-	var order []*group
-	byCode := map[string]*group{}
-	for _, wr := range ws {
-		key := wr.Code
-		if slices.Contains(oneRunCodes, key) {
-			key = oneRunKey // the three say one thing: merged into one line
-		}
-		g := byCode[key]
-		if g == nil {
-			g = &group{code: key, first: wr.Message}
-			byCode[key] = g
-			order = append(order, g)
-		}
-		g.n++
-		g.codes = appendNew(g.codes, wr.Code)
-		if wr.Phase != "" {
-			g.phases = appendNew(g.phases, wr.Phase)
-		}
-		if wr.Arm != "" {
-			g.arms = appendNew(g.arms, wr.Arm)
-		}
-	}
-	out := make([]string, 0, len(order))
-	for _, g := range order {
-		if g.code == oneRunKey {
-			var codes []string // in a fixed order, those that fired
-			for _, c := range oneRunCodes {
-				if slices.Contains(g.codes, c) {
-					codes = append(codes, c)
-				}
-			}
-			what := "the CIs leave out run-to-run variance: record more runs to include it"
-			if slices.Contains(codes, stats.WarnNoReplication) {
-				what = "no between-block CI: record more runs or blocks"
-			}
-			out = append(out, fmt.Sprintf("%d× %s (%s)", g.n, what, strings.Join(codes, ", ")))
-			continue
-		}
-		what, ok := warningWords[g.code]
-		if !ok {
-			what = g.first // an input or segmentation warning says itself
-		}
-		scope := func(named bool) string {
-			where := ""
-			switch {
-			case len(g.phases) > 3 || (len(g.phases) > 1 && !named):
-				where = fmt.Sprintf(" (%d phases", len(g.phases))
-			case len(g.phases) > 0:
-				where = " (" + strings.Join(g.phases, ", ")
-			}
-			if len(g.arms) > 0 {
-				if where == "" {
-					where = " ("
-				} else {
-					where += "; "
-				}
-				where += strings.Join(g.arms, ", ")
-			}
-			if where != "" {
-				where += ")"
-			}
-			return where
-		}
-		line := fmt.Sprintf("%d× %s: %s%s", g.n, g.code, what, scope(true))
-		if displayLen("  "+line) > textWidth { // one line a kind: count the phases instead
-			line = fmt.Sprintf("%d× %s: %s%s", g.n, g.code, what, scope(false))
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// oneRunCodes are the warnings that all say "one or two runs, no
-// between-run CI"; the grouped listing gives them one line (oneRunKey).
-var oneRunCodes = []string{stats.WarnNoReplication, stats.WarnRunToRunExcluded, stats.WarnConditionalOnProfiles}
-
-const oneRunKey = "\x00one-run"
-
-// warningWords say each statistics warning in plain words.
-var warningWords = map[string]string{
-	stats.WarnTailLimitedMean:       "a few very slow steps carry the mean: its CI may be too narrow; compare medians (check --stat median)",
-	stats.WarnAutocorrelation:       "consecutive steps are correlated (the CIs are over blocks, not steps: nothing to do)",
-	stats.WarnHeadEffect:            "the first steps of each block are slower: raise --skip-steps",
-	stats.WarnDrift:                 "times drift across the run: alternate the arms in short blocks, or warm up longer",
-	stats.WarnNonInterleaved:        "the arms ran one after the other: drift can bias the comparison; alternate them in blocks",
-	stats.WarnUnequalUnits:          "blocks hold unequal numbers of steps: record blocks of equal length",
-	stats.WarnLowReplication:        "few blocks: wide CIs, for means and medians only",
-	stats.WarnNoReplication:         "one or two blocks per arm: no between-block CI; record more blocks",
-	stats.WarnQuantileCIOmitted:     "too few steps for p90/p99 CIs",
-	stats.WarnRunToRunExcluded:      "the CI comes from one run: it leaves out run-to-run variance",
-	stats.WarnConditionalOnProfiles: "blocks from one or two processes: the CIs leave out run-to-run variance",
-	stats.WarnSkewedOrTailLimited:   "skewed times: the mean's CI may be off; compare medians",
-	stats.WarnUnmatchedUnit:         "a trailing block has no partner in the other arm and is left out of paired comparisons",
-	stats.WarnApproximateQuantileCI: "quantile CIs are approximate (few steps in the tail)",
-	stats.WarnUndefinedResamples:    "some resamples had no step with the phase",
-	stats.WarnMetricAbsent:          "an arm never shows this metric",
-	stats.WarnUnboundedCI:           "a ratio CI is unbounded (the baseline can be zero)",
-	stats.WarnNotRequested:          "quantile CIs were not asked for (--quantiles)",
-}
-
-// wrap breaks s at spaces so that no line exceeds width; continuation lines
-// start with indent.
-func wrap(s string, width int, indent string) string {
-	if width <= 0 || displayLen(s) <= width {
-		return s
-	}
-	var b strings.Builder
-	line := 0
-	for i, word := range strings.Split(s, " ") {
-		wl := displayLen(word)
-		if i > 0 {
-			if line+1+wl > width && line > len(indent) {
-				b.WriteString("\n" + indent)
-				line = len(indent)
-			} else {
-				b.WriteByte(' ')
-				line++
-			}
-		}
-		b.WriteString(word)
-		line += wl
-	}
-	return b.String()
-}
-
-func displayLen(s string) int { return len([]rune(s)) }
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// shortName clips s to n runes keeping its head and its tail, where names
-// that share a long prefix differ ("MatrixMul…/MemcpyH2D").
-func shortName(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n || n < 5 {
-		return clip(s, n)
-	}
-	head := (n - 1) / 2
-	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
-}
-
-// distinctNames clips every name to n runes so that distinct names stay
-// distinct: head and tail first, then more of the tail for names that
-// still collide, then the full name.
-func distinctNames(names []string, n int) map[string]string {
-	out := make(map[string]string, len(names))
-	for _, s := range names {
-		out[s] = shortName(s, n)
-	}
-	for _, headRunes := range []int{n / 4, 3, 1} {
-		clash := map[string]int{}
-		for _, v := range out {
-			clash[v]++
-		}
-		done := true
-		for s, v := range out {
-			if clash[v] < 2 {
-				continue
-			}
-			done = false
-			r := []rune(s)
-			if len(r) <= n {
-				continue
-			}
-			out[s] = string(r[:headRunes]) + "…" + string(r[len(r)-(n-1-headRunes):])
-		}
-		if done {
-			break
-		}
-	}
-	clash := map[string]int{}
-	for _, v := range out {
-		clash[v]++
-	}
-	for s, v := range out {
-		if clash[v] > 1 {
-			out[s] = s // the tail is shared too: only the whole name tells them apart
-		}
-	}
-	return out
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// escapeSummary makes a <details> title (which may name the baseline arm)
-// text: &, < and > escaped (quotes are text outside an attribute, so the
-// title keeps its apostrophes), and no link syntax for renderers that read
-// Markdown inside the tag.
-func escapeSummary(s string) string {
-	return summaryReplacer.Replace(export.EscapeControl(s))
-}
-
-var summaryReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "](", "]&#40;")
-
-// escapeMarkdownText keeps a sentence a paragraph of plain text: a leading
-// "|", "-", "#" or digit-dot would turn it into a table row, list or
-// heading, and names from the export may hold HTML (every "<" is escaped)
-// or link syntax ("](" and "][" are escaped: the report's own brackets,
-// CIs such as [+615, +714 µs], stay as they are). Control characters are
-// escaped too.
-func escapeMarkdownText(s string) string {
-	return markdownTextReplacer.Replace(export.EscapeControl(s))
-}
-
-var markdownTextReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", "*", `\*`, "_", `\_`, "`", "\\`", "](", `\](`, "][", `\]\[`)
-
-func round1(v float64) float64 { return float64(int64(v*10+copysignHalf(v))) / 10 }
-
-func copysignHalf(v float64) float64 {
-	if v < 0 {
-		return -0.5
-	}
-	return 0.5
 }
 
 // decompositionLines say per phase and arm where a mean wall difference
@@ -892,13 +567,6 @@ func sortByAbs(rs []analysis.DecompositionRow) []analysis.DecompositionRow {
 		}
 	}
 	return out
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // Its renderers (Generate finds them by the result type).

@@ -46,7 +46,7 @@ func writeGate(w io.Writer, g *Gate, f Format) error {
 		fmt.Fprintln(w, "| arm | ratio | CI | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escapeCell(rowLabel(g, r)), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escapeCell(rowLabel(g, r)), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.RatioEstimate, r.Method), r.Outcome)
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
@@ -106,7 +106,7 @@ func writeHistoryGate(w io.Writer, g *Gate, f Format) error {
 		for _, r := range g.Arms {
 			h := r.History
 			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", escapeCell(rowLabel(g, r)), fmtValue(h.CandidateValue, g.Metric), fmtValue(h.HistoryValue, g.Metric),
-				h.HistoryRuns, fmtCV(h), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+				h.HistoryRuns, fmtCV(h), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.RatioEstimate, r.Method), r.Outcome)
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {
@@ -184,7 +184,7 @@ func writeWithinRunGate(w io.Writer, g *Gate, f Format) error {
 		fmt.Fprintln(w, "| arm | ratio | within-run interval | change | outcome |")
 		fmt.Fprintln(w, "|---|---:|---|---:|---|")
 		for _, r := range g.Arms {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s (within-run) |\n", escapeCell(rowLabel(g, r)), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.Ratio, r.RatioCI, r.Method), r.Outcome)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s (within-run) |\n", escapeCell(rowLabel(g, r)), fmtRatio(r.Ratio), fmtCI(r.RatioCI), pctChange(r.RatioEstimate, r.Method), r.Outcome)
 		}
 		fmt.Fprintln(w)
 		for _, r := range g.Arms {

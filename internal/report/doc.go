@@ -7,7 +7,11 @@
 //
 // One entry point, pprof-style: [Generate](w, format, result, options).
 // The commands (internal/cli) parse flags and run the pipeline; they never
-// format output themselves.
+// format output themselves. internal/analysis returns numbers; the words
+// about them live here: both breakdown tables (analysis_text.go,
+// breakdown.go), the sentences on why phases wait (gpuwait.go), the
+// warnings in words (warnings_text.go) and the definitions docs/schema.md
+// carries (schema_notes.go).
 //
 // Stage: after internal/analysis (reads its results). Output: bytes on w.
 package report

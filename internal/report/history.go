@@ -42,7 +42,7 @@ func historyTable(doc *analysis.Doc, all bool) *export.Table {
 		}
 		_ = t.AppendRow(export.Str(clip(r.Phase, 28)), export.Str(armLabel(doc.Arms, r.Arm, 16)), export.Float(round1(r.HistoryValue/1e3)), export.Float(round1(r.CandidateValue/1e3)),
 			export.Int(int64(r.HistoryRuns)), export.Str(fmtCV(r.HistoryComparison)), export.Str(fmtRatio(r.Ratio)),
-			export.Str(strings.TrimPrefix(fmtCI(r.RatioCI), "(no CI)")), export.Str(pctChange(r.Ratio, r.RatioCI, r.Method)))
+			export.Str(strings.TrimPrefix(fmtCI(r.RatioCI), "(no CI)")), export.Str(pctChange(r.RatioEstimate, r.Method)))
 	}
 	return t
 }
@@ -139,7 +139,7 @@ func withinRunTable(doc *analysis.Doc, all bool) (*export.Table, []string, []str
 	)
 	var same, short []string
 	for _, r := range doc.WithinRun {
-		moved := r.RatioCI != nil && (r.RatioCI[0] > 1 || r.RatioCI[1] < 1)
+		moved := r.IntervalVerdict() == stats.VerdictChanged // a within-run interval: a move, not a verdict
 		if !all && r.Phase != doc.Step && r.RatioCI == nil && r.Reason != "" {
 			short = appendNew(short, r.Phase)
 			continue
@@ -150,7 +150,7 @@ func withinRunTable(doc *analysis.Doc, all bool) (*export.Table, []string, []str
 		}
 		_ = t.AppendRow(export.Str(clip(r.Phase, 28)), export.Str(armLabel(doc.Arms, r.Arm, 16)), export.Float(round1(r.BaselineValue/1e3)), export.Float(round1(r.ArmValue/1e3)),
 			export.Str(blockLens(r.BaselineBlocks)+" | "+blockLens(r.ArmBlocks)), export.Str(fmtRatio(r.Ratio)),
-			export.Str(strings.TrimPrefix(fmtCI(r.RatioCI), "(no CI)")), export.Str(pctChange(r.Ratio, r.RatioCI, r.Method)))
+			export.Str(strings.TrimPrefix(fmtCI(r.RatioCI), "(no CI)")), export.Str(pctChange(r.RatioEstimate, r.Method)))
 	}
 	return t, same, short
 }

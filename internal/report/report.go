@@ -87,7 +87,7 @@ type page struct {
 	WallComparisons *htmlTable
 	Significant     *htmlTable
 	Decomposition   *htmlTable
-	WaitNotes       []string // analysis.Doc.GPUWaitNotes
+	WaitNotes       []string // gpuWaitNotes
 	RankTitle       string   // says what the ranks section holds
 	RankNotes       []string // the ranks section's context (nil without ranks)
 	Ranks           *htmlTable
@@ -139,11 +139,11 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	p.StepChart, p.PhaseChart = breakdownCharts(doc)
 	p.Forest = forestPlot(doc)
 	p.StepWall = stepWallPlots(doc)
-	p.Breakdown = fromTable(doc.BreakdownTable(), 0)
+	p.Breakdown = fromTable(wideBreakdown(doc), 0)
 	p.WallComparisons = wallComparisons(doc)
 	p.Significant = significantComparisons(doc)
 	p.Decomposition = decomposition(doc)
-	p.WaitNotes = doc.GPUWaitNotes()
+	p.WaitNotes = gpuWaitNotes(doc)
 	if rs := doc.Ranks; rs != nil {
 		u := unitsFor(rs, timeScale{"µs", 1e3}) // the breakdown's unit here
 		p.RankTitle, p.RankNotes = ranksTitle(rs), rankLines(rs)
@@ -667,7 +667,7 @@ func decomposition(doc *analysis.Doc) *htmlTable {
 	for _, r := range doc.Decomposition {
 		sig := "—"
 		if r.DiffCI != nil {
-			sig = "~"
+			sig = stats.VerdictUnchanged.String() // the difference's CI holds 0
 			if r.DiffCI[0] > 0 || r.DiffCI[1] < 0 {
 				sig = "yes"
 			}

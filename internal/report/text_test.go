@@ -60,7 +60,7 @@ func TestAnalysisText(t *testing.T) {
 	// No phase of this export is significantly slower at 3 blocks per arm
 	// (termination's +8.7% includes 1): the word, on its own.
 	slower := 1.087
-	if got := changeText(analysis.ComparisonRow{Metric: "wall_ns", Ratio: &slower, Verdict: stats.VerdictChanged}); got != "+8.7% slower" {
+	if got := changeText(analysis.ComparisonRow{Metric: "wall_ns", RatioEstimate: stats.RatioEstimate{Ratio: &slower}, Verdict: stats.VerdictChanged}); got != "+8.7% slower" {
 		t.Errorf("changeText of a slower arm: %q", got)
 	}
 	if strings.Contains(out, "_ns ") || strings.Contains(out, "changed") {
@@ -145,7 +145,7 @@ func TestAnalysisMarkdownGFM(t *testing.T) {
 	if s.rows[0] != 2 || s.rows[1] != len(d.Summary) {
 		t.Errorf("table rows %v, want 2 headline rows (collector_step and (unannotated) changed) and %d breakdown rows", s.rows, len(d.Summary))
 	}
-	notes := d.GPUWaitNotes()
+	notes := gpuWaitNotes(d)
 	if want := 3 + min(len(notes), 1); s.details != want {
 		t.Errorf("%d <details> blocks, want %d (breakdown, decomposition, why phases wait, warnings)", s.details, want)
 	}
@@ -169,8 +169,8 @@ func TestGateMarkdownGFM(t *testing.T) {
 	r, lo, hi := 2.1, 2.0, 2.2
 	g := &Gate{Status: "FAIL", Phase: "step", Metric: "wall_ns", Stat: "mean", Baseline: "graph", Limit: 0.05, Confidence: 0.95, Resamples: 9999, Seed: 1,
 		Arms: []GateRow{
-			{Arm: "eager", Ratio: &r, RatioCI: &[2]float64{lo, hi}, Method: "cluster-jackknife-t", NUnits: 6, Outcome: OutcomeRegression, Reason: "the whole CI lies above 1.050 | proven"},
-			{Arm: "one", Ratio: &r, RatioCI: &[2]float64{lo, hi}, Method: stats.MethodWithinRun, NUnits: 2, Outcome: OutcomeInconclusive, Reason: "within-run CI only"},
+			{Arm: "eager", RatioEstimate: stats.RatioEstimate{Ratio: &r, RatioCI: &[2]float64{lo, hi}}, Method: "cluster-jackknife-t", NUnits: 6, Outcome: OutcomeRegression, Reason: "the whole CI lies above 1.050 | proven"},
+			{Arm: "one", RatioEstimate: stats.RatioEstimate{Ratio: &r, RatioCI: &[2]float64{lo, hi}}, Method: stats.MethodWithinRun, NUnits: 2, Outcome: OutcomeInconclusive, Reason: "within-run CI only"},
 		}}
 	var b bytes.Buffer
 	if err := Generate(&b, Markdown, g, Options{}); err != nil {

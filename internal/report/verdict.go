@@ -34,7 +34,7 @@ func writeVerdictCSV(w io.Writer, v *analysis.Verdict) error {
 		{"verdict", "arm", "phases", "min_gain", "removable_share", "ci_lo", "ci_hi", "method", "capturable", "reason",
 			"removable_ns", "removable_ns_ci_lo", "removable_ns_ci_hi", "host_ns", "gpu_floor_ns", "replay_ns", "replay_source", "ceiling_ns",
 			"no_launch_host_ns", "blocked_host_ns", "removable_if_fixed_ns", "removable_if_fixed_ns_ci_lo", "removable_if_fixed_ns_ci_hi", "step_wall_ns", "steps"},
-		{v.Verdict, export.CSVCell(v.Arm), export.CSVCell(strings.Join(v.Phases, ",")), num(v.MinGain), num(v.Removable.Value),
+		{string(v.Verdict), export.CSVCell(v.Arm), export.CSVCell(strings.Join(v.Phases, ",")), num(v.MinGain), num(v.Removable.Value),
 			lo, hi, v.Removable.Method, strconv.FormatBool(v.Capturable), export.CSVCell(v.Reason),
 			ns(b.RemovableNs.Mean), rlo, rhi, ns(b.HostNs.Mean), ns(b.GPUFloorNs.Mean), strconv.FormatInt(b.Replay.PerStepNs, 10), b.Replay.Source, ns(b.CeilingNs.Mean),
 			ns(b.NoLaunchHostNs.Mean), ns(b.BlockedHostNs.Mean), ns(b.RemovableIfFixedNs.Mean), flo, fhi, ns(b.StepWallNs.Mean), strconv.Itoa(b.Steps)},
@@ -54,8 +54,8 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool, opt Options) er
 		}
 		return s
 	}
-	code := map[string]int{analysis.VerdictGo: 0, analysis.VerdictNoGo: 1, analysis.VerdictInconclusive: 3}[v.Verdict] // the exit statuses of nsysphase verdict
-	fmt.Fprintf(w, "verdict: %s (exit %d)\n", strings.ToUpper(v.Verdict), code)
+	code := map[analysis.Decision]int{analysis.VerdictGo: 0, analysis.VerdictNoGo: 1, analysis.VerdictInconclusive: 3}[v.Verdict] // the exit statuses of nsysphase verdict
+	fmt.Fprintf(w, "verdict: %s (exit %d)\n", strings.ToUpper(string(v.Verdict)), code)
 	if md {
 		fmt.Fprintln(w)
 	}

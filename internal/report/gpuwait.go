@@ -1,9 +1,10 @@
-package analysis
+package report
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
@@ -16,23 +17,23 @@ import (
 // sentence: below it the wait is not what the phase is about.
 const waitMatters = 0.10
 
-// GPUWaitNotes says, per phase and arm whose mean sync_ns is at least 10% of
+// gpuWaitNotes says, per phase and arm whose mean sync_ns is at least 10% of
 // its mean wall_ns, what the process's GPUs ran while the host waited, and,
 // per compared arm, how much of the sync difference was a GPU that ran
 // nothing and how much other processes' work, with CIs. Phases in step
 // order, arms in the document's order.
-func (d *Doc) GPUWaitNotes() []string {
+func gpuWaitNotes(d *analysis.Doc) []string {
 	name := func(m phases.Metric) string { return m.Name() }
-	rows := map[[2]string]SummaryRow{}
+	rows := map[[2]string]analysis.SummaryRow{}
 	for _, r := range d.Summary {
 		rows[[2]string{r.Phase, r.Arm}] = r
 	}
 	type key struct{ phase, arm string }
-	dec := map[key]map[string]DecompositionRow{}
+	dec := map[key]map[string]analysis.DecompositionRow{}
 	for _, r := range d.Decomposition {
 		k := key{r.Phase, r.Arm}
 		if dec[k] == nil {
-			dec[k] = map[string]DecompositionRow{}
+			dec[k] = map[string]analysis.DecompositionRow{}
 		}
 		dec[k][r.Component] = r
 	}
@@ -55,12 +56,12 @@ func (d *Doc) GPUWaitNotes() []string {
 				// GPU activity was not recorded: what the GPU ran while the
 				// host waited is unknown, not "nothing".
 				out = append(out, fmt.Sprintf("%s%s: sync %s of %s wall (%s of wall); what the GPU ran meanwhile is unknown: the export has no GPU activity tables",
-					ph, armLabel(arm), us(sync), us(wall), pctOf(sync, wall)))
+					ph, armClause(arm), usText(sync), usText(wall), pctOf(sync, wall)))
 				continue
 			}
 			own, other, none := mean(phases.SyncOwnGPU), mean(phases.SyncOtherGPU), mean(phases.SyncNoGPU)
 			s := fmt.Sprintf("%s%s: sync %s of %s wall (%s of wall); of the sync, %s no GPU work recorded, %s other processes' work, %s own GPU work",
-				ph, armLabel(arm), us(sync), us(wall), pctOf(sync, wall), pctOf(none, sync), pctOf(other, sync), pctOf(own, sync))
+				ph, armClause(arm), usText(sync), usText(wall), pctOf(sync, wall), pctOf(none, sync), pctOf(other, sync), pctOf(own, sync))
 			// Without MPS two processes' work never overlaps on a GPU:
 			// the trace's one sign of MPS is overlap_other_process_ns.
 			switch {
@@ -107,15 +108,16 @@ func (d *Doc) GPUWaitNotes() []string {
 	return out
 }
 
-func armLabel(arm string) string {
+// armClause names an arm in a sentence: ", arm A"; nothing without one.
+func armClause(arm string) string {
 	if arm == "" {
 		return ""
 	}
 	return ", arm " + arm
 }
 
-// us renders ns as µs with three significant digits at least.
-func us(ns float64) string {
+// usText renders ns as µs with three significant digits at least.
+func usText(ns float64) string {
 	v := ns / 1e3
 	switch {
 	case abs(ns) >= 10e9:
@@ -132,9 +134,9 @@ func us(ns float64) string {
 
 func signedUs(ns float64) string {
 	if ns >= 0 {
-		return "+" + us(ns)
+		return "+" + usText(ns)
 	}
-	return "−" + us(-ns)
+	return "−" + usText(-ns)
 }
 
 func ciUs(ci *[2]float64) string {
@@ -150,11 +152,4 @@ func pctOf(part, whole float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.0f%%", 100*part/whole)
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }

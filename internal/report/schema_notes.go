@@ -1,4 +1,4 @@
-package analysis
+package report
 
 // SchemaNotes is the part of docs/schema.md that defines what the columns
 // measure, the warning codes and the vendor-compatible view: the code's doc
