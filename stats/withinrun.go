@@ -353,8 +353,9 @@ func (w *WithinRunComparison) Regression(limit float64) bool {
 // the 5 around it is set to that bound), on which a run's autocorrelation
 // is estimated. A rare spike is independent of its neighbours: on the raw
 // scale it swamps the autocovariances (the interval under-covered, 83%
-// against 88% in TestWithinRunCoverage), and even on the log scale one
-// spike in 100 steps halves the lag-1 autocorrelation, shortening the
+// against 88% in TestWithinRunCoverage), and even on the log scale one 5×
+// spike in 100 steps of φ = 0.9 lowers the upper bound of the lag-1
+// autocorrelation by about 0.6 (TestWithinRunBlockFloor), shortening the
 // blocks of just the runs that then get an interval. The robust SD is
 // 1.4826 times the median absolute deviation from the running median, so
 // that a slowly wandering level is not clipped. The bootstrap itself
