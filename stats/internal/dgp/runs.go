@@ -34,24 +34,6 @@ func CIRuns() Runs {
 	return Runs{L: 1000, M: 10e6, Phi: 0.9, SigmaW: 0.10, SigmaRun: 0.02, P: 0.005, SpikeLo: 2, SpikeHi: 5}
 }
 
-// WithinLogVar approximates the within-run variance of the log of a run's
-// mean: the AR(1) part σ_w²(1+φ)/((1−φ)L) plus the spikes' P·E[(S−1)²]/L
-// (relative to the mean step). The run-to-run variance of the log run mean
-// is about σ_run² plus this.
-func (p Runs) WithinLogVar() float64 {
-	ar := p.SigmaW * p.SigmaW * (1 + p.Phi) / ((1 - p.Phi) * float64(p.L))
-	a, b := p.SpikeLo-1, p.SpikeHi-1
-	spike := p.P * (a*a + a*b + b*b) / 3 / float64(p.L)
-	return ar + spike
-}
-
-// WithRunCV returns p with σ_run set so that the run-to-run SD of the log
-// run mean is about cv (σ_run = 0 when the within-run noise alone exceeds it).
-func (p Runs) WithRunCV(cv float64) Runs {
-	p.SigmaRun = math.Sqrt(max(0, cv*cv-p.WithinLogVar()))
-	return p
-}
-
 // Run draws one run's steps (ns) with scale factor f from rng.
 func (p Runs) Run(rng *rand.Rand, f float64) []float64 {
 	out := make([]float64, p.L)
