@@ -564,7 +564,9 @@ func (p *stepPlan) write(tr *trace, stepName string, opt Options, xs []Instance,
 		if o.noRanges {
 			// The thread marks no range: how long it worked for the step is
 			// unknown; its calls, GPU work and syncs during the step are not.
-			x.Null |= 1<<uint(Wall) | 1<<uint(CPUOther)
+			// Nor are the parts of that unknown wall: other processes' GPU
+			// time and idle GPU time inside it.
+			x.Null |= 1<<uint(Wall) | 1<<uint(CPUOther) | 1<<uint(OtherProcessGPU) | 1<<uint(GPUIdle)
 		}
 		gtids[j] = o.gtid
 		j++
