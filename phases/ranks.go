@@ -129,16 +129,23 @@ func RankCandidate(f *nsys.File, res *Result) bool {
 // envRank finds the first of vars in the recorded process's environment
 // (META_DATA_CAPTURE PROCESS_0:ENVIRONMENT_VARIABLE rows, NAME="VALUE").
 func envRank(capture []nsys.KeyValue, vars []string) (rank int, name string, ok bool) {
-	env := map[string]string{}
+	var entries []string
 	for _, kv := range capture {
-		if kv.Name != "PROCESS_0:ENVIRONMENT_VARIABLE" {
-			continue
+		if kv.Name == "PROCESS_0:ENVIRONMENT_VARIABLE" {
+			entries = append(entries, kv.Value)
 		}
-		k, v, found := strings.Cut(kv.Value, "=")
-		if !found {
-			continue
+	}
+	return entryRank(entries, vars)
+}
+
+// entryRank finds the first of vars among NAME=VALUE entries (a value may
+// be quoted).
+func entryRank(entries, vars []string) (rank int, name string, ok bool) {
+	env := map[string]string{}
+	for _, e := range entries {
+		if k, v, found := strings.Cut(e, "="); found {
+			env[k] = strings.Trim(v, `"`)
 		}
-		env[k] = strings.Trim(v, `"`)
 	}
 	for _, name := range vars {
 		if v, ok := env[name]; ok {
@@ -158,6 +165,7 @@ type pidCorr struct{ pid, corr int64 }
 // export per rank); AssignRanks numbers the rest.
 func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	mpi := f.HasTable(nsys.TableMPIOther) || f.HasTable(nsys.TableMPICollectives)
+	blockRanks := -1 // envBlockRanks, once read
 	if !mpi {
 		// Most single-job exports: no NCCL kernel name and no rank in the
 		// environment, nothing to read.
@@ -171,8 +179,7 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 				return nil, err
 			}
 			if _, _, ok := envRank(capture, rankEnvVars); !ok {
-				n, err := envBlockRanks(f)
-				if err != nil || n < 2 {
+				if blockRanks, err = envBlockRanks(f); err != nil || blockRanks < 2 {
 					return nil, err
 				}
 			}
@@ -182,7 +189,8 @@ func ReadRanks(f *nsys.File) ([]RankProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	rr := &rankReader{f: f, strs: strs, compute: map[rankDevice][]gpuSpan{}, procs: map[int64]*RankProcess{}, ncclCorr: map[pidCorr]int{}}
+	rr := &rankReader{f: f, strs: strs, compute: map[rankDevice][]gpuSpan{}, procs: map[int64]*RankProcess{}, ncclCorr: map[pidCorr]int{},
+		blockRanks: blockRanks}
 	if err := rr.readKernels(); err != nil {
 		return nil, err
 	}
@@ -219,6 +227,8 @@ type rankReader struct {
 	compute  map[rankDevice][]gpuSpan
 	procs    map[int64]*RankProcess
 	ncclCorr map[pidCorr]int // → index into the process's Collectives
+	// blockRanks is envBlockRanks of the export, -1 until read.
+	blockRanks int
 }
 
 // envBlockRanks counts the distinct ranks named by the process
@@ -232,11 +242,7 @@ func envBlockRanks(f *nsys.File) (int, error) {
 	}
 	ranks := map[int]bool{}
 	for _, b := range blocks {
-		kvs := make([]nsys.KeyValue, 0, len(b))
-		for _, e := range b {
-			kvs = append(kvs, nsys.KeyValue{Name: "PROCESS_0:ENVIRONMENT_VARIABLE", Value: e})
-		}
-		if r, _, ok := envRank(kvs, rankEnvVars); ok {
+		if r, _, ok := entryRank(b, rankEnvVars); ok {
 			ranks[r] = true
 		}
 	}
@@ -398,11 +404,14 @@ func (rr *rankReader) communicating() ([]RankProcess, error) {
 	}
 	slices.SortFunc(out, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })
 	if len(out) == 0 && len(gpu) >= 2 {
-		n, err := envBlockRanks(rr.f)
-		if err != nil {
-			return nil, err
+		if rr.blockRanks < 0 {
+			n, err := envBlockRanks(rr.f)
+			if err != nil {
+				return nil, err
+			}
+			rr.blockRanks = n
 		}
-		if n == len(gpu) {
+		if rr.blockRanks == len(gpu) {
 			// Which environment is whose is not recorded: the ranks are
 			// numbered by the run manifest or by process order (AssignRanks).
 			slices.SortFunc(gpu, func(a, b RankProcess) int { return cmp.Compare(a.Pid, b.Pid) })

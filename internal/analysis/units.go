@@ -48,6 +48,7 @@ type UnitPlan struct {
 	kept              []int                   // per unit: kept steps
 	unit, step, phase []int32                 // per instance: unit (-1: not kept), kept step, phase index (-1: none)
 	byPhase           [][]int32               // per phase index: its kept instances, in order
+	wallNull          []bool                  // per phase index: WallUnmeasured
 }
 
 // Units places the instances xs (steps followed by their phases, in file
@@ -102,9 +103,11 @@ func unitsMerged(xs *phases.Store, phaseNames []string, starts map[phases.UnitID
 		p.unit[i], p.step[i], p.phase[i] = cur, int32(p.kept[cur]-1), lastIdx
 	}
 	p.byPhase = make([][]int32, len(phaseNames))
+	p.wallNull = make([]bool, len(phaseNames))
 	for i, ph := range p.phase {
 		if ph >= 0 {
 			p.byPhase[ph] = append(p.byPhase[ph], int32(i))
+			p.wallNull[ph] = p.wallNull[ph] || xs.Null(i)&(1<<uint(phases.Wall)) != 0
 		}
 	}
 	return p
@@ -274,14 +277,7 @@ func (p *UnitPlan) Units(ph int) []stats.Unit {
 // whose wall is not measured (another thread's row where the thread marks
 // no range): its wall and cpu_other are absent, and wall has no
 // decomposition into parts.
-func (p *UnitPlan) WallUnmeasured(ph int) bool {
-	for _, i := range p.byPhase[ph] {
-		if p.xs.Null(int(i))&(1<<uint(phases.Wall)) != 0 {
-			return true
-		}
-	}
-	return false
-}
+func (p *UnitPlan) WallUnmeasured(ph int) bool { return p.wallNull[ph] }
 
 // rowPool recycles the arrays behind Units' series (a few MB per phase)
 // between phases: ReleaseUnits hands them back.
