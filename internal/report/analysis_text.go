@@ -214,7 +214,8 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 			label += " (baseline)"
 		}
 		if r := stepRow(doc, a); r != nil {
-			label += fmt.Sprintf(" %d %s × %d steps", r.Blocks, plural(r.Blocks, "block", "blocks"), r.Steps/max(r.Blocks, 1))
+			per := r.Steps / max(r.Blocks, 1)
+			label += fmt.Sprintf(" %d %s × %d %s", r.Blocks, plural(r.Blocks, "block", "blocks"), per, plural(per, "step", "steps"))
 			if r.Steps%max(r.Blocks, 1) != 0 {
 				label = fmt.Sprintf("%s %d blocks, %d steps", a, r.Blocks, r.Steps)
 			}
@@ -229,7 +230,7 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 			arm = doc.Arms[0]
 		}
 		if r := stepRow(doc, arm); r != nil {
-			armText += fmt.Sprintf(": %d %s, %d steps", r.Blocks, plural(r.Blocks, "block", "blocks"), r.Steps)
+			armText += fmt.Sprintf(": %d %s, %d %s", r.Blocks, plural(r.Blocks, "block", "blocks"), r.Steps, plural(r.Steps, "step", "steps"))
 		}
 	}
 	e := doc.Excluded
