@@ -437,7 +437,7 @@ func compactBreakdown(doc *analysis.Doc) *export.Table {
 			s := r.Metrics[p.Name()]
 			v := export.Null()
 			if !s.Absent {
-				v = export.Float(round1(s.Mean / scale[i].ns))
+				v = export.Float(roundShown(s.Mean / scale[i].ns))
 			}
 			vals = append(vals, v)
 			if i == 0 && withCI {
