@@ -470,9 +470,11 @@ func cloneJSON(m map[string]any) map[string]any {
 
 // HistoryRow is one arm and phase of the analysis against the history runs
 // of the baseline (Analysis.CompareWithHistory): the t prediction interval
-// over runs on the log scale (docs/statistics.md §11). Each run gives one
-// value, its statistic over its kept steps, in the metric's unit; the
-// history and candidate values are geometric means of those.
+// over runs on the log scale (docs/statistics.md §11), with the fields of
+// stats.HistoryComparison. Each run gives one value, its statistic over its
+// kept steps, in the metric's unit; the history and candidate values are
+// geometric means of those; CandidateRuns are the analysis' profiles of the
+// arm.
 type HistoryRow struct {
 	// Phase is the phase name (or the step's).
 	Phase string `json:"phase"`
@@ -480,95 +482,18 @@ type HistoryRow struct {
 	Arm string `json:"arm"`
 	// HistoryArm is the arm of the history runs it is compared with.
 	HistoryArm string `json:"history_arm"`
-	// Metric is the metric compared (a MetricInfo.Name).
-	Metric string `json:"metric"`
-	// Stat is the statistic of each run: "mean", "median", "p90" or "p99".
-	Stat string `json:"stat"`
-	// Method is "history-prediction-t", or "none" without an interval
-	// (Reason says why).
-	Method string `json:"method"`
-	// Confidence is the interval's confidence level, e.g. 0.95.
-	Confidence float64 `json:"confidence"`
-	// HistoryRuns is n, the number of history runs used.
-	HistoryRuns int `json:"history_runs"`
-	// CandidateRuns is m, the number of candidate runs (the analysis'
-	// profiles of the arm).
-	CandidateRuns int `json:"candidate_runs"`
-	// DF is the degrees of freedom of the t interval, n − 1; 0 without an
-	// interval.
-	DF int `json:"df"`
-	// HistoryValue is the geometric mean of the history runs' values.
-	HistoryValue float64 `json:"history_value"`
-	// CandidateValue is the geometric mean of the candidate runs' values.
-	CandidateValue float64 `json:"candidate_value"`
-	// Ratio is CandidateValue / HistoryValue; nil when there are fewer
-	// than 3 history runs or a run's value is zero or absent. RatioCI is
-	// its prediction interval; nil as Ratio.
-	stats.RatioEstimate
-	// LogSD is s, the run-to-run standard deviation of the history runs'
-	// log values.
-	LogSD float64 `json:"log_sd"`
-	// CV is the run-to-run coefficient of variation LogSD implies,
-	// √(e^{s²} − 1): the standard deviation of a run's value divided by
-	// its mean (a fraction: 0.1 is 10%).
-	CV float64 `json:"cv"`
-	// T is the t statistic (c̄ − ȳ) / (s·√(1/m + 1/n)) with DF degrees of
-	// freedom, where c̄ and ȳ are the mean log values of candidate and
-	// history.
-	T float64 `json:"t"`
-	// Verdict is "changed" (RatioCI excludes 1), "~", or "" without an
-	// interval.
-	Verdict stats.Verdict `json:"verdict"`
-	// History are the history runs' values, in time order.
-	History []RunValue `json:"history"`
-	// Candidates are the candidate runs' values, in time order.
-	Candidates []RunValue `json:"candidates"`
-	// Warnings are the comparison's warning codes (few_history_runs,
-	// history_steps_differ, history_trend, candidate_in_history); nil
-	// when none.
-	Warnings []string `json:"warnings,omitempty"`
-	// Reason says why there is no interval; "" with one.
-	Reason string `json:"reason,omitempty"`
+	stats.HistoryComparison
 }
 
 // RunValue is one run's statistic of one metric (HistoryRow).
-type RunValue struct {
-	// Label names the run: its export, as DIR/FILE for a history dataset.
-	Label string `json:"label"`
-	// Start orders runs in time (the run's start on the capture clock, ns);
-	// 0 when unknown.
-	Start int64 `json:"start"`
-	// Steps is the number of the run's kept steps with the phase present
-	// behind Value.
-	Steps int `json:"steps"`
-	// Value is the run's statistic, in the metric's unit.
-	Value float64 `json:"value"`
-}
+type RunValue = stats.RunValue
 
-// historyRow converts one history comparison.
+// historyRow converts one history comparison: the same fields (a
+// conversion), copied deep so that the caller's row shares no memory with
+// the pipeline's.
 func historyRow(r *analysis.HistoryRow) HistoryRow {
-	h := r.HistoryComparison
-	out := HistoryRow{Phase: r.Phase, Arm: r.Arm, HistoryArm: r.HistoryArm}
-	if h == nil {
-		return out
-	}
-	out.Metric, out.Stat, out.Method, out.Confidence = h.Metric, h.Stat, h.Method, h.Confidence
-	out.HistoryRuns, out.CandidateRuns, out.DF = h.HistoryRuns, h.CandidateRuns, h.DF
-	out.HistoryValue, out.CandidateValue, out.RatioEstimate = h.HistoryValue, h.CandidateValue, h.RatioEstimate.Clone()
-	out.LogSD, out.CV, out.T, out.Verdict, out.Reason = h.LogSD, h.CV, h.Z, h.Verdict, h.Reason
-	out.History, out.Candidates, out.Warnings = runValues(h.History), runValues(h.Candidates), slices.Clone(h.Warnings)
-	return out
-}
-
-// runValues converts runs' values (nil stays nil).
-func runValues(rs []stats.RunValue) []RunValue {
-	if rs == nil {
-		return nil
-	}
-	out := make([]RunValue, len(rs))
-	for i, r := range rs {
-		out[i] = RunValue{Label: r.Label, Start: r.Start, Steps: r.Steps, Value: r.Value}
-	}
+	out := HistoryRow(*r)
+	out.HistoryComparison = r.HistoryComparison.Clone()
 	return out
 }
 

@@ -176,11 +176,13 @@ func measureGPUMetrics(f *nsys.File, res *Result, use []GPUUse) error {
 	var h sampleHeap
 	var last int64
 	first := true
+	peak := make([]int64, len(g.Metrics)) // each metric's largest sample
 	flush := func(s nsys.GPUMetricSample) {
 		sr := series[[2]int64{s.TypeID, s.MetricID}]
 		if sr == nil {
 			return
 		}
+		peak[sr.metric] = max(peak[sr.metric], s.Value)
 		if !first && s.Timestamp < last {
 			// The exporter writes GPU_METRICS one GPU after another: the
 			// sweep over the instances starts again for the next GPU.
@@ -206,12 +208,30 @@ func measureGPUMetrics(f *nsys.File, res *Result, use []GPUUse) error {
 		flush(heap.Pop(&h).(nsys.GPUMetricSample))
 	}
 	g.Period = a.medianPeriod()
+	hertzUnits(g.Metrics, peak)
 	g.Timeline = a.timeline()
 	res.GPUMetrics = g
 	if short := tooShortPhases(st, g.Period); len(short) > 0 {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnGPUMetrics, f.Path, "GPU metrics are sampled every %.1f µs, longer than the median instance of %s: their GPU metric means rest on one or two samples (record with a higher --gpu-metrics-frequency)", float64(g.Period)/1e3, quoteList(short)))
 	}
 	return nil
+}
+
+// maxClockMHz bounds any GPU clock, in MHz: 100 GHz, fifty times today's
+// fastest. A clock metric with a sample above it cannot be in MHz.
+const maxClockMHz = 100_000
+
+// hertzUnits corrects the unit of clock metrics the exporter names "[MHz]"
+// but stores in Hz (a GH200 recording of nsys 2024.5 holds "GPC Clock
+// Frequency [MHz]" samples of 3.4e8 to 8.6e8): a metric labelled MHz whose
+// largest sample exceeds maxClockMHz is labelled Hz, its values kept as
+// GPU_METRICS stores them. An export that stores MHz keeps its label.
+func hertzUnits(ms []GPUMetric, peak []int64) {
+	for m := range ms {
+		if ms[m].Unit == "MHz" && peak[m] > maxClockMHz {
+			ms[m].Unit = "Hz"
+		}
+	}
 }
 
 func quoteList(names []string) string {

@@ -1,11 +1,11 @@
 package phases
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"zombiezen.com/go/sqlite"
@@ -120,6 +120,10 @@ func TestGPUMetricMeansEqualSQL(t *testing.T) {
 	if g == nil || len(g.Metrics) != 3 || g.Period != 37_000 {
 		t.Fatalf("GPU metrics: %+v", g)
 	}
+	// The clock's samples (about 1e6) cannot be MHz: it is labelled Hz.
+	if units := []string{g.Metrics[0].Unit, g.Metrics[1].Unit, g.Metrics[2].Unit}; !slices.Equal(units, []string{"Throughput %", "Hz", "Throughput %"}) {
+		t.Errorf("units %q, want the clock in Hz", units)
+	}
 	st := res.InstanceStore()
 	checked := 0
 	// Every instance would take minutes of SQL: a spread of them (steps
@@ -132,7 +136,8 @@ SELECT d.metricName, SUM(s.value * (MIN(s.t, :end) - MAX(s.p, :start))) * 1.0 / 
 FROM s JOIN TARGET_INFO_GPU_METRICS d ON d.typeId = s.typeId AND d.metricId = s.metricId
 WHERE s.p IS NOT NULL AND s.t > :start AND s.p < :end AND (s.typeId & 255) = :gpu
 GROUP BY d.metricName`, &sqlitex.ExecOptions{Named: map[string]any{":start": st.Start(i), ":end": st.End(i), ":gpu": used}, ResultFunc: func(s *sqlite.Stmt) error {
-			want[s.ColumnText(0)] = s.ColumnFloat(1)
+			name, _ := nsys.SplitMetricName(s.ColumnText(0))
+			want[name] = s.ColumnFloat(1)
 			return nil
 		}})
 		if err != nil {
@@ -140,7 +145,7 @@ GROUP BY d.metricName`, &sqlitex.ExecOptions{Named: map[string]any{":start": st.
 		}
 		for m, mt := range g.Metrics {
 			got, ok := g.Mean(i, m)
-			w, wok := want[fmt.Sprintf("%s [%s]", mt.Name, mt.Unit)]
+			w, wok := want[mt.Name]
 			if ok != wok || math.Abs(got-w) > 1e-9*math.Max(1, math.Abs(w)) {
 				t.Fatalf("instance %d (%s) metric %q: got %v (%v), SQL %v (%v)", i, st.Phase(i), mt.Name, got, ok, w, wok)
 			}
@@ -286,5 +291,16 @@ func TestSamplingOnlyExport(t *testing.T) {
 	}
 	if h := res.Hotspots; h == nil || h.Samples != 17 || len(h.Phases) != 1 || h.Phases[0].Samples != 17 {
 		t.Fatalf("hotspots: %+v", res.Hotspots)
+	}
+}
+
+// TestHertzUnits: a clock labelled MHz keeps its label while its samples
+// can be MHz and is labelled Hz once one cannot; other units never change.
+func TestHertzUnits(t *testing.T) {
+	ms := []GPUMetric{{"GPC Clock Frequency", "MHz"}, {"SYS Clock Frequency", "MHz"}, {"SMs Active", "Throughput %"}, {"Idle", ""}}
+	hertzUnits(ms, []int64{1_980_000_000, 1_755, 1_000_000, 0})
+	got := []string{ms[0].Unit, ms[1].Unit, ms[2].Unit, ms[3].Unit}
+	if want := []string{"Hz", "MHz", "Throughput %", ""}; !slices.Equal(got, want) {
+		t.Errorf("units %q, want %q", got, want)
 	}
 }

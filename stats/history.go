@@ -62,39 +62,81 @@ const DefaultHistoryStat = StatMedian
 // but wide and leans harder on normality (few_history_runs).
 const MinHistoryRuns = 5
 
-// RunValue is one run's statistic of one metric.
+// RunValue is one run's statistic of one metric (HistoryComparison).
 type RunValue struct {
-	Label string  `json:"label"`
-	Start int64   `json:"start"` // orders runs in time (0 when unknown)
-	Steps int     `json:"steps"` // present steps behind Value
+	// Label names the run: its export, as DIR/FILE for a history dataset.
+	Label string `json:"label"`
+	// Start orders runs in time (the run's start on the capture clock, ns);
+	// 0 when unknown.
+	Start int64 `json:"start"`
+	// Steps is the number of the run's present steps behind Value.
+	Steps int `json:"steps"`
+	// Value is the run's statistic, in the metric's unit.
 	Value float64 `json:"value"`
 }
 
-// HistoryComparison is a candidate against the history of the baseline
-// for one metric and statistic. Values are geometric means of the runs'
-// statistics; Ratio = candidate / history.
+// HistoryComparison is a candidate against the history runs of the
+// baseline for one metric and statistic: the t prediction interval over
+// runs on the log scale. Each run gives one value, its statistic over its
+// steps, in the metric's unit; the history and candidate values are
+// geometric means of those.
 type HistoryComparison struct {
-	Metric         string  `json:"metric"`
-	Stat           string  `json:"stat"`
-	Method         string  `json:"method"` // MethodHistory, or MethodNone without an interval
-	Confidence     float64 `json:"confidence"`
-	HistoryRuns    int     `json:"history_runs"`   // n
-	CandidateRuns  int     `json:"candidate_runs"` // m
-	DF             int     `json:"df"`             // n − 1
-	HistoryValue   float64 `json:"history_value"`
+	// Metric is the metric compared.
+	Metric string `json:"metric"`
+	// Stat is the statistic of each run: "mean", "median", "p90" or "p99".
+	Stat string `json:"stat"`
+	// Method is MethodHistory, or MethodNone without an interval (Reason
+	// says why).
+	Method string `json:"method"`
+	// Confidence is the interval's confidence level, e.g. 0.95.
+	Confidence float64 `json:"confidence"`
+	// HistoryRuns is n, the number of history runs used.
+	HistoryRuns int `json:"history_runs"`
+	// CandidateRuns is m, the number of candidate runs.
+	CandidateRuns int `json:"candidate_runs"`
+	// DF is the degrees of freedom of the t interval, n − 1; 0 without an
+	// interval.
+	DF int `json:"df"`
+	// HistoryValue is the geometric mean of the history runs' values.
+	HistoryValue float64 `json:"history_value"`
+	// CandidateValue is the geometric mean of the candidate runs' values.
 	CandidateValue float64 `json:"candidate_value"`
+	// Ratio is CandidateValue / HistoryValue; nil when there are fewer
+	// than 3 history runs or a run's value is zero or absent. RatioCI is
+	// its prediction interval; nil as Ratio.
 	RatioEstimate
-	// LogSD is s, the run-to-run standard deviation of the log statistic;
-	// CV = √(e^{s²} − 1), the run-to-run coefficient of variation it implies.
+	// LogSD is s, the run-to-run standard deviation of the history runs'
+	// log values.
 	LogSD float64 `json:"log_sd"`
-	CV    float64 `json:"cv"`
-	// Z is (c̄ − ȳ) / (s·√(1/m + 1/n)), the t statistic with DF degrees of freedom.
-	Z          float64    `json:"t"`
-	Verdict    Verdict    `json:"verdict"` // VerdictNone without an interval
-	History    []RunValue `json:"history"`
+	// CV is the run-to-run coefficient of variation LogSD implies,
+	// √(e^{s²} − 1): the standard deviation of a run's value divided by
+	// its mean (a fraction: 0.1 is 10%).
+	CV float64 `json:"cv"`
+	// T is the t statistic (c̄ − ȳ) / (s·√(1/m + 1/n)) with DF degrees of
+	// freedom, where c̄ and ȳ are the mean log values of candidate and
+	// history.
+	T float64 `json:"t"`
+	// Verdict is VerdictChanged (RatioCI excludes 1), VerdictUnchanged, or
+	// VerdictNone without an interval.
+	Verdict Verdict `json:"verdict"`
+	// History are the history runs' values, in time order.
+	History []RunValue `json:"history"`
+	// Candidates are the candidate runs' values, in time order.
 	Candidates []RunValue `json:"candidates"`
-	Warnings   []string   `json:"warnings,omitempty"`
-	Reason     string     `json:"reason,omitempty"` // why there is no interval
+	// Warnings are the comparison's warning codes (few_history_runs,
+	// history_steps_differ, history_trend, candidate_in_history); nil
+	// when none.
+	Warnings []string `json:"warnings,omitempty"`
+	// Reason says why there is no interval; "" with one.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Clone is a deep copy: it shares no memory with h.
+func (h *HistoryComparison) Clone() HistoryComparison {
+	out := *h
+	out.RatioEstimate = h.RatioEstimate.Clone()
+	out.History, out.Candidates, out.Warnings = slices.Clone(h.History), slices.Clone(h.Candidates), slices.Clone(h.Warnings)
+	return out
 }
 
 // RunStatistic is the statistic stat (mean, median, p90, p99) of one run's
@@ -194,7 +236,7 @@ func CompareHistory(metric, stat string, history, candidates []RunValue, confide
 	h.RatioCI = &ci
 	h.Method = MethodHistory
 	if se > 0 {
-		h.Z = d / se
+		h.T = d / se
 	}
 	h.Verdict = h.IntervalVerdict()
 	if len(hy) < MinHistoryRuns {

@@ -305,7 +305,7 @@ func (b *Boundary) boundUnits(plan *UnitPlan, sums [][][]int64, nMetrics int) ma
 }
 
 // bound fills each arm's bounded saving (BoundaryArm.Bound).
-func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error {
+func (b *Boundary) bound(region []string, order []string, o *Options) error {
 	replay := measureReplay(b.files)
 	plan := Units(allInstances(b.files), nil, b.unitStart)
 	counted := func(p string) bool { return countsInRegion(p, region) }
@@ -330,13 +330,13 @@ func (b *Boundary) bound(region []string, order []string, sc StatsConfig) error 
 	sums := b.boundSums(plan, cls, phaseIdx, len(metrics))
 	byArm := b.boundUnits(plan, sums, len(metrics))
 
-	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{bRemovable}}
+	opt := o.statsOptions("", []int{bRemovable}, false)
 	for _, a := range b.ArmOrder {
 		if b.Arms[a].Bound.Steps == 0 {
 			b.Arms[a].Bound = nil // no kept step: nothing measured (the warning says why)
 			continue
 		}
-		if err := b.estimateBound(a, byArm[a], cls, phaseIdx, metrics, sc.Off, opt); err != nil {
+		if err := b.estimateBound(a, byArm[a], cls, phaseIdx, metrics, o.NoStats, opt); err != nil {
 			return err
 		}
 	}

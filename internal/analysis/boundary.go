@@ -107,12 +107,10 @@ type Boundary struct {
 // inside the arm blocks (a census); the saving over the kept steps (those
 // after o.SkipSteps), with o's statistics settings.
 func BuildBoundary(files []*FileResult, frames Frames, region []string, o Options) (*Boundary, error) {
-	sc, skipSteps := o.StatsConfig(), o.SkipSteps
-	inv := buildInventory(files, frames, skipSteps, true)
+	inv := buildInventory(files, frames, o.SkipSteps, true)
 	b := &Boundary{Step: inv.Step, Inputs: inv.Inputs, Arms: map[string]*BoundaryArm{}, Blockers: []Blocker{}, Saving: SavingDefinition,
 		Mismatches: inv.Mismatches, Warnings: []Warning{}, ArmsWithout: []string{}, files: files, unitStart: UnitStarts(files),
-		Settings: Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
-			Unit: "block (an NVTX arm range) or profile (a file); steps are never resampled"}}
+		Settings: o.settings()}
 	if len(region) == 0 {
 		return nil, &UsageError{Err: errors.New("--phases: name the region's phases, e.g. --phases action_apply,physics_step")}
 	}
@@ -209,10 +207,10 @@ func BuildBoundary(files []*FileResult, frames Frames, region []string, o Option
 		ba.Capturable = ba.Blockers == 0
 		b.Capturable = b.Capturable && ba.Capturable
 	}
-	if err := b.estimate(region, sc); err != nil {
+	if err := b.estimate(region, &o); err != nil {
 		return nil, err
 	}
-	if err := b.bound(region, order, sc); err != nil {
+	if err := b.bound(region, order, &o); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -383,7 +381,7 @@ func gaps(files []*FileResult, inRegion func(string) bool, arms map[string]*Boun
 }
 
 // estimate fills each arm's saving estimates and share of step wall.
-func (b *Boundary) estimate(region []string, sc StatsConfig) error {
+func (b *Boundary) estimate(region []string, o *Options) error {
 	byArm := Units(allInstances(b.files), nil, b.unitStart).RegionUnits(
 		func(arm string) bool { return b.Arms[arm] != nil },
 		func(phase string) bool { return countsInRegion(phase, region) })
@@ -400,8 +398,8 @@ func (b *Boundary) estimate(region []string, sc StatsConfig) error {
 		b.Warnings = append(b.Warnings, Warning{Code: WarnNoKeptSteps, Message: "no step is left after --skip-steps: no saving estimate"})
 		return nil
 	}
-	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{0}}
-	if sc.Off {
+	opt := o.statsOptions("", []int{0}, false)
+	if o.NoStats {
 		b.pointEstimates(byArm)
 		return nil
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // Build merges the files' results and computes the statistics with the
-// options' statistics settings (o.StatsConfig); o.SkipSteps is the warm-up
+// options' statistics settings; o.SkipSteps is the warm-up
 // rule the files were segmented with, which the document reports.
 func Build(ctx context.Context, files []*FileResult, o Options, version string) (*Doc, error) {
 	return BuildThen(ctx, files, o, version, nil)
@@ -28,7 +28,6 @@ func Build(ctx context.Context, files []*FileResult, o Options, version string) 
 // statistics run: what depends on those alone (the instances table) can be
 // written meanwhile. merged must only read the Doc.
 func BuildThen(ctx context.Context, files []*FileResult, o Options, version string, merged func(*Doc)) (*Doc, error) {
-	sc, skipSteps := o.StatsConfig(), o.SkipSteps
 	d := &Doc{SchemaVersion: SchemaVersion, Tool: ToolInfo{Name: "nsysphase", Version: version}, opts: o}
 	relabelArms(files)
 	unitStart := UnitStarts(files)
@@ -75,30 +74,28 @@ func BuildThen(ctx context.Context, files []*FileResult, o Options, version stri
 	marks.Mark("build: phases folded")
 	d.unitStart = unitStart
 	d.Arms = armsInOrder(d.instances, unitStart)
-	if w, ok := foldArms(d.instances, d.Arms, sc.Baseline); ok {
+	if w, ok := foldArms(d.instances, d.Arms, o.Baseline); ok {
 		d.Warnings = append(d.Warnings, w)
 		d.Arms = armsInOrder(d.instances, unitStart)
 	}
 	marks.Mark("build: arms ordered")
-	d.Settings = Settings{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, SkipSteps: skipSteps,
-		Quantile: "empirical (lowest value whose cumulative share reaches p; the lower median), not numpy's linear type 7",
-		Unit:     "block (an NVTX arm range) or profile (a file); steps are never resampled"}
-	d.Baseline = sc.Baseline
+	d.Settings = o.settings()
+	d.Baseline = o.Baseline
 	if d.Baseline == "" && len(d.Arms) > 0 {
 		d.Baseline = d.Arms[0]
 	}
-	if sc.Baseline != "" && !slices.Contains(d.Arms, sc.Baseline) {
-		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm (arms: %s)", sc.Baseline, strings.Join(d.Arms, ", "))}
+	if o.Baseline != "" && !slices.Contains(d.Arms, o.Baseline) {
+		return nil, &UsageError{Err: fmt.Errorf("--baseline %q is not an arm (arms: %s)", o.Baseline, strings.Join(d.Arms, ", "))}
 	}
-	d.buildRanks(files, sc)
+	d.buildRanks(files, &o)
 	marks.Mark("merged")
 	if merged != nil {
 		merged(d)
 	}
 	d.results = make([]*stats.Result, len(d.Phases))
-	d.statsOff = sc.Off
+	d.statsOff = o.NoStats
 	d.plan = unitsMerged(d.instances, d.Phases, unitStart, d.rankUnits)
-	if !sc.Off {
+	if !o.NoStats {
 		names := MetricNames()
 		err := inOrder(ctx, len(d.Phases), d.plan.statsConcurrency(runtime.GOMAXPROCS(0)/2), func(_ context.Context, i int) error {
 			ph := d.Phases[i]
@@ -112,9 +109,8 @@ func BuildThen(ctx context.Context, files []*FileResult, o Options, version stri
 			if !slices.ContainsFunc(units, func(u stats.Unit) bool { return u.Arm == base }) {
 				base = ""
 			}
-			opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, Quantiles: sc.Quantiles,
-				QuantileMetrics: []int{int(phases.Wall)},
-				Decompose:       wallDecomposition()}
+			opt := o.statsOptions(base, []int{int(phases.Wall)}, true)
+			opt.Decompose = wallDecomposition()
 			if d.plan.WallUnmeasured(i) {
 				opt.Decompose = nil // no wall to split
 			}
@@ -132,7 +128,7 @@ func BuildThen(ctx context.Context, files []*FileResult, o Options, version stri
 	}
 	marks.Mark("statistics done")
 	d.fill()
-	d.buildHardware(files, sc)
+	d.buildHardware(files, &o)
 	marks.Mark("doc filled")
 	return d, nil
 }

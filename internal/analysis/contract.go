@@ -11,16 +11,6 @@ import (
 // minor for added fields, the major for changed or removed ones.
 const SchemaVersion = "2.1"
 
-// StatsConfig are the statistics settings of an analysis.
-type StatsConfig struct {
-	Confidence float64 // 0.95
-	Resamples  int     // 9999
-	Seed       uint64  // 1
-	Baseline   string  // "" = the arm of the earliest block
-	Quantiles  bool    // p90/p99 CIs for wall_ns where allowed
-	Off        bool    // point values only (no CIs)
-}
-
 // Doc is the JSON contract of `nsysphase analyze --format json`.
 type Doc struct {
 	SchemaVersion string         `json:"schema_version"`

@@ -134,8 +134,9 @@ func HistoryGate(rows []HistoryRow, h *HistoryRuns, o GateSpec) *Gate {
 		Confidence: o.Confidence, HistoryDirs: h.Dirs, Arms: []GateRow{}}
 	bound := 1 + o.Limit
 	limit := LimitText(o.Limit)
-	for _, r := range rows {
-		c := r.HistoryComparison
+	for i := range rows {
+		r := &rows[i]
+		c := &r.HistoryComparison
 		if g.Baseline == "" {
 			g.Baseline = r.HistoryArm
 		} else if g.Baseline != r.HistoryArm {

@@ -77,7 +77,7 @@ const maxHotspotFunctions = 50
 
 // buildHardware fills d.Hardware from the inputs' GPU metrics and CPU
 // samples; nothing when none recorded either.
-func (d *Doc) buildHardware(files []*FileResult, sc StatsConfig) {
+func (d *Doc) buildHardware(files []*FileResult, o *Options) {
 	var g *phases.GPUMetrics
 	n := 0
 	h := &HardwareSection{SchemaVersion: HardwareSchemaVersion}
@@ -107,7 +107,7 @@ func (d *Doc) buildHardware(files []*FileResult, sc StatsConfig) {
 	d.Hardware = h
 	if g != nil {
 		h.instances, h.GPUMetrics, h.GPUSamples, h.GPUPeriodNs = g, g.Metrics, g.Samples, g.Period
-		h.GPUMetricRows = d.gpuMetricRows(g, sc)
+		h.GPUMetricRows = d.gpuMetricRows(g, o)
 	}
 	h.Hotspots = d.hotspotPhases(files, h.CPUPeriodNs)
 }
@@ -160,7 +160,7 @@ func zeros(nm, n int) [][]float64 {
 
 // gpuMetricRows are the per-arm, per-phase means of every GPU metric with
 // their CIs (point values only with --no-stats or n = 1).
-func (d *Doc) gpuMetricRows(g *phases.GPUMetrics, sc StatsConfig) []GPUMetricRow {
+func (d *Doc) gpuMetricRows(g *phases.GPUMetrics, o *Options) []GPUMetricRow {
 	names := make([]string, len(g.Metrics))
 	for m, mt := range g.Metrics {
 		names[m] = mt.Name
@@ -172,8 +172,8 @@ func (d *Doc) gpuMetricRows(g *phases.GPUMetrics, sc StatsConfig) []GPUMetricRow
 			continue
 		}
 		var res *stats.Result
-		if !sc.Off {
-			r, err := stats.Analyze(ph, names, units, stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{}})
+		if !o.NoStats {
+			r, err := stats.Analyze(ph, names, units, o.statsOptions("", []int{}, false))
 			if err == nil {
 				res = r
 			}

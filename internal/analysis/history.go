@@ -23,7 +23,7 @@ type HistoryRow struct {
 	Phase      string `json:"phase"`
 	Arm        string `json:"arm"`         // the candidate's arm
 	HistoryArm string `json:"history_arm"` // the arm of the history runs it is compared with
-	*stats.HistoryComparison
+	stats.HistoryComparison
 }
 
 // HistoryRuns are the history datasets, loaded for history comparisons.
@@ -158,7 +158,7 @@ func (d *Doc) CompareWithHistory(h *HistoryRuns, phaseNames []string, metric, st
 			case len(hist[harm]) == 0:
 				c.Reason = fmt.Sprintf("the history has no run of phase %q in arm %q", ph, harm)
 			}
-			out = append(out, HistoryRow{Phase: ph, Arm: arm, HistoryArm: harm, HistoryComparison: c})
+			out = append(out, HistoryRow{Phase: ph, Arm: arm, HistoryArm: harm, HistoryComparison: *c})
 		}
 	}
 	return out, nil

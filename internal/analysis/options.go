@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"github.com/nsysphase/nsysphase/phases"
+	"github.com/nsysphase/nsysphase/stats"
 )
 
 // Options are every setting of an analysis, whichever front end sets them:
@@ -194,9 +195,22 @@ func (o *Options) Config() (Config, error) {
 	return Config{Files: o.Files, FileArms: o.FileArms, ArmKey: o.ArmKey, Manifest: o.Manifest, Segment: seg, Jobs: o.Jobs}, nil
 }
 
-// StatsConfig is the statistics part of the options.
-func (o *Options) StatsConfig() StatsConfig {
-	return StatsConfig{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Baseline: o.Baseline, Quantiles: o.Quantiles, Off: o.NoStats}
+// statsOptions is the statistics part of the options as the engine takes
+// it, for one analysis: its baseline arm and the metrics that get quantile
+// intervals (nil: metric 0; empty: none) differ between the tables that
+// run statistics, while confidence, resamples and seed never do. Only
+// the summary and the verdict's gains ask for p90/p99 intervals
+// (Quantiles); the other tables leave them off.
+func (o *Options) statsOptions(baseline string, quantileMetrics []int, quantiles bool) stats.Options {
+	return stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, Baseline: baseline,
+		Quantiles: quantiles && o.Quantiles, QuantileMetrics: quantileMetrics}
+}
+
+// settings is the statistics settings the reports echo.
+func (o *Options) settings() Settings {
+	return Settings{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, SkipSteps: o.SkipSteps,
+		Quantile: "empirical (lowest value whose cumulative share reaches p; the lower median), not numpy's linear type 7",
+		Unit:     "block (an NVTX arm range) or profile (a file); steps are never resampled"}
 }
 
 // LoadRules loads a rules file (TOML or YAML) and checks the options it

@@ -222,7 +222,7 @@ type rankRef struct {
 
 // buildRanks sets d.Ranks, the ranks section, and each instance's rank when
 // the inputs hold two or more ranks; it leaves them unset otherwise.
-func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
+func (d *Doc) buildRanks(files []*FileResult, o *Options) {
 	ps := d.rankProcesses(files)
 	if len(ps) < 2 {
 		return
@@ -266,12 +266,12 @@ func (d *Doc) buildRanks(files []*FileResult, sc StatsConfig) {
 	s.Phases = rankPhases(ps, byRank, d.Phases, arms, cache)
 	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
 	if aligned {
-		s.StepEnds = d.stepEnds(ps, byRank, clock, sc)
+		s.StepEnds = d.stepEnds(ps, byRank, clock, o)
 		if kinds["nccl"] || kinds["mpi"] {
-			d.stragglers(s, ps, byRank, clock, sc)
+			d.stragglers(s, ps, byRank, clock, o)
 		}
 	}
-	s.Comparisons = d.rankComparisons(ps, byRank, sc, cache)
+	s.Comparisons = d.rankComparisons(ps, byRank, o, cache)
 	if s.Phases == nil {
 		s.Phases = []RankPhaseRow{}
 	}
@@ -647,7 +647,7 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm st
 // stepEnds matches the ranks' kept steps (by rankStepKeys) and measures
 // when each ends on the common clock: who finishes each step last, and the
 // skew of the ends, with a CI over blocks of consecutive steps.
-func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) *StepEndSkew {
+func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, o *Options) *StepEndSkew {
 	type end struct{ end, wall int64 }
 	per := make([]map[string]end, len(ps))
 	var keys []string
@@ -754,22 +754,22 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock
 		out.Sentence = fmt.Sprintf("no straggler: no rank finishes last in more than half of the %d steps; ranks finish each step within %s of each other (median %s)",
 			out.Steps, fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
 	}
-	if !sc.Off {
-		d.stepEndCI(out, skews, blocks, sc)
+	if !o.NoStats {
+		d.stepEndCI(out, skews, blocks, o)
 	}
 	return out
 }
 
 // stepEndCI sets the CI of the mean step-end skew: the matched steps'
 // skews resampled in blocks of consecutive steps (the steps' blocks).
-func (d *Doc) stepEndCI(out *StepEndSkew, skews []float64, blocks []string, sc StatsConfig) {
+func (d *Doc) stepEndCI(out *StepEndSkew, skews []float64, blocks []string, o *Options) {
 	var units []stats.Unit
 	for _, r := range blockRuns(blocks) {
 		lo, hi := r[0], r[1]
 		units = append(units, stats.Unit{ID: "job " + blocks[lo], Arm: "job", Profile: "job", Start: int64(lo), Steps: [][]float64{skews[lo:hi]}})
 	}
 	res, err := stats.Analyze("step ends", []string{"end_skew_ns"}, units,
-		stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{}})
+		o.statsOptions("", []int{}, false))
 	if err != nil {
 		d.Warnings = append(d.Warnings, Warning{Code: "straggler_ci", Message: "step-end skew CI not computed: " + err.Error()})
 		return
@@ -930,7 +930,7 @@ type stragglerSeries struct {
 // stragglers matches the ranks' steps (or, without steps, their
 // collectives by order), finds who arrives last, and summarizes per rank
 // with the block bootstrap over consecutive steps.
-func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, sc StatsConfig) {
+func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[int][]rankInst, clock func(*phases.RankProcess, int64) int64, o *Options) {
 	haveSteps := true
 	for i := range ps {
 		if len(stepsOf(byRank[ps[i].Rank])) == 0 {
@@ -999,10 +999,10 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		s.Ranks[i].AfterLastMeanNs = &a
 		s.Ranks[i].Method = stats.MethodNone
 	}
-	if sc.Off {
+	if o.NoStats {
 		return
 	}
-	d.stragglerCIs(s, ps, ser, sc)
+	d.stragglerCIs(s, ps, ser, o)
 }
 
 // addInit adds n initialisation collectives of every rank (gs): each
@@ -1074,7 +1074,7 @@ func (s *RanksSection) addStragglerStep(ser *stragglerSeries, ps []phases.RankPr
 // (arm blocks, else the run): consecutive steps stay together, so their
 // autocorrelation is kept (docs/statistics.md §3–4; one block gives the
 // within-run batch CI of §4c).
-func (d *Doc) stragglerCIs(s *RanksSection, ps []phases.RankProcess, ser *stragglerSeries, sc StatsConfig) {
+func (d *Doc) stragglerCIs(s *RanksSection, ps []phases.RankProcess, ser *stragglerSeries, o *Options) {
 	blocks := ser.blocks
 	var units []stats.Unit
 	for i := range ps {
@@ -1086,7 +1086,7 @@ func (d *Doc) stragglerCIs(s *RanksSection, ps []phases.RankProcess, ser *stragg
 		}
 	}
 	res, err := stats.Analyze("stragglers", []string{"lateness_ns", "straggler"}, units,
-		stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, QuantileMetrics: []int{0}})
+		o.statsOptions("", []int{0}, false))
 	if err != nil {
 		d.Warnings = append(d.Warnings, Warning{Code: "straggler_ci", Message: "straggler CIs not computed: " + err.Error()})
 		return
@@ -1181,9 +1181,9 @@ func stepsOf(xs []rankInst) []rankInst {
 // rankComparisons compares the arms on each rank: per phase, the mean wall
 // of the rank's kept instances, with the same statistics as the arms'
 // comparisons (units = the rank's blocks, never single steps).
-func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst, sc StatsConfig, c *rankCache) []RankComparison {
+func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst, o *Options, c *rankCache) []RankComparison {
 	out := []RankComparison{}
-	if sc.Off || len(d.Arms) < 2 {
+	if o.NoStats || len(d.Arms) < 2 {
 		return out
 	}
 	for _, ph := range d.Phases {
@@ -1209,7 +1209,7 @@ func (d *Doc) rankComparisons(ps []phases.RankProcess, byRank map[int][]rankInst
 				continue
 			}
 			res, err := stats.Analyze(fmt.Sprintf("%s rank %d", ph, ps[i].Rank), []string{phases.Wall.Name()}, units,
-				stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: base, QuantileMetrics: []int{}})
+				o.statsOptions(base, []int{}, false))
 			if err != nil {
 				continue
 			}

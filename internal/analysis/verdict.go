@@ -64,17 +64,16 @@ type Verdict struct {
 // below it, inconclusive otherwise. The overhead is measured in the arm
 // o.Baseline, else in the first arm that has the phases.
 func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain float64, o Options) (*Verdict, error) {
-	sc := o.StatsConfig()
 	b, err := BuildBoundary(files, frames, region, o)
 	if err != nil {
 		return nil, err
 	}
 	arm := b.ArmOrder[0]
-	if sc.Baseline != "" {
-		if b.Arms[sc.Baseline] == nil {
-			return nil, &UsageError{Err: fmt.Errorf("--baseline %q has none of the phases %s (arms with them: %s)", sc.Baseline, strings.Join(region, ","), strings.Join(b.ArmOrder, ", "))}
+	if o.Baseline != "" {
+		if b.Arms[o.Baseline] == nil {
+			return nil, &UsageError{Err: fmt.Errorf("--baseline %q has none of the phases %s (arms with them: %s)", o.Baseline, strings.Join(region, ","), strings.Join(b.ArmOrder, ", "))}
 		}
-		arm = sc.Baseline
+		arm = o.Baseline
 	}
 	ba := b.Arms[arm]
 	if ba.Bound == nil {
@@ -90,7 +89,7 @@ func BuildVerdict(files []*FileResult, frames Frames, region []string, minGain f
 		}
 	}
 	v.Verdict, v.Reason = decide(v, b.Settings.Confidence)
-	gains, err := armGains(files, b.unitStart, b.Step, arm, sc)
+	gains, err := armGains(files, b.unitStart, b.Step, arm, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +161,7 @@ func moreData(v *Verdict) string {
 
 // armGains compares every other arm's step wall with arm's, as analyze does
 // for the step (same units, options and random streams).
-func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm string, sc StatsConfig) ([]ArmGain, error) {
+func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm string, o *Options) ([]ArmGain, error) {
 	out := []ArmGain{}
 	arms := map[string]bool{}
 	for _, fr := range files {
@@ -175,9 +174,8 @@ func armGains(files []*FileResult, unitStart map[phases.UnitID]int64, step, arm 
 		return out, nil
 	}
 	units := Units(allInstances(files), []string{step}, unitStart).Units(0)
-	opt := stats.Options{Confidence: sc.Confidence, Resamples: sc.Resamples, Seed: sc.Seed, Baseline: arm, Quantiles: sc.Quantiles,
-		QuantileMetrics: []int{int(phases.Wall)},
-		Decompose:       &stats.Decomposition{Total: int(phases.Wall), Parts: wallPartInts()}}
+	opt := o.statsOptions(arm, []int{int(phases.Wall)}, true)
+	opt.Decompose = &stats.Decomposition{Total: int(phases.Wall), Parts: wallPartInts()}
 	res, err := stats.Analyze(step, MetricNames(), units, opt)
 	if err != nil {
 		return nil, fmt.Errorf("statistics of step %q: %w", step, err)

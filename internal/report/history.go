@@ -41,7 +41,7 @@ func historyTable(doc *analysis.Doc, all bool) *export.Table {
 			continue
 		}
 		_ = t.AppendRow(export.Str(clip(r.Phase, 28)), export.Str(armLabel(doc.Arms, r.Arm, 16)), export.Float(round1(r.HistoryValue/1e3)), export.Float(round1(r.CandidateValue/1e3)),
-			export.Int(int64(r.HistoryRuns)), export.Str(fmtCV(r.HistoryComparison)), export.Str(fmtRatio(r.Ratio)),
+			export.Int(int64(r.HistoryRuns)), export.Str(fmtCV(&r.HistoryComparison)), export.Str(fmtRatio(r.Ratio)),
 			export.Str(strings.TrimPrefix(fmtCI(r.RatioCI), "(no CI)")), export.Str(pctChange(r.RatioEstimate, r.Method)))
 	}
 	return t
