@@ -20,8 +20,10 @@
 //   - tables.go, hardware_tables.go: the Doc's tables (phase_instances,
 //     phase_summary, comparisons, decomposition, provenance, stragglers,
 //     rank_collectives, gpu_metrics, gpu_metric_instances, host_hotspots);
-//   - from.go: the analysis context (MetaContext, what the rows cannot
-//     carry), a dataset directory loaded (Load) and the Doc rebuilt from
+//   - context.go: the analysis context, what the rows cannot carry (unit
+//     starts, exclusions, segmentation warnings, provenance, rank
+//     processes), in the Parquet metadata under MetaContext;
+//   - from.go: a dataset directory loaded (Load) and the Doc rebuilt from
 //     datasets (Build: analyze --from);
 //   - history.go: datasets read as history runs (LoadHistory);
 //   - warning.go: the warning codes of reading datasets back.
