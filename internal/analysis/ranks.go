@@ -877,12 +877,14 @@ func collectiveGroups(ps []phases.RankProcess, byRank map[int][]rankInst, clock 
 			if t < 0 {
 				t = c.Start
 			}
-			block := "run"
+			block, init := "run", false
 			if haveSteps {
 				// the step of the process that holds the launching call
 				j, _ := slices.BinarySearchFunc(steps, t, func(x rankInst, t int64) int { return cmp.Compare(x.Start, t+1) })
 				inStep := j > 0 && t <= steps[j-1].End
-				if !inStep || steps[j-1].Warmup {
+				init = !inStep || steps[j-1].Warmup
+				switch {
+				case init && bySteps:
 					// initialisation or warm-up: outside the counted
 					// steps, matched by order among themselves and
 					// reported apart from the steady state
@@ -890,31 +892,42 @@ func collectiveGroups(ps []phases.RankProcess, byRank map[int][]rankInst, clock 
 					g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 					m++
 					continue
-				}
-				if bySteps {
-					if !inStep {
-						continue
-					}
+				case bySteps:
 					g := add(i, skeys[j-1], &collGroup{order: j - 1, block: steps[j-1].Unit.String(), wall: steps[j-1].End - steps[j-1].Start})
 					g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 					continue
+				case init:
+					block = "init"
 				}
 			}
-			g := add(i, fmt.Sprintf("collective %d", n), &collGroup{order: n, block: block, wall: -1})
+			// Matched by order, every collective keeps its place in the
+			// rank's sequence, initialisation or not: a first collective
+			// whose call lies just outside one rank's first step (or was
+			// not traced) must not shift that rank's sequence against the
+			// others'. A collective that is initialisation in any rank is
+			// initialisation for all (anyInit).
+			g := add(i, fmt.Sprintf("collective %d", n), &collGroup{order: n, block: block, wall: -1, init: init})
 			g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
 			n++
 		}
 	}
 	for _, k := range keys {
+		gs := make([]*collGroup, len(per))
 		all := true
 		for i := range per {
-			all = all && per[i][k] != nil
+			gs[i] = per[i][k]
+			all = all && gs[i] != nil
 		}
-		if all && !per[0][k].init {
+		if all && !anyInit(gs) {
 			matched++
 		}
 	}
 	return per, keys, matched
+}
+
+// anyInit reports whether any rank's group of a key is initialisation.
+func anyInit(gs []*collGroup) bool {
+	return slices.ContainsFunc(gs, func(g *collGroup) bool { return g != nil && g.init })
 }
 
 // stragglerSeries are what the matched steps give, per rank: the series
@@ -965,7 +978,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		if n == 0 {
 			continue
 		}
-		if gs[0].init {
+		if anyInit(gs) {
 			ser.addInit(gs, n)
 			continue
 		}

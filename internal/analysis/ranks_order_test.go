@@ -1,0 +1,96 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/nsysphase/nsysphase/internal/fixture"
+)
+
+// TestStragglersByOrderKeepEachRanksSequence: matched by order, the k-th
+// collective of one rank meets the k-th of the other, whatever part of
+// them lies outside the counted steps. On GindaChen's 2-GPU export each
+// process's first NCCL kernel has no traced launch; one rank's fell
+// outside its step and the other's inside, so the first rank's sequence
+// shifted by one and every "collective" paired two kernels ~8.5 ms apart
+// (rank 0 "late" by 8.5 ms in 100% of them, while it was the one waiting).
+// Every matched arrival must be the SQL's k-th NCCL kernel start of its
+// process.
+func TestStragglersByOrderKeepEachRanksSequence(t *testing.T) {
+	var fx fixture.Fixture
+	for _, f := range fixture.Multirank(t, "GindaChen__") {
+		if strings.HasSuffix(f.Name, "_before") {
+			fx = f
+		}
+	}
+	if fx.Name == "" {
+		for _, f := range fixture.Public(t) {
+			if f.Name == "GindaChen__nsys-ai__mfu_2gpu_before" {
+				fx = f
+			}
+		}
+	}
+	if fx.Name == "" {
+		t.Skip("GindaChen__nsys-ai__mfu_2gpu_before not in the corpus")
+	}
+	o := DefaultOptions()
+	o.NoStats, o.Files = true, []string{fx.XZ}
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := ReadFiles(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(context.Background(), files, o, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.Ranks
+	if s == nil || len(s.Ranks) != 2 || s.Settings.Unit != "collective" {
+		t.Fatalf("want two ranks matched by collective: %+v", s)
+	}
+	starts := ncclStarts(t, fx.SQLite(t))
+	pid := map[int]int64{}
+	for _, r := range s.Ranks {
+		pid[r.Rank] = r.Pid
+	}
+	if len(s.Steps) != 2*32 || s.Settings.InitCollectives != 1 {
+		t.Errorf("%d rows, %d initialisation collectives: want 32 matched collectives of 2 ranks and 1 left out", len(s.Steps), s.Settings.InitCollectives)
+	}
+	for _, st := range s.Steps {
+		var k int
+		if _, err := fmt.Sscanf(st.Label, "collective %d", &k); err != nil {
+			t.Fatalf("row label %q", st.Label)
+		}
+		if want := starts[pid[st.Rank]]; k >= len(want) || st.ArrivalNs != want[k] {
+			t.Fatalf("rank %d %s: arrival %d, want its process's NCCL kernel %d (SQL: %v)", st.Rank, st.Label, st.ArrivalNs, k, want[min(k, len(want)-1)])
+		}
+	}
+}
+
+// ncclStarts are each process's NCCL kernel starts in time order, by SQL.
+func ncclStarts(t *testing.T, path string) map[int64][]int64 {
+	t.Helper()
+	conn, err := sqlite.OpenConn("file:"+path+"?immutable=1", sqlite.OpenReadOnly|sqlite.OpenURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	out := map[int64][]int64{}
+	err = sqlitex.ExecuteTransient(conn, `SELECT k.globalPid / 16777216 % 16777216, k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k
+JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%' ORDER BY k.start`, &sqlitex.ExecOptions{ResultFunc: func(st *sqlite.Stmt) error {
+		out[st.ColumnInt64(0)] = append(out[st.ColumnInt64(0)], st.ColumnInt64(1))
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
