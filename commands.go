@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/internal/report"
 )
 
@@ -62,7 +63,7 @@ func AnalyzeDatasets(ctx context.Context, dirs []string, opts Options) (*Analysi
 	if err := ao.Validate(); err != nil {
 		return nil, err
 	}
-	doc, err := analysis.BuildFromDatasets(ctx, dirs, ao, Version)
+	doc, err := dataset.Build(ctx, dirs, ao, Version)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func (a *Analysis) Check(spec CheckSpec) (*CheckReport, error) {
 // (written by `nsysphase analyze --out` in earlier runs of the baseline): the
 // t prediction interval over runs (`nsysphase check --history`).
 func (a *Analysis) CheckHistory(ctx context.Context, dirs []string, spec CheckSpec) (*CheckReport, error) {
-	h, _, err := analysis.LoadHistory(ctx, dirs, a.doc.Options(), Version)
+	h, _, err := dataset.LoadHistory(ctx, dirs, a.doc.Options(), Version)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/internal/report"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -211,19 +212,19 @@ func (a *Analysis) Warnings() []Warning { return convert(a.doc.Warnings, warning
 // (phase_instances, phase_summary, comparisons, decomposition, provenance,
 // and with ranks stragglers and rank_collectives), described in
 // docs/schema.md.
-func (a *Analysis) Tables() []*export.Table { return a.doc.Tables() }
+func (a *Analysis) Tables() []*export.Table { return dataset.Tables(a.doc) }
 
 // WriteDataset writes the tables into the new directory dir, one Parquet
 // file per table, with the metadata `nsysphase analyze --from` needs to
 // reproduce the analysis.
 func (a *Analysis) WriteDataset(dir string) error {
 	md := map[string]string{export.MetaSchemaVersion: SchemaVersion, export.MetaVersion: Version}
-	ctx, err := a.doc.ContextMetadata()
+	ctx, err := dataset.ContextMetadata(a.doc)
 	if err != nil {
 		return err
 	}
-	md[analysis.MetaContext] = ctx
-	return export.WriteDataset(dir, a.doc.Tables(), export.FormatParquet, export.Options{Metadata: md})
+	md[dataset.MetaContext] = ctx
+	return export.WriteDataset(dir, dataset.Tables(a.doc), export.FormatParquet, export.Options{Metadata: md})
 }
 
 // CompareWithHistory compares the mean wall per step of every arm's phases
@@ -239,7 +240,7 @@ func (a *Analysis) CompareWithHistory(ctx context.Context, dirs []string, opts O
 	if err != nil {
 		return nil, err
 	}
-	h, _, err := analysis.LoadHistory(ctx, dirs, ao, Version)
+	h, _, err := dataset.LoadHistory(ctx, dirs, ao, Version)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
@@ -206,7 +207,7 @@ func TestHistoryRowsAreThePipelines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, err := analysis.LoadHistory(ctx, dirs, a.doc.Options(), Version)
+	h, _, err := dataset.LoadHistory(ctx, dirs, a.doc.Options(), Version)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ bin=$(mktemp -d)/nsysphase
 if [ ! -d "$dir/rank0000" ]; then
   mkdir -p "$dir"
   (cd "$root" && NSYSPHASE_RANK_DATASETS="$dir" NSYSPHASE_RANK_DATASETS_N="$n" \
-    go test ./internal/analysis -run TestWriteSyntheticRankDatasets -count=1 -timeout 30m)
+    go test ./internal/dataset -run TestWriteSyntheticRankDatasets -count=1 -timeout 30m)
 fi
 echo "reduce over $(ls -d "$dir"/rank* | wc -l) rank datasets ($(du -sh "$dir" | cut -f1)):"
 /usr/bin/time -v taskset -c 0,1 "$bin" analyze --from --format json -o "$dir.json" "$dir"/rank* 2>&1 |

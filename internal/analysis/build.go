@@ -433,11 +433,22 @@ func (d *Doc) Store() *phases.Store { return d.instances }
 
 // Options are the options the document was built with; SkipSteps is the
 // warm-up it applied (with datasets, theirs unless one was given): what a
-// history of the same analysis is loaded with (LoadHistory).
+// history of the same analysis is loaded with (dataset.LoadHistory).
 func (d *Doc) Options() Options { return d.opts }
 
 // Results returns the statistics per phase (nil entries when off).
 func (d *Doc) Results() []*stats.Result { return d.results }
+
+// UnitStarts returns each unit's start on the clock that orders units across
+// files: the capture's start (Unix ns) plus the block's offset from the
+// file's first step, or the export's own clock when the capture start is
+// unknown.
+func (d *Doc) UnitStarts() map[phases.UnitID]int64 { return d.unitStart }
+
+// RankInputs are each export's rank processes as read (before rank ids),
+// by export; nil without ranks. The dataset carries them for --from
+// (internal/dataset: the analysis context and rank_collectives).
+func (d *Doc) RankInputs() map[string][]phases.RankProcess { return d.rankInputs }
 
 // wallPartInts are phases.WallParts as the stats package indexes metrics.
 func wallPartInts() []int {

@@ -53,7 +53,7 @@ type Doc struct {
 	rankUnits map[phases.UnitID]phases.UnitID
 	results   []*stats.Result         // per phase, in Phases order; nil entries when stats are off
 	statsOff  bool                    // statistics were not requested (--no-stats)
-	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); see from.go
+	unitStart map[phases.UnitID]int64 // unit → start on the common clock (UnitStarts); the dataset context carries it
 	plan      *UnitPlan               // instances placed in units, steps and phases
 }
 

@@ -1,8 +1,9 @@
 // Package analysis runs the pipeline for `nsysphase analyze` and the commands
 // built on it: it reads each export (nsys), segments and attributes it
 // (phases), merges the files' instances into arms and units, computes the
-// statistics (stats) and assembles the JSON contract and the tables that
-// package export renders.
+// statistics (stats) and assembles the JSON contract. Its tables, and the
+// Doc rebuilt from them (--from, --history), are package internal/dataset,
+// above this one.
 //
 // Files, in the order data flows:
 //
@@ -13,9 +14,6 @@
 //     units and kept steps) and the one unit-start clock;
 //   - build.go: Build merges the files and runs the statistics into a Doc;
 //   - contract.go: the JSON contract (Doc and its rows);
-//   - tables.go, columns.go: the Doc as tables, and the column list of
-//     phase_instances shared by the writer, the reader and the docs;
-//   - from.go: a Doc rebuilt from a written dataset (--from);
 //   - warning.go: the warning codes of this stage;
 //   - inventory*.go, boundary.go, verdict.go: the commands built on the
 //     same reading (inventory, boundary, verdict).

@@ -32,6 +32,11 @@ type HardwareSection struct {
 	instances *phases.GPUMetrics
 }
 
+// InstanceMeans are the per-instance means of the GPU metrics, in
+// phase_instances order (the gpu_metric_instances table); nil without GPU
+// metrics.
+func (h *HardwareSection) InstanceMeans() *phases.GPUMetrics { return h.instances }
+
 // GPUMetricRow is one metric of one phase and arm: the mean over kept
 // steps of the step's time-weighted mean (a step's instances of the phase
 // pooled), with its block-bootstrap CI as for every metric. Mean is nil

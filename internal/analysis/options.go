@@ -14,7 +14,8 @@ import (
 // with MergeRules and check them with Validate, so both accept the same
 // values and print the value they used. Every stage of an analysis takes
 // them whole (Build, BuildBoundary, BuildVerdict, BuildInventory,
-// BuildFromDatasets, LoadHistory), never a setting of them loose.
+// HistoryFromFiles, and internal/dataset's Build and LoadHistory), never a
+// setting of them loose.
 type Options struct {
 	// Inputs and how they are read.
 	Files    []string  // exports (paths or globs)

@@ -343,3 +343,11 @@ func (p *UnitPlan) RegionUnits(keep func(arm string) bool, inRegion func(phase s
 	}
 	return out
 }
+
+// b2i is 1 for true, 0 for false (a straggler series' indicator).
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

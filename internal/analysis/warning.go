@@ -1,12 +1,11 @@
 package analysis
 
 // Warning codes of merging inputs and of the commands built on them (the
-// inputs' codes are package nsys's Warn*, the statistics' package stats').
+// inputs' codes are package nsys's Warn*, the statistics' package stats',
+// reading datasets back internal/dataset's).
 const (
-	WarnStepDiffers           = "step_differs"            // inputs use different step ranges
-	WarnDatasetWithoutContext = "dataset_without_context" // --from: a dataset lacks the analysis context
-	WarnSkipStepsDiffer       = "skip_steps_differ"       // --from: datasets were written with different --skip-steps
-	WarnNoKeptSteps           = "no_kept_steps"           // boundary: no step left after --skip-steps
-	WarnPhasesFolded          = "phases_folded"           // more distinct phases than MaxPhases: the rest are one phase
-	WarnArmsFolded            = "arms_folded"             // more arms than budget.Arms: the rest are one arm
+	WarnStepDiffers  = "step_differs"  // inputs use different step ranges
+	WarnNoKeptSteps  = "no_kept_steps" // boundary: no step left after --skip-steps
+	WarnPhasesFolded = "phases_folded" // more distinct phases than MaxPhases: the rest are one phase
+	WarnArmsFolded   = "arms_folded"   // more arms than budget.Arms: the rest are one arm
 )

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/internal/report"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -202,7 +203,7 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 			setInputHashes(md, files, hashes)
 			marks.Mark("inputs hashed")
 			if dw, dwErr = o.datasetWriter(md); dw != nil {
-				dw.AddRows(d.NumInstances(), d.InstancesRows)
+				dw.AddRows(d.Store().Len(), func(lo, hi int) *export.Table { return dataset.InstancesRows(d, lo, hi) })
 			}
 		}()
 	}
@@ -243,7 +244,7 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		doc.WithinRun = rows
 	}
 	if dw != nil {
-		for _, t := range doc.TablesAfterInstances() {
+		for _, t := range dataset.TablesAfterInstances(doc) {
 			dw.Add(t)
 		}
 		marks.Mark("tables added")
@@ -298,8 +299,8 @@ func datasetMetadata(doc *analysis.Doc) (md map[string]string, files []string) {
 	}
 	md[export.MetaNsysVersion] = strings.Join(nsysV, ";")
 	md[export.MetaGPU] = strings.Join(gpus, ";")
-	if c, err := doc.ContextMetadata(); err == nil {
-		md[analysis.MetaContext] = c // lets analyze --from reproduce this analysis
+	if c, err := dataset.ContextMetadata(doc); err == nil {
+		md[dataset.MetaContext] = c // lets analyze --from reproduce this analysis
 	}
 	return md, files
 }

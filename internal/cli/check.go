@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/stats"
 )
 
@@ -258,7 +259,7 @@ func loadHistory(cmd *cobra.Command, patterns []string, cand analysis.Options) (
 		fmt.Fprintf(cmd.ErrOrStderr(), "nsysphase: warning: history: %s found no dataset: no run to compare with, the gate passes as inconclusive\n", strings.Join(looked, ", "))
 		return analysis.NoHistory(looked), nil
 	}
-	h, warns, err := analysis.LoadHistory(cmd.Context(), dirs, cand, Version())
+	h, warns, err := dataset.LoadHistory(cmd.Context(), dirs, cand, Version())
 	if err != nil {
 		return nil, asExit(err)
 	}

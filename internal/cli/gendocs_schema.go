@@ -7,6 +7,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/internal/report"
 )
 
@@ -18,20 +19,20 @@ type schemaTable struct {
 
 // schemaTables are the tables nsysphase writes, in the order docs/schema.md
 // lists them. A command that adds a table adds it here (analyze's through
-// analysis.Doc.Tables), and TestGenDocs then asks for docs/schema.md to be
+// dataset.Tables), and TestGenDocs then asks for docs/schema.md to be
 // regenerated.
 func schemaTables() []schemaTable {
 	var out []schemaTable
-	for _, t := range (&analysis.Doc{}).Tables() {
+	for _, t := range dataset.Tables(&analysis.Doc{}) {
 		out = append(out, schemaTable{t, "`nsysphase analyze --out DIR` (Parquet; Arrow IPC with `--format arrow`)"})
 	}
-	out = append(out, schemaTable{(&analysis.Doc{Ranks: &analysis.RanksSection{}}).StragglersTable(), "`nsysphase analyze --out DIR` when the inputs hold two or more ranks of one job (Parquet; Arrow IPC with `--format arrow`)"})
-	out = append(out, schemaTable{(&analysis.Doc{Ranks: &analysis.RanksSection{}}).RankCollectivesTable(), "`nsysphase analyze --out DIR` when the inputs hold two or more ranks of one job (Parquet; Arrow IPC with `--format arrow`)"})
+	out = append(out, schemaTable{dataset.StragglersTable(&analysis.Doc{Ranks: &analysis.RanksSection{}}), "`nsysphase analyze --out DIR` when the inputs hold two or more ranks of one job (Parquet; Arrow IPC with `--format arrow`)"})
+	out = append(out, schemaTable{dataset.RankCollectivesTable(&analysis.Doc{Ranks: &analysis.RanksSection{}}), "`nsysphase analyze --out DIR` when the inputs hold two or more ranks of one job (Parquet; Arrow IPC with `--format arrow`)"})
 	hw := &analysis.Doc{Hardware: &analysis.HardwareSection{}}
-	for _, t := range []*export.Table{hw.GPUMetricsTable(), hw.GPUMetricInstancesTable()} {
+	for _, t := range []*export.Table{dataset.GPUMetricsTable(hw), dataset.GPUMetricInstancesTable(hw)} {
 		out = append(out, schemaTable{t, "`nsysphase analyze --out DIR` when the inputs recorded GPU metrics (`nsys profile --gpu-metrics-devices`; Parquet, Arrow IPC with `--format arrow`)"})
 	}
-	out = append(out, schemaTable{hw.HostHotspotsTable(), "`nsysphase analyze --out DIR` when the inputs recorded CPU samples (`nsys profile --sample=cpu`; Parquet, Arrow IPC with `--format arrow`)"})
+	out = append(out, schemaTable{dataset.HostHotspotsTable(hw), "`nsysphase analyze --out DIR` when the inputs recorded CPU samples (`nsys profile --sample=cpu`; Parquet, Arrow IPC with `--format arrow`)"})
 	out = append(out, schemaTable{(&analysis.Inventory{}).Table(), "`nsysphase inventory --format csv` (`--format json`: `{\"items\": [...]}`); see [inventory.md](inventory.md)"})
 	out = append(out, schemaTable{report.BlockersTable(nil), "`nsysphase boundary --format csv|parquet|arrow`"})
 	out = append(out, schemaTable{report.RangesTable(nil), "`nsysphase ranges --format parquet|arrow|markdown` (csv and json print the vendor's columns)"})
@@ -194,7 +195,7 @@ per-metric tables (` + "`phase_summary`" + `, ` + "`comparisons`" + `) say each 
 | ` + "`" + export.MetaGPU + "`" + ` | GPU names and UUIDs of the inputs, ';'-separated |
 | ` + "`" + export.MetaTable + "`" + `, ` + "`" + export.MetaTableDoc + "`" + ` | table name and description |
 | ` + "`" + export.MetaPartitionKeys + "`" + ` | partitioned files: JSON description of the key columns held in the path |
-| ` + "`" + analysis.MetaContext + "`" + ` | JSON the rows cannot carry (block start times, exclusions, segmentation warnings, each input's provenance and manifest): ` + "`analyze --from`" + ` uses it to reproduce the analysis |
+| ` + "`" + dataset.MetaContext + "`" + ` | JSON the rows cannot carry (block start times, exclusions, segmentation warnings, each input's provenance and manifest): ` + "`analyze --from`" + ` uses it to reproduce the analysis |
 
 `)
 	b.WriteString("## Tables\n\n")

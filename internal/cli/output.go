@@ -13,6 +13,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/internal/report"
 )
 
@@ -236,7 +237,7 @@ func buildDocFrom(cmd *cobra.Command, o *AnalyzeOptions) (*analysis.Doc, error) 
 		pr.statsStarted()
 	}
 	// Each dataset's own warm-up, unless --skip-steps is given.
-	doc, err := analysis.BuildFromDatasets(cmd.Context(), dirs, o.Options, Version())
+	doc, err := dataset.Build(cmd.Context(), dirs, o.Options, Version())
 	pr.finish(err == nil)
 	if err != nil {
 		return nil, asExit(err)

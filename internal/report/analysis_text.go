@@ -8,6 +8,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
@@ -576,5 +577,5 @@ func init() {
 		return writeAnalysisText(w, d, f, opt)
 	}, Text, Markdown)
 	register(func(w io.Writer, d *analysis.Doc, _ Format, opt Options) error { return writeHTML(w, d, opt) }, HTML)
-	register(tableRenderer(func(d *analysis.Doc) *export.Table { return d.SummaryTable() }, true), CSV, Parquet, Arrow)
+	register(tableRenderer(dataset.SummaryTable, true), CSV, Parquet, Arrow)
 }

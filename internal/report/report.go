@@ -12,6 +12,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
@@ -168,9 +169,9 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 		p.Extra = append(p.Extra, fromTable(t, 0))
 	}
 	if doc.Hardware != nil && len(doc.Hardware.Hotspots) > 0 {
-		p.Extra = append(p.Extra, fromTable(doc.HostHotspotsTable(), 500))
+		p.Extra = append(p.Extra, fromTable(dataset.HostHotspotsTable(doc), 500))
 	}
-	p.Provenance = transposed(doc.ProvenanceTable(), "file")
+	p.Provenance = transposed(dataset.ProvenanceTable(doc), "file")
 	p.WarningCounts, p.Warnings = warnings(doc)
 	for _, t := range opt.Tables {
 		p.Extra = append(p.Extra, fromTable(t, 500))

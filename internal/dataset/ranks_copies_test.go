@@ -1,4 +1,4 @@
-package analysis
+package dataset
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 )
 
@@ -95,7 +96,7 @@ func TestRanksPerRankCopies(t *testing.T) {
 		}
 		dirs = append(dirs, writeDataset(t, one, true, false))
 	}
-	from, err := BuildFromDatasets(context.Background(), dirs, statsOptions(1), "test")
+	from, err := Build(context.Background(), dirs, statsOptions(1), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +117,14 @@ func TestRanksPerRankCopies(t *testing.T) {
 			t.Errorf("%v: a rank view of %d ranks", files, len(d.Ranks.Ranks))
 		}
 		for _, w := range d.Warnings {
-			if w.Code == WarnRanksNotOneJob {
+			if w.Code == analysis.WarnRanksNotOneJob {
 				if !strings.Contains(w.Message, want) {
 					t.Errorf("warning %q lacks %q", w.Message, want)
 				}
 				return
 			}
 		}
-		t.Errorf("%v: no %s warning", files, WarnRanksNotOneJob)
+		t.Errorf("%v: no %s warning", files, analysis.WarnRanksNotOneJob)
 	}
 	notOne([]string{files[0], rankCopy(t, src, dir, "again0", 0, 3_600_000_000_000)}, "both record rank 0 (RANK)")
 	notOne([]string{files[0], rankCopy(t, src, dir, "hour1", 1, 3_600_000_000_000)}, "timelines do not overlap")

@@ -1,4 +1,4 @@
-package analysis
+package dataset
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -20,7 +21,7 @@ import (
 // start moved by up to ±1 ms and every duration scaled by 1 ± 3 % (times
 // scaled about the first step's start, so nesting is kept), drawn from a
 // generator seeded by k.
-func syntheticRank(fr *FileResult, xs []phases.Instance, k int) *FileResult {
+func syntheticRank(fr *analysis.FileResult, xs []phases.Instance, k int) *analysis.FileResult {
 	rng := rand.New(rand.NewPCG(uint64(k), 39))
 	f := 1 + 0.06*(rng.Float64()-0.5)
 	shift := int64(2e6 * (rng.Float64() - 0.5))
@@ -66,7 +67,7 @@ func syntheticRank(fr *FileResult, xs []phases.Instance, k int) *FileResult {
 func writeSyntheticRankDatasets(tb testing.TB, dir string, n int) []string {
 	tb.Helper()
 	src := rankCopy(tb, fixture.Get(tb, "eager_graph_small").SQLite(tb), tb.TempDir(), "rank", 0, 0)
-	frs, err := ReadFiles(context.Background(), Config{Files: []string{src},
+	frs, err := analysis.ReadFiles(context.Background(), analysis.Config{Files: []string{src},
 		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: 1}})
 	if err != nil {
 		tb.Fatal(err)
@@ -79,17 +80,17 @@ func writeSyntheticRankDatasets(tb testing.TB, dir string, n int) []string {
 	var dirs []string
 	for k := range n {
 		one := syntheticRank(fr, xs, k)
-		d, err := Build(context.Background(), []*FileResult{one}, pointOptions(1), "test")
+		d, err := analysis.Build(context.Background(), []*analysis.FileResult{one}, pointOptions(1), "test")
 		if err != nil {
 			tb.Fatal(err)
 		}
-		c, err := d.ContextMetadata()
+		c, err := ContextMetadata(d)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		opt := export.Options{Metadata: map[string]string{MetaContext: c}}
 		out := filepath.Join(dir, fmt.Sprintf("rank%04d", k))
-		if err := export.WriteDataset(out, d.Tables(), export.FormatParquet, opt); err != nil {
+		if err := export.WriteDataset(out, Tables(d), export.FormatParquet, opt); err != nil {
 			tb.Fatal(err)
 		}
 		dirs = append(dirs, out)
@@ -114,7 +115,7 @@ func BenchmarkRankReduce(b *testing.B) {
 	dirs := writeSyntheticRankDatasets(b, b.TempDir(), n)
 	b.ReportAllocs()
 	for b.Loop() {
-		d, err := BuildFromDatasets(context.Background(), dirs, DefaultOptions(), "bench")
+		d, err := Build(context.Background(), dirs, analysis.DefaultOptions(), "bench")
 		if err != nil {
 			b.Fatal(err)
 		}

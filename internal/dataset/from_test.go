@@ -1,8 +1,7 @@
-package analysis
+package dataset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -10,85 +9,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nsysphase/nsysphase/export"
-	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/internal/analysis"
 )
 
-// statsOptions are the default options with 1999 resamples (the fewest
-// Validate accepts: quick tests) and skip warm-up steps.
-func statsOptions(skip int) Options {
-	o := DefaultOptions()
-	o.Resamples, o.SkipSteps = MinResamples, skip
-	return o
-}
-
-// pointOptions are the default options without statistics, skip warm-up
-// steps.
-func pointOptions(skip int) Options {
-	o := DefaultOptions()
-	o.NoStats, o.SkipSteps = true, skip
-	return o
-}
-
-// analyseFixture analyses the bundled export name with the options o.
-func analyseFixture(t *testing.T, name string, o Options) *Doc {
-	t.Helper()
-	o.Files = []string{fixture.Get(t, name).XZ}
-	cfg, err := o.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := ReadFiles(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Build(context.Background(), files, o, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func writeDataset(t *testing.T, d *Doc, withContext, partition bool) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ds")
-	opt := export.Options{Metadata: map[string]string{}}
-	if withContext {
-		c, err := d.ContextMetadata()
-		if err != nil {
-			t.Fatal(err)
-		}
-		opt.Metadata[MetaContext] = c
-	}
-	if partition {
-		opt.PartitionBy = []string{"arm", "file"}
-	}
-	if err := export.WriteDataset(dir, d.Tables(), export.FormatParquet, opt); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func asJSON(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func TestBuildFromDatasets(t *testing.T) {
+func TestBuild(t *testing.T) {
 	ctx := context.Background()
 	sc := statsOptions(1)
 	direct := analyseFixture(t, "eager_graph_small", sc)
 
 	t.Run("same document", func(t *testing.T) {
 		for _, part := range []bool{false, true} {
-			from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, part)}, sc, "test")
+			from, err := Build(ctx, []string{writeDataset(t, direct, true, part)}, sc, "test")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +33,7 @@ func TestBuildFromDatasets(t *testing.T) {
 	})
 
 	t.Run("without context", func(t *testing.T) {
-		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, false, true)}, sc, "test")
+		from, err := Build(ctx, []string{writeDataset(t, direct, false, true)}, sc, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +53,7 @@ func TestBuildFromDatasets(t *testing.T) {
 		skip3 := statsOptions(3)
 		want := analyseFixture(t, "eager_graph_small", skip3)
 		skip3.SetGiven("skip-steps") // re-applied only where given
-		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, false)}, skip3, "test")
+		from, err := Build(ctx, []string{writeDataset(t, direct, true, false)}, skip3, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +73,7 @@ func TestBuildFromDatasets(t *testing.T) {
 	// with, whatever the field holds.
 	t.Run("skip steps not given", func(t *testing.T) {
 		notGiven := statsOptions(3)
-		from, err := BuildFromDatasets(ctx, []string{writeDataset(t, direct, true, false)}, notGiven, "test")
+		from, err := Build(ctx, []string{writeDataset(t, direct, true, false)}, notGiven, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,8 +84,8 @@ func TestBuildFromDatasets(t *testing.T) {
 
 	t.Run("an export counted twice is refused", func(t *testing.T) {
 		dir := writeDataset(t, direct, true, false)
-		_, err := BuildFromDatasets(ctx, []string{dir, dir}, sc, "test")
-		var ue *UsageError
+		_, err := Build(ctx, []string{dir, dir}, sc, "test")
+		var ue *analysis.UsageError
 		if !errors.As(err, &ue) {
 			t.Fatalf("err %v, want a usage error", err)
 		}
@@ -163,7 +94,7 @@ func TestBuildFromDatasets(t *testing.T) {
 	t.Run("schema 1 dataset (column unit, not block_label)", func(t *testing.T) {
 		// A dataset written before the rename: the same rows under the old
 		// column name load to the same document.
-		tables := direct.Tables()
+		tables := Tables(direct)
 		inst := tables[0]
 		cols := inst.Columns()
 		renamed := false
@@ -182,7 +113,7 @@ func TestBuildFromDatasets(t *testing.T) {
 			}
 		}
 		tables[0] = old
-		c, err := direct.ContextMetadata()
+		c, err := ContextMetadata(direct)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +121,7 @@ func TestBuildFromDatasets(t *testing.T) {
 		if err := export.WriteDataset(dir, tables, export.FormatParquet, export.Options{Metadata: map[string]string{MetaContext: c}}); err != nil {
 			t.Fatal(err)
 		}
-		from, err := BuildFromDatasets(ctx, []string{dir}, sc, "test")
+		from, err := Build(ctx, []string{dir}, sc, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +131,7 @@ func TestBuildFromDatasets(t *testing.T) {
 	})
 
 	t.Run("not a dataset", func(t *testing.T) {
-		if _, err := BuildFromDatasets(ctx, []string{t.TempDir()}, sc, "test"); err == nil {
+		if _, err := Build(ctx, []string{t.TempDir()}, sc, "test"); err == nil {
 			t.Fatal("an empty directory loaded")
 		}
 	})

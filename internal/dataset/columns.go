@@ -1,4 +1,4 @@
-package analysis
+package dataset
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // instanceColumn is one column of phase_instances: its schema, how the
 // writer reads it from an instance and how the --from reader sets it back.
 // The one list, instanceColumns, serves the writer (InstancesRows), the
-// reader (locateColumns) and, through Doc.Tables, the schema docs.
+// reader (locateColumns) and, through Tables, the schema docs.
 type instanceColumn struct {
 	export.Column
 	// Exactly one getter/setter pair is set, by Type: str for strings, i64

@@ -1,4 +1,4 @@
-package analysis
+package dataset
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func TestDuckDBShowsUnits(t *testing.T) {
 	}
 	d := analyseFixture(t, "eager_graph_small", statsOptions(1))
 	dir := writeDataset(t, d, true, false)
-	for _, tab := range d.Tables() {
+	for _, tab := range Tables(d) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		out, err := exec.CommandContext(ctx, node, script, filepath.Join(dir, tab.Name+".parquet")).Output()
 		cancel()

@@ -1,4 +1,4 @@
-package analysis
+package dataset
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 // the same rows of the whole table.
 func TestInstancesTableCells(t *testing.T) {
 	d := analyseFixture(t, "sharing_mps_1", pointOptions(2))
-	tab := d.InstancesTable()
-	if tab.Len() != d.instances.Len() || tab.Len() == 0 {
-		t.Fatalf("%d rows for %d instances", tab.Len(), d.instances.Len())
+	tab := InstancesTable(d)
+	if tab.Len() != d.Store().Len() || tab.Len() == 0 {
+		t.Fatalf("%d rows for %d instances", tab.Len(), d.Store().Len())
 	}
 	col := func(name string) int {
 		i := tab.ColumnIndex(name)
@@ -29,7 +29,7 @@ func TestInstancesTableCells(t *testing.T) {
 	num := func(r int, name string) int64 { v, _ := tab.Int64(r, col(name)); return v }
 	flag := func(r int, name string) bool { v, _ := tab.Bool(r, col(name)); return v }
 	nulls := 0
-	for r, x := range d.instances.All() {
+	for r, x := range d.Store().All() {
 		if str(r, "file") != x.File || str(r, "thread") != x.Thread || str(r, "arm") != x.Arm || str(r, "block_label") != x.Unit.String() || str(r, "phase") != x.Phase ||
 			num(r, "pid") != x.Pid || num(r, "tid") != x.Tid || num(r, "block") != int64(x.Block) || num(r, "step") != int64(x.Step) ||
 			flag(r, "is_step") != x.IsStep || num(r, "depth") != int64(x.Depth) || flag(r, "warmup") != x.Warmup ||
@@ -57,7 +57,7 @@ func TestInstancesTableCells(t *testing.T) {
 	if nulls == 0 {
 		t.Error("no phase rows: the null path is untested")
 	}
-	part := d.InstancesRows(10, 20)
+	part := InstancesRows(d, 10, 20)
 	for r := range 10 {
 		for c := range tab.NumColumns() {
 			if part.Value(r, c) != tab.Value(10+r, c) {
@@ -75,17 +75,17 @@ func TestInstancesFillConcurrentSameAsSerial(t *testing.T) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	}
 	base := analyseFixture(t, "sharing_mps_1", pointOptions(2))
-	d := &Doc{instances: phases.NewStore()}
-	for rep := 0; d.instances.Len() < 3*fillRowsPerWorker; rep++ {
-		for _, x := range base.instances.All() {
+	xs := phases.NewStore()
+	for rep := 0; xs.Len() < 3*fillRowsPerWorker; rep++ {
+		for _, x := range base.Store().All() {
 			x.Block += rep // new units, so block_label changes along the rows
 			x.M[phases.Wall] += int64(rep)
-			d.instances.Append(&x)
+			xs.Append(&x)
 		}
 	}
-	got := d.InstancesTable()
-	want := d.InstancesRows(0, 0)
-	fillInstanceColumnsOn(want.AppendRows(d.instances.Len()), d.instances, 0, d.instances.Len(), 1)
+	got := instancesRows(xs, 0, xs.Len())
+	want := instancesRows(xs, 0, 0)
+	fillInstanceColumnsOn(want.AppendRows(xs.Len()), xs, 0, xs.Len(), 1)
 	if got.Len() != want.Len() {
 		t.Fatalf("%d rows, want %d", got.Len(), want.Len())
 	}

@@ -1,10 +1,11 @@
-package analysis
+package dataset
 
 import (
 	"context"
 	"regexp"
 	"testing"
 
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/internal/fixture"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -13,20 +14,20 @@ import (
 // large_interleaved (60,000 rows, 70 columns): the step that the analysis
 // runs before its statistics start.
 func BenchmarkInstancesRows(b *testing.B) {
-	cfg := Config{Files: []string{fixture.Get(b, fixture.LargeName).XZ},
+	cfg := analysis.Config{Files: []string{fixture.Get(b, fixture.LargeName).XZ},
 		Segment: phases.Options{ArmPattern: regexp.MustCompile(phases.DefaultArmPattern), Depth: 1, SkipSteps: 1, Compact: true}}
-	files, err := ReadFiles(context.Background(), cfg)
+	files, err := analysis.ReadFiles(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := Build(context.Background(), files, pointOptions(1), "test")
+	d, err := analysis.Build(context.Background(), files, pointOptions(1), "test")
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := min(d.NumInstances(), 1<<16)
+	n := min(d.Store().Len(), 1<<16)
 	b.ReportAllocs()
 	for b.Loop() {
-		if t := d.InstancesRows(0, n); t.Len() != n {
+		if t := InstancesRows(d, 0, n); t.Len() != n {
 			b.Fatalf("%d rows, want %d", t.Len(), n)
 		}
 	}

@@ -1,30 +1,31 @@
-package analysis
+package dataset
 
 import (
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
 )
 
 // hardwareTables are the gpu_metrics, gpu_metric_instances and
 // host_hotspots tables (none when the inputs recorded no sampling).
-func (d *Doc) hardwareTables() []*export.Table {
+func hardwareTables(d *analysis.Doc) []*export.Table {
 	h := d.Hardware
 	if h == nil {
 		return nil
 	}
 	var out []*export.Table
 	if len(h.GPUMetrics) > 0 {
-		out = append(out, d.GPUMetricsTable(), d.GPUMetricInstancesTable())
+		out = append(out, GPUMetricsTable(d), GPUMetricInstancesTable(d))
 	}
 	if len(h.Hotspots) > 0 {
-		out = append(out, d.HostHotspotsTable())
+		out = append(out, HostHotspotsTable(d))
 	}
 	return out
 }
 
 // GPUMetricsTable is gpu_metrics: per arm, phase and GPU metric, the mean
 // over steps of the step's time-weighted mean, with its CI.
-func (d *Doc) GPUMetricsTable() *export.Table {
-	t := export.NewTable("gpu_metrics", "schema "+HardwareSchemaVersion+": per arm, phase and GPU metric (nsys profile --gpu-metrics-devices), the mean over kept steps of the metric's time-weighted mean over the step's instances of the phase, on the GPUs the process used; null: no sample of the metric overlapped the phase",
+func GPUMetricsTable(d *analysis.Doc) *export.Table {
+	t := export.NewTable("gpu_metrics", "schema "+analysis.HardwareSchemaVersion+": per arm, phase and GPU metric (nsys profile --gpu-metrics-devices), the mean over kept steps of the metric's time-weighted mean over the step's instances of the phase, on the GPUs the process used; null: no sample of the metric overlapped the phase",
 		export.Column{Name: "arm", Type: export.TypeString, Doc: "arm label, as in phase_instances.arm"},
 		export.Column{Name: "phase", Type: export.TypeString, Doc: "phase name; the step's own name for the whole step"},
 		export.Column{Name: "metric", Type: export.TypeString, Doc: "the metric's name as TARGET_INFO_GPU_METRICS names it, without its unit"},
@@ -44,9 +45,9 @@ func (d *Doc) GPUMetricsTable() *export.Table {
 
 // GPUMetricInstancesTable is gpu_metric_instances: each instance's
 // time-weighted mean of each metric, keyed by its row in phase_instances.
-func (d *Doc) GPUMetricInstancesTable() *export.Table {
+func GPUMetricInstancesTable(d *analysis.Doc) *export.Table {
 	h := d.Hardware
-	t := export.NewTable("gpu_metric_instances", "schema "+HardwareSchemaVersion+": per step or phase instance (instance = its row in phase_instances, from 0) and GPU metric, the time-weighted mean over the instance; null: no sample period overlapped it",
+	t := export.NewTable("gpu_metric_instances", "schema "+analysis.HardwareSchemaVersion+": per step or phase instance (instance = its row in phase_instances, from 0) and GPU metric, the time-weighted mean over the instance; null: no sample period overlapped it",
 		export.Column{Name: "instance", Type: export.TypeInt64, Doc: "row of phase_instances, from 0"},
 		export.Column{Name: "phase", Type: export.TypeString, Doc: "the instance's phase, as in phase_instances.phase"},
 		export.Column{Name: "metric", Type: export.TypeString, Doc: "as in gpu_metrics.metric"},
@@ -54,13 +55,13 @@ func (d *Doc) GPUMetricInstancesTable() *export.Table {
 		export.Column{Name: "mean", Type: export.TypeFloat64, Nullable: true, Doc: "time-weighted mean of the metric over the instance; null: no sample period overlapped it"},
 		export.Column{Name: "covered_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "time of the instance covered by sample periods (summed over its process's GPUs)"},
 	)
-	g := h.instances
-	if g == nil || d.instances == nil {
+	g, xs := h.InstanceMeans(), d.Store()
+	if g == nil || xs == nil {
 		return t
 	}
 	nm := len(g.Metrics)
-	for i := range d.instances.Len() {
-		ph := d.instances.Phase(i)
+	for i := range xs.Len() {
+		ph := xs.Phase(i)
 		for m, mt := range g.Metrics {
 			v, ok := g.Mean(i, m)
 			cov := int64(0)
@@ -75,8 +76,8 @@ func (d *Doc) GPUMetricInstancesTable() *export.Table {
 
 // HostHotspotsTable is host_hotspots: per phase, its functions by CPU
 // samples.
-func (d *Doc) HostHotspotsTable() *export.Table {
-	t := export.NewTable("host_hotspots", "schema "+HardwareSchemaVersion+": per phase, the functions of its CPU samples (nsys profile --sample=cpu), by self then inclusive samples (at most 50 a phase); shares are of the phase's cpu_other_ns",
+func HostHotspotsTable(d *analysis.Doc) *export.Table {
+	t := export.NewTable("host_hotspots", "schema "+analysis.HardwareSchemaVersion+": per phase, the functions of its CPU samples (nsys profile --sample=cpu), by self then inclusive samples (at most 50 a phase); shares are of the phase's cpu_other_ns",
 		export.Column{Name: "phase", Type: export.TypeString, Doc: "phase name; the step's own name for the whole step"},
 		export.Column{Name: "phase_samples", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "CPU samples inside the phase's instances, on their threads"},
 		export.Column{Name: "rank", Type: export.TypeInt64, Doc: "1 = most self samples"},

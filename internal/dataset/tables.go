@@ -1,26 +1,29 @@
-package analysis
+package dataset
 
 import (
 	"encoding/json"
-	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/marks"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
 // InstancesTable is phase_instances: one row per step and phase instance.
-func (d *Doc) InstancesTable() *export.Table { return d.InstancesRows(0, d.instances.Len()) }
-
-// NumInstances is the number of rows of phase_instances.
-func (d *Doc) NumInstances() int { return d.instances.Len() }
+func InstancesTable(d *analysis.Doc) *export.Table { return InstancesRows(d, 0, d.Store().Len()) }
 
 // InstancesRows is rows [lo, hi) of phase_instances, for writers that
 // encode the biggest table range by range (export.DatasetWriter.AddRows).
-func (d *Doc) InstancesRows(lo, hi int) *export.Table {
+func InstancesRows(d *analysis.Doc, lo, hi int) *export.Table {
+	return instancesRows(d.Store(), lo, hi)
+}
+
+// instancesRows is rows [lo, hi) of phase_instances of the instances xs.
+func instancesRows(xs *phases.Store, lo, hi int) *export.Table {
 	cols := make([]export.Column, len(instanceColumns()))
 	for i, c := range instanceColumns() {
 		cols[i] = c.Column
@@ -29,7 +32,7 @@ func (d *Doc) InstancesRows(lo, hi int) *export.Table {
 	marks.Markf("instances rows [%d, %d) start", lo, hi)
 	a := t.AppendRows(hi - lo)
 	marks.Mark("rows appended")
-	fillInstanceColumns(a, d.instances, lo, hi)
+	fillInstanceColumns(a, xs, lo, hi)
 	marks.Mark("rows filled")
 	return t
 }
@@ -49,7 +52,7 @@ func optFloat(p *float64) export.Value {
 }
 
 // SummaryTable is phase_summary: one row per arm × phase × metric.
-func (d *Doc) SummaryTable() *export.Table {
+func SummaryTable(d *analysis.Doc) *export.Table {
 	t := export.NewTable("phase_summary", "per arm, phase and metric: point values per step instance and their confidence intervals (null: not computed, see warnings)",
 		export.Column{Name: "arm", Type: export.TypeString},
 		export.Column{Name: "phase", Type: export.TypeString},
@@ -94,7 +97,7 @@ func (d *Doc) SummaryTable() *export.Table {
 }
 
 // ComparisonsTable is comparisons: each arm against the baseline.
-func (d *Doc) ComparisonsTable() *export.Table {
+func ComparisonsTable(d *analysis.Doc) *export.Table {
 	t := export.NewTable("comparisons", "each arm against the baseline, per phase, metric and statistic; ratio = arm / baseline",
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "metric", Type: export.TypeString},
@@ -128,7 +131,7 @@ func (d *Doc) ComparisonsTable() *export.Table {
 // DecompositionTable is decomposition: the mean wall difference split into
 // the six exclusive parts, then the inner parts (of: the part containing
 // them).
-func (d *Doc) DecompositionTable() *export.Table {
+func DecompositionTable(d *analysis.Doc) *export.Table {
 	t := export.NewTable("decomposition", "mean wall difference (arm − baseline, ns per step) split into its six exclusive parts, then inner parts (rows with of set: sync_ns split by what the GPU ran, and wall_ns's other-process and idle GPU time), which do not add to the sum; share = of the baseline's mean wall",
 		export.Column{Name: "phase", Type: export.TypeString},
 		export.Column{Name: "baseline", Type: export.TypeString},
@@ -152,8 +155,8 @@ func (d *Doc) DecompositionTable() *export.Table {
 
 // ProvenanceTable is provenance: one row per input with its provenance,
 // manifest (verbatim JSON) and evidence.
-func (d *Doc) ProvenanceTable() *export.Table {
-	t := export.NewTable("provenance", "one row per input: versions, GPU, the run manifest verbatim and what the trace itself shows", append(ProvenanceColumns(),
+func ProvenanceTable(d *analysis.Doc) *export.Table {
+	t := export.NewTable("provenance", "one row per input: versions, GPU, the run manifest verbatim and what the trace itself shows", append(analysis.ProvenanceColumns(),
 		export.Column{Name: "mps_active", Type: export.TypeBool, Doc: "kernels of different processes overlapped on one GPU"},
 		export.Column{Name: "cross_process_gpu_overlap_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds},
 		export.Column{Name: "mps_processes_seen", Type: export.TypeString},
@@ -192,28 +195,28 @@ func metricUnit(name string) string {
 }
 
 // Tables are the tables `analyze --out` writes.
-func (d *Doc) Tables() []*export.Table {
-	return append([]*export.Table{d.InstancesTable()}, d.TablesAfterInstances()...)
+func Tables(d *analysis.Doc) []*export.Table {
+	return append([]*export.Table{InstancesTable(d)}, TablesAfterInstances(d)...)
 }
 
 // TablesAfterInstances is Tables without its first, the instances table
 // (which a caller may have written before the statistics were done).
-func (d *Doc) TablesAfterInstances() []*export.Table {
+func TablesAfterInstances(d *analysis.Doc) []*export.Table {
 	// Independent reads of the finished Doc: built concurrently.
-	build := []func() *export.Table{d.SummaryTable, d.ComparisonsTable, d.DecompositionTable, d.ProvenanceTable}
+	build := []func(*analysis.Doc) *export.Table{SummaryTable, ComparisonsTable, DecompositionTable, ProvenanceTable}
 	out := make([]*export.Table, len(build))
 	var wg sync.WaitGroup
 	for i, b := range build {
-		wg.Go(func() { out[i] = b() })
+		wg.Go(func() { out[i] = b(d) })
 	}
 	wg.Wait()
 	if d.Ranks != nil {
-		out = append(out, d.StragglersTable())
+		out = append(out, StragglersTable(d))
 	}
-	if len(d.rankInputs) > 0 { // with ranks, or one rank of a job analysed alone
-		out = append(out, d.RankCollectivesTable())
+	if len(d.RankInputs()) > 0 { // with ranks, or one rank of a job analysed alone
+		out = append(out, RankCollectivesTable(d))
 	}
-	out = append(out, d.hardwareTables()...)
+	out = append(out, hardwareTables(d)...)
 	return out
 }
 
@@ -226,7 +229,7 @@ func optInt(p *int64) export.Value {
 
 // StragglersTable is stragglers: one row per matched step (or collective)
 // and rank; written only when the inputs hold two or more ranks (schema 2.1).
-func (d *Doc) StragglersTable() *export.Table {
+func StragglersTable(d *analysis.Doc) *export.Table {
 	t := export.NewTable("stragglers", "per matched step (or collective, when fewer than 10 steps hold collectives) and rank: the rank's arrival at the step's collectives and whether it arrived last; see the ranks section of the JSON document",
 		export.Column{Name: "step", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "index among the matched steps (or collectives), from 0"},
 		export.Column{Name: "step_key", Type: export.TypeString, Doc: "what matched the step across ranks: ProfilerStep#N, '<arm> block <b> step <i>' or 'collective <k>'"},
@@ -241,7 +244,7 @@ func (d *Doc) StragglersTable() *export.Table {
 		export.Column{Name: "wait_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "Σ over the step's collectives of (the last rank's arrival − this rank's): the rank's wait inside them for the straggler"},
 		export.Column{Name: "step_wall_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "the rank's wall of the step; null when collectives are matched alone"},
 	)
-	file := map[int]RankRow{}
+	file := map[int]analysis.RankRow{}
 	for _, r := range d.Ranks.Ranks {
 		file[r.Rank] = r
 	}
@@ -256,7 +259,7 @@ func (d *Doc) StragglersTable() *export.Table {
 // RankCollectivesTable is rank_collectives: every rank's arrivals at
 // collectives as read from the export, which --from needs to rebuild the
 // ranks section; written when an input holds a rank process (schema 2.1).
-func (d *Doc) RankCollectivesTable() *export.Table {
+func RankCollectivesTable(d *analysis.Doc) *export.Table {
 	t := export.NewTable("rank_collectives", "one row per collective of each rank process (NCCL kernel or traced MPI collective call), as read from the export; --from rebuilds the ranks section from it",
 		export.Column{Name: "file", Type: export.TypeString, Doc: "export the process comes from"},
 		export.Column{Name: "pid", Type: export.TypeInt64, Doc: "OS process id"},
@@ -268,8 +271,8 @@ func (d *Doc) RankCollectivesTable() *export.Table {
 		export.Column{Name: "tid", Type: export.TypeInt64, Doc: "OS thread id of the host call that launched the kernel (or of the MPI call); 0 when unknown"},
 		export.Column{Name: "call_start_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "start of that host call; -1 when unknown"},
 	)
-	for _, file := range slices.Sorted(maps.Keys(d.rankInputs)) {
-		for _, p := range d.rankInputs[file] {
+	for _, file := range slices.Sorted(maps.Keys(d.RankInputs())) {
+		for _, p := range d.RankInputs()[file] {
 			for _, c := range p.Collectives {
 				_ = t.AppendRow(export.Str(file), export.Int(p.Pid), export.Str(c.Name), export.Int(c.Start), export.Int(c.End), export.Int(c.Device),
 					export.Int(c.ExposedNs), export.Int(c.Tid), export.Int(c.CallStart))

@@ -1,4 +1,4 @@
-package analysis
+package dataset
 
 // Scale-out: `nsysphase analyze --from DIR...` reloads phase_instances
 // datasets written by `analyze --out` (flat or --partition), possibly by
@@ -27,98 +27,10 @@ import (
 	"strings"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/analysis"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
-
-// MetaContext is the Parquet metadata key holding the analysis context of a
-// dataset (JSON, see datasetContext).
-const MetaContext = "nsysphase.analysis_context"
-
-// contextVersion versions the MetaContext JSON. Version 2 writes input
-// warnings as structured warnings (version 1: their messages).
-const contextVersion = 2
-
-// datasetContext is what a dataset needs besides its rows to reproduce the
-// analysis it came from.
-type datasetContext struct {
-	Version       int               `json:"version"`
-	SkipSteps     int               `json:"skip_steps"`
-	Files         []fileContext     `json:"files"` // in the analysis' input order
-	Excluded      phases.Exclusions `json:"excluded"`
-	InputWarnings inputWarnings     `json:"input_warnings"`
-	UnitStarts    map[string]int64  `json:"unit_starts"` // unit → start on the common clock (Unix ns when known)
-}
-
-// inputWarnings reads both the structured warnings of version 2 and the
-// bare messages of version 1 (coded nsys.WarnInput).
-type inputWarnings []nsys.Warning
-
-func (iw *inputWarnings) UnmarshalJSON(b []byte) error {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	out := make(inputWarnings, 0, len(raw))
-	for _, r := range raw {
-		var w nsys.Warning
-		if err := json.Unmarshal(r, &w.Message); err == nil {
-			w.Code = nsys.WarnInput
-		} else if err := json.Unmarshal(r, &w); err != nil {
-			return err
-		}
-		out = append(out, w)
-	}
-	*iw = out
-	return nil
-}
-
-type fileContext struct {
-	Input      phases.Input   `json:"input"`
-	Provenance *Provenance    `json:"provenance"`
-	Manifest   map[string]any `json:"manifest"`
-	// Ranks are the export's communicating processes as read (their
-	// collectives are the rank_collectives table); absent without ranks.
-	Ranks []phases.RankProcess `json:"ranks,omitempty"`
-}
-
-// unitLabels keys unit starts by the units' labels, as the context JSON
-// stores them.
-func unitLabels(starts map[phases.UnitID]int64) map[string]int64 {
-	out := make(map[string]int64, len(starts))
-	for u, v := range starts {
-		out[u.String()] = v
-	}
-	return out
-}
-
-// UnitStarts returns each unit's start on the clock that orders units across
-// files: the capture's start (Unix ns) plus the block's offset from the
-// file's first step, or the export's own clock when the capture start is
-// unknown.
-func (d *Doc) UnitStarts() map[phases.UnitID]int64 { return d.unitStart }
-
-// ContextMetadata is the MetaContext value for the datasets written from d.
-func (d *Doc) ContextMetadata() (string, error) {
-	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: unitLabels(d.unitStart), InputWarnings: inputWarnings{}}
-	if len(d.Inputs) != len(d.Provenance) {
-		return "", fmt.Errorf("analysis context: %d inputs but %d provenance rows", len(d.Inputs), len(d.Provenance))
-	}
-	for i, in := range d.Inputs {
-		p := d.Provenance[i]
-		c.Files = append(c.Files, fileContext{Input: in, Provenance: p.Provenance, Manifest: p.Manifest, Ranks: d.rankInputs[in.File]})
-	}
-	for _, w := range d.Warnings {
-		if w.File != "" || w.Code == nsys.WarnInput { // reading or segmenting an input
-			c.InputWarnings = append(c.InputWarnings, w)
-		}
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return "", fmt.Errorf("analysis context: %w", err)
-	}
-	return string(b), nil
-}
 
 // Dataset is one loaded `analyze --out` directory.
 type Dataset struct {
@@ -132,9 +44,9 @@ type Dataset struct {
 	context *datasetContext
 }
 
-// LoadDataset reads the phase_instances (and provenance) tables of a dataset
+// Load reads the phase_instances (and provenance) tables of a dataset
 // directory and its analysis context.
-func LoadDataset(dir string) (*Dataset, error) {
+func Load(dir string) (*Dataset, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, &nsys.InputError{Path: dir, Problem: "cannot read the dataset", Err: err, Hint: "pass a directory written by nsysphase analyze --out"}
@@ -243,25 +155,25 @@ func instancesMetadata(dir string) (map[string]string, error) {
 	return export.ReadParquetMetadata(first)
 }
 
-// FromOptions tunes BuildFromDatasets.
-type FromOptions struct {
-	// SkipSteps re-applies the warm-up rule: steps with index < SkipSteps in
-	// each block are left out. Negative keeps the flags the datasets were
-	// written with.
-	SkipSteps int
+// reapplied is the warm-up rule the datasets are re-cut with: o.SkipSteps
+// where it is given (o.Given("skip-steps"): steps with index < SkipSteps in
+// each block are left out), else −1: each dataset keeps the flags it was
+// written with.
+func reapplied(o analysis.Options) int {
+	if o.Given("skip-steps") {
+		return o.SkipSteps
+	}
+	return -1
 }
 
-// BuildFromDatasets loads the datasets in dirs, in order, and computes the
-// same document Build computes from the exports they were written from,
-// with o's statistics settings. The warm-up rule is o.SkipSteps where it is
-// given (o.Given("skip-steps")), else the one each dataset was written with.
-func BuildFromDatasets(ctx context.Context, dirs []string, o Options, version string) (*Doc, error) {
+// Build loads the datasets in dirs, in order, and computes the same
+// document analysis.Build computes from the exports they were written
+// from, with o's statistics settings. The warm-up rule is o.SkipSteps
+// where it is given (o.Given("skip-steps")), else the one each dataset was
+// written with.
+func Build(ctx context.Context, dirs []string, o analysis.Options, version string) (*analysis.Doc, error) {
 	if len(dirs) == 0 {
-		return nil, &UsageError{Err: errors.New("--from: no dataset directory")}
-	}
-	opt := FromOptions{SkipSteps: -1}
-	if o.Given("skip-steps") {
-		opt.SkipSteps = o.SkipSteps
+		return nil, &analysis.UsageError{Err: errors.New("--from: no dataset directory")}
 	}
 	// Each dataset is loaded and turned into compact results on its own
 	// (a few at once, one per CPU, a bounded number ahead), then added in
@@ -271,8 +183,8 @@ func BuildFromDatasets(ctx context.Context, dirs []string, o Options, version st
 	// a view of it: Build's merge of the exports' instances is that store,
 	// not a second copy of them.
 	var sets []*Dataset
-	acc := newFromAcc(opt)
-	next := loadAhead(ctx, dirs, opt)
+	acc := newFromAcc(o)
+	next := loadAhead(ctx, dirs, o)
 	pool := phases.NewStore()
 	var ends []int // per file: its instances' end in pool
 	for i := range dirs {
@@ -303,10 +215,10 @@ func BuildFromDatasets(ctx context.Context, dirs []string, o Options, version st
 		lo = ends[i]
 	}
 	if err := refuseRepeatedInputs(sets); err != nil {
-		return nil, &UsageError{Err: err}
+		return nil, &analysis.UsageError{Err: err}
 	}
 	o.SkipSteps = skip
-	d, err := Build(ctx, files, o, version)
+	d, err := analysis.Build(ctx, files, o, version)
 	if err != nil {
 		return nil, err
 	}
@@ -318,11 +230,12 @@ func BuildFromDatasets(ctx context.Context, dirs []string, o Options, version st
 	return d, nil
 }
 
-// FileResultsFromDatasets rebuilds one FileResult per export from loaded
-// datasets, ready for Build. It returns the warm-up setting to report and
-// warnings about what the datasets could not carry.
-func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, int, []Warning, error) {
-	acc := newFromAcc(opt)
+// fileResultsOf rebuilds one analysis.FileResult per export from loaded
+// datasets, ready for analysis.Build, with the warm-up rule of o
+// (reapplied). It returns the warm-up setting to report and warnings about
+// what the datasets could not carry.
+func fileResultsOf(sets []*Dataset, o analysis.Options) ([]*analysis.FileResult, int, []analysis.Warning, error) {
+	acc := newFromAcc(o)
 	for _, ds := range sets {
 		if err := acc.add(ds); err != nil {
 			return nil, 0, nil, err
@@ -334,22 +247,22 @@ func FileResultsFromDatasets(sets []*Dataset, opt FromOptions) ([]*FileResult, i
 
 // fromAcc gathers the results of datasets one at a time.
 type fromAcc struct {
-	opt       FromOptions
-	out       []*FileResult
-	warns     []Warning
+	reapply   int // reapplied: the warm-up rule re-applied, −1 for none
+	out       []*analysis.FileResult
+	warns     []analysis.Warning
 	fileSet   map[string]string // file → dataset dir
 	skip      int
 	skipKnown bool
 }
 
-func newFromAcc(opt FromOptions) *fromAcc {
-	return &fromAcc{opt: opt, fileSet: map[string]string{}, skip: -1}
+func newFromAcc(o analysis.Options) *fromAcc {
+	return &fromAcc{reapply: reapplied(o), fileSet: map[string]string{}, skip: -1}
 }
 
 // loadedSet is one dataset loaded and turned into compact results.
 type loadedSet struct {
 	ds   *Dataset
-	frs  []*FileResult
+	frs  []*analysis.FileResult
 	skip int // the --skip-steps it was written with (or inferred)
 	err  error
 }
@@ -358,7 +271,7 @@ type loadedSet struct {
 // goroutines, at most twice that many ahead of the reader; next returns
 // them in dirs' order (call it len(dirs) times at most). An error or a
 // cancelled ctx stops the loading of later datasets.
-func loadAhead(ctx context.Context, dirs []string, opt FromOptions) (next func() loadedSet) {
+func loadAhead(ctx context.Context, dirs []string, o analysis.Options) (next func() loadedSet) {
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(dirs)))
 	out := make([]chan loadedSet, len(dirs))
 	for i := range out {
@@ -379,12 +292,12 @@ func loadAhead(ctx context.Context, dirs []string, opt FromOptions) (next func()
 					out[i] <- loadedSet{err: err}
 					return
 				}
-				ds, err := LoadDataset(dir)
+				ds, err := Load(dir)
 				if err != nil {
 					out[i] <- loadedSet{err: err}
 					return
 				}
-				frs, skip, err := prepare(ds, opt)
+				frs, skip, err := prepare(ds, reapplied(o))
 				out[i] <- loadedSet{ds: ds, frs: frs, skip: skip, err: err}
 			}()
 		}
@@ -402,7 +315,7 @@ func loadAhead(ctx context.Context, dirs []string, opt FromOptions) (next func()
 
 // add turns ds into compact results and adds them.
 func (a *fromAcc) add(ds *Dataset) error {
-	frs, skip, err := prepare(ds, a.opt)
+	frs, skip, err := prepare(ds, a.reapply)
 	if err != nil {
 		return err
 	}
@@ -410,12 +323,13 @@ func (a *fromAcc) add(ds *Dataset) error {
 }
 
 // prepare turns ds into compact results (the analysis reads the store, see
-// phases.Store), with the warm-up rule of opt re-applied, and drops its row
+// phases.Store), with the warm-up rule reapply re-applied (none when
+// negative; see reapplied), and drops its row
 // tables, which nothing reads afterwards; skip is the --skip-steps the
 // dataset was written with (inferred without its context). It reads and
 // writes nothing but ds.
-func prepare(ds *Dataset, opt FromOptions) (frs []*FileResult, skip int, err error) {
-	frs, skip, err = ds.fileResults(opt.SkipSteps)
+func prepare(ds *Dataset, reapply int) (frs []*analysis.FileResult, skip int, err error) {
+	frs, skip, err = ds.fileResults(reapply)
 	if err != nil {
 		return nil, 0, &nsys.InputError{Path: ds.Dir, Problem: "cannot use the phase_instances table", Err: err}
 	}
@@ -428,18 +342,18 @@ func prepare(ds *Dataset, opt FromOptions) (frs []*FileResult, skip int, err err
 
 // commit adds ds's prepared results: it refuses an export already in an
 // earlier dataset and notes a different warm-up setting.
-func (a *fromAcc) commit(ds *Dataset, frs []*FileResult, s int) error {
+func (a *fromAcc) commit(ds *Dataset, frs []*analysis.FileResult, s int) error {
 	for _, fr := range frs {
 		if prev, ok := a.fileSet[fr.Path]; ok {
-			return &UsageError{Err: fmt.Errorf("export %s is in both %s and %s: pass each export's dataset once (exports analysed in different jobs need different paths)", fr.Path, prev, ds.Dir)}
+			return &analysis.UsageError{Err: fmt.Errorf("export %s is in both %s and %s: pass each export's dataset once (exports analysed in different jobs need different paths)", fr.Path, prev, ds.Dir)}
 		}
 		a.fileSet[fr.Path] = ds.Dir
 	}
 	if ds.context == nil {
-		a.warns = append(a.warns, Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
+		a.warns = append(a.warns, analysis.Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
 	}
-	if a.skipKnown && s != a.skip && a.opt.SkipSteps < 0 {
-		a.warns = append(a.warns, Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, a.skip)})
+	if a.skipKnown && s != a.skip && a.reapply < 0 {
+		a.warns = append(a.warns, analysis.Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, a.skip)})
 	}
 	if !a.skipKnown {
 		a.skip, a.skipKnown = s, true
@@ -449,10 +363,10 @@ func (a *fromAcc) commit(ds *Dataset, frs []*FileResult, s int) error {
 }
 
 // done is the results in order, the warm-up setting and the warnings.
-func (a *fromAcc) done() ([]*FileResult, int, []Warning) {
+func (a *fromAcc) done() ([]*analysis.FileResult, int, []analysis.Warning) {
 	skip := a.skip
-	if a.opt.SkipSteps >= 0 {
-		skip = a.opt.SkipSteps
+	if a.reapply >= 0 {
+		skip = a.reapply
 	}
 	return a.out, max(skip, 0), a.warns
 }
@@ -587,20 +501,20 @@ func (fa *fileRows) ordered(file string) error {
 // skip ≥ 0 (steps of index < skip in each block, and their phases, are
 // warm-up). inferred is the largest number of warm-up steps of any unit as
 // written: the --skip-steps of a dataset without its context.
-func (ds *Dataset) fileResults(skip int) (out []*FileResult, inferred int, err error) {
+func (ds *Dataset) fileResults(skip int) (out []*analysis.FileResult, inferred int, err error) {
 	files, fileOrder, inferred, err := ds.readRows(skip)
 	if err != nil {
 		return nil, 0, err
 	}
 	ds.sortFiles(fileOrder)
-	var provRows map[string]*ProvenanceRow // read for the first export the context lacks
+	var provRows map[string]*analysis.ProvenanceRow // read for the first export the context lacks
 	for fi, file := range fileOrder {
 		fa := files[file]
 		if err := fa.ordered(file); err != nil {
 			return nil, 0, err
 		}
 		res, phaseNames := ds.result(fa.st)
-		fr := &FileResult{Path: file, Result: res}
+		fr := &analysis.FileResult{Path: file, Result: res}
 		fc, ok := ds.fileContext(file)
 		if ok {
 			in := fc.Input
@@ -624,7 +538,7 @@ func (ds *Dataset) fileResults(skip int) (out []*FileResult, inferred int, err e
 			}
 			pr := provRows[file]
 			if pr == nil {
-				pr = &ProvenanceRow{File: file, Provenance: &Provenance{File: file, GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}}
+				pr = &analysis.ProvenanceRow{File: file, Provenance: &analysis.Provenance{File: file, GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}}
 			}
 			fr.Info, fr.Manifest = pr.Provenance, pr.Manifest
 			steps, _ := res.Store.StepsAndPhases()
@@ -633,7 +547,7 @@ func (ds *Dataset) fileResults(skip int) (out []*FileResult, inferred int, err e
 				CrossProcessOverlapNs: pr.Evidence.CrossProcessGPUOverlapNs}}
 		}
 		if fr.Info == nil {
-			fr.Info = &Provenance{File: file, GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}
+			fr.Info = &analysis.Provenance{File: file, GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}
 		}
 		if res.StepName == "" {
 			res.StepName = res.Inputs[0].Step
@@ -757,8 +671,8 @@ func (ds *Dataset) fileContext(file string) (fileContext, bool) {
 }
 
 // provenanceRows rebuilds what the provenance table holds, by file.
-func (ds *Dataset) provenanceRows() (map[string]*ProvenanceRow, error) {
-	out := map[string]*ProvenanceRow{}
+func (ds *Dataset) provenanceRows() (map[string]*analysis.ProvenanceRow, error) {
+	out := map[string]*analysis.ProvenanceRow{}
 	t := ds.Provenance
 	if t == nil {
 		return out, nil
@@ -773,7 +687,7 @@ func (ds *Dataset) provenanceRows() (map[string]*ProvenanceRow, error) {
 	}
 	for r := range t.Len() {
 		file := get(r, "file")
-		p := &Provenance{File: file, NsysVersion: get(r, "nsys_version"), SchemaVersion: get(r, "export_schema_version"),
+		p := &analysis.Provenance{File: file, NsysVersion: get(r, "nsys_version"), SchemaVersion: get(r, "export_schema_version"),
 			DriverVersion: get(r, "driver_version"), CUDADriverVersion: get(r, "cuda_driver_version"), GraphTraceMode: get(r, "cuda_graph_trace_mode"),
 			GPUs: []nsys.GPU{}, MPSProcesses: []nsys.Process{}}
 		names, uuids := splitNonEmpty(get(r, "gpu"), ";"), splitNonEmpty(get(r, "gpu_uuid"), ";")
@@ -789,7 +703,7 @@ func (ds *Dataset) provenanceRows() (map[string]*ProvenanceRow, error) {
 			pid, _ := strconv.ParseInt(pidStr, 10, 64)
 			p.MPSProcesses = append(p.MPSProcesses, nsys.Process{Pid: pid, Name: name})
 		}
-		row := &ProvenanceRow{File: file, Provenance: p}
+		row := &analysis.ProvenanceRow{File: file, Provenance: p}
 		if i := t.ColumnIndex("cross_process_gpu_overlap_ns"); i >= 0 && t.Column(i).Type == export.TypeInt64 {
 			row.Evidence.CrossProcessGPUOverlapNs, _ = t.Int64(r, i)
 		}
@@ -877,7 +791,7 @@ func (ds *Dataset) rankProcesses(file string, ps []phases.RankProcess) ([]phases
 // content (SHA-256) under different paths: copies of one file analysed in
 // two jobs. Counted twice, the export's profile would narrow every interval
 // as if a second run agreed with it. (One path in two datasets is refused
-// before, by FileResultsFromDatasets.)
+// before, by fromAcc.commit.)
 func refuseRepeatedInputs(sets []*Dataset) error {
 	type seen struct{ dir, path string }
 	first := map[string]seen{}
