@@ -47,7 +47,7 @@ func TestArchitectureImportTable(t *testing.T) {
 }
 
 var (
-	tableRow  = regexp.MustCompile("^\\| (.+?) \\| (.+?) \\|$")
+	tableRow  = regexp.MustCompile(`^\| (.+?) \| (.+?) \|$`)
 	codeSpan  = regexp.MustCompile("`([^`]+)`")
 	braceList = regexp.MustCompile(`^(.*)/\{([^}]*)\}$`)
 )
