@@ -107,7 +107,7 @@ type Boundary struct {
 // inside the arm blocks (a census); the saving over the kept steps (those
 // after o.SkipSteps), with o's statistics settings.
 func BuildBoundary(files []*FileResult, frames Frames, region []string, o Options) (*Boundary, error) {
-	inv := buildInventory(files, frames, o.SkipSteps, true)
+	inv := buildInventory(files, frames, &o, true)
 	b := &Boundary{Step: inv.Step, Inputs: inv.Inputs, Arms: map[string]*BoundaryArm{}, Blockers: []Blocker{}, Saving: SavingDefinition,
 		Mismatches: inv.Mismatches, Warnings: []Warning{}, ArmsWithout: []string{}, files: files, unitStart: UnitStarts(files),
 		Settings: o.settings()}

@@ -242,14 +242,14 @@ const CensusSkipSteps = 0
 // BuildInventory aggregates the interactions of every file. Steps flagged
 // warm-up (o.SkipSteps, --skip-steps) are left out.
 func BuildInventory(files []*FileResult, frames Frames, o Options) *Inventory {
-	return buildInventory(files, frames, o.SkipSteps, false)
+	return buildInventory(files, frames, &o, false)
 }
 
 // buildInventory is BuildInventory; with census it also counts the steps
 // flagged warm-up (a capture boundary must hold in every step).
-func buildInventory(files []*FileResult, frames Frames, skipSteps int, census bool) *Inventory {
+func buildInventory(files []*FileResult, frames Frames, o *Options, census bool) *Inventory {
 	relabelArms(files)
-	inv := &Inventory{StepsByArm: map[string]int{}, SkipSteps: skipSteps, Items: []InventoryItem{}, Mismatches: Mismatches(files)}
+	inv := &Inventory{StepsByArm: map[string]int{}, SkipSteps: o.SkipSteps, Items: []InventoryItem{}, Mismatches: Mismatches(files)}
 	starts := UnitStarts(files)
 	all := phases.NewStore()
 	inv.phaseRank = map[string]int{}
