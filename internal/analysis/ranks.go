@@ -158,8 +158,9 @@ type RankPhaseRow struct {
 	N          int     `json:"n"`
 	WallMeanNs float64 `json:"wall_mean_ns"`
 	// Imbalance = the largest rank's mean wall / the mean over ranks of
-	// their mean walls (the same on every row of the phase).
-	Imbalance float64 `json:"imbalance_max_over_mean"`
+	// their mean walls (the same on every row of the phase); null when
+	// every rank's wall is 0 (no ratio exists, and 0 would read "balanced").
+	Imbalance *float64 `json:"imbalance_max_over_mean"`
 	// RelativeScore = the fastest rank's mean wall / this rank's (1 for the
 	// fastest, lower for slower ranks); null when the wall is 0.
 	RelativeScore *float64 `json:"relative_score"`

@@ -10,6 +10,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/nsysphase/nsysphase/internal/fixture"
+	"github.com/nsysphase/nsysphase/phases"
 )
 
 // TestStragglersByOrderKeepEachRanksSequence: matched by order, the k-th
@@ -93,4 +94,31 @@ JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%' ORDER BY k.sta
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestRankPhaseZeroWalls: a phase whose instances have no wall on any
+// rank (marks, instant ranges) has no imbalance and no relative score —
+// null, never the 0 that would read "balanced" or "slowest".
+func TestRankPhaseZeroWalls(t *testing.T) {
+	ps := []phases.RankProcess{{Rank: 0}, {Rank: 1}}
+	byRank := map[int][]rankInst{}
+	for r := range 2 {
+		byRank[r] = []rankInst{
+			{Phase: "step", Tid: 1, Depth: 0, Start: 0, End: 600, IsStep: true, Wall: 600},
+			{Phase: "mark", Tid: 1, Depth: 1, Start: 10, End: 10, Wall: 0},
+		}
+	}
+	rows := rankPhaseArm(ps, byRank, "mark", "", &rankCache{})
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		if r.N != 1 || r.WallMeanNs != 0 || r.Imbalance != nil || r.RelativeScore != nil {
+			t.Errorf("rank %d: n %d, wall %v, imbalance %v, score %v: want no imbalance and no score", r.Rank, r.N, r.WallMeanNs, r.Imbalance, r.RelativeScore)
+		}
+	}
+	rows = rankPhaseArm(ps, byRank, "step", "", &rankCache{})
+	if len(rows) != 2 || rows[0].Imbalance == nil || *rows[0].Imbalance != 1 {
+		t.Errorf("step rows %+v: want imbalance 1", rows)
+	}
 }

@@ -122,7 +122,8 @@ func rankPhaseArm(ps []phases.RankProcess, byRank map[int][]rankInst, ph, arm st
 	}
 	for i := range rows {
 		if sum > 0 {
-			rows[i].Imbalance = hi / (sum / float64(len(rows)))
+			v := hi / (sum / float64(len(rows)))
+			rows[i].Imbalance = &v
 		}
 		if rows[i].WallMeanNs > 0 {
 			v := fastest / rows[i].WallMeanNs

@@ -292,7 +292,7 @@ func rankPhasesTable(s *analysis.RanksSection, u rankUnits) *export.Table {
 		export.Column{Name: "rank", Type: export.TypeInt64},
 		export.Column{Name: "n", Type: export.TypeInt64},
 		export.Column{Name: "wall " + w, Type: export.TypeFloat64},
-		export.Column{Name: "max/mean", Type: export.TypeFloat64},
+		export.Column{Name: "max/mean", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "score", Type: export.TypeFloat64, Nullable: true},
 		export.Column{Name: "gpu busy " + w, Type: export.TypeFloat64, Nullable: true},
 	)
@@ -313,7 +313,7 @@ func rankPhasesTable(s *analysis.RanksSection, u rankUnits) *export.Table {
 			vals = append(vals, export.Str(clip(r.Arm, 12)))
 		}
 		vals = append(vals, export.Int(int64(r.Rank)), export.Int(int64(r.N)), u.wall.value(r.WallMeanNs),
-			export.Float(float64(int64(r.Imbalance*1000+0.5))/1000), score(r.RelativeScore), u.wall.opt(r.GPUBusyMeanNs))
+			score(r.Imbalance), score(r.RelativeScore), u.wall.opt(r.GPUBusyMeanNs))
 		if nccl {
 			vals = append(vals, u.wall.value(r.NCCLNsMean), u.wall.value(r.NCCLExposedNsMean), pct(r.OverlapShare))
 		}
@@ -325,7 +325,8 @@ func rankPhasesTable(s *analysis.RanksSection, u rankUnits) *export.Table {
 	return t
 }
 
-// score is a relative score to three decimals, null when absent.
+// score is a ratio (relative score, imbalance) to three decimals, null
+// when absent.
 func score(v *float64) export.Value {
 	if v == nil {
 		return export.Null()
