@@ -226,9 +226,17 @@ type WithinRunRow struct {
 }
 
 // CompareWithinRun compares every arm with the baseline on each phase by
-// the stationary bootstrap over steps (docs/statistics.md §12).
-func (d *Doc) CompareWithinRun(phaseNames []string, metric, stat string, opt stats.Options) ([]WithinRunRow, error) {
+// the stationary bootstrap over steps (docs/statistics.md §12), with the
+// statistics settings the Doc was built with. With one arm there is
+// nothing to compare: no rows, and a warning says so.
+func (d *Doc) CompareWithinRun(phaseNames []string, metric, stat string) ([]WithinRunRow, error) {
 	var out []WithinRunRow
+	if len(d.Arms) < 2 {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnWithinRunOneArm, Message: fmt.Sprintf("--within-run compares arms with the baseline and these inputs hold one arm (%s): "+
+			"no within-run comparison; record the baseline and the change as arms (NVTX ranges \"arm=NAME block=N\", --arm NAME=GLOB or --arm-key)", strings.Join(d.Arms, ", "))})
+		return nil, nil
+	}
+	opt := d.opts.statsOptions("", nil, false)
 	for _, ph := range phaseNames {
 		series, err := d.ArmSeries(ph, metric)
 		if err != nil {

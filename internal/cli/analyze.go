@@ -234,7 +234,7 @@ func runAnalyze(cmd *cobra.Command, o *AnalyzeOptions) error {
 		}
 	}
 	if o.WithinRun {
-		rows, err := doc.CompareWithinRun(doc.Phases, "wall_ns", "mean", stats.Options{Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed})
+		rows, err := doc.CompareWithinRun(doc.Phases, "wall_ns", "mean")
 		if err != nil {
 			if dw != nil {
 				dw.Abort()

@@ -311,3 +311,29 @@ func TestCheckOneArm(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 }
+
+// TestAnalyzeWithinRunOneArm: --within-run on an export of one arm has
+// nothing to compare; the run still succeeds and says so (a warning that
+// names the arm), instead of printing nothing where the rows would be.
+func TestAnalyzeWithinRunOneArm(t *testing.T) {
+	t.Parallel()
+	var prof string
+	for _, f := range fixture.Extra(t) {
+		if f.Name == "profiler_step" {
+			prof = f.XZ
+		}
+	}
+	if prof == "" {
+		t.Skip("profiler_step not found")
+	}
+	out, errs, code := run(t, "analyze", "--within-run", "--no-stats", "--warnings", prof)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "within_run_one_arm") || !strings.Contains(out, "hold one arm (all)") {
+		t.Errorf("no within_run_one_arm warning naming the arm:\n%s", out)
+	}
+	if strings.Contains(out, "Within-run:") {
+		t.Errorf("a within-run table with one arm:\n%s", out)
+	}
+}
