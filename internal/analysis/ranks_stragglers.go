@@ -160,7 +160,11 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		s.Settings.Unit = "step"
 	} else {
 		per, keys, _ = collectiveGroups(ps, byRank, clock, haveSteps, false)
-		s.Matching = fmt.Sprintf("collectives matched by order (%d matched steps hold collectives, fewer than %d)", matched, minStragglerSteps)
+		hold := "steps hold"
+		if matched == 1 {
+			hold = "step holds"
+		}
+		s.Matching = fmt.Sprintf("collectives matched by order (%d matched %s collectives, fewer than %d)", matched, hold, minStragglerSteps)
 		if !haveSteps {
 			s.Matching = "collectives matched by order (not every rank has steps)"
 		}
