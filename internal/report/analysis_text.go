@@ -200,7 +200,8 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 	if opt.StepGiven {
 		how = "named by --step or --config"
 	}
-	first := fmt.Sprintf("step %s (%s), %d phases, %d %s", orNone(doc.Step), how, max(len(doc.Phases)-1, 0), len(doc.Inputs), plural(len(doc.Inputs), "input", "inputs"))
+	nPhases := max(len(doc.Phases)-1, 0)
+	first := fmt.Sprintf("step %s (%s), %d %s, %d %s", orNone(doc.Step), how, nPhases, plural(nPhases, "phase", "phases"), len(doc.Inputs), plural(len(doc.Inputs), "input", "inputs"))
 	if hasResults(doc) {
 		first += fmt.Sprintf(", %g%% CIs over blocks (B = %d, seed %d)", 100*doc.Settings.Confidence, doc.Settings.Resamples, doc.Settings.Seed)
 	} else if doc.StatsOff() {
@@ -218,7 +219,7 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 			per := r.Steps / max(r.Blocks, 1)
 			label += fmt.Sprintf(" %d %s × %d %s", r.Blocks, plural(r.Blocks, "block", "blocks"), per, plural(per, "step", "steps"))
 			if r.Steps%max(r.Blocks, 1) != 0 {
-				label = fmt.Sprintf("%s %d blocks, %d steps", a, r.Blocks, r.Steps)
+				label = fmt.Sprintf("%s %d blocks, %d %s", a, r.Blocks, r.Steps, plural(r.Steps, "step", "steps"))
 			}
 		}
 		arms = append(arms, label)
@@ -246,7 +247,7 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 		excl = append(excl, fmt.Sprintf("%d outside arm blocks", e.OutsideArmSteps))
 	}
 	if e.UnclosedRanges > 0 {
-		excl = append(excl, fmt.Sprintf("%d unclosed ranges", e.UnclosedRanges))
+		excl = append(excl, fmt.Sprintf("%d unclosed %s", e.UnclosedRanges, plural(e.UnclosedRanges, "range", "ranges")))
 	}
 	second := armText + "; left out: " + orNone(strings.Join(excl, ", "))
 	lines := []string{first, second}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -176,8 +177,9 @@ func writeWithinRunGate(w io.Writer, g *Gate, f Format) error {
 	head := fmt.Sprintf("%s (within-run): %s %s of %s vs %s, limit %s (%g%% stationary bootstrap over steps, B = %d, seed %d)",
 		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
 	notes := func(x *stats.WithinRunComparison) string {
-		return fmt.Sprintf("within-run, %d vs %d steps, mean block length %s vs %s steps, %.0f blocks", x.ArmSteps, x.BaselineSteps,
-			blockLens(x.ArmBlocks), blockLens(x.BaselineBlocks), x.Blocks)
+		blocks := plural(int(min(math.Round(x.Blocks), 2)), "block", "blocks")
+		return fmt.Sprintf("within-run, %d vs %d %s, mean block length %s vs %s steps, %.0f %s", x.ArmSteps, x.BaselineSteps, plural(x.BaselineSteps, "step", "steps"),
+			blockLens(x.ArmBlocks), blockLens(x.BaselineBlocks), x.Blocks, blocks)
 	}
 	if f == Markdown {
 		fmt.Fprintf(w, "**nsysphase check — %s**\n\n", head)

@@ -88,6 +88,7 @@ func gpuTimeline(doc *analysis.Doc) *htmlTimeline {
 	for _, l := range tl.Lines {
 		names = append(names, l.Name)
 	}
-	tl.Caption = fmt.Sprintf("%s over %.3f s of the run (0–100 %%, mean of all GPUs with metrics, %d bins)", strings.Join(names, ", "), float64(h.Timeline.End-h.Timeline.Start)/1e9, len(h.Timeline.Mean[0]))
+	tl.Caption = fmt.Sprintf("%s over %.3f s of the run (0–100 %%, mean of all GPUs with metrics, %d %s)", strings.Join(names, ", "), float64(h.Timeline.End-h.Timeline.Start)/1e9,
+		len(h.Timeline.Mean[0]), plural(len(h.Timeline.Mean[0]), "bin", "bins"))
 	return tl
 }

@@ -94,7 +94,8 @@ func hotspotLines(doc *analysis.Doc) []string {
 	if h == nil || len(h.Hotspots) == 0 {
 		return nil
 	}
-	lines := []string{fmt.Sprintf("%d CPU samples, one every %.2f ms per thread (median; an estimate); shares are of the phase's cpu_other time", h.CPUSamples, float64(h.CPUPeriodNs)/1e6)}
+	lines := []string{fmt.Sprintf("%d CPU %s, one every %.2f ms per thread (median; an estimate); shares are of the phase's cpu_other time",
+		h.CPUSamples, plural(h.CPUSamples, "sample", "samples"), float64(h.CPUPeriodNs)/1e6)}
 	for _, p := range h.Hotspots {
 		var fns []string
 		for _, f := range p.Functions[:min(5, len(p.Functions))] {
@@ -108,7 +109,7 @@ func hotspotLines(doc *analysis.Doc) []string {
 			}
 			fns = append(fns, fmt.Sprintf("%s%s %d self/%d incl (%s)", clip(f.Function, 40), py, f.Self, f.Inclusive, share))
 		}
-		lines = append(lines, fmt.Sprintf("%s (%d samples): %s", p.Phase, p.Samples, strings.Join(fns, "; ")))
+		lines = append(lines, fmt.Sprintf("%s (%d %s): %s", p.Phase, p.Samples, plural(p.Samples, "sample", "samples"), strings.Join(fns, "; ")))
 	}
 	return lines
 }

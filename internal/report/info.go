@@ -27,7 +27,7 @@ func writeInfoTable(w io.Writer, in *nsys.Info, opt Options) {
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\nProcesses (profiled ones marked *, plus NVIDIA/MPS daemons; %d OS processes in PROCESSES, all in JSON)\n", len(in.Processes))
+	fmt.Fprintf(w, "\nProcesses (profiled ones marked *, plus NVIDIA/MPS daemons; %d OS %s in PROCESSES, all in JSON)\n", len(in.Processes), plural(len(in.Processes), "process", "processes"))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  \tPID\tNAME\tTHREADS")
 	for _, p := range in.Processes {

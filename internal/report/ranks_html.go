@@ -57,7 +57,7 @@ func rankHeatMaps(s *analysis.RanksSection) []*heatMap {
 	}
 	var late []heatItem
 	for _, st := range s.Steps {
-		tip := fmt.Sprintf("%s, rank %d: %.1f µs late over %d collectives", st.Label, st.Rank, float64(st.LatenessNs)/1e3, st.Collectives)
+		tip := fmt.Sprintf("%s, rank %d: %.1f µs late over %d %s", st.Label, st.Rank, float64(st.LatenessNs)/1e3, st.Collectives, plural(st.Collectives, "collective", "collectives"))
 		if st.StepWallNs != nil {
 			tip += fmt.Sprintf("; step wall %.1f µs", float64(*st.StepWallNs)/1e3)
 		}

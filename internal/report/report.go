@@ -24,6 +24,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f1":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"sub":     func(a, b float64) float64 { return a - b },
 	"plotEnd": func(x, w float64) float64 { return x + w },
+	"plural":  plural[int],
 }).Parse(pageTemplate))
 
 // Options tunes a rendering.
@@ -132,8 +133,9 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 		p.Stats = "statistics off (--no-stats): point values only, no confidence intervals"
 	}
 	e := doc.Excluded
-	p.Excluded = fmt.Sprintf("%d warm-up-range steps, %d skipped first steps per block (--skip-steps %d), %d steps outside arm blocks, %d unclosed ranges",
-		e.WarmupSteps, e.SkippedSteps, s.SkipSteps, e.OutsideArmSteps, e.UnclosedRanges)
+	p.Excluded = fmt.Sprintf("%d warm-up-range %s, %d skipped first %s per block (--skip-steps %d), %d %s outside arm blocks, %d unclosed %s",
+		e.WarmupSteps, plural(e.WarmupSteps, "step", "steps"), e.SkippedSteps, plural(e.SkippedSteps, "step", "steps"), s.SkipSteps,
+		e.OutsideArmSteps, plural(e.OutsideArmSteps, "step", "steps"), e.UnclosedRanges, plural(e.UnclosedRanges, "range", "ranges"))
 	for _, part := range Parts {
 		p.Legend = append(p.Legend, legend{part.Label, part.Color, part.Metric.Doc()})
 	}
@@ -322,7 +324,8 @@ func barChartOf(groups [][]analysis.SummaryRow, baseline string) *barChart {
 				row.Value += fmt.Sprintf(" [%.1f, %.1f]", wall.MeanCI[0]/1e3, wall.MeanCI[1]/1e3)
 			}
 			row.ValueX = c.PlotX + c.PlotW + 8
-			row.Tooltip = fmt.Sprintf("%s · %s: mean wall %s; n = %d step instances in %d units (%s)", r.Phase, r.Arm, row.Value, r.N, r.Blocks, r.Method)
+			row.Tooltip = fmt.Sprintf("%s · %s: mean wall %s; n = %d step %s in %d %s (%s)", r.Phase, r.Arm, row.Value,
+				r.N, plural(r.N, "instance", "instances"), r.Blocks, plural(r.Blocks, "unit", "units"), r.Method)
 			c.Rows = append(c.Rows, row)
 			y += rowH + rowGap
 		}

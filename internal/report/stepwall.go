@@ -97,7 +97,7 @@ func stepWallPlots(doc *analysis.Doc) []*stepWallPlot {
 		if skip > 0 {
 			warm = fmt.Sprintf("; shaded: the first %d %s of each block, warm-up left out of the statistics (not drawn)", skip, plural(skip, "step", "steps"))
 		}
-		p.Caption = fmt.Sprintf("%s: wall of %s, %d steps in %d %s, in run order%s", arm, doc.Step, steps, len(units), plural(len(units), "block", "blocks"), warm)
+		p.Caption = fmt.Sprintf("%s: wall of %s, %d %s in %d %s, in run order%s", arm, doc.Step, steps, plural(steps, "step", "steps"), len(units), plural(len(units), "block", "blocks"), warm)
 		out = append(out, p)
 	}
 	return out

@@ -112,7 +112,8 @@ func orNone(s string) string {
 	return s
 }
 
-func plural(n int, one, many string) string {
+// plural is the noun (or verb) that agrees with the count n.
+func plural[N ~int | ~int64](n N, one, many string) string {
 	if n == 1 {
 		return one
 	}
