@@ -483,8 +483,8 @@ func foldArms(xs *phases.Store, arms []string, baseline string) (Warning, bool) 
 		kept[baseline] = true
 	}
 	xs.RenameArms(func(arm string) (string, bool) { return OtherArms, !kept[arm] })
-	return Warning{Code: WarnArmsFolded, Message: fmt.Sprintf("%d arms: the first %d to start are kept (the baseline among them) and the other %d are one arm %q; name fewer arms (--arm-pattern, --arm-key)",
-		len(arms), budget.Arms, len(arms)-budget.Arms, OtherArms)}, true
+	return Warning{Code: WarnArmsFolded, Message: fmt.Sprintf("%d arms: the first %d to start are kept (the baseline among them) and the other %d %s one arm %q; name fewer arms (--arm-pattern, --arm-key)",
+		len(arms), budget.Arms, len(arms)-budget.Arms, plural(len(arms)-budget.Arms, "is", "are"), OtherArms)}, true
 }
 
 // OtherPhases names the phases folded beyond MaxPhases.
@@ -540,6 +540,6 @@ func foldPhases(xs *phases.Store, step string, order *[]string) (Warning, bool) 
 		}
 	}
 	*order = kept
-	return Warning{Code: WarnPhasesFolded, Message: fmt.Sprintf("%d distinct phases: the %d with the most wall time are kept and the other %d are one phase %q; choose phases with --config or --depth",
-		len(names), MaxPhases, len(names)-MaxPhases, OtherPhases)}, true
+	return Warning{Code: WarnPhasesFolded, Message: fmt.Sprintf("%d distinct phases: the %d with the most wall time are kept and the other %d %s one phase %q; choose phases with --config or --depth",
+		len(names), MaxPhases, len(names)-MaxPhases, plural(len(names)-MaxPhases, "is", "are"), OtherPhases)}, true
 }

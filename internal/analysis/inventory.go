@@ -440,7 +440,7 @@ func topFrame(counts map[string]int64) string {
 		}
 	}
 	if others > 1 {
-		return fmt.Sprintf("%s (+%d others)", best, others-1)
+		return fmt.Sprintf("%s (+%d %s)", best, others-1, plural(others-1, "other", "others"))
 	}
 	return best
 }

@@ -454,7 +454,7 @@ func claimMismatches(fr *FileResult, ev Evidence) []string {
 		graphs += n
 	}
 	if c.CUDAGraphEnabled != nil && !*c.CUDAGraphEnabled && graphs > 0 {
-		out = append(out, fmt.Sprintf("manifest says cuda_graph is not enabled, but the steps launched %d CUDA graphs", graphs))
+		out = append(out, fmt.Sprintf("manifest says cuda_graph is not enabled, but the steps launched %d CUDA %s", graphs, plural(graphs, "graph", "graphs")))
 	}
 	if c.CUDAGraphRequested != nil && *c.CUDAGraphRequested && c.CUDAGraphEnabled != nil && !*c.CUDAGraphEnabled {
 		reason := "no reason given"
@@ -484,7 +484,7 @@ func claimMismatches(fr *FileResult, ev Evidence) []string {
 	}
 	if !byName {
 		if traceSteps != manSteps {
-			out = append(out, fmt.Sprintf("manifest's blocks hold %d steps, the trace's arm blocks %d", manSteps, traceSteps))
+			out = append(out, fmt.Sprintf("manifest's blocks hold %d %s, the trace's arm blocks %d", manSteps, plural(manSteps, "step", "steps"), traceSteps))
 		}
 		return out
 	}
@@ -495,7 +495,7 @@ func claimMismatches(fr *FileResult, ev Evidence) []string {
 	}
 	for _, a := range slices.Sorted(maps.Keys(c.StepsByArm)) {
 		if n, ok := ev.StepsByArm[a]; ok && n != int64(c.StepsByArm[a]) {
-			out = append(out, fmt.Sprintf("manifest's blocks of arm %q hold %d steps, the trace %d", a, c.StepsByArm[a], n))
+			out = append(out, fmt.Sprintf("manifest's blocks of arm %q hold %d %s, the trace %d", a, c.StepsByArm[a], plural(c.StepsByArm[a], "step", "steps"), n))
 		}
 	}
 	return out

@@ -112,11 +112,11 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock
 		}
 		m := stats.Summarize(mine).Median
 		out.MarginMedianNs = &m
-		out.Sentence = fmt.Sprintf("rank %d finishes last in %d of %d steps, a median %s after the next rank; the ends of a step spread by a median %s (mean %s, max %s)",
-			r, lastN[top], out.Steps, fmtDur(m), fmtDur(sum.Median), fmtDur(sum.Mean), fmtDur(float64(out.SkewMaxNs)))
+		out.Sentence = fmt.Sprintf("rank %d finishes last in %d of %d %s, a median %s after the next rank; the ends of a step spread by a median %s (mean %s, max %s)",
+			r, lastN[top], out.Steps, plural(out.Steps, "step", "steps"), fmtDur(m), fmtDur(sum.Median), fmtDur(sum.Mean), fmtDur(float64(out.SkewMaxNs)))
 	} else {
-		out.Sentence = fmt.Sprintf("no straggler: no rank finishes last in more than half of the %d steps; ranks finish each step within %s of each other (median %s)",
-			out.Steps, fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
+		out.Sentence = fmt.Sprintf("no straggler: no rank finishes last in more than half of the %d %s; ranks finish each step within %s of each other (median %s)",
+			out.Steps, plural(out.Steps, "step", "steps"), fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
 	}
 	if !o.NoStats {
 		d.stepEndCI(out, skews, blocks, o)

@@ -160,11 +160,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		s.Settings.Unit = "step"
 	} else {
 		per, keys, _ = collectiveGroups(ps, byRank, clock, haveSteps, false)
-		hold := "steps hold"
-		if matched == 1 {
-			hold = "step holds"
-		}
-		s.Matching = fmt.Sprintf("collectives matched by order (%d matched %s collectives, fewer than %d)", matched, hold, minStragglerSteps)
+		s.Matching = fmt.Sprintf("collectives matched by order (%d matched %s collectives, fewer than %d)", matched, plural(matched, "step holds", "steps hold"), minStragglerSteps)
 		if !haveSteps {
 			s.Matching = "collectives matched by order (not every rank has steps)"
 		}
@@ -199,7 +195,8 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 	}
 	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
 	if ser.uneven > 0 {
-		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched steps the ranks ran different numbers of collectives: the first ones of each rank were matched", ser.uneven, ser.step)})
+		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched %s the ranks ran different numbers of collectives: the first ones of each rank were matched",
+			ser.uneven, ser.step, plural(ser.step, "step", "steps"))})
 	}
 	if ser.step == 0 {
 		return

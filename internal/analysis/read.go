@@ -287,7 +287,8 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	res.Warnings = append(res.Warnings, qualityWarnings(quality, f.Path)...)
 	skipped := f.Skipped()
 	for _, t := range slices.Sorted(maps.Keys(skipped)) {
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s lack a required value and were skipped", skipped[t], t))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d %s of %s %s a required value and %s skipped",
+			skipped[t], plural(skipped[t], "row", "rows"), t, plural(skipped[t], "lacks", "lack"), plural(skipped[t], "was", "were")))
 	}
 	marks.Mark("ranks read")
 	fr.Result = res
