@@ -77,7 +77,7 @@ func readParquetDirect(rdr *file.Reader, sc *arrow.Schema, name string) (t *Tabl
 			}
 		}
 		if rows := len(d.ints) + len(d.floats) + len(d.codes); rows != n {
-			return nil, true, fmt.Errorf("column %s has %d rows, want %d", cols[i].Name, rows, n)
+			return nil, true, fmt.Errorf("column %s has %d %s, want %d", cols[i].Name, rows, plural(rows, "row", "rows"), n)
 		}
 	}
 	t.rows = n
@@ -186,7 +186,8 @@ func (dec *columnDecoder) chunk(d *columnData, c Column, cr file.ColumnChunkRead
 			continue
 		}
 		if !c.Nullable {
-			return fmt.Errorf("%d nulls in a non-nullable field", int(total)-read)
+			nulls := int(total) - read
+			return fmt.Errorf("%d %s in a non-nullable field", nulls, plural(nulls, "null", "nulls"))
 		}
 		v := 0
 		for k := range int(total) {
