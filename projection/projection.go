@@ -214,7 +214,11 @@ func (in *input) warnings(f *nsys.File) []nsys.Warning {
 		DuplicateCorrelations: "GPU work joined on those ids is ambiguous; as nsys stats does, it counts in the ranges of every such call, once per range",
 	})...)
 	for _, t := range slices.Sorted(maps.Keys(d.skipped)) {
-		out = append(out, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d rows of %s were skipped (NULL where a value is required)", d.skipped[t], t))
+		rows := "rows of %s were"
+		if d.skipped[t] == 1 {
+			rows = "row of %s was"
+		}
+		out = append(out, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d "+rows+" skipped (NULL where a value is required)", d.skipped[t], t))
 	}
 	return out
 }
