@@ -80,7 +80,7 @@ func unitLabels(starts map[phases.UnitID]int64) map[string]int64 {
 func ContextMetadata(d *analysis.Doc) (string, error) {
 	c := datasetContext{Version: contextVersion, SkipSteps: d.Settings.SkipSteps, Excluded: d.Excluded, UnitStarts: unitLabels(d.UnitStarts()), InputWarnings: inputWarnings{}}
 	if len(d.Inputs) != len(d.Provenance) {
-		return "", fmt.Errorf("analysis context: %d inputs but %d provenance rows", len(d.Inputs), len(d.Provenance))
+		return "", fmt.Errorf("analysis context: the inputs (%d) and the provenance rows (%d) differ in number", len(d.Inputs), len(d.Provenance))
 	}
 	for i, in := range d.Inputs {
 		p := d.Provenance[i]
