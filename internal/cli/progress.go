@@ -45,8 +45,12 @@ func newProgress(ctx context.Context, stderr io.Writer, wanted bool, total int) 
 		return nil
 	}
 	p := mpb.NewWithContext(ctx, mpb.WithOutput(rawWriter(stderr)), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond))
+	counter := "%d/%d files"
+	if total == 1 {
+		counter = "%d/%d file"
+	}
 	files := p.AddBar(int64(total),
-		mpb.PrependDecorators(decor.Name("reading ", decor.WCSyncWidthR), decor.CountersNoUnit("%d/%d files", decor.WCSyncWidth)),
+		mpb.PrependDecorators(decor.Name("reading ", decor.WCSyncWidthR), decor.CountersNoUnit(counter, decor.WCSyncWidth)),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO), decor.Name(" "), decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO), "")),
 		mpb.BarFillerClearOnAbort(),
 	)
