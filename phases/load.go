@@ -356,10 +356,12 @@ func (tr *trace) resetClasses() {
 func (tr *trace) noteCorrelation(dup, orphan int) {
 	f := tr.file
 	if dup > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDuplicateCorrelation, f.Path, "%d CUDA API calls share their (process, correlationId) with another call; GPU work joined on those ids counts for each of them", dup))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDuplicateCorrelation, f.Path, "%d CUDA API %s (process, correlationId) with another call; GPU work joined on those ids counts for each of them",
+			dup, plural(dup, "call shares its", "calls share their")))
 	}
 	if orphan > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnUnmatchedOps, f.Path, "%d GPU operations have a correlationId that matches no CUDA API call of their process; they are in no phase's GPU totals", orphan))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnUnmatchedOps, f.Path, "%d GPU %s a correlationId that matches no CUDA API call of %s process; %s in no phase's GPU totals",
+			orphan, plural(orphan, "operation has", "operations have"), plural(orphan, "its", "their"), plural(orphan, "it is", "they are")))
 	}
 }
 
@@ -367,16 +369,19 @@ func (tr *trace) noteCorrelation(dup, orphan int) {
 func (tr *trace) noteDamage(negAPI, negOps, badCorr, danglingAPI int) {
 	f := tr.file
 	if danglingAPI > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API calls name a nameId that StringIds lacks; each is classified by the GPU work or synchronization record of its correlation id (a kernel or graph: launch; a copy or memset: memcpy_api, or sync for a pageable copy; an event-less synchronization: sync), the others as other_api", danglingAPI))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API %s a nameId that StringIds lacks; each is classified by the GPU work or synchronization record of its correlation id (a kernel or graph: launch; a copy or memset: memcpy_api, or sync for a pageable copy; an event-less synchronization: sync), the others as other_api",
+			danglingAPI, plural(danglingAPI, "call names", "calls name")))
 	}
 	if negAPI > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d CUDA API calls end before they start; counted as zero-length", negAPI))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d CUDA API %s before %s; counted as zero-length",
+			negAPI, plural(negAPI, "call ends", "calls end"), plural(negAPI, "it starts", "they start")))
 	}
 	if negOps > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d GPU operations end before they start; counted as zero-length", negOps))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d GPU %s before %s; counted as zero-length",
+			negOps, plural(negOps, "operation ends", "operations end"), plural(negOps, "it starts", "they start")))
 	}
 	if badCorr > 0 {
-		tr.warnings = append(tr.warnings, nsys.Warning{Code: nsys.WarnCorrelationRange, File: f.Path, Message: fmt.Sprintf("%d API calls with ids beyond 2^31 were left out", badCorr)})
+		tr.warnings = append(tr.warnings, nsys.Warning{Code: nsys.WarnCorrelationRange, File: f.Path, Message: fmt.Sprintf("%d API %s beyond 2^31 %s left out", badCorr, plural(badCorr, "call with an id", "calls with ids"), plural(badCorr, "was", "were"))})
 	}
 }
 

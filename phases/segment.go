@@ -110,7 +110,8 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 	// first, as they concern the input itself.
 	damageAt := len(res.Warnings)
 	if res.Excluded.UnclosedRanges > 0 {
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnUnclosedRange, f.Path, "%d NVTX ranges were never closed (NULL end) and were left out", res.Excluded.UnclosedRanges))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnUnclosedRange, f.Path, "%d NVTX %s never closed (NULL end) and %s left out",
+			res.Excluded.UnclosedRanges, plural(res.Excluded.UnclosedRanges, "range was", "ranges were"), plural(res.Excluded.UnclosedRanges, "was", "were")))
 	}
 	tr.absentNull = absentMask(in.Absent)
 	marks.Mark("step chosen")
@@ -273,7 +274,9 @@ func (tr *trace) findSteps(threads []*threadRanges, blocks []armBlock, stepName 
 		return cmp.Or(cmp.Compare(a.t.ranges[a.i].start, b.t.ranges[b.i].start), cmp.Compare(a.t.gtid, b.t.gtid))
 	})
 	if res.Excluded.OutsideArmSteps > 0 {
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q ranges lie outside every arm block of their process and were left out", res.Excluded.OutsideArmSteps, stepName))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q %s outside every arm block of %s process and %s left out",
+			res.Excluded.OutsideArmSteps, stepName, plural(res.Excluded.OutsideArmSteps, "range lies", "ranges lie"),
+			plural(res.Excluded.OutsideArmSteps, "its", "their"), plural(res.Excluded.OutsideArmSteps, "was", "were")))
 	}
 	return steps
 }
@@ -392,7 +395,8 @@ func (tr *trace) planSteps(l *stepLayout, steps []stepRef, res *Result) ([]stepP
 		plans[k] = p
 	}
 	if kept > 0 {
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnFewSteps, tr.file.Path, "%d processes (or blocks) hold no more %q steps than --skip-steps %d: their steps are kept, not skipped as warm-up", kept, stepName, opt.SkipSteps))
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnFewSteps, tr.file.Path, "%d %s no more %q steps than --skip-steps %d: %s steps are kept, not skipped as warm-up",
+			kept, plural(kept, "process (or block) holds", "processes (or blocks) hold"), stepName, opt.SkipSteps, plural(kept, "its", "their")))
 	}
 	return plans, spans, at
 }

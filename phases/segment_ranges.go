@@ -66,10 +66,12 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	ex.UnclosedRanges += nv.unclosed
 	ex.CrossThreadEnded += nv.crossThread
 	if nv.backwards > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, tr.file.Path, "%d NVTX ranges end before they start and were left out", nv.backwards))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, tr.file.Path, "%d NVTX %s before %s and %s left out",
+			nv.backwards, plural(nv.backwards, "range ends", "ranges end"), plural(nv.backwards, "it starts", "they start"), plural(nv.backwards, "was", "were")))
 	}
 	if nv.noThread > 0 {
-		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnNoThreadRange, tr.file.Path, "%d NVTX ranges have no thread (a NULL globalTid) and were left out: no phase holds them", nv.noThread))
+		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnNoThreadRange, tr.file.Path, "%d NVTX %s no thread (a NULL globalTid) and %s left out: no phase holds %s",
+			nv.noThread, plural(nv.noThread, "range has", "ranges have"), plural(nv.noThread, "was", "were"), plural(nv.noThread, "it", "them")))
 	}
 	rn := tr.newRangeNamer(nv, opt)
 	byTid := tr.threadsOf(nv, opt)

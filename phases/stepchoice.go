@@ -704,18 +704,19 @@ func (ch choice) why(coverage float64) string {
 	runner := ""
 	for _, cd := range ch.cands[min(1, len(ch.cands)):] {
 		if !cd.Library {
-			runner = fmt.Sprintf("; runner-up %q (%s, %d instances, %.0f%% coverage)", cd.Name, cd.Rule, cd.Instances, 100*cd.Coverage)
+			runner = fmt.Sprintf("; runner-up %q (%s, %d %s, %.0f%% coverage)", cd.Name, cd.Rule, cd.Instances, plural(cd.Instances, "instance", "instances"), 100*cd.Coverage)
 			break
 		}
 	}
 	cov := fmt.Sprintf("covers %.0f%% of its processes' traced time", 100*coverage)
+	instances := plural(ch.n, "instance", "instances")
 	switch ch.mode {
 	case StepFamily:
-		return fmt.Sprintf("step %q: numbered family, %d instances, %s%s; override with --step NAME", ch.name, ch.n, cov, runner)
+		return fmt.Sprintf("step %q: numbered family, %d %s, %s%s; override with --step NAME", ch.name, ch.n, instances, cov, runner)
 	case StepCycle:
 		return fmt.Sprintf("step %q: %d ranges repeat in a fixed cycle with no enclosing range, one step per cycle (%d), %s%s; override with --step NAME", ch.name, len(ch.cycle.members), ch.n, cov, runner)
 	case StepNested:
-		return fmt.Sprintf("step %q: repeated many times inside each instance of an outer range, %d instances, %s%s; override with --step NAME", ch.name, ch.n, cov, runner)
+		return fmt.Sprintf("step %q: repeated many times inside each instance of an outer range, %d %s, %s%s; override with --step NAME", ch.name, ch.n, instances, cov, runner)
 	case StepSingleRange:
 		return fmt.Sprintf("step %q: one range encloses %.0f%% of its process's traced time and holds the program's ranges; the repeated %q covers only %.0f%% (less than a quarter: a part of one iteration, not the loop), so the enclosing range is the step, measured once (n = 1, values without CIs); override with --step NAME", ch.name, 100*coverage, ch.over, 100*ch.overCov)
 	}
@@ -723,7 +724,7 @@ func (ch choice) why(coverage float64) string {
 	if ch.inArms {
 		where = "inside arm blocks"
 	}
-	return fmt.Sprintf("step %q: the program's range that repeats most %s, %d instances, %s%s; override with --step NAME", ch.name, where, ch.n, cov, runner)
+	return fmt.Sprintf("step %q: the program's range that repeats most %s, %d %s, %s%s; override with --step NAME", ch.name, where, ch.n, instances, cov, runner)
 }
 
 // maxCandidates is how many candidates a StepChoice lists.
