@@ -135,7 +135,7 @@ func (f *File) Describe() (*Info, error) {
 		in.Warnings = append(in.Warnings, w.Message)
 	}
 	for _, t := range slices.Sorted(maps.Keys(in.SkippedRows)) {
-		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: %d rows of %s were skipped (NULL where a value is required)", f.Path, in.SkippedRows[t], t))
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: %d %s of %s %s skipped (NULL where a value is required)", f.Path, in.SkippedRows[t], plural(in.SkippedRows[t], "row", "rows"), t, plural(in.SkippedRows[t], "was", "were")))
 	}
 	ensureSlices(in)
 	return in, nil
@@ -229,7 +229,7 @@ func (f *File) noteOldLayout(in *Info) error {
 			}
 		}
 		if launches > 0 {
-			f.warnOnce("nokernels", FileWarning(WarnNoKernelTable, f.Path, "%d launch calls but no %s table: GPU activity was not recorded (kernel and GPU-busy figures are absent, not zero); record with `nsys profile -t cuda`", launches, TableKernel))
+			f.warnOnce("nokernels", FileWarning(WarnNoKernelTable, f.Path, "%d launch %s but no %s table: GPU activity was not recorded (kernel and GPU-busy figures are absent, not zero); record with `nsys profile -t cuda`", launches, plural(launches, "call", "calls"), TableKernel))
 		}
 	}
 	if f.HasTable(TableRuntime) && !f.HasColumn(TableRuntime, "callchainId") {
@@ -245,7 +245,8 @@ func (f *File) noteOldLayout(in *Info) error {
 			return f.readError("cannot read "+TableNVTX, err)
 		}
 		if n > 0 {
-			f.warnOnce("nvtxdomains", FileWarning(WarnNVTXDomainRows, f.Path, "%d NVTX domain-create rows have a negative start and no end (as nsys 2022.4–2023.1 writes them); they only name domains and are not ranges", n))
+			f.warnOnce("nvtxdomains", FileWarning(WarnNVTXDomainRows, f.Path, "%d NVTX domain-create %s a negative start and no end (as nsys 2022.4–2023.1 writes them); %s", n,
+				plural(n, "row has", "rows have"), plural(n, "it only names a domain and is not a range", "they only name domains and are not ranges")))
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ var publicWarnings = map[string][]string{
 	"bwyogatama__Mordred-Deprecated__report1":          {"nsys 2021.2.1 inferred from the install path"},
 	"mabdullahsoyturk__cardiac-simulation__report1":    {"nsys 2021.3.3 inferred from the install path (TARGET_INFO_SYSTEM_ENV TargetInstallDir)"},
 	"haroonsyed__NVIDIA_SGEMM_PRACTICE__report1":       {"192 launch calls but no CUPTI_ACTIVITY_KIND_KERNEL table"},
-	"LeiWang1999__memfusion_artifact__report1":         {"1 NVTX domain-create rows have a negative start"},
+	"LeiWang1999__memfusion_artifact__report1":         {"1 NVTX domain-create row has a negative start"},
 	"YoonKyonghwan__EfficientCenterFormer__poolformer": {"2 NVTX domain-create rows have a negative start"},
 	"hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0": {"export schema 2.9.1 differs"},
 }
