@@ -29,7 +29,7 @@ func GPUMetricsTable(d *analysis.Doc) *export.Table {
 		export.Column{Name: "arm", Type: export.TypeString, Doc: "arm label, as in phase_instances.arm"},
 		export.Column{Name: "phase", Type: export.TypeString, Doc: "phase name; the step's own name for the whole step"},
 		export.Column{Name: "metric", Type: export.TypeString, Doc: "the metric's name as TARGET_INFO_GPU_METRICS names it, without its unit"},
-		export.Column{Name: "metric_unit", Type: export.TypeString, Doc: "the unit the export gives in brackets (e.g. Throughput %, MHz); values are as GPU_METRICS stores them"},
+		export.Column{Name: "metric_unit", Type: export.TypeString, Doc: "the unit the export gives in brackets (e.g. Throughput %, MHz), except Hz for a clock labelled MHz whose samples can only be Hz (above 100,000); values are as GPU_METRICS stores them"},
 		export.Column{Name: "n", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "kept steps with a value"},
 		export.Column{Name: "mean", Type: export.TypeFloat64, Nullable: true, Doc: "mean over kept steps of the step's time-weighted mean; null: not measured (no sample period overlapped the phase)"},
 		export.Column{Name: "mean_ci_lo", Type: export.TypeFloat64, Nullable: true, Doc: "lower end of the block-bootstrap CI of the mean, as in phase_summary; null: no CI (statistics off, too few units, or not measured)"},

@@ -113,7 +113,8 @@ Merging and commands: ` + "`step_differs`" + `, ` + "`dataset_without_context`" 
 distinct phases: the 500 with the most wall time are kept, the rest are one
 phase ` + "`(other phases)`" + `), ` + "`arms_folded`" + ` (more than 64 arms: the 64
 that start first, the baseline among them, are kept, the rest are one arm
-` + "`(other arms)`" + `).
+` + "`(other arms)`" + `), ` + "`within_run_one_arm`" + ` (` + "`analyze --within-run`" + ` on inputs of
+one arm: nothing to compare, no within-run rows).
 
 Statistics (package stats; see [statistics.md](statistics.md) §7):
 ` + "`tail_limited_mean`" + `, ` + "`autocorrelation`" + `, ` + "`head_effect`" + `, ` + "`drift`" + `,
