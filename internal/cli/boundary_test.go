@@ -68,7 +68,7 @@ func TestBoundaryCLI(t *testing.T) {
 		}
 	}
 	out, errs, code := run(t, "boundary", "--phases", "reward,termination", "--resamples", "1999", fx.XZ)
-	if code != 0 || !strings.Contains(out, "not capturable as it stands: eager (1 blockers), graph (1 blockers)") {
+	if code != 0 || !strings.Contains(out, "not capturable as it stands: eager (1 blocker), graph (1 blocker)") {
 		t.Errorf("table: exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, args := range [][]string{

@@ -209,7 +209,7 @@ func TestAnalyzeReportsQuality(t *testing.T) {
 	t.Parallel()
 	fx := fixture.Get(t, "eager_graph_small").SQLite(t)
 	for name, want := range map[string][2]string{
-		"unbalanced_push_pop": {"unbalanced_range", "1 NVTX push/pop ranges overlap an enclosing range"},
+		"unbalanced_push_pop": {"unbalanced_range", "1 NVTX push/pop range overlaps an enclosing range"},
 		"other_thread_end":    {"other_thread_end", "10 NVTX start/end ranges ended on another thread"},
 		"textid_dangling":     {"dangling_text_id", "3 NVTX rows name a textId that StringIds lacks"},
 		"text_timestamps":     {"non_integer_time", "2 rows of CUPTI_ACTIVITY_KIND_KERNEL have a start or end stored as text"},
