@@ -48,7 +48,7 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 	am.TailSteps = a.tail[m]
 	if am.TailSteps >= 1 && am.TailSteps <= 9 {
 		flag(WarnTailLimitedMean, fmt.Sprintf("%d tail %s the mean: its CI may under-cover", am.TailSteps,
-			plural(am.TailSteps, "step (modified z > 10) carries", "step(s) (modified z > 10) carry")),
+			plural(am.TailSteps, "step (modified z > 10) carries", "steps (modified z > 10) carry")),
 			map[string]float64{"tail_steps": float64(am.TailSteps)})
 	}
 	if cfg.primary[m] {
