@@ -19,6 +19,8 @@ const (
 	WarnCollectiveCounts = "collective_counts" // ranks ran different numbers of collectives in a step
 	WarnRanksNotOneJob   = "ranks_not_one_job" // exports claim the same rank, or their timelines do not overlap: no rank view
 	WarnRanksOneRun      = "ranks_one_run"     // ranks of one run pooled in one unit per block, not one unit per rank
+	// matched collectives whose ranks ran different operations
+	WarnCollectivesMismatched = "collectives_mismatched"
 )
 
 // RanksSection is the document's `ranks` section: present when the inputs

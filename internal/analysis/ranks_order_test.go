@@ -122,3 +122,43 @@ func TestRankPhaseZeroWalls(t *testing.T) {
 		t.Errorf("step rows %+v: want imbalance 1", rows)
 	}
 }
+
+// TestStragglersNameMismatchedCollectives: matched by order, rank 1 runs
+// an AllGather that rank 0 lacks (a subgroup collective), so the order
+// pairs it with rank 0's AllReduce: a collectives_mismatched warning
+// counts such pairs; the same operation under another protocol or data type
+// (…_RING_LL against …_RING_LL128) is not a mismatch.
+func TestStragglersNameMismatchedCollectives(t *testing.T) {
+	coll := func(name string, start int64) phases.Collective {
+		return phases.Collective{Name: name, Start: start, End: start + 10, CallStart: -1}
+	}
+	ps := []phases.RankProcess{
+		{Rank: 0, Kind: "nccl", Collectives: []phases.Collective{coll("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 100), coll("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 200), coll("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 300)}},
+		{Rank: 1, Kind: "nccl", Collectives: []phases.Collective{coll("ncclDevKernel_AllReduce_Sum_f32_RING_LL128", 101), coll("ncclDevKernel_AllGather_RING_LL", 150), coll("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 201)}},
+	}
+	d := &Doc{Settings: Settings{Confidence: 0.95, Resamples: MinResamples, Seed: 1}}
+	s := &RanksSection{Ranks: make([]RankRow, 2)}
+	o := DefaultOptions()
+	o.NoStats = true
+	d.stragglers(s, ps, map[int][]rankInst{}, func(_ *phases.RankProcess, t int64) int64 { return t }, &o)
+	var w *Warning
+	for i := range d.Warnings {
+		if d.Warnings[i].Code == WarnCollectivesMismatched {
+			w = &d.Warnings[i]
+		}
+	}
+	if w == nil {
+		t.Fatalf("no %s warning: %+v", WarnCollectivesMismatched, d.Warnings)
+	}
+	if w.Values["mismatched"] != 1 || w.Values["collectives"] != 3 || !strings.Contains(w.Message, "AllGather_RING_LL on rank 1") {
+		t.Errorf("warning %+v: want 1 of 3 collectives mismatched, the first naming rank 1's AllGather", w)
+	}
+	for _, x := range []struct{ a, b string }{{"MPI_Allreduce", "ncclDevKernel_AllReduce_Sum_bf16_RING_SIMPLE"}, {"MPI_Reduce", "MPI_Reduce"}} {
+		if collectiveOp(x.a) != collectiveOp(x.b) {
+			t.Errorf("%s and %s: different operations %q, %q", x.a, x.b, collectiveOp(x.a), collectiveOp(x.b))
+		}
+	}
+	if collectiveOp("MPI_Allreduce") == collectiveOp("MPI_Reduce") {
+		t.Error("allreduce and reduce are one operation")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -44,8 +45,14 @@ type collGroup struct {
 	block string // the step's block (unit) label, which the CIs resample
 	wall  int64  // the step's wall; -1 for a collective alone
 	arr   []int64
-	end   []int64 // each collective's end, beside its arrival
-	init  bool    // outside the counted steps (initialisation, warm-up)
+	end   []int64  // each collective's end, beside its arrival
+	name  []string // each collective's kernel or call name
+	init  bool     // outside the counted steps (initialisation, warm-up)
+}
+
+// add appends one collective of the rank to the group.
+func (g *collGroup) add(p *phases.RankProcess, c *phases.Collective, clock func(*phases.RankProcess, int64) int64) {
+	g.arr, g.end, g.name = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End)), append(g.name, c.Name)
 }
 
 // collectiveGroups places each rank's collectives in groups: by step
@@ -76,7 +83,8 @@ func collectiveGroups(ps []phases.RankProcess, byRank map[int][]rankInst, clock 
 			skeys = rankStepKeys(steps)
 		}
 		n, m := 0, 0
-		for _, c := range p.Collectives {
+		for ci := range p.Collectives {
+			c := &p.Collectives[ci]
 			t := c.CallStart
 			if t < 0 {
 				t = c.Start
@@ -93,12 +101,12 @@ func collectiveGroups(ps []phases.RankProcess, byRank map[int][]rankInst, clock 
 					// steps, matched by order among themselves and
 					// reported apart from the steady state
 					g := add(i, fmt.Sprintf("init collective %d", m), &collGroup{order: m, block: "init", wall: -1, init: true})
-					g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
+					g.add(p, c, clock)
 					m++
 					continue
 				case bySteps:
 					g := add(i, skeys[j-1], &collGroup{order: j - 1, block: steps[j-1].Unit.String(), wall: steps[j-1].End - steps[j-1].Start})
-					g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
+					g.add(p, c, clock)
 					continue
 				case init:
 					block = "init"
@@ -111,7 +119,7 @@ func collectiveGroups(ps []phases.RankProcess, byRank map[int][]rankInst, clock 
 			// others'. A collective that is initialisation in any rank is
 			// initialisation for all (anyInit).
 			g := add(i, fmt.Sprintf("collective %d", n), &collGroup{order: n, block: block, wall: -1, init: init})
-			g.arr, g.end = append(g.arr, clock(p, c.Start)), append(g.end, clock(p, c.End))
+			g.add(p, c, clock)
 			n++
 		}
 	}
@@ -142,6 +150,10 @@ type stragglerSeries struct {
 	waitSum, afterSum   []int64     // per rank, over the matched steps
 	initLate            []int64     // per rank, over the initialisation collectives
 	initN, uneven, step int         // initialisation collectives, steps with uneven counts, matched steps
+	// matched collectives, and those whose ranks ran different kernels or
+	// calls (the first such, by rank, in mismatch)
+	collectives, mismatched int
+	mismatch                []string
 }
 
 // stragglers matches the ranks' steps (or, without steps, their
@@ -194,6 +206,12 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		s.Ranks[i].InitLatenessNs = ser.initLate[i]
 	}
 	s.Settings.Confidence, s.Settings.Resamples, s.Settings.Seed = d.Settings.Confidence, d.Settings.Resamples, d.Settings.Seed
+	if ser.mismatched > 0 {
+		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectivesMismatched, Values: map[string]float64{"mismatched": float64(ser.mismatched), "collectives": float64(ser.collectives)},
+			Message: fmt.Sprintf("in %d of %d matched %s the ranks ran different operations (first: %s): their sequences of collectives differ "+
+				"(collectives of a subgroup, or one that a rank's trace lacks), so lateness and waits there compare different operations",
+				ser.mismatched, ser.collectives, plural(ser.collectives, "collective", "collectives"), mismatchText(ser.mismatch, ps))})
+	}
 	if ser.uneven > 0 {
 		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched %s the ranks ran different numbers of collectives: the first ones of each rank were matched",
 			ser.uneven, ser.step, plural(ser.step, "step", "steps"))})
@@ -256,6 +274,7 @@ func (s *RanksSection) addStragglerStep(ser *stragglerSeries, ps []phases.RankPr
 			lo, hi = min(lo, gs[i].arr[c]), max(hi, gs[i].arr[c])
 		}
 		skew += hi - lo
+		ser.countMismatch(gs, c)
 		for i := range gs {
 			late[i] += gs[i].arr[c] - lo
 			wait[i] += hi - gs[i].arr[c]
@@ -328,4 +347,49 @@ func (d *Doc) stragglerCIs(s *RanksSection, ps []phases.RankProcess, ser *stragg
 			}
 		}
 	}
+}
+
+// countMismatch counts the matched collective c and whether its ranks ran
+// different operations, keeping the first such one's names.
+func (ser *stragglerSeries) countMismatch(gs []*collGroup, c int) {
+	ser.collectives++
+	op := collectiveOp(gs[0].name[c])
+	for i := range gs[1:] {
+		if collectiveOp(gs[i+1].name[c]) != op {
+			ser.mismatched++
+			if ser.mismatch == nil {
+				for _, g := range gs {
+					ser.mismatch = append(ser.mismatch, g.name[c])
+				}
+			}
+			return
+		}
+	}
+}
+
+// collectiveOps are the operations a collective's kernel or call name
+// says, most specific first ("allreduce" before "reduce").
+var collectiveOps = []string{"reducescatter", "allreduce", "allgather", "alltoall", "broadcast", "sendrecv", "send", "recv", "reduce", "barrier", "gather", "scatter", "bcast"}
+
+// collectiveOp is the operation of a collective's name (an NCCL kernel
+// such as ncclDevKernel_AllReduce_Sum_f32_RING_LL, or an MPI call), so
+// that the same collective run with another protocol or data type on
+// another rank still matches; a name that says none is itself.
+func collectiveOp(name string) string {
+	l := strings.ToLower(name)
+	for _, op := range collectiveOps {
+		if strings.Contains(l, op) {
+			return op
+		}
+	}
+	return name
+}
+
+// mismatchText names each rank's operation of a mismatched collective.
+func mismatchText(names []string, ps []phases.RankProcess) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s on rank %d", n, ps[i].Rank)
+	}
+	return strings.Join(parts, ", ")
 }

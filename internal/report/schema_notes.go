@@ -123,6 +123,25 @@ Statistics (package stats; see [statistics.md](statistics.md) §7):
 ` + "`skewed_or_tail_limited`" + `, ` + "`unmatched_unit`" + `, ` + "`approximate_quantile_ci`" + `,
 ` + "`undefined_resamples`" + `, ` + "`metric_absent`" + `, ` + "`unbounded_ci`" + `, ` + "`not_requested`" + `.
 
+History (` + "`--history`" + `; see [statistics.md](statistics.md) §11): ` + "`few_history_runs`" + ` (fewer
+than 5 history runs: the false-alarm rate is not the stated one), ` + "`history_steps_differ`" + ` (a
+candidate run's steps differ from the history's median by more than 2×),
+` + "`history_trend`" + ` (the history runs drift in time), ` + "`candidate_in_history`" + ` (a candidate
+run was also a history run: left out of the history).
+
+Ranks (the ` + "`ranks`" + ` section): ` + "`ranks_unaligned`" + ` (per-rank exports without session start
+times: no stragglers), ` + "`ranks_multi_host`" + ` (ranks on different hosts: their session clocks
+are not corrected), ` + "`ranks_not_one_job`" + ` (exports claim the same rank, or their timelines
+do not overlap: no rank view), ` + "`ranks_one_run`" + ` (the ranks of one run are pooled in one
+unit per block, never one unit per rank), ` + "`collective_counts`" + ` (the ranks ran different
+numbers of collectives in a matched step), ` + "`collectives_mismatched`" + ` (collectives matched by
+order ran different operations on different ranks: a subgroup's collectives, or one a trace lacks).
+
+Sampling (GPU metrics and CPU samples): ` + "`gpu_metrics`" + ` (GPU metrics sampled too coarsely for
+some phases, or rows out of time order), ` + "`cpu_samples`" + ` (too few CPU samples in a phase to
+rank its functions), ` + "`samples_only`" + ` (no CUDA or NVTX trace: each sampled process is
+analysed as one phase).
+
 ## The vendor-compatible view
 
 ` + "`nsysphase ranges`" + ` reproduces ` + "`nsys stats -r nvtx_gpu_proj_sum`" + ` exactly, its blind
