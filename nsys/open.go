@@ -168,8 +168,11 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 		}
 		return nil, &InputError{Path: path, Problem: "is a directory, not an export", Hint: "pass the .sqlite file written by `nsys export --type sqlite` (or a `--type parquetdir` directory)"}
 	}
-	if strings.HasSuffix(path, ".xz") {
+	if strings.HasSuffix(path, ".xz") || st.Mode().IsRegular() && hasXZMagic(path) {
 		return openXZ(ctx, path)
+	}
+	if !st.Mode().IsRegular() && !isReport(path) {
+		return openStream(ctx, path)
 	}
 	if isReport(path) {
 		cached, fresh, err := exportReport(ctx, path)

@@ -88,6 +88,12 @@ func openXZ(ctx context.Context, path string) (*File, error) {
 	if _, err := io.ReadFull(in, head); err != nil || !bytes.Equal(head, xzMagic) {
 		return nil, &InputError{Path: path, Problem: "not a valid .xz file", Err: err, Hint: "decompress it with `xz -d` and pass the .sqlite"}
 	}
+	return decompressXZ(ctx, path, in, head)
+}
+
+// decompressXZ decompresses the xz stream in, whose first bytes head were
+// read already, into a private temporary copy and opens it.
+func decompressXZ(ctx context.Context, path string, in *os.File, head []byte) (*File, error) {
 	// The magic goes back in front rather than by a seek: the input may be
 	// a pipe.
 	var rest io.Reader = in

@@ -114,3 +114,94 @@ func TestFIFOExportStopsOnSIGTERM(t *testing.T) {
 		}
 	}
 }
+
+// TestPipedExports: an export piped in under any name (`analyze
+// /dev/stdin`, `<(xz -dc run.sqlite.xz)`) is read whether it is SQLite or
+// xz: its first bytes say which, and it is copied to a private file since
+// SQLite cannot read a pipe. It was refused as an "empty file", and with
+// --out the input's hash read the pipe beside the reader, which then saw
+// a truncated stream. A pipe of something else, or of nothing, is one
+// line and exit 2.
+func TestPipedExports(t *testing.T) {
+	fx := fixture.Get(t, "eager_graph_small")
+	xzBytes, err := os.ReadFile(fx.XZ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqliteBytes, err := os.ReadFile(fx.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := runMain(t, "info", fx.SQLite(t))
+	dir := t.TempDir()
+	pipe := func(name string, content []byte) string {
+		p := makeFIFO(t, filepath.Join(dir, name))
+		if p == "" {
+			t.Skip("no named pipes")
+		}
+		// The writer is there before the reader, as a shell's pipe is: a
+		// named pipe nobody has opened for writing reads as empty. O_RDWR
+		// opens it without waiting for a reader.
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer f.Close()
+			_, _ = f.Write(content) // the reader may stop early (a refusal)
+		}()
+		return p
+	}
+	for _, c := range []struct {
+		name    string
+		content []byte
+	}{{"sqlite_in", sqliteBytes}, {"xz_in", xzBytes}} {
+		p := pipe(c.name, c.content)
+		code, out, stderr := runMainBounded3(t, "info", p)
+		if code != 0 || strings.ReplaceAll(out, p, fx.SQLite(t)) != want {
+			t.Errorf("%s: exit %d %s; info differs from the file's:\n%s", c.name, code, stderr, out)
+		}
+	}
+	// A regular file of xz under another name (a shell's `< run.sqlite.xz`
+	// seen as /dev/stdin) is decompressed too.
+	renamed := filepath.Join(dir, "run_export")
+	if err := os.WriteFile(renamed, xzBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := runMain(t, "info", renamed); code != 0 || strings.ReplaceAll(out, renamed, fx.SQLite(t)) != want {
+		t.Errorf("xz named %s: exit %d %s; info differs from the file's:\n%s", renamed, code, stderr, out)
+	}
+	ds := filepath.Join(dir, "ds")
+	if code, _, stderr := runMainBounded3(t, "analyze", "--no-stats", "--quiet", "--out", ds, pipe("out_in", xzBytes)); code != 0 {
+		t.Errorf("analyze --out of a pipe: exit %d: %s", code, stderr)
+	}
+	inputs := map[string]string{"text_in": pipe("text_in", []byte("hello, not an export\n")), "empty_in": pipe("empty_in", nil),
+		"no_writer": makeFIFO(t, filepath.Join(dir, "no_writer"))} // refused at once, never waited on
+	for name, p := range inputs {
+		code, _, stderr := runMainBounded3(t, "info", p)
+		if code != cli.ExitInput || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, name) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2, one line naming the pipe", name, code, stderr)
+		}
+	}
+}
+
+// runMainBounded3 is runMainBounded with the standard output too.
+func runMainBounded3(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	type result struct {
+		code        int
+		out, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, stderr := runMain(t, args...)
+		done <- result{code, out, stderr}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.out, r.stderr
+	case <-time.After(2 * time.Minute): // a hang, not a timing
+		t.Fatalf("%v: still blocked after 2 minutes", args)
+	}
+	return 0, "", ""
+}

@@ -3,6 +3,7 @@ package filehash
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,8 +16,18 @@ import (
 // remembered.
 const racyAge = 2 * time.Second
 
+// ErrNotRegular is SHA256's error for a path that is not a regular file: a
+// pipe's content is the reader's alone (hashing it would consume it, or
+// wait forever for a writer), a device's is not a file's.
+var ErrNotRegular = errors.New("not a regular file")
+
 // SHA256 returns the lowercase hex SHA-256 of the file at path.
 func SHA256(path string) (string, error) {
+	if st, err := os.Stat(path); err != nil {
+		return "", err
+	} else if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("hash %s: %w", path, ErrNotRegular)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
