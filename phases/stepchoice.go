@@ -3,8 +3,10 @@ package phases
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nsysphase/nsysphase/nsys"
@@ -253,9 +255,9 @@ func (c *chooser) choose() choice {
 		x := c.tallies[name]
 		cd := Candidate{Name: name, Rule: rules[name], Score: round3(s)}
 		if x != nil {
-			cd.Instances, cd.Coverage, cd.Library, cd.Depth = x.n, round3(c.coverage(x)), x.lib, int(x.depth)
+			cd.Instances, cd.Coverage, cd.Library, cd.Depth = x.n, roundShare(c.coverage(x)), x.lib, int(x.depth)
 		} else if ch.cycle != nil && name == ch.cycle.name {
-			cd.Instances, cd.Coverage, cd.Depth = ch.cycle.count, round3(ch.cycle.coverage), int(ch.cycle.depth)
+			cd.Instances, cd.Coverage, cd.Depth = ch.cycle.count, roundShare(ch.cycle.coverage), int(ch.cycle.depth)
 		}
 		ch.cands = append(ch.cands, cd)
 	}
@@ -415,6 +417,27 @@ func longestEnclosing(threads []*threadRanges, keep func(r *rng) bool) *rng {
 }
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// roundShare rounds a share (0–1) to 3 decimals, or to 2 significant
+// digits below 0.001, where 3 decimals would make a short repeated range
+// (5 launches of 9 µs in a 2 s program) a coverage of exactly 0.
+func roundShare(f float64) float64 {
+	if f <= 0 || f >= 0.001 {
+		return round3(f)
+	}
+	scale := math.Pow(10, math.Floor(math.Log10(f))-1)
+	return math.Round(f/scale) * scale
+}
+
+// SharePct writes a share (0–1) as a whole percentage, or with two
+// significant digits below 1%, so that a share that is not 0 never reads
+// "0%".
+func SharePct(f float64) string {
+	if f > 0 && f < 0.01 {
+		return strconv.FormatFloat(100*f, 'g', 2, 64) + "%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
+}
 
 // pickLevel is the step among the user ranges keep selects: the numbered
 // family or name that repeats most (ties: the one that covers more, then the
@@ -704,11 +727,11 @@ func (ch choice) why(coverage float64) string {
 	runner := ""
 	for _, cd := range ch.cands[min(1, len(ch.cands)):] {
 		if !cd.Library {
-			runner = fmt.Sprintf("; runner-up %q (%s, %d %s, %.0f%% coverage)", cd.Name, cd.Rule, cd.Instances, plural(cd.Instances, "instance", "instances"), 100*cd.Coverage)
+			runner = fmt.Sprintf("; runner-up %q (%s, %d %s, %s coverage)", cd.Name, cd.Rule, cd.Instances, plural(cd.Instances, "instance", "instances"), SharePct(cd.Coverage))
 			break
 		}
 	}
-	cov := fmt.Sprintf("covers %.0f%% of its processes' traced time", 100*coverage)
+	cov := fmt.Sprintf("covers %s of its processes' traced time", SharePct(coverage))
 	instances := plural(ch.n, "instance", "instances")
 	switch ch.mode {
 	case StepFamily:
@@ -718,7 +741,7 @@ func (ch choice) why(coverage float64) string {
 	case StepNested:
 		return fmt.Sprintf("step %q: repeated many times inside each instance of an outer range, %d %s, %s%s; override with --step NAME", ch.name, ch.n, instances, cov, runner)
 	case StepSingleRange:
-		return fmt.Sprintf("step %q: one range encloses %.0f%% of its process's traced time and holds the program's ranges; the repeated %q covers only %.0f%% (less than a quarter: a part of one iteration, not the loop), so the enclosing range is the step, measured once (n = 1, values without CIs); override with --step NAME", ch.name, 100*coverage, ch.over, 100*ch.overCov)
+		return fmt.Sprintf("step %q: one range encloses %s of its process's traced time and holds the program's ranges; the repeated %q covers only %s (less than a quarter: a part of one iteration, not the loop), so the enclosing range is the step, measured once (n = 1, values without CIs); override with --step NAME", ch.name, SharePct(coverage), ch.over, SharePct(ch.overCov))
 	}
 	where := "at the top of a thread's range tree"
 	if ch.inArms {
@@ -828,7 +851,7 @@ func gpuCoverage(xs *Store, use []GPUUse) *float64 {
 	if total <= 0 {
 		return nil
 	}
-	v := round3(min(1, float64(inSteps)/float64(total)))
+	v := roundShare(min(1, float64(inSteps)/float64(total)))
 	return &v
 }
 
@@ -925,8 +948,8 @@ func autoStep(f *nsys.File, threads []*threadRanges, blocks []armBlock, opt *Opt
 			opt.SkipSteps = 0 // one instance: there is no warm-up step to skip
 			ch.name, ch.n, ch.mode = name, n, StepSingleRange
 			res.StepChoice = ch.stepChoice()
-			res.StepChoice.Coverage = round3(cov)
-			res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %.0f%% of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, 100*cov)
+			res.StepChoice.Coverage = roundShare(cov)
+			res.StepChoice.Why = fmt.Sprintf("step %q: no range repeats; this one range encloses %s of its process's traced time and holds the program's ranges, so it is the step, measured once (n = 1, values without CIs); override with --step NAME", name, SharePct(cov))
 			res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSingleShot, f.Path, "single-shot program (no NVTX range repeats): each range is reported as one measured value (n = 1), without confidence intervals"))
 			return threads, name, nil
 		}

@@ -2,6 +2,7 @@ package phases
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -254,6 +255,25 @@ func TestAnnotationRules(t *testing.T) {
 	for in, want := range map[string]string{"3D_backbone": "ND_backbone", "conv2d": "conv2d", "blocks.10.attn": "blocks.N.attn", "fp16": "fp16"} {
 		if got := PhaseName(in); got != want {
 			t.Errorf("PhaseName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestShareNeverReadsZero: a coverage that is not 0 keeps two significant
+// digits below 0.1% (data) and below 1% (words), so a short repeated range
+// in a long program is never "0% of traced time" (hpcgroup's saxpy step
+// covers 0.011%).
+func TestShareNeverReadsZero(t *testing.T) {
+	for _, c := range []struct {
+		in    float64
+		round float64
+		pct   string
+	}{{0, 0, "0%"}, {0.000114, 0.00011, "0.011%"}, {0.0049, 0.005, "0.49%"}, {0.1764, 0.176, "18%"}, {1, 1, "100%"}} {
+		if got := roundShare(c.in); math.Abs(got-c.round) > 1e-12 {
+			t.Errorf("roundShare(%v) = %v, want %v", c.in, got, c.round)
+		}
+		if got := SharePct(c.in); got != c.pct {
+			t.Errorf("SharePct(%v) = %q, want %q", c.in, got, c.pct)
 		}
 	}
 }

@@ -185,7 +185,7 @@ func stepHow(doc *analysis.Doc) string {
 	case phases.StepWholeProcess, phases.StepSingleShot:
 		return rule + "; --step to choose"
 	}
-	how := fmt.Sprintf("%s, %.0f%% of traced time", rule, 100*c.Coverage)
+	how := fmt.Sprintf("%s, %s of traced time", rule, phases.SharePct(c.Coverage))
 	if c.RunnerUp != "" {
 		how += fmt.Sprintf("; runner-up %s", shortName(c.RunnerUp, 40))
 	}
