@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // File-level metadata keys. The caller supplies the provenance keys through
@@ -260,7 +262,7 @@ func tableFromArrow(schema *arrow.Schema, columns [][]arrow.Array, fallbackName 
 			n += chunk.Len()
 		}
 		if rows >= 0 && n != rows {
-			return nil, fmt.Errorf("column %s has %d %s, want %d", cols[i].Name, n, plural(n, "row", "rows"), rows)
+			return nil, fmt.Errorf("column %s has %d %s, want %d", cols[i].Name, n, plural.Of(n, "row", "rows"), rows)
 		}
 		rows = n
 	}
@@ -292,7 +294,7 @@ func typeFromArrow(dt arrow.DataType) (Type, error) {
 func appendArrow(d *columnData, c Column, a arrow.Array, base int) error {
 	if a.NullN() > 0 && !c.Nullable {
 		// A non-nullable field cannot hold nulls; treat the file as the truth.
-		return fmt.Errorf("%d %s in a non-nullable field", a.NullN(), plural(a.NullN(), "null", "nulls"))
+		return fmt.Errorf("%d %s in a non-nullable field", a.NullN(), plural.Of(a.NullN(), "null", "nulls"))
 	}
 	var str func(i int) string
 	switch a := a.(type) {

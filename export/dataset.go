@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nsysphase/nsysphase/internal/base/marks"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/internal/base/regular"
 	"io"
 	"io/fs"
@@ -762,7 +763,7 @@ func partitionedSchema(part *Table, keysJSON string, dirVals map[string]string) 
 			return nil, nil, err
 		}
 		if k.Index < 0 || k.Index > len(cols) {
-			return nil, nil, fmt.Errorf("partition key %s has index %d of %d %s", k.Name, k.Index, len(cols), plural(len(cols), "column", "columns"))
+			return nil, nil, fmt.Errorf("partition key %s has index %d of %d %s", k.Name, k.Index, len(cols), plural.Of(len(cols), "column", "columns"))
 		}
 		cols = slices.Insert(cols, k.Index, Column{Name: k.Name, Type: typ, Unit: k.Unit, Doc: k.Doc, Nullable: k.Nullable})
 	}

@@ -394,11 +394,3 @@ func fileKind(m fs.FileMode) string {
 	}
 	return "not a regular file"
 }
-
-// plural is the noun that agrees with the count n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

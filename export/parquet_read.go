@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // Reading a Parquet file through pqarrow builds an Arrow array per column
@@ -77,7 +79,7 @@ func readParquetDirect(rdr *file.Reader, sc *arrow.Schema, name string) (t *Tabl
 			}
 		}
 		if rows := len(d.ints) + len(d.floats) + len(d.codes); rows != n {
-			return nil, true, fmt.Errorf("column %s has %d %s, want %d", cols[i].Name, rows, plural(rows, "row", "rows"), n)
+			return nil, true, fmt.Errorf("column %s has %d %s, want %d", cols[i].Name, rows, plural.Of(rows, "row", "rows"), n)
 		}
 	}
 	t.rows = n
@@ -187,7 +189,7 @@ func (dec *columnDecoder) chunk(d *columnData, c Column, cr file.ColumnChunkRead
 		}
 		if !c.Nullable {
 			nulls := int(total) - read
-			return fmt.Errorf("%d %s in a non-nullable field", nulls, plural(nulls, "null", "nulls"))
+			return fmt.Errorf("%d %s in a non-nullable field", nulls, plural.Of(nulls, "null", "nulls"))
 		}
 		v := 0
 		for k := range int(total) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // Type is the type of a column. The zero Type is invalid; a zero [Value] is
@@ -253,7 +255,7 @@ func growSlice[E any](s []E, n int) []E {
 // does not match or a null is given for a non-nullable column.
 func (t *Table) AppendRow(vals ...Value) error {
 	if len(vals) != len(t.cols) {
-		return fmt.Errorf("table %s: row %d has %d %s, want %d", t.Name, t.rows, len(vals), plural(len(vals), "value", "values"), len(t.cols))
+		return fmt.Errorf("table %s: row %d has %d %s, want %d", t.Name, t.rows, len(vals), plural.Of(len(vals), "value", "values"), len(t.cols))
 	}
 	// Check everything first so a bad row never leaves columns of unequal length.
 	for i, v := range vals {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"zombiezen.com/go/sqlite"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // Info describes one export: provenance, row counts and activity totals.
@@ -135,7 +137,7 @@ func (f *File) Describe() (*Info, error) {
 		in.Warnings = append(in.Warnings, w.Message)
 	}
 	for _, t := range slices.Sorted(maps.Keys(in.SkippedRows)) {
-		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: %d %s of %s %s skipped (NULL where a value is required)", f.Path, in.SkippedRows[t], plural(in.SkippedRows[t], "row", "rows"), t, plural(in.SkippedRows[t], "was", "were")))
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: %d %s of %s %s skipped (NULL where a value is required)", f.Path, in.SkippedRows[t], plural.Of(in.SkippedRows[t], "row", "rows"), t, plural.Of(in.SkippedRows[t], "was", "were")))
 	}
 	ensureSlices(in)
 	return in, nil
@@ -229,7 +231,7 @@ func (f *File) noteOldLayout(in *Info) error {
 			}
 		}
 		if launches > 0 {
-			f.warnOnce("nokernels", FileWarning(WarnNoKernelTable, f.Path, "%d launch %s but no %s table: GPU activity was not recorded (kernel and GPU-busy figures are absent, not zero); record with `nsys profile -t cuda`", launches, plural(launches, "call", "calls"), TableKernel))
+			f.warnOnce("nokernels", FileWarning(WarnNoKernelTable, f.Path, "%d launch %s but no %s table: GPU activity was not recorded (kernel and GPU-busy figures are absent, not zero); record with `nsys profile -t cuda`", launches, plural.Of(launches, "call", "calls"), TableKernel))
 		}
 	}
 	if f.HasTable(TableRuntime) && !f.HasColumn(TableRuntime, "callchainId") {
@@ -246,7 +248,7 @@ func (f *File) noteOldLayout(in *Info) error {
 		}
 		if n > 0 {
 			f.warnOnce("nvtxdomains", FileWarning(WarnNVTXDomainRows, f.Path, "%d NVTX domain-create %s a negative start and no end (as nsys 2022.4–2023.1 writes them); %s", n,
-				plural(n, "row has", "rows have"), plural(n, "it only names a domain and is not a range", "they only name domains and are not ranges")))
+				plural.Of(n, "row has", "rows have"), plural.Of(n, "it only names a domain and is not a range", "they only name domains and are not ranges")))
 		}
 	}
 	return nil

@@ -168,7 +168,7 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 		}
 		return nil, &InputError{Path: path, Problem: "is a directory, not an export", Hint: "pass the .sqlite file written by `nsys export --type sqlite` (or a `--type parquetdir` directory)"}
 	}
-	if strings.HasSuffix(path, ".xz") || st.Mode().IsRegular() && hasXZMagic(path) {
+	if strings.HasSuffix(path, ".xz") {
 		return openXZ(ctx, path)
 	}
 	if !st.Mode().IsRegular() && !isReport(path) {
@@ -192,8 +192,17 @@ func OpenContext(ctx context.Context, path string) (*File, error) {
 		}
 		return f, err
 	}
-	return openSQLite(ctx, path, path)
+	f, err := openSQLite(ctx, path, path)
+	if errors.Is(err, errXZContent) {
+		// xz under another name (`analyze /dev/stdin < run.sqlite.xz`)
+		return openXZ(ctx, path)
+	}
+	return f, err
 }
+
+// errXZContent is checkHeader's answer for the user's own file when it
+// holds an xz stream, not SQLite: OpenContext decompresses it instead.
+var errXZContent = errors.New("xz content")
 
 // privateCopy opens the SQLite file disk, a temporary copy of the input path
 // in directory tmp, and hands tmp to the File's Close; on failure tmp is
@@ -281,6 +290,9 @@ func checkHeader(disk, path string, size int64) error {
 	n, err := io.ReadFull(fh, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return &InputError{Path: path, Problem: "cannot read file", Err: err}
+	}
+	if disk == path && bytes.HasPrefix(head[:n], xzMagic) {
+		return errXZContent
 	}
 	if !bytes.HasPrefix(head[:n], sqliteMagic) {
 		return &InputError{Path: path, Problem: "not an SQLite database", Hint: "nsysphase reads the SQLite export of a report: `nsys export --type sqlite -o FILE.sqlite REPORT.nsys-rep`"}

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"zombiezen.com/go/sqlite"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // Quality counts rows that can be read but are odd: the export is usable,
@@ -238,29 +240,29 @@ func (q *Quality) WarningsNoted(path string, notes QualityNotes) []Warning {
 	for _, t := range timedTables {
 		if n := q.EndBeforeStart[t]; n > 0 {
 			add(WarnEndBeforeStart, "%d %s of %s %s before %s (%s kept as recorded, as nsys stats does)",
-				n, plural(n, "row", "rows"), t, plural(n, "ends", "end"), plural(n, "it starts", "they start"), plural(n, "its negative duration is", "their negative durations are"))
+				n, plural.Of(n, "row", "rows"), t, plural.Of(n, "ends", "end"), plural.Of(n, "it starts", "they start"), plural.Of(n, "its negative duration is", "their negative durations are"))
 		}
 		if n := q.NonIntegerTimes[t]; n > 0 {
-			add(WarnNonIntegerTime, "%d %s of %s %s a start or end stored as text or a blob (it reads as a number, usually 0)", n, plural(n, "row", "rows"), t, plural(n, "has", "have"))
+			add(WarnNonIntegerTime, "%d %s of %s %s a start or end stored as text or a blob (it reads as a number, usually 0)", n, plural.Of(n, "row", "rows"), t, plural.Of(n, "has", "have"))
 		}
 	}
 	if q.UnclosedRanges > 0 {
-		add(WarnUnclosedRange, "%d NVTX %s never closed (%s)", q.UnclosedRanges, plural(q.UnclosedRanges, "range was", "ranges were"), or(notes.Unclosed, "NULL end: a push without a pop, a start without an end, or a capture that stopped inside them"))
+		add(WarnUnclosedRange, "%d NVTX %s never closed (%s)", q.UnclosedRanges, plural.Of(q.UnclosedRanges, "range was", "ranges were"), or(notes.Unclosed, "NULL end: a push without a pop, a start without an end, or a capture that stopped inside them"))
 	}
 	if q.CrossedRanges > 0 {
-		add(WarnUnbalancedRange, "%d NVTX push/pop %s an enclosing range of the same thread without nesting in it (unbalanced push/pop)", q.CrossedRanges, plural(q.CrossedRanges, "range overlaps", "ranges overlap"))
+		add(WarnUnbalancedRange, "%d NVTX push/pop %s an enclosing range of the same thread without nesting in it (unbalanced push/pop)", q.CrossedRanges, plural.Of(q.CrossedRanges, "range overlaps", "ranges overlap"))
 	}
 	if q.OtherThreadEnds > 0 {
-		add(WarnOtherThreadEnd, "%d NVTX start/end %s ended on another thread (%s)", q.OtherThreadEnds, plural(q.OtherThreadEnds, "range", "ranges"), or(notes.OtherThreadEnds, "nsys stats' nvtx_gpu_proj_sum leaves them out"))
+		add(WarnOtherThreadEnd, "%d NVTX start/end %s ended on another thread (%s)", q.OtherThreadEnds, plural.Of(q.OtherThreadEnds, "range", "ranges"), or(notes.OtherThreadEnds, "nsys stats' nvtx_gpu_proj_sum leaves them out"))
 	}
 	if q.UnnamedRanges > 0 {
-		add(WarnUnnamedRange, "%d NVTX %s neither text nor textId (%s)", q.UnnamedRanges, plural(q.UnnamedRanges, "range has", "ranges have"), or(notes.Unnamed, "unnamed"))
+		add(WarnUnnamedRange, "%d NVTX %s neither text nor textId (%s)", q.UnnamedRanges, plural.Of(q.UnnamedRanges, "range has", "ranges have"), or(notes.Unnamed, "unnamed"))
 	}
 	if q.DanglingTextIDs > 0 {
-		add(WarnDanglingTextID, "%d NVTX %s a textId that StringIds lacks (%s)", q.DanglingTextIDs, plural(q.DanglingTextIDs, "row names", "rows name"), or(notes.DanglingTextIDs, "their name reads as empty"))
+		add(WarnDanglingTextID, "%d NVTX %s a textId that StringIds lacks (%s)", q.DanglingTextIDs, plural.Of(q.DanglingTextIDs, "row names", "rows name"), or(notes.DanglingTextIDs, "their name reads as empty"))
 	}
 	if q.DuplicateCorrelations > 0 {
-		add(WarnDuplicateCorrelation, "%d CUDA API %s (process, correlationId) with another call (%s)", q.DuplicateCorrelations, plural(q.DuplicateCorrelations, "call shares its", "calls share their"), or(notes.DuplicateCorrelations, "GPU work joined on those ids is ambiguous"))
+		add(WarnDuplicateCorrelation, "%d CUDA API %s (process, correlationId) with another call (%s)", q.DuplicateCorrelations, plural.Of(q.DuplicateCorrelations, "call shares its", "calls share their"), or(notes.DuplicateCorrelations, "GPU work joined on those ids is ambiguous"))
 	}
 	return out
 }
@@ -590,12 +592,4 @@ func countCrossed(ranges []pushPop) int64 {
 		c.add(r.tid, r.start, r.end)
 	}
 	return c.n
-}
-
-// plural is the words that agree with the count n.
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

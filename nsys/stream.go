@@ -70,16 +70,3 @@ func copyStream(disk string, src io.Reader) error {
 	}
 	return err
 }
-
-// hasXZMagic reports whether the regular file at path starts as an xz
-// stream does, whatever its name (`analyze /dev/stdin < run.sqlite.xz`).
-func hasXZMagic(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, len(xzMagic))
-	_, err = io.ReadFull(f, head)
-	return err == nil && bytes.Equal(head, xzMagic)
-}

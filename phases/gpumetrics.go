@@ -270,11 +270,3 @@ func tooShortPhases(st *Store, period int64) []string {
 	}
 	return short
 }
-
-// plural is the words that agree with the count n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -357,11 +358,11 @@ func (tr *trace) noteCorrelation(dup, orphan int) {
 	f := tr.file
 	if dup > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDuplicateCorrelation, f.Path, "%d CUDA API %s (process, correlationId) with another call; GPU work joined on those ids counts for each of them",
-			dup, plural(dup, "call shares its", "calls share their")))
+			dup, plural.Of(dup, "call shares its", "calls share their")))
 	}
 	if orphan > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnUnmatchedOps, f.Path, "%d GPU %s a correlationId that matches no CUDA API call of %s process; %s in no phase's GPU totals",
-			orphan, plural(orphan, "operation has", "operations have"), plural(orphan, "its", "their"), plural(orphan, "it is", "they are")))
+			orphan, plural.Of(orphan, "operation has", "operations have"), plural.Of(orphan, "its", "their"), plural.Of(orphan, "it is", "they are")))
 	}
 }
 
@@ -370,18 +371,18 @@ func (tr *trace) noteDamage(negAPI, negOps, badCorr, danglingAPI int) {
 	f := tr.file
 	if danglingAPI > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnDanglingAPIName, f.Path, "%d CUDA API %s a nameId that StringIds lacks; each is classified by the GPU work or synchronization record of its correlation id (a kernel or graph: launch; a copy or memset: memcpy_api, or sync for a pageable copy; an event-less synchronization: sync), the others as other_api",
-			danglingAPI, plural(danglingAPI, "call names", "calls name")))
+			danglingAPI, plural.Of(danglingAPI, "call names", "calls name")))
 	}
 	if negAPI > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d CUDA API %s before %s; counted as zero-length",
-			negAPI, plural(negAPI, "call ends", "calls end"), plural(negAPI, "it starts", "they start")))
+			negAPI, plural.Of(negAPI, "call ends", "calls end"), plural.Of(negAPI, "it starts", "they start")))
 	}
 	if negOps > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, f.Path, "%d GPU %s before %s; counted as zero-length",
-			negOps, plural(negOps, "operation ends", "operations end"), plural(negOps, "it starts", "they start")))
+			negOps, plural.Of(negOps, "operation ends", "operations end"), plural.Of(negOps, "it starts", "they start")))
 	}
 	if badCorr > 0 {
-		tr.warnings = append(tr.warnings, nsys.Warning{Code: nsys.WarnCorrelationRange, File: f.Path, Message: fmt.Sprintf("%d API %s beyond 2^31 %s left out", badCorr, plural(badCorr, "call with an id", "calls with ids"), plural(badCorr, "was", "were"))})
+		tr.warnings = append(tr.warnings, nsys.Warning{Code: nsys.WarnCorrelationRange, File: f.Path, Message: fmt.Sprintf("%d API %s beyond 2^31 %s left out", badCorr, plural.Of(badCorr, "call with an id", "calls with ids"), plural.Of(badCorr, "was", "were"))})
 	}
 }
 

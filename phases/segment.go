@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/nsysphase/nsysphase/internal/base/marks"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -111,7 +112,7 @@ func segmentOnce(f *nsys.File, opt Options, whole string) (*Result, error) {
 	damageAt := len(res.Warnings)
 	if res.Excluded.UnclosedRanges > 0 {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnUnclosedRange, f.Path, "%d NVTX %s never closed (NULL end) and %s left out",
-			res.Excluded.UnclosedRanges, plural(res.Excluded.UnclosedRanges, "range was", "ranges were"), plural(res.Excluded.UnclosedRanges, "was", "were")))
+			res.Excluded.UnclosedRanges, plural.Of(res.Excluded.UnclosedRanges, "range was", "ranges were"), plural.Of(res.Excluded.UnclosedRanges, "was", "were")))
 	}
 	tr.absentNull = absentMask(in.Absent)
 	marks.Mark("step chosen")
@@ -275,8 +276,8 @@ func (tr *trace) findSteps(threads []*threadRanges, blocks []armBlock, stepName 
 	})
 	if res.Excluded.OutsideArmSteps > 0 {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnOutsideArm, tr.file.Path, "%d %q %s outside every arm block of %s process and %s left out",
-			res.Excluded.OutsideArmSteps, stepName, plural(res.Excluded.OutsideArmSteps, "range lies", "ranges lie"),
-			plural(res.Excluded.OutsideArmSteps, "its", "their"), plural(res.Excluded.OutsideArmSteps, "was", "were")))
+			res.Excluded.OutsideArmSteps, stepName, plural.Of(res.Excluded.OutsideArmSteps, "range lies", "ranges lie"),
+			plural.Of(res.Excluded.OutsideArmSteps, "its", "their"), plural.Of(res.Excluded.OutsideArmSteps, "was", "were")))
 	}
 	return steps
 }
@@ -396,7 +397,7 @@ func (tr *trace) planSteps(l *stepLayout, steps []stepRef, res *Result) ([]stepP
 	}
 	if kept > 0 {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnFewSteps, tr.file.Path, "%d %s no more %q steps than --skip-steps %d: %s steps are kept, not skipped as warm-up",
-			kept, plural(kept, "process (or block) holds", "processes (or blocks) hold"), stepName, opt.SkipSteps, plural(kept, "its", "their")))
+			kept, plural.Of(kept, "process (or block) holds", "processes (or blocks) hold"), stepName, opt.SkipSteps, plural.Of(kept, "its", "their")))
 	}
 	return plans, spans, at
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -67,11 +68,11 @@ func (tr *trace) buildRanges(opt Options, ex *Exclusions) []*threadRanges {
 	ex.CrossThreadEnded += nv.crossThread
 	if nv.backwards > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnEndBeforeStart, tr.file.Path, "%d NVTX %s before %s and %s left out",
-			nv.backwards, plural(nv.backwards, "range ends", "ranges end"), plural(nv.backwards, "it starts", "they start"), plural(nv.backwards, "was", "were")))
+			nv.backwards, plural.Of(nv.backwards, "range ends", "ranges end"), plural.Of(nv.backwards, "it starts", "they start"), plural.Of(nv.backwards, "was", "were")))
 	}
 	if nv.noThread > 0 {
 		tr.warnings = append(tr.warnings, nsys.FileWarning(nsys.WarnNoThreadRange, tr.file.Path, "%d NVTX %s no thread (a NULL globalTid) and %s left out: no phase holds %s",
-			nv.noThread, plural(nv.noThread, "range has", "ranges have"), plural(nv.noThread, "was", "were"), plural(nv.noThread, "it", "them")))
+			nv.noThread, plural.Of(nv.noThread, "range has", "ranges have"), plural.Of(nv.noThread, "was", "were"), plural.Of(nv.noThread, "it", "them")))
 	}
 	rn := tr.newRangeNamer(nv, opt)
 	byTid := tr.threadsOf(nv, opt)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -727,12 +728,12 @@ func (ch choice) why(coverage float64) string {
 	runner := ""
 	for _, cd := range ch.cands[min(1, len(ch.cands)):] {
 		if !cd.Library {
-			runner = fmt.Sprintf("; runner-up %q (%s, %d %s, %s coverage)", cd.Name, cd.Rule, cd.Instances, plural(cd.Instances, "instance", "instances"), SharePct(cd.Coverage))
+			runner = fmt.Sprintf("; runner-up %q (%s, %d %s, %s coverage)", cd.Name, cd.Rule, cd.Instances, plural.Of(cd.Instances, "instance", "instances"), SharePct(cd.Coverage))
 			break
 		}
 	}
 	cov := fmt.Sprintf("covers %s of its processes' traced time", SharePct(coverage))
-	instances := plural(ch.n, "instance", "instances")
+	instances := plural.Of(ch.n, "instance", "instances")
 	switch ch.mode {
 	case StepFamily:
 		return fmt.Sprintf("step %q: numbered family, %d %s, %s%s; override with --step NAME", ch.name, ch.n, instances, cov, runner)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // Analyze computes, for one task (e.g. one phase), per-arm summaries of
@@ -48,7 +50,7 @@ func evalArmMetric(t *armTask, m int, name string, cfg *config) (ArmMetric, []Wa
 	am.TailSteps = a.tail[m]
 	if am.TailSteps >= 1 && am.TailSteps <= 9 {
 		flag(WarnTailLimitedMean, fmt.Sprintf("%d tail %s the mean: its CI may under-cover", am.TailSteps,
-			plural(am.TailSteps, "step (modified z > 10) carries", "steps (modified z > 10) carry")),
+			plural.Of(am.TailSteps, "step (modified z > 10) carries", "steps (modified z > 10) carry")),
 			map[string]float64{"tail_steps": float64(am.TailSteps)})
 	}
 	if cfg.primary[m] {

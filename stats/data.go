@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // minResamples is the smallest B the public API accepts (docs/statistics.md §3.5).
@@ -129,7 +131,7 @@ func validateUnits(metrics []string, units []Unit, cfg *config) ([]*Unit, error)
 		}
 		for m, s := range u.Steps {
 			if len(s) != n {
-				return nil, fmt.Errorf("unit %q: metric %q has %d %s, metric %q has %d", u.ID, metrics[m], len(s), plural(len(s), "step", "steps"), metrics[0], n)
+				return nil, fmt.Errorf("unit %q: metric %q has %d %s, metric %q has %d", u.ID, metrics[m], len(s), plural.Of(len(s), "step", "steps"), metrics[0], n)
 			}
 			if t := invalidDuration(s); t >= 0 {
 				return nil, fmt.Errorf("unit %q: metric %q step %d: invalid duration %v", u.ID, metrics[m], t, s[t])
@@ -409,11 +411,3 @@ func (a *armData) mean(m int) float64 {
 
 // unitSteps returns unit i's series of metric m.
 func (a *armData) unitSteps(m, i int) []float64 { return a.vals[m][a.offset[i]:a.offset[i+1]] }
-
-// plural is the words that agree with the count n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

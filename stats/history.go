@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // History comparison (docs/statistics.md §11): one candidate run (or a few)
@@ -211,7 +213,7 @@ func CompareHistory(metric, stat string, history, candidates []RunValue, confide
 	}
 	switch {
 	case len(history) < 3:
-		h.Reason = fmt.Sprintf("%d history %s: at least 3 are needed for a run-to-run spread (%d for the stated false-alarm rate)", len(history), plural(len(history), "run", "runs"), MinHistoryRuns)
+		h.Reason = fmt.Sprintf("%d history %s: at least 3 are needed for a run-to-run spread (%d for the stated false-alarm rate)", len(history), plural.Of(len(history), "run", "runs"), MinHistoryRuns)
 		return h, nil
 	case !okH || !okC:
 		h.Reason = "a run's statistic is zero or absent: the comparison is made on the log scale"

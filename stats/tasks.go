@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // The tasks of one Analyze call: one per arm (its summary) and one per
@@ -226,7 +228,7 @@ func newArmTask(key, metricSet string, a *armData, isBaseline bool, tauMetrics [
 		}
 		t.warns = append(t.warns,
 			Warning{Code: WarnNoReplication, Arm: a.name,
-				Message: fmt.Sprintf("%d %s: no between-unit CI", n, plural(n, t.base.level, t.base.level+"s")),
+				Message: fmt.Sprintf("%d %s: no between-unit CI", n, plural.Of(n, t.base.level, t.base.level+"s")),
 				Values:  map[string]float64{"n": float64(n)}},
 			Warning{Code: WarnRunToRunExcluded, Arm: a.name, Message: msg,
 				Values: map[string]float64{"batches": float64(t.ci.n), "batch_len": float64(m), "tau": tau}})
@@ -284,7 +286,7 @@ func newCmpTask(key, metricSet string, a0, a1 *armData, tauMetrics []int, cfg *c
 		}
 		m, tau := batchLength([]*armData{a0, a1}, d.included[:], tauMetrics)
 		t.ci = batchPlan([]*armData{a0, a1}, d.included[:], m, cfg.primary)
-		add(WarnNoReplication, fmt.Sprintf("%d resampled %s: no between-unit CI; per-unit values are listed", n, plural(n, d.base.level, d.base.level+"s")),
+		add(WarnNoReplication, fmt.Sprintf("%d resampled %s: no between-unit CI; per-unit values are listed", n, plural.Of(n, d.base.level, d.base.level+"s")),
 			map[string]float64{"n": float64(n)})
 		if t.ci.method == MethodWithinRun {
 			add(WarnRunToRunExcluded, fmt.Sprintf("within-run CI from ≥ %d batches per arm of ≥ %d steps (τ̂ = %.3g): it leaves out run-to-run variance; no significance verdict", t.ci.n, m, tau),

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
@@ -484,7 +485,7 @@ func foldArms(xs *phases.Store, arms []string, baseline string) (Warning, bool) 
 	}
 	xs.RenameArms(func(arm string) (string, bool) { return OtherArms, !kept[arm] })
 	return Warning{Code: WarnArmsFolded, Message: fmt.Sprintf("%d arms: the first %d to start are kept (the baseline among them) and the other %d %s one arm %q; name fewer arms (--arm-pattern, --arm-key)",
-		len(arms), budget.Arms, len(arms)-budget.Arms, plural(len(arms)-budget.Arms, "is", "are"), OtherArms)}, true
+		len(arms), budget.Arms, len(arms)-budget.Arms, plural.Of(len(arms)-budget.Arms, "is", "are"), OtherArms)}, true
 }
 
 // OtherPhases names the phases folded beyond MaxPhases.
@@ -541,5 +542,5 @@ func foldPhases(xs *phases.Store, step string, order *[]string) (Warning, bool) 
 	}
 	*order = kept
 	return Warning{Code: WarnPhasesFolded, Message: fmt.Sprintf("%d distinct phases: the %d with the most wall time are kept and the other %d %s one phase %q; choose phases with --config or --depth",
-		len(names), MaxPhases, len(names)-MaxPhases, plural(len(names)-MaxPhases, "is", "are"), OtherPhases)}, true
+		len(names), MaxPhases, len(names)-MaxPhases, plural.Of(len(names)-MaxPhases, "is", "are"), OtherPhases)}, true
 }

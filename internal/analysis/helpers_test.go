@@ -27,6 +27,12 @@ func pointOptions(skip int) Options {
 func analyseFixture(t *testing.T, name string, o Options) *Doc {
 	t.Helper()
 	o.Files = []string{fixture.Get(t, name).XZ}
+	return analyseFiles(t, o)
+}
+
+// analyseFiles analyses o.Files with the options o.
+func analyseFiles(t *testing.T, o Options) *Doc {
+	t.Helper()
 	cfg, err := o.Config()
 	if err != nil {
 		t.Fatal(err)

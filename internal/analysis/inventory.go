@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -440,7 +441,7 @@ func topFrame(counts map[string]int64) string {
 		}
 	}
 	if others > 1 {
-		return fmt.Sprintf("%s (+%d %s)", best, others-1, plural(others-1, "other", "others"))
+		return fmt.Sprintf("%s (+%d %s)", best, others-1, plural.Of(others-1, "other", "others"))
 	}
 	return best
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nsysphase/nsysphase/export"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -454,7 +455,7 @@ func claimMismatches(fr *FileResult, ev Evidence) []string {
 		graphs += n
 	}
 	if c.CUDAGraphEnabled != nil && !*c.CUDAGraphEnabled && graphs > 0 {
-		out = append(out, fmt.Sprintf("manifest says cuda_graph is not enabled, but the steps launched %d CUDA %s", graphs, plural(graphs, "graph", "graphs")))
+		out = append(out, fmt.Sprintf("manifest says cuda_graph is not enabled, but the steps launched %d CUDA %s", graphs, plural.Of(graphs, "graph", "graphs")))
 	}
 	if c.CUDAGraphRequested != nil && *c.CUDAGraphRequested && c.CUDAGraphEnabled != nil && !*c.CUDAGraphEnabled {
 		reason := "no reason given"
@@ -484,7 +485,7 @@ func claimMismatches(fr *FileResult, ev Evidence) []string {
 	}
 	if !byName {
 		if traceSteps != manSteps {
-			out = append(out, fmt.Sprintf("manifest's blocks hold %d %s, the trace's arm blocks %d", manSteps, plural(manSteps, "step", "steps"), traceSteps))
+			out = append(out, fmt.Sprintf("manifest's blocks hold %d %s, the trace's arm blocks %d", manSteps, plural.Of(manSteps, "step", "steps"), traceSteps))
 		}
 		return out
 	}
@@ -495,7 +496,7 @@ func claimMismatches(fr *FileResult, ev Evidence) []string {
 	}
 	for _, a := range slices.Sorted(maps.Keys(c.StepsByArm)) {
 		if n, ok := ev.StepsByArm[a]; ok && n != int64(c.StepsByArm[a]) {
-			out = append(out, fmt.Sprintf("manifest's blocks of arm %q hold %d %s, the trace %d", a, c.StepsByArm[a], plural(c.StepsByArm[a], "step", "steps"), n))
+			out = append(out, fmt.Sprintf("manifest's blocks of arm %q hold %d %s, the trace %d", a, c.StepsByArm[a], plural.Of(c.StepsByArm[a], "step", "steps"), n))
 		}
 	}
 	return out

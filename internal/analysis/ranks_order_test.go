@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -41,19 +40,7 @@ func TestStragglersByOrderKeepEachRanksSequence(t *testing.T) {
 	}
 	o := DefaultOptions()
 	o.NoStats, o.Files = true, []string{fx.XZ}
-	cfg, err := o.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := ReadFiles(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Build(context.Background(), files, o, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := d.Ranks
+	s := analyseFiles(t, o).Ranks
 	if s == nil || len(s.Ranks) != 2 || s.Settings.Unit != "collective" {
 		t.Fatalf("want two ranks matched by collective: %+v", s)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
@@ -113,10 +114,10 @@ func (d *Doc) stepEnds(ps []phases.RankProcess, byRank map[int][]rankInst, clock
 		m := stats.Summarize(mine).Median
 		out.MarginMedianNs = &m
 		out.Sentence = fmt.Sprintf("rank %d finishes last in %d of %d %s, a median %s after the next rank; the ends of a step spread by a median %s (mean %s, max %s)",
-			r, lastN[top], out.Steps, plural(out.Steps, "step", "steps"), fmtDur(m), fmtDur(sum.Median), fmtDur(sum.Mean), fmtDur(float64(out.SkewMaxNs)))
+			r, lastN[top], out.Steps, plural.Of(out.Steps, "step", "steps"), fmtDur(m), fmtDur(sum.Median), fmtDur(sum.Mean), fmtDur(float64(out.SkewMaxNs)))
 	} else {
 		out.Sentence = fmt.Sprintf("no straggler: no rank finishes last in more than half of the %d %s; ranks finish each step within %s of each other (median %s)",
-			out.Steps, plural(out.Steps, "step", "steps"), fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
+			out.Steps, plural.Of(out.Steps, "step", "steps"), fmtDur(float64(out.SkewMaxNs)), fmtDur(sum.Median))
 	}
 	if !o.NoStats {
 		d.stepEndCI(out, skews, blocks, o)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
@@ -154,6 +155,7 @@ type stragglerSeries struct {
 	// calls (the first such, by rank, in mismatch)
 	collectives, mismatched int
 	mismatch                []string
+	ops                     map[string]string // collectiveOp of each distinct name, worked out once
 }
 
 // stragglers matches the ranks' steps (or, without steps, their
@@ -172,7 +174,7 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		s.Settings.Unit = "step"
 	} else {
 		per, keys, _ = collectiveGroups(ps, byRank, clock, haveSteps, false)
-		s.Matching = fmt.Sprintf("collectives matched by order (%d matched %s collectives, fewer than %d)", matched, plural(matched, "step holds", "steps hold"), minStragglerSteps)
+		s.Matching = fmt.Sprintf("collectives matched by order (%d matched %s collectives, fewer than %d)", matched, plural.Of(matched, "step holds", "steps hold"), minStragglerSteps)
 		if !haveSteps {
 			s.Matching = "collectives matched by order (not every rank has steps)"
 		}
@@ -210,11 +212,11 @@ func (d *Doc) stragglers(s *RanksSection, ps []phases.RankProcess, byRank map[in
 		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectivesMismatched, Values: map[string]float64{"mismatched": float64(ser.mismatched), "collectives": float64(ser.collectives)},
 			Message: fmt.Sprintf("in %d of %d matched %s the ranks ran different operations (first: %s): their sequences of collectives differ "+
 				"(collectives of a subgroup, or one that a rank's trace lacks), so lateness and waits there compare different operations",
-				ser.mismatched, ser.collectives, plural(ser.collectives, "collective", "collectives"), mismatchText(ser.mismatch, ps))})
+				ser.mismatched, ser.collectives, plural.Of(ser.collectives, "collective", "collectives"), mismatchText(ser.mismatch, ps))})
 	}
 	if ser.uneven > 0 {
 		d.Warnings = append(d.Warnings, Warning{Code: WarnCollectiveCounts, Message: fmt.Sprintf("in %d of %d matched %s the ranks ran different numbers of collectives: the first ones of each rank were matched",
-			ser.uneven, ser.step, plural(ser.step, "step", "steps"))})
+			ser.uneven, ser.step, plural.Of(ser.step, "step", "steps"))})
 	}
 	if ser.step == 0 {
 		return
@@ -353,9 +355,9 @@ func (d *Doc) stragglerCIs(s *RanksSection, ps []phases.RankProcess, ser *stragg
 // different operations, keeping the first such one's names.
 func (ser *stragglerSeries) countMismatch(gs []*collGroup, c int) {
 	ser.collectives++
-	op := collectiveOp(gs[0].name[c])
+	op := ser.op(gs[0].name[c])
 	for i := range gs[1:] {
-		if collectiveOp(gs[i+1].name[c]) != op {
+		if ser.op(gs[i+1].name[c]) != op {
 			ser.mismatched++
 			if ser.mismatch == nil {
 				for _, g := range gs {
@@ -365,6 +367,20 @@ func (ser *stragglerSeries) countMismatch(gs []*collGroup, c int) {
 			return
 		}
 	}
+}
+
+// op is collectiveOp of name: a job runs few distinct kernels, a rank view
+// of 1,024 ranks compares each collective 1,024 times.
+func (ser *stragglerSeries) op(name string) string {
+	op, ok := ser.ops[name]
+	if !ok {
+		if ser.ops == nil {
+			ser.ops = map[string]string{}
+		}
+		op = collectiveOp(name)
+		ser.ops[name] = op
+	}
+	return op
 }
 
 // collectiveOps are the operations a collective's kernel or call name

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/nsysphase/nsysphase/internal/base/filehash"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/nsys"
 	"github.com/nsysphase/nsysphase/phases"
 )
@@ -288,7 +289,7 @@ func readOne(ctx context.Context, cfg Config, path, fileArm string, forceRanks b
 	skipped := f.Skipped()
 	for _, t := range slices.Sorted(maps.Keys(skipped)) {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnSkippedRows, f.Path, "%d %s of %s %s a required value and %s skipped",
-			skipped[t], plural(skipped[t], "row", "rows"), t, plural(skipped[t], "lacks", "lack"), plural(skipped[t], "was", "were")))
+			skipped[t], plural.Of(skipped[t], "row", "rows"), t, plural.Of(skipped[t], "lacks", "lack"), plural.Of(skipped[t], "was", "were")))
 	}
 	marks.Mark("ranks read")
 	fr.Result = res

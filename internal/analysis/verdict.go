@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
@@ -134,7 +135,7 @@ func decide(v *Verdict, confidence float64) (Decision, string) {
 			fixed = fmt.Sprintf("; fix the blockers first: then %.1f µs per step (%s of the mean step wall) would be removable", b.RemovableIfFixedNs.Mean/1e3, pct(b.RemovableIfFixedNs.Mean/b.StepWallNs.Mean))
 		}
 		return VerdictNoGo, fmt.Sprintf("capturing %s removes nothing in %s as it stands, in any of its %d %s (%s): 0%%, below the %s minimum gain%s",
-			strings.Join(v.Phases, ","), ArmName(v.Arm), b.Steps, plural(b.Steps, "step", "steps"), strings.Join(why, "; "), pct(v.MinGain), fixed)
+			strings.Join(v.Phases, ","), ArmName(v.Arm), b.Steps, plural.Of(b.Steps, "step", "steps"), strings.Join(why, "; "), pct(v.MinGain), fixed)
 	}
 	ci := v.Removable.CI
 	if ci == nil {
@@ -154,7 +155,7 @@ func decide(v *Verdict, confidence float64) (Decision, string) {
 // the block or the profile, so with one of them more steps cannot help.
 func moreData(v *Verdict) string {
 	if b := v.Bound; b != nil && b.Units < 2 {
-		return fmt.Sprintf("%d %s, and more steps cannot give an interval between them: record more runs (profiles) or arm blocks", b.Units, plural(b.Units, "block or profile", "blocks or profiles"))
+		return fmt.Sprintf("%d %s, and more steps cannot give an interval between them: record more runs (profiles) or arm blocks", b.Units, plural.Of(b.Units, "block or profile", "blocks or profiles"))
 	}
 	return "record more blocks or runs"
 }

@@ -11,11 +11,3 @@ const (
 	// analyze --within-run on inputs of one arm: nothing to compare
 	WarnWithinRunOneArm = "within_run_one_arm"
 )
-
-// plural is the noun (or verb) that agrees with the count n.
-func plural[N ~int | ~int64](n N, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -201,7 +202,7 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 		how = "named by --step or --config"
 	}
 	nPhases := max(len(doc.Phases)-1, 0)
-	first := fmt.Sprintf("step %s (%s), %d %s, %d %s", orNone(doc.Step), how, nPhases, plural(nPhases, "phase", "phases"), len(doc.Inputs), plural(len(doc.Inputs), "input", "inputs"))
+	first := fmt.Sprintf("step %s (%s), %d %s, %d %s", orNone(doc.Step), how, nPhases, plural.Of(nPhases, "phase", "phases"), len(doc.Inputs), plural.Of(len(doc.Inputs), "input", "inputs"))
 	if hasResults(doc) {
 		first += fmt.Sprintf(", %g%% CIs over blocks (B = %d, seed %d)", 100*doc.Settings.Confidence, doc.Settings.Resamples, doc.Settings.Seed)
 	} else if doc.StatsOff() {
@@ -217,9 +218,9 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 		}
 		if r := stepRow(doc, a); r != nil {
 			per := r.Steps / max(r.Blocks, 1)
-			label += fmt.Sprintf(" %d %s × %d %s", r.Blocks, plural(r.Blocks, "block", "blocks"), per, plural(per, "step", "steps"))
+			label += fmt.Sprintf(" %d %s × %d %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), per, plural.Of(per, "step", "steps"))
 			if r.Steps%max(r.Blocks, 1) != 0 {
-				label = fmt.Sprintf("%s %d blocks, %d %s", a, r.Blocks, r.Steps, plural(r.Steps, "step", "steps"))
+				label = fmt.Sprintf("%s %d blocks, %d %s", a, r.Blocks, r.Steps, plural.Of(r.Steps, "step", "steps"))
 			}
 		}
 		arms = append(arms, label)
@@ -232,7 +233,7 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 			arm = doc.Arms[0]
 		}
 		if r := stepRow(doc, arm); r != nil {
-			armText += fmt.Sprintf(": %d %s, %d %s", r.Blocks, plural(r.Blocks, "block", "blocks"), r.Steps, plural(r.Steps, "step", "steps"))
+			armText += fmt.Sprintf(": %d %s, %d %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), r.Steps, plural.Of(r.Steps, "step", "steps"))
 		}
 	}
 	e := doc.Excluded
@@ -247,7 +248,7 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 		excl = append(excl, fmt.Sprintf("%d outside arm blocks", e.OutsideArmSteps))
 	}
 	if e.UnclosedRanges > 0 {
-		excl = append(excl, fmt.Sprintf("%d unclosed %s", e.UnclosedRanges, plural(e.UnclosedRanges, "range", "ranges")))
+		excl = append(excl, fmt.Sprintf("%d unclosed %s", e.UnclosedRanges, plural.Of(e.UnclosedRanges, "range", "ranges")))
 	}
 	second := armText + "; left out: " + orNone(strings.Join(excl, ", "))
 	lines := []string{first, second}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 func BlockersTable(bs []analysis.Blocker) *export.Table {
@@ -186,7 +187,7 @@ func writeBoundaryEnd(w io.Writer, b *analysis.Boundary, f Format, opt Options, 
 	for _, a := range b.ArmOrder {
 		if !b.Arms[a].Capturable {
 			n := b.Arms[a].Blockers
-			not = append(not, fmt.Sprintf("%s (%d %s)", a, n, plural(n, "blocker", "blockers")))
+			not = append(not, fmt.Sprintf("%s (%d %s)", a, n, plural.Of(n, "blocker", "blockers")))
 		}
 	}
 	h("Verdict")
@@ -247,7 +248,7 @@ func replayLine(r analysis.ReplayCost) string {
 		return fmt.Sprintf("replay: %.1f µs per cudaGraphLaunch, a constant (the inputs launch no graph to measure)", float64(r.PerLaunchNs)/1e3)
 	}
 	return fmt.Sprintf("replay: %.1f µs per cudaGraphLaunch, the mean of the inputs' %d %s (median %.1f, range %.1f–%.1f µs)",
-		float64(r.PerLaunchNs)/1e3, r.Calls, plural(r.Calls, "call", "calls"), float64(*r.MedianNs)/1e3, float64(*r.MinNs)/1e3, float64(*r.MaxNs)/1e3)
+		float64(r.PerLaunchNs)/1e3, r.Calls, plural.Of(r.Calls, "call", "calls"), float64(*r.MedianNs)/1e3, float64(*r.MinNs)/1e3, float64(*r.MaxNs)/1e3)
 }
 
 // ciText is " [lo, hi]" in µs, or "" without a CI.
@@ -297,12 +298,12 @@ func writeBound(w io.Writer, f Format, arms []string, bounds map[string]*analysi
 		}
 		fmt.Fprintf(w, "%s%s: removable %.1f µs/step%s = %s of step wall %.1f µs (%s; %d %s in %d %s)\n", bullet, name,
 			cb.RemovableNs.Mean/1e3, ciText(cb.RemovableNs.MeanCI), share, cb.StepWallNs.Mean/1e3, cb.RemovableNs.Method,
-			cb.Steps, plural(cb.Steps, "step", "steps"), cb.Units, plural(cb.Units, "block or profile", "blocks or profiles"))
+			cb.Steps, plural.Of(cb.Steps, "step", "steps"), cb.Units, plural.Of(cb.Units, "block or profile", "blocks or profiles"))
 		fmt.Fprintf(w, "%shost of the removable phases %.1f%s = launch %.1f + cpu_other %.1f + memcpy_api %.1f + other_api %.1f\n", sub,
 			cb.HostNs.Mean/1e3, ciText(cb.HostNs.MeanCI), cb.LaunchNs.Mean/1e3, cb.CPUOtherNs.Mean/1e3, cb.MemcpyAPINs.Mean/1e3, cb.OtherAPINs.Mean/1e3)
 		fmt.Fprintf(w, "%sGPU floor %.1f%s; replay %d %s × %.1f = %.1f; ceiling (step wall − floor − replay) %.1f%s, which set the removable time in %d of %d %s\n", sub,
-			cb.GPUFloorNs.Mean/1e3, ciText(cb.GPUFloorNs.MeanCI), cb.Replay.LaunchesPerStep, plural(cb.Replay.LaunchesPerStep, "graph", "graphs"), float64(cb.Replay.PerLaunchNs)/1e3, float64(cb.Replay.PerStepNs)/1e3,
-			cb.CeilingNs.Mean/1e3, ciText(cb.CeilingNs.MeanCI), cb.CeilingSteps, cb.Steps, plural(cb.Steps, "step", "steps"))
+			cb.GPUFloorNs.Mean/1e3, ciText(cb.GPUFloorNs.MeanCI), cb.Replay.LaunchesPerStep, plural.Of(cb.Replay.LaunchesPerStep, "graph", "graphs"), float64(cb.Replay.PerLaunchNs)/1e3, float64(cb.Replay.PerStepNs)/1e3,
+			cb.CeilingNs.Mean/1e3, ciText(cb.CeilingNs.MeanCI), cb.CeilingSteps, cb.Steps, plural.Of(cb.Steps, "step", "steps"))
 		fmt.Fprintf(w, "%snot removable: %.1f%s in phases that launch nothing, %.1f%s in blocked phases; removable once the blockers are fixed: %.1f%s\n", sub,
 			cb.NoLaunchHostNs.Mean/1e3, ciText(cb.NoLaunchHostNs.MeanCI), cb.BlockedHostNs.Mean/1e3, ciText(cb.BlockedHostNs.MeanCI),
 			cb.RemovableIfFixedNs.Mean/1e3, ciText(cb.RemovableIfFixedNs.MeanCI))

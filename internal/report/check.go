@@ -10,6 +10,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
 )
@@ -141,7 +142,7 @@ var historyWarnings = map[string]string{
 
 // historyNotes are the numbers behind a history interval.
 func historyNotes(h *stats.HistoryComparison) string {
-	s := fmt.Sprintf("%d history %s", h.HistoryRuns, plural(h.HistoryRuns, "run", "runs"))
+	s := fmt.Sprintf("%d history %s", h.HistoryRuns, plural.Of(h.HistoryRuns, "run", "runs"))
 	if h.CandidateRuns != 1 {
 		s += fmt.Sprintf(", %d candidate runs", h.CandidateRuns)
 	}
@@ -177,8 +178,8 @@ func writeWithinRunGate(w io.Writer, g *Gate, f Format) error {
 	head := fmt.Sprintf("%s (within-run): %s %s of %s vs %s, limit %s (%g%% stationary bootstrap over steps, B = %d, seed %d)",
 		g.Status, g.Stat, g.Metric, g.Phase, g.Baseline, LimitText(g.Limit), 100*g.Confidence, g.Resamples, g.Seed)
 	notes := func(x *stats.WithinRunComparison) string {
-		blocks := plural(int(min(math.Round(x.Blocks), 2)), "block", "blocks")
-		return fmt.Sprintf("within-run, %d vs %d %s, mean block length %s vs %s steps, %.0f %s", x.ArmSteps, x.BaselineSteps, plural(x.BaselineSteps, "step", "steps"),
+		blocks := plural.Of(int(min(math.Round(x.Blocks), 2)), "block", "blocks")
+		return fmt.Sprintf("within-run, %d vs %d %s, mean block length %s vs %s steps, %.0f %s", x.ArmSteps, x.BaselineSteps, plural.Of(x.BaselineSteps, "step", "steps"),
 			blockLens(x.ArmBlocks), blockLens(x.BaselineBlocks), x.Blocks, blocks)
 	}
 	if f == Markdown {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // htmlUtilBar is one phase's utilisation bar: the mean of SMs Active
@@ -89,6 +90,6 @@ func gpuTimeline(doc *analysis.Doc) *htmlTimeline {
 		names = append(names, l.Name)
 	}
 	tl.Caption = fmt.Sprintf("%s over %.3f s of the run (0–100 %%, mean of all GPUs with metrics, %d %s)", strings.Join(names, ", "), float64(h.Timeline.End-h.Timeline.Start)/1e9,
-		len(h.Timeline.Mean[0]), plural(len(h.Timeline.Mean[0]), "bin", "bins"))
+		len(h.Timeline.Mean[0]), plural.Of(len(h.Timeline.Mean[0]), "bin", "bins"))
 	return tl
 }

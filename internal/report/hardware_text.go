@@ -8,6 +8,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // compactGPUMetrics are the GPU metrics of the compact hardware table, in
@@ -95,7 +96,7 @@ func hotspotLines(doc *analysis.Doc) []string {
 		return nil
 	}
 	lines := []string{fmt.Sprintf("%d CPU %s, one every %.2f ms per thread (median; an estimate); shares are of the phase's cpu_other time",
-		h.CPUSamples, plural(h.CPUSamples, "sample", "samples"), float64(h.CPUPeriodNs)/1e6)}
+		h.CPUSamples, plural.Of(h.CPUSamples, "sample", "samples"), float64(h.CPUPeriodNs)/1e6)}
 	for _, p := range h.Hotspots {
 		var fns []string
 		for _, f := range p.Functions[:min(5, len(p.Functions))] {
@@ -109,7 +110,7 @@ func hotspotLines(doc *analysis.Doc) []string {
 			}
 			fns = append(fns, fmt.Sprintf("%s%s %d self/%d incl (%s)", clip(f.Function, 40), py, f.Self, f.Inclusive, share))
 		}
-		lines = append(lines, fmt.Sprintf("%s (%d %s): %s", p.Phase, p.Samples, plural(p.Samples, "sample", "samples"), strings.Join(fns, "; ")))
+		lines = append(lines, fmt.Sprintf("%s (%d %s): %s", p.Phase, p.Samples, plural.Of(p.Samples, "sample", "samples"), strings.Join(fns, "; ")))
 	}
 	return lines
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/nsys"
 )
 
@@ -27,7 +28,7 @@ func writeInfoTable(w io.Writer, in *nsys.Info, opt Options) {
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\nProcesses (profiled ones marked *, plus NVIDIA/MPS daemons; %d OS %s in PROCESSES, all in JSON)\n", len(in.Processes), plural(len(in.Processes), "process", "processes"))
+	fmt.Fprintf(w, "\nProcesses (profiled ones marked *, plus NVIDIA/MPS daemons; %d OS %s in PROCESSES, all in JSON)\n", len(in.Processes), plural.Of(len(in.Processes), "process", "processes"))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  \tPID\tNAME\tTHREADS")
 	for _, p := range in.Processes {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // heatMap is the ranks' lateness per matched step: one row per rank, one
@@ -57,7 +58,7 @@ func rankHeatMaps(s *analysis.RanksSection) []*heatMap {
 	}
 	var late []heatItem
 	for _, st := range s.Steps {
-		tip := fmt.Sprintf("%s, rank %d: %.1f µs late over %d %s", st.Label, st.Rank, float64(st.LatenessNs)/1e3, st.Collectives, plural(st.Collectives, "collective", "collectives"))
+		tip := fmt.Sprintf("%s, rank %d: %.1f µs late over %d %s", st.Label, st.Rank, float64(st.LatenessNs)/1e3, st.Collectives, plural.Of(st.Collectives, "collective", "collectives"))
 		if st.StepWallNs != nil {
 			tip += fmt.Sprintf("; step wall %.1f µs", float64(*st.StepWallNs)/1e3)
 		}

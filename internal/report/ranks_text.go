@@ -7,6 +7,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // writeRanks is the ranks section's body: its context lines, then the
@@ -92,18 +93,18 @@ func rankLines(s *analysis.RanksSection) []string {
 	}
 	if s.Matching != "" {
 		out = append(out, fmt.Sprintf("stragglers: %d matched %s (%s); last %% = share of them in which the rank arrived last; late = mean per %s of Σ (its arrival − the first rank's); wait = the same of Σ (the last rank's arrival − its own), its wait inside the collectives; after last = the same of Σ (its end of the collective − the last rank's arrival), the collective's own time apart from that wait; CIs over blocks of consecutive %ss (%.0f%%, B = %d, seed %d)",
-			s.Settings.Steps, plural(s.Settings.Steps, s.Settings.Unit, s.Settings.Unit+"s"), s.Matching, s.Settings.Unit, s.Settings.Unit, s.Settings.Confidence*100, s.Settings.Resamples, s.Settings.Seed))
+			s.Settings.Steps, plural.Of(s.Settings.Steps, s.Settings.Unit, s.Settings.Unit+"s"), s.Matching, s.Settings.Unit, s.Settings.Unit, s.Settings.Confidence*100, s.Settings.Resamples, s.Settings.Seed))
 	}
 	if n := s.Settings.InitCollectives; n > 0 {
 		out = append(out, fmt.Sprintf("initialisation and warm-up: %d %s outside the counted steps %s left out of the steady state above; init late ms = each rank's Σ lateness over them",
-			n, plural(n, "collective", "collectives"), plural(n, "is", "are")))
+			n, plural.Of(n, "collective", "collectives"), plural.Of(n, "is", "are")))
 	}
 	if e := s.StepEnds; e != nil {
 		ci := ""
 		if e.SkewCI != nil {
 			ci = fmt.Sprintf("; mean skew %.1f µs, %.0f%% CI [%.1f, %.1f] µs over blocks of consecutive steps (%s)", e.SkewMeanNs/1e3, s.Settings.Confidence*100, e.SkewCI[0]/1e3, e.SkewCI[1]/1e3, e.Method)
 		}
-		out = append(out, fmt.Sprintf("step ends (%d matched %s, on the common timeline): %s%s; %s", e.Steps, plural(e.Steps, "step", "steps"), e.Sentence, ci, e.Note))
+		out = append(out, fmt.Sprintf("step ends (%d matched %s, on the common timeline): %s%s; %s", e.Steps, plural.Of(e.Steps, "step", "steps"), e.Sentence, ci, e.Note))
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/internal/dataset"
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -24,7 +25,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f1":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"sub":     func(a, b float64) float64 { return a - b },
 	"plotEnd": func(x, w float64) float64 { return x + w },
-	"plural":  plural[int],
+	"plural":  plural.Of[int],
 }).Parse(pageTemplate))
 
 // Options tunes a rendering.
@@ -134,8 +135,8 @@ func writeHTML(w io.Writer, doc *analysis.Doc, opt Options) error {
 	}
 	e := doc.Excluded
 	p.Excluded = fmt.Sprintf("%d warm-up-range %s, %d skipped first %s per block (--skip-steps %d), %d %s outside arm blocks, %d unclosed %s",
-		e.WarmupSteps, plural(e.WarmupSteps, "step", "steps"), e.SkippedSteps, plural(e.SkippedSteps, "step", "steps"), s.SkipSteps,
-		e.OutsideArmSteps, plural(e.OutsideArmSteps, "step", "steps"), e.UnclosedRanges, plural(e.UnclosedRanges, "range", "ranges"))
+		e.WarmupSteps, plural.Of(e.WarmupSteps, "step", "steps"), e.SkippedSteps, plural.Of(e.SkippedSteps, "step", "steps"), s.SkipSteps,
+		e.OutsideArmSteps, plural.Of(e.OutsideArmSteps, "step", "steps"), e.UnclosedRanges, plural.Of(e.UnclosedRanges, "range", "ranges"))
 	for _, part := range Parts {
 		p.Legend = append(p.Legend, legend{part.Label, part.Color, part.Metric.Doc()})
 	}
@@ -325,7 +326,7 @@ func barChartOf(groups [][]analysis.SummaryRow, baseline string) *barChart {
 			}
 			row.ValueX = c.PlotX + c.PlotW + 8
 			row.Tooltip = fmt.Sprintf("%s · %s: mean wall %s; n = %d step %s in %d %s (%s)", r.Phase, r.Arm, row.Value,
-				r.N, plural(r.N, "instance", "instances"), r.Blocks, plural(r.Blocks, "unit", "units"), r.Method)
+				r.N, plural.Of(r.N, "instance", "instances"), r.Blocks, plural.Of(r.Blocks, "unit", "units"), r.Method)
 			c.Rows = append(c.Rows, row)
 			y += rowH + rowGap
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // stepWallPlot is one arm's step wall over its run: the kept steps in
@@ -95,9 +96,9 @@ func stepWallPlots(doc *analysis.Doc) []*stepWallPlot {
 		}
 		warm := ""
 		if skip > 0 {
-			warm = fmt.Sprintf("; shaded: the first %d %s of each block, warm-up left out of the statistics (not drawn)", skip, plural(skip, "step", "steps"))
+			warm = fmt.Sprintf("; shaded: the first %d %s of each block, warm-up left out of the statistics (not drawn)", skip, plural.Of(skip, "step", "steps"))
 		}
-		p.Caption = fmt.Sprintf("%s: wall of %s, %d %s in %d %s, in run order%s", arm, doc.Step, steps, plural(steps, "step", "steps"), len(units), plural(len(units), "block", "blocks"), warm)
+		p.Caption = fmt.Sprintf("%s: wall of %s, %d %s in %d %s, in run order%s", arm, doc.Step, steps, plural.Of(steps, "step", "steps"), len(units), plural.Of(len(units), "block", "blocks"), warm)
 		out = append(out, p)
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nsysphase/nsysphase/export"
 	"github.com/nsysphase/nsysphase/internal/analysis"
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 	"github.com/nsysphase/nsysphase/phases"
 )
 
@@ -74,7 +75,7 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool, opt Options) er
 		arm = "no arm ranges: arm " + phases.SingleArm
 	}
 	fmt.Fprintf(w, "%sremovable: %.1f µs/step %s of %.1f µs/step step wall %s (%s, %d %s; %s)\n", bullet,
-		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), arm, v.StepWallNs.N, plural(v.StepWallNs.N, "step", "steps"), v.Removable.Method)
+		v.RemovableNs.Mean/1e3, ci(v.RemovableNs.MeanCI), v.StepWallNs.Mean/1e3, ci(v.StepWallNs.MeanCI), arm, v.StepWallNs.N, plural.Of(v.StepWallNs.N, "step", "steps"), v.Removable.Method)
 	fmt.Fprintf(w, "%sbefore the bound: launch + cpu_other of every region phase %.1f µs/step %s\n", bullet, v.HostUpperNs.Mean/1e3, ci(v.HostUpperNs.MeanCI))
 	if md || opt.Wide {
 		fmt.Fprintf(w, "%sdefinition: %s\n", bullet, esc(v.Definition))
@@ -105,7 +106,7 @@ func writeVerdictText(w io.Writer, v *analysis.Verdict, md bool, opt Options) er
 		for _, b := range v.Blockers {
 			kinds = append(kinds, fmt.Sprintf("%s %s in %s (%.3g/step)", b.Kind, esc(b.API), esc(b.Phase), b.PerStep))
 		}
-		fmt.Fprintf(w, "%scapture: not capturable as it stands, %d %s (see nsysphase boundary): %s\n", bullet, len(v.Blockers), plural(len(v.Blockers), "blocker", "blockers"), strings.Join(kinds, "; "))
+		fmt.Fprintf(w, "%scapture: not capturable as it stands, %d %s (see nsysphase boundary): %s\n", bullet, len(v.Blockers), plural.Of(len(v.Blockers), "blocker", "blockers"), strings.Join(kinds, "; "))
 	}
 	if len(v.ArmGains) > 0 {
 		fmt.Fprintf(w, "%smeasured gains over %s (step wall_ns mean, 1 − ratio):\n", bullet, esc(v.Arm))

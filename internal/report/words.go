@@ -112,14 +112,6 @@ func orNone(s string) string {
 	return s
 }
 
-// plural is the noun (or verb) that agrees with the count n.
-func plural[N ~int | ~int64](n N, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // escapeSummary makes a <details> title (which may name the baseline arm)
 // text: &, < and > escaped (quotes are text outside an attribute, so the
 // title keeps its apostrophes), and no link syntax for renderers that read

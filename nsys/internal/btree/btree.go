@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/nsysphase/nsysphase/internal/base/plural"
 )
 
 // ErrUnsupported marks a database this package does not read (a text
@@ -450,7 +452,7 @@ func (s *Scanner) overflow(p uint32, local []byte, next uint32, total int) ([]by
 	}
 	for len(s.over) < total {
 		if next == 0 {
-			return nil, corrupt(p, "overflow chain ends %d %s short", total-len(s.over), plural(total-len(s.over), "byte", "bytes"))
+			return nil, corrupt(p, "overflow chain ends %d %s short", total-len(s.over), plural.Of(total-len(s.over), "byte", "bytes"))
 		}
 		pg, err := s.readPage(next, s.obuf)
 		if err != nil {
@@ -470,7 +472,7 @@ func (s *Scanner) overflow(p uint32, local []byte, next uint32, total int) ([]by
 // reads it into buf without touching the window.
 func (s *Scanner) readPage(p uint32, buf []byte) ([]byte, error) {
 	if p == 0 || p > s.f.pages {
-		return nil, corrupt(p, "page number out of range (file has %d %s)", s.f.pages, plural(s.f.pages, "page", "pages"))
+		return nil, corrupt(p, "page number out of range (file has %d %s)", s.f.pages, plural.Of(s.f.pages, "page", "pages"))
 	}
 	if s.aheadN > 0 && p >= s.aheadP && p < s.aheadP+uint32(s.aheadN) {
 		off := int(p-s.aheadP) * s.f.pageSize
@@ -487,7 +489,7 @@ func (s *Scanner) readPage(p uint32, buf []byte) ([]byte, error) {
 // a jump starts again from one page.
 func (s *Scanner) page(p uint32) ([]byte, error) {
 	if p == 0 || p > s.f.pages {
-		return nil, corrupt(p, "page number out of range (file has %d %s)", s.f.pages, plural(s.f.pages, "page", "pages"))
+		return nil, corrupt(p, "page number out of range (file has %d %s)", s.f.pages, plural.Of(s.f.pages, "page", "pages"))
 	}
 	if s.aheadN > 0 && p >= s.aheadP && p < s.aheadP+uint32(s.aheadN) {
 		s.last = p
@@ -533,12 +535,4 @@ func varint(b []byte) (uint64, int) {
 		return 0, 0
 	}
 	return v<<8 | uint64(b[8]), 9
-}
-
-// plural is the noun that agrees with the count n.
-func plural[N ~int | ~uint32](n N, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
