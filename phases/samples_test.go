@@ -288,6 +288,13 @@ func TestSamplingOnlyExport(t *testing.T) {
 		if mt.Name == "CTC TX Throughput" && v != 1 {
 			t.Fatalf("CTC TX Throughput is 1 in every sample, mean %v", v)
 		}
+		// The clocks are labelled [MHz] and stored in Hz: SQL's smallest
+		// and largest samples (SELECT min(value), max(value) … GROUP BY
+		// metricName) bound their means, and the label says Hz.
+		clock := map[string][2]float64{"GPC Clock Frequency": {344878389, 855292444}, "SYS Clock Frequency": {824656110, 930357714}}
+		if b, ok := clock[mt.Name]; ok && (mt.Unit != "Hz" || v < b[0] || v > b[1]) {
+			t.Errorf("%s: %v %s, want Hz within SQL's samples %v", mt.Name, v, mt.Unit, b)
+		}
 	}
 	if h := res.Hotspots; h == nil || h.Samples != 17 || len(h.Phases) != 1 || h.Phases[0].Samples != 17 {
 		t.Fatalf("hotspots: %+v", res.Hotspots)
