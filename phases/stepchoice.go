@@ -79,6 +79,10 @@ type candTally struct {
 	ns              int64 // Σ duration of instances not nested in one of the same family
 	depth           int32
 	pids            map[int64]bool
+	// inArms: an instance lies inside an arm block. With arm blocks, a
+	// name with none (a one-off setup before the first block) cannot be
+	// the step — its steps would all be left out — so it is no candidate.
+	inArms bool
 }
 
 // nestedMinRepeats and nestedMinShare define an outer loop: a child name
@@ -146,6 +150,7 @@ func newChooser(threads []*threadRanges, blocks []armBlock, pat *regexp.Regexp) 
 			wraps[fam] = (w || !seen) && wrapsOneCall(t, ci, int32(i))
 			x.depth = min(x.depth, r.depth)
 			x.pids[nsys.Pid(t.gtid)] = true
+			x.inArms = x.inArms || len(blocks) > 0 && inArmBlock(blocks, nsys.Pid(t.gtid), r.start, r.end) >= 0
 			if end, ok := open[fam]; ok && r.start < end {
 				continue
 			}
@@ -254,6 +259,9 @@ func (c *chooser) choose() choice {
 	}
 	for name, s := range scores {
 		x := c.tallies[name]
+		if len(c.blocks) > 0 && x != nil && !x.inArms {
+			continue
+		}
 		cd := Candidate{Name: name, Rule: rules[name], Score: round3(s)}
 		if x != nil {
 			cd.Instances, cd.Coverage, cd.Library, cd.Depth = x.n, roundShare(c.coverage(x)), x.lib, int(x.depth)
