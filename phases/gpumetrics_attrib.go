@@ -44,6 +44,11 @@ func newMetricAttrib(st *Store, g *GPUMetrics, use []GPUUse) *metricAttrib {
 		if b := used[st.Pid(i)]; b != 0 {
 			a.gpus[i] = b
 		}
+		// The (unannotated) and other-thread rows span their whole step:
+		// the step's samples would pass for theirs. They take none (null).
+		if st.Phase(i) == Unannotated || st.OtherThread(i) {
+			a.gpus[i] = 0
+		}
 	}
 	slices.SortStableFunc(a.order, func(x, y int32) int {
 		return int(min(max(a.starts[x]-a.starts[y], -1), 1))

@@ -129,7 +129,18 @@ func TestGPUMetricMeansEqualSQL(t *testing.T) {
 	// Every instance would take minutes of SQL: a spread of them (steps
 	// and phases, the first and the last) is checked.
 	stride := max(1, st.Len()/60)
+	spanning := 0
 	for i := 0; i < st.Len(); i += stride {
+		if st.Phase(i) == Unannotated || st.OtherThread(i) {
+			// They span the whole step, whose samples are not theirs.
+			for m := range g.Metrics {
+				if v, ok := g.Mean(i, m); ok {
+					t.Fatalf("instance %d (%s) has a %s mean %v, want none", i, st.Phase(i), g.Metrics[m].Name, v)
+				}
+			}
+			spanning++
+			continue
+		}
 		want := map[string]float64{}
 		err := sqlitex.ExecuteTransient(conn, `WITH s AS (SELECT timestamp AS t, LAG(timestamp) OVER (PARTITION BY typeId, metricId ORDER BY timestamp) AS p, typeId, metricId, value FROM GPU_METRICS)
 SELECT d.metricName, SUM(s.value * (MIN(s.t, :end) - MAX(s.p, :start))) * 1.0 / SUM(MIN(s.t, :end) - MAX(s.p, :start))
@@ -157,23 +168,30 @@ GROUP BY d.metricName`, &sqlitex.ExecOptions{Named: map[string]any{":start": st.
 			checked++
 		}
 	}
-	if checked < 10 {
-		t.Fatalf("only %d instances checked", checked)
+	if checked < 10 || spanning == 0 {
+		t.Fatalf("only %d instances and %d (unannotated) or other-thread rows checked", checked, spanning)
 	}
 }
 
 // TestHotspotsEqualSQL checks each phase's CPU samples and its functions'
-// self and inclusive counts on collector_backtrace against plain SQL.
+// self and inclusive counts against plain SQL on every bundled export with
+// CPU samples: collector_backtrace (--sample=cpu) and gloo_hw_node
+// (process-tree sampling of two torchrun ranks, with GPU metrics).
 func TestHotspotsEqualSQL(t *testing.T) {
-	var fx fixture.Fixture
-	for _, e := range fixture.Extra(t) {
-		if e.Name == "collector_backtrace" {
-			fx = e
+	want := map[string]int64{"collector_backtrace": 2891, "gloo_hw_node": 7443} // COMPOSITE_EVENTS rows
+	n := 0
+	for _, fx := range fixture.Extra(t) {
+		if rows, ok := want[fx.Name]; ok {
+			n++
+			t.Run(fx.Name, func(t *testing.T) { checkHotspotsSQL(t, fx, rows) })
 		}
 	}
-	if fx.Name == "" {
-		t.Skip("collector_backtrace not bundled")
+	if n == 0 {
+		t.Skip("no export with CPU samples bundled")
 	}
+}
+
+func checkHotspotsSQL(t *testing.T, fx fixture.Fixture, rows int64) {
 	src := fx.SQLite(t)
 	f, err := nsys.Open(src)
 	if err != nil {
@@ -185,7 +203,7 @@ func TestHotspotsEqualSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := res.Hotspots
-	if h == nil || h.Samples != 2891 || len(h.Phases) < 2 || h.PeriodNs <= 0 {
+	if h == nil || h.Samples != rows || len(h.Phases) < 2 || h.PeriodNs <= 0 {
 		t.Fatalf("hotspots: %+v", h)
 	}
 	_, conn := writableCopy(t, src)

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -10,7 +12,7 @@ import (
 
 // HardwareSchemaVersion versions the gpu_metrics and host_hotspots tables
 // (and the hardware section of the JSON document) on their own.
-const HardwareSchemaVersion = "1.0"
+const HardwareSchemaVersion = "2.0"
 
 // HardwareSection is the hardware section of the JSON document: GPU metrics
 // and CPU samples per phase.
@@ -57,22 +59,28 @@ type HotspotPhase struct {
 	Phase   string `json:"phase"`
 	Samples int64  `json:"samples"`
 	// CPUOtherNs is Σ cpu_other_ns over the phase's kept instances that
-	// measured it: the denominator of each function's share (0: not
-	// measured, shares null).
+	// measured it (0: not measured): the host time outside CUDA calls,
+	// beside the samples for context. It is no denominator: samples also
+	// land in CUDA calls and in warm-up steps, so a share of it could pass
+	// 100%.
 	CPUOtherNs int64             `json:"cpu_other_ns"`
 	Functions  []HotspotFunction `json:"functions"`
 }
 
 // HotspotFunction is one function's samples in a phase; SelfShare is
-// self samples × the sample period / the phase's cpu_other_ns (nil
-// without cpu_other time), InclusiveShare likewise.
+// its self samples / the phase's samples (the share every sampling
+// profiler prints; a phase is listed only with samples), InclusiveShare
+// likewise.
 type HotspotFunction struct {
 	phases.FunctionSamples
-	SelfShare      *float64 `json:"self_share_of_cpu_other"`
-	InclusiveShare *float64 `json:"inclusive_share_of_cpu_other"`
+	SelfShare      float64 `json:"self_share_of_samples"`
+	InclusiveShare float64 `json:"inclusive_share_of_samples"`
 }
 
-// maxHotspotFunctions bounds the functions kept per phase.
+// maxHotspotFunctions bounds the functions kept per phase and ranking: the
+// top ones by self samples and the top ones by inclusive samples (a frame
+// every sample passes through, such as the launch path, has few self
+// samples).
 const maxHotspotFunctions = 50
 
 // buildHardware fills d.Hardware from the inputs' GPU metrics and CPU
@@ -109,7 +117,7 @@ func (d *Doc) buildHardware(files []*FileResult, o *Options) {
 		h.instances, h.GPUMetrics, h.GPUSamples, h.GPUPeriodNs = g, g.Metrics, g.Samples, g.Period
 		h.GPUMetricRows = d.gpuMetricRows(g, o)
 	}
-	h.Hotspots = d.hotspotPhases(files, h.CPUPeriodNs)
+	h.Hotspots = d.hotspotPhases(files)
 }
 
 // gpuMetricUnits are the statistics' units of phase ph for the GPU
@@ -231,8 +239,8 @@ func pointRows(ph, arm string, metrics []phases.GPUMetric, units []stats.Unit, r
 }
 
 // hotspotPhases merges the inputs' hotspots per phase (in Phases order)
-// and adds each function's share of the phase's cpu_other time.
-func (d *Doc) hotspotPhases(files []*FileResult, periodNs int64) []HotspotPhase {
+// and adds each function's share of the phase's samples.
+func (d *Doc) hotspotPhases(files []*FileResult) []HotspotPhase {
 	type key struct{ fn, mod string }
 	samples := map[string]int64{}
 	fns := map[string]map[key]*phases.FunctionSamples{}
@@ -270,39 +278,39 @@ func (d *Doc) hotspotPhases(files []*FileResult, periodNs int64) []HotspotPhase 
 		}
 		hp := HotspotPhase{Phase: ph, Samples: samples[ph], CPUOtherNs: cpuOther[ph]}
 		for _, f := range fns[ph] {
-			hf := HotspotFunction{FunctionSamples: *f}
-			if hp.CPUOtherNs > 0 && periodNs > 0 {
-				s := float64(f.Self*periodNs) / float64(hp.CPUOtherNs)
-				in := float64(f.Inclusive*periodNs) / float64(hp.CPUOtherNs)
-				hf.SelfShare, hf.InclusiveShare = &s, &in
-			}
-			hp.Functions = append(hp.Functions, hf)
+			hp.Functions = append(hp.Functions, HotspotFunction{FunctionSamples: *f,
+				SelfShare: float64(f.Self) / float64(hp.Samples), InclusiveShare: float64(f.Inclusive) / float64(hp.Samples)})
 		}
-		slices.SortFunc(hp.Functions, func(a, b HotspotFunction) int {
-			if a.Self != b.Self {
-				return int(b.Self - a.Self)
-			}
-			if a.Inclusive != b.Inclusive {
-				return int(b.Inclusive - a.Inclusive)
-			}
-			if a.Function != b.Function {
-				if a.Function < b.Function {
-					return -1
-				}
-				return 1
-			}
-			if a.Module < b.Module {
-				return -1
-			}
-			if a.Module > b.Module {
-				return 1
-			}
-			return 0
-		})
-		if len(hp.Functions) > maxHotspotFunctions {
-			hp.Functions = hp.Functions[:maxHotspotFunctions]
-		}
+		hp.Functions = topHotspots(hp.Functions, maxHotspotFunctions)
 		out = append(out, hp)
 	}
 	return out
+}
+
+// topHotspots keeps the functions among the n with the most self samples
+// or among the n with the most inclusive samples, ordered by self then
+// inclusive samples, then name and module.
+func topHotspots(fs []HotspotFunction, n int) []HotspotFunction {
+	byName := func(a, b HotspotFunction) int {
+		return cmp.Or(strings.Compare(a.Function, b.Function), strings.Compare(a.Module, b.Module))
+	}
+	bySelf := func(a, b HotspotFunction) int {
+		return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(b.Inclusive, a.Inclusive), byName(a, b))
+	}
+	if len(fs) <= n {
+		slices.SortFunc(fs, bySelf)
+		return fs
+	}
+	slices.SortFunc(fs, func(a, b HotspotFunction) int {
+		return cmp.Or(cmp.Compare(b.Inclusive, a.Inclusive), cmp.Compare(b.Self, a.Self), byName(a, b))
+	})
+	keep := slices.Clone(fs[:n])
+	slices.SortFunc(fs, bySelf)
+	for _, f := range fs[:n] {
+		if !slices.ContainsFunc(keep, func(k HotspotFunction) bool { return byName(k, f) == 0 }) {
+			keep = append(keep, f)
+		}
+	}
+	slices.SortFunc(keep, bySelf)
+	return keep
 }

@@ -77,7 +77,7 @@ func GPUMetricInstancesTable(d *analysis.Doc) *export.Table {
 // HostHotspotsTable is host_hotspots: per phase, its functions by CPU
 // samples.
 func HostHotspotsTable(d *analysis.Doc) *export.Table {
-	t := export.NewTable("host_hotspots", "schema "+analysis.HardwareSchemaVersion+": per phase, the functions of its CPU samples (nsys profile --sample=cpu), by self then inclusive samples (at most 50 a phase); shares are of the phase's cpu_other_ns",
+	t := export.NewTable("host_hotspots", "schema "+analysis.HardwareSchemaVersion+": per phase, the functions of its CPU samples (nsys profile --sample=cpu), by self then inclusive samples (the 50 with most self and the 50 with most inclusive samples a phase); shares are of the phase's samples",
 		export.Column{Name: "phase", Type: export.TypeString, Doc: "phase name; the step's own name for the whole step"},
 		export.Column{Name: "phase_samples", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "CPU samples inside the phase's instances, on their threads"},
 		export.Column{Name: "rank", Type: export.TypeInt64, Doc: "1 = most self samples"},
@@ -86,14 +86,14 @@ func HostHotspotsTable(d *analysis.Doc) *export.Table {
 		export.Column{Name: "python", Type: export.TypeBool, Doc: "a Python frame (its module is a .py file)"},
 		export.Column{Name: "self_samples", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "samples whose innermost frame is the function"},
 		export.Column{Name: "inclusive_samples", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "samples with the function anywhere in the backtrace (once a sample)"},
-		export.Column{Name: "self_share", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true, Doc: "self_samples × sample_period_ns / the phase's Σ cpu_other_ns; null without cpu_other time"},
-		export.Column{Name: "inclusive_share", Type: export.TypeFloat64, Unit: export.UnitRatio, Nullable: true, Doc: "inclusive_samples × sample_period_ns / the phase's Σ cpu_other_ns; null without cpu_other time"},
+		export.Column{Name: "self_share", Type: export.TypeFloat64, Unit: export.UnitRatio, Doc: "self_samples / phase_samples"},
+		export.Column{Name: "inclusive_share", Type: export.TypeFloat64, Unit: export.UnitRatio, Doc: "inclusive_samples / phase_samples"},
 		export.Column{Name: "sample_period_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "median interval between two samples of one thread (an estimate)"},
 	)
 	for _, p := range d.Hardware.Hotspots {
 		for k, f := range p.Functions {
 			_ = t.AppendRow(export.Str(p.Phase), export.Int(p.Samples), export.Int(int64(k+1)), export.Str(f.Function), export.Str(f.Module), export.Bool(f.Python),
-				export.Int(f.Self), export.Int(f.Inclusive), optFloat(f.SelfShare), optFloat(f.InclusiveShare), export.Int(d.Hardware.CPUPeriodNs))
+				export.Int(f.Self), export.Int(f.Inclusive), export.Float(f.SelfShare), export.Float(f.InclusiveShare), export.Int(d.Hardware.CPUPeriodNs))
 		}
 	}
 	return t

@@ -75,6 +75,11 @@ func hardwareTable(doc *analysis.Doc, wide bool) *export.Table {
 		val[k][r.Metric] = r.Mean
 	}
 	for _, k := range order {
+		// A row with no metric measured (the (unannotated) and other-thread
+		// rows take no samples) says nothing; --wide keeps it.
+		if !slices.ContainsFunc(metrics, func(m string) bool { return val[k][m] != nil }) {
+			continue
+		}
 		row := []export.Value{export.Str(k.arm), export.Str(shortName(k.phase, 30))}
 		for _, m := range metrics {
 			s := "—"
@@ -95,15 +100,12 @@ func hotspotLines(doc *analysis.Doc) []string {
 	if h == nil || len(h.Hotspots) == 0 {
 		return nil
 	}
-	lines := []string{fmt.Sprintf("%d CPU %s, one every %.2f ms per thread (median; an estimate); shares are of the phase's cpu_other time",
+	lines := []string{fmt.Sprintf("%d CPU %s, one every %.2f ms per thread (median; an estimate); shares are of the phase's samples",
 		h.CPUSamples, plural.Of(h.CPUSamples, "sample", "samples"), float64(h.CPUPeriodNs)/1e6)}
 	for _, p := range h.Hotspots {
 		var fns []string
 		for _, f := range p.Functions[:min(5, len(p.Functions))] {
-			share := "—"
-			if f.SelfShare != nil {
-				share = fmt.Sprintf("%.0f%%", 100**f.SelfShare)
-			}
+			share := fmt.Sprintf("%.0f%%", 100*f.SelfShare)
 			py := ""
 			if f.Python {
 				py = " (Python)"
