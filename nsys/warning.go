@@ -35,7 +35,7 @@ const (
 	WarnSingleShot           = "single_shot"           // no NVTX range repeats: every range is one measured value (n = 1)
 	WarnIdleStepThread       = "idle_step_thread"      // a thread repeats the step's ranges with no CUDA work: its empty steps are pooled in
 	WarnFewSteps             = "few_steps"             // a process holds no more steps than --skip-steps: they are kept
-	WarnGPUMetrics           = "gpu_metrics"           // GPU metrics sampled too coarsely for some phases, or rows out of time order
+	WarnGPUMetrics           = "gpu_metrics"           // GPU metrics sampled too coarsely for some phases, on a GPU shared by several processes, or rows out of time order
 	WarnCPUSamples           = "cpu_samples"           // too few CPU samples in a phase to rank its functions
 	WarnSamplesOnly          = "samples_only"          // no CUDA or NVTX trace: each sampled process analysed as one phase
 	WarnInput                = "input"                 // an input warning of unknown kind (read from a dataset of nsysphase before codes)

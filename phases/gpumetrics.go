@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nsysphase/nsysphase/nsys"
 )
@@ -211,6 +212,9 @@ func measureGPUMetrics(f *nsys.File, res *Result, use []GPUUse) error {
 	hertzUnits(g.Metrics, peak)
 	g.Timeline = a.timeline()
 	res.GPUMetrics = g
+	if shared := sharedGPUs(g.GPUs, use); shared != "" {
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnGPUMetrics, f.Path, "%s: GPU metrics are the whole GPU's, so a phase's means include the other processes' work in the same sample periods (profile one process a GPU to read them as the phase's)", shared))
+	}
 	if short := tooShortPhases(st, g.Period); len(short) > 0 {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnGPUMetrics, f.Path, "GPU metrics are sampled every %.1f µs, longer than the median instance of %s: their GPU metric means rest on one or two samples (record with a higher --gpu-metrics-frequency)", float64(g.Period)/1e3, quoteList(short)))
 	}
@@ -269,4 +273,16 @@ func tooShortPhases(st *Store, period int64) []string {
 		}
 	}
 	return short
+}
+
+// sharedGPUs names the GPUs with metrics on which more than one traced
+// process ran work ("" when none did): "GPU 0 ran work of 2 processes".
+func sharedGPUs(withMetrics []int64, use []GPUUse) string {
+	var parts []string
+	for _, u := range use {
+		if len(u.Pids) > 1 && slices.Contains(withMetrics, u.GPU) {
+			parts = append(parts, fmt.Sprintf("GPU %d ran work of %d processes", u.GPU, len(u.Pids)))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

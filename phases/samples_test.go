@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"zombiezen.com/go/sqlite"
@@ -117,6 +118,11 @@ func TestGPUMetricMeansEqualSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := res.GPUMetrics
+	for _, w := range res.Warnings {
+		if strings.Contains(w.Error(), "whole GPU") {
+			t.Errorf("one process on the GPU, yet: %v", w)
+		}
+	}
 	if g == nil || len(g.Metrics) != 3 || g.Period != 37_000 {
 		t.Fatalf("GPU metrics: %+v", g)
 	}
@@ -328,4 +334,33 @@ func TestHertzUnits(t *testing.T) {
 	if want := []string{"Hz", "MHz", "Throughput %", ""}; !slices.Equal(got, want) {
 		t.Errorf("units %q, want %q", got, want)
 	}
+}
+
+// TestSharedGPUMetricsWarn: on gloo_hw_node two ranks share GPU 0, whose
+// metrics are the whole GPU's: a gpu_metrics warning says so.
+func TestSharedGPUMetricsWarn(t *testing.T) {
+	var fx fixture.Fixture
+	for _, e := range fixture.Extra(t) {
+		if e.Name == "gloo_hw_node" {
+			fx = e
+		}
+	}
+	if fx.Name == "" {
+		t.Skip("gloo_hw_node not bundled")
+	}
+	f, err := nsys.Open(fx.SQLite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := Segment(f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w.Error(), "GPU 0 ran work of 2 processes: GPU metrics are the whole GPU's") {
+			return
+		}
+	}
+	t.Errorf("no shared-GPU warning among %v", res.Warnings)
 }

@@ -138,7 +138,7 @@ numbers of collectives in a matched step), ` + "`collectives_mismatched`" + ` (c
 order ran different operations on different ranks: a subgroup's collectives, or one a trace lacks).
 
 Sampling (GPU metrics and CPU samples): ` + "`gpu_metrics`" + ` (GPU metrics sampled too coarsely for
-some phases, or rows out of time order), ` + "`cpu_samples`" + ` (too few CPU samples in a phase to
+some phases, on a GPU that several traced processes shared, or rows out of time order), ` + "`cpu_samples`" + ` (too few CPU samples in a phase to
 rank its functions), ` + "`samples_only`" + ` (no CUDA or NVTX trace: each sampled process is
 analysed as one phase).
 
