@@ -18,7 +18,7 @@ const Version = "library"
 // SchemaVersion versions the JSON document and the Parquet tables (the
 // minor grows when a column or table is added, the major when one changes
 // meaning or goes away).
-const SchemaVersion = "2.1"
+const SchemaVersion = "2.2"
 
 // FileArm gives every file matching Glob the arm Name.
 type FileArm struct {

@@ -102,6 +102,10 @@ type Instance struct {
 	// UnattributedKernelNs is, for a step, the kernel time of the step
 	// outside every phase, in ns; nil for phases.
 	UnattributedKernelNs *int64
+	// GPUStartNs is the start of the instance's first GPU op (the vendor's
+	// projected start): with proj_ns, its GPU window, over which its GPU
+	// metrics are averaged; nil without GPU ops.
+	GPUStartNs *int64
 	// Rank is the rank of the instance's process in a distributed job; nil
 	// when the inputs hold fewer than two ranks.
 	Rank *int
@@ -140,6 +144,10 @@ func instance(x *phases.Instance) Instance {
 	if x.HasStepOnly {
 		gap, unattr := x.PhaseGapNs, x.UnattrKerNs
 		out.PhaseGapNs, out.UnattributedKernelNs = &gap, &unattr
+	}
+	if x.HasGPUStart {
+		g := x.GPUStart
+		out.GPUStartNs = &g
 	}
 	if x.HasRank {
 		r := x.Rank

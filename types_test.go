@@ -101,7 +101,7 @@ func TestInstancesAreThePipelines(t *testing.T) {
 		back := phases.Instance{File: g.File, Pid: g.Pid, Tid: g.Tid, Thread: g.Thread, Arm: g.Arm, Block: g.Block, BlockStart: w.BlockStart, Unit: w.Unit,
 			Step: g.Step, StepLabel: g.StepLabel, Phase: g.Phase, IsStep: g.IsStep, Depth: g.Depth, Start: g.StartNs, End: g.EndNs, Warmup: g.Warmup,
 			OtherThread: g.OtherThread, QueueMeanNs: deref(g.QueueMeanNs), HasQueue: g.QueueMeanNs != nil,
-			PhaseGapNs: deref(g.PhaseGapNs), UnattrKerNs: deref(g.UnattributedKernelNs), HasStepOnly: g.PhaseGapNs != nil, Rank: deref(g.Rank), HasRank: g.Rank != nil}
+			PhaseGapNs: deref(g.PhaseGapNs), UnattrKerNs: deref(g.UnattributedKernelNs), HasStepOnly: g.PhaseGapNs != nil, GPUStart: deref(g.GPUStartNs), HasGPUStart: g.GPUStartNs != nil, Rank: deref(g.Rank), HasRank: g.Rank != nil}
 		if (g.PhaseGapNs == nil) != (g.UnattributedKernelNs == nil) {
 			t.Fatalf("instance %d: phase gap and unattributed kernel time not both null or both set", i)
 		}

@@ -78,8 +78,10 @@ func (a *attributor) measure(x *Instance, gtid int64) {
 	m[Alloc] = acc.apiTime[CatAlloc]
 	m[OtherAPI] = acc.apiTime[CatOther]
 	m[CPUOther] = m[Wall] - m[Launch] - m[SyncAPI] - m[MemcpyAPI] - m[Alloc] - m[OtherAPI]
+	x.GPUStart, x.HasGPUStart = 0, false
 	if m[GPUOps] > 0 {
 		m[Proj] = acc.projHi - acc.projLo
+		x.GPUStart, x.HasGPUStart = acc.projLo, true
 	}
 	if acc.queueOps > 0 {
 		x.QueueMeanNs, x.HasQueue = float64(m[QueueSum])/float64(acc.queueOps), true

@@ -19,15 +19,19 @@ type GPUMetric struct {
 
 // GPUMetrics holds, per step and phase instance (row of Result.Store) and
 // per recorded metric, the time-weighted mean of the metric over the
-// instance on the GPUs its process used.
+// instance's GPU window on the GPUs its process used.
 //
+// GPU work runs after the host code that launches it, often while the
+// host is already in the next phase: an instance's GPU window is its
+// first GPU op's start to its last one's end (the vendor's projection).
 // A sample at time t of one metric on one GPU reports the sampling period
 // that ends at t: its value holds on (t_prev, t], t_prev being the
 // previous sample of the same metric and GPU. An instance's mean is
-// Σ value·|(t_prev, t] ∩ [start, end)| / Σ |(t_prev, t] ∩ [start, end)| over
-// the samples of its process's GPUs (every GPU with metrics when the
-// process ran no GPU work); a metric with no sample period overlapping the
-// instance is not measured (null), never 0.
+// Σ value·|(t_prev, t] ∩ window| / Σ |(t_prev, t] ∩ window| over the
+// samples of its process's GPUs. An instance without GPU ops has none
+// (null), except in an export without a CUDA trace, where its host range
+// stands in on every GPU with metrics; a metric with no sample period
+// overlapping the window is not measured (null), never 0.
 type GPUMetrics struct {
 	Metrics []GPUMetric `json:"metrics"`
 	GPUs    []int64     `json:"gpus"`      // GPUs with metrics (TARGET_INFO_GPU.id)
@@ -215,8 +219,8 @@ func measureGPUMetrics(f *nsys.File, res *Result, use []GPUUse) error {
 	if shared := sharedGPUs(g.GPUs, use); shared != "" {
 		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnGPUMetrics, f.Path, "%s: GPU metrics are the whole GPU's, so a phase's means include the other processes' work in the same sample periods (profile one process a GPU to read them as the phase's)", shared))
 	}
-	if short := tooShortPhases(st, g.Period); len(short) > 0 {
-		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnGPUMetrics, f.Path, "GPU metrics are sampled every %.1f µs, longer than the median instance of %s: their GPU metric means rest on one or two samples (record with a higher --gpu-metrics-frequency)", float64(g.Period)/1e3, quoteList(short)))
+	if short := tooShortPhases(st, a, g.Period); len(short) > 0 {
+		res.Warnings = append(res.Warnings, nsys.FileWarning(nsys.WarnGPUMetrics, f.Path, "GPU metrics are sampled every %.1f µs, longer than the median GPU window of %s: their GPU metric means rest on one or two samples (record with a higher --gpu-metrics-frequency)", float64(g.Period)/1e3, quoteList(short)))
 	}
 	return nil
 }
@@ -249,24 +253,27 @@ func quoteList(names []string) string {
 	return out
 }
 
-// tooShortPhases are the phases whose median instance is shorter than the
+// tooShortPhases are the phases whose median GPU window is shorter than the
 // sampling period.
-func tooShortPhases(st *Store, period int64) []string {
+func tooShortPhases(st *Store, a *metricAttrib, period int64) []string {
 	if period <= 0 {
 		return nil
 	}
-	walls := map[string][]int64{}
+	windows := map[string][]int64{}
 	var order []string
 	for i := range st.Len() {
+		if a.gpus[i] == 0 { // no window: measures nothing
+			continue
+		}
 		p := st.Phase(i)
-		if _, ok := walls[p]; !ok {
+		if _, ok := windows[p]; !ok {
 			order = append(order, p)
 		}
-		walls[p] = append(walls[p], st.End(i)-st.Start(i))
+		windows[p] = append(windows[p], a.ends[i]-a.starts[i])
 	}
 	var short []string
 	for _, p := range order {
-		w := walls[p]
+		w := windows[p]
 		slices.Sort(w)
 		if w[len(w)/2] < period {
 			short = append(short, p)

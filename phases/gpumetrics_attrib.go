@@ -39,22 +39,39 @@ func newMetricAttrib(st *Store, g *GPUMetrics, use []GPUUse) *metricAttrib {
 		}
 	}
 	for i := range n {
-		a.starts[i], a.ends[i], a.order[i] = st.Start(i), st.End(i), int32(i)
-		a.gpus[i] = ^uint64(0)
-		if b := used[st.Pid(i)]; b != 0 {
-			a.gpus[i] = b
-		}
-		// The (unannotated) and other-thread rows span their whole step:
-		// the step's samples would pass for theirs. They take none (null).
-		if st.Phase(i) == Unannotated || st.OtherThread(i) {
-			a.gpus[i] = 0
-		}
+		a.order[i] = int32(i)
+		a.starts[i], a.ends[i], a.gpus[i] = metricWindow(st, i, used)
 	}
 	slices.SortStableFunc(a.order, func(x, y int32) int {
 		return int(min(max(a.starts[x]-a.starts[y], -1), 1))
 	})
 	a.binSum, a.binNs = make([][]float64, a.nm), make([][]int64, a.nm)
 	return a
+}
+
+// metricWindow is the time and GPUs over which instance i's GPU metrics
+// are averaged. GPU work runs after the host code that launches it, so an
+// instance with GPU ops takes its GPU window (first op start to last op
+// end, the vendor's projection) on its process's GPUs; one without takes
+// none (null: no GPU work of its own) unless the export traced no CUDA
+// (its host range on every GPU with metrics: a sampling-only export). The
+// (unannotated) and other-thread rows span their whole step, whose samples
+// are not theirs: none.
+func metricWindow(st *Store, i int, used map[int64]uint64) (start, end int64, gpus uint64) {
+	start, end = st.Start(i), st.End(i)
+	if st.Phase(i) == Unannotated || st.OtherThread(i) {
+		return start, end, 0
+	}
+	if lo, hi, ok := st.GPUWindow(i); ok {
+		start, end = lo, hi
+	} else if st.Null(i)&(1<<uint(GPUOps)) == 0 {
+		return start, end, 0
+	}
+	gpus = ^uint64(0)
+	if b := used[st.Pid(i)]; b != 0 {
+		gpus = b
+	}
+	return start, end, gpus
 }
 
 // add adds metric sr's value v over the sample period (p, t].

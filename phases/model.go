@@ -186,6 +186,11 @@ type Instance struct {
 	PhaseGapNs  int64 // steps only: wall not covered by any phase instance
 	UnattrKerNs int64 // steps only: kernel time of the step outside every phase
 	HasStepOnly bool
+	// GPUStart is the start of the instance's first GPU op (the vendor's
+	// projected start); with proj_ns it is the instance's GPU window, over
+	// which its GPU metrics are averaged. HasGPUStart false without ops.
+	GPUStart    int64
+	HasGPUStart bool
 	// Rank is the instance's process's rank in a distributed job
 	// (AssignRanks), set by the analysis when the inputs hold two or more
 	// ranks; HasRank false otherwise.

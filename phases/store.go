@@ -23,7 +23,8 @@ import (
 // Instances are read back with At or Get (a decoded copy) or field by
 // field (Start, Phase, Metric, …); Append and Set write them. The nullable
 // fields are kept only with their flags (QueueMeanNs with HasQueue,
-// PhaseGapNs and UnattrKerNs with HasStepOnly), as the engine writes them.
+// PhaseGapNs and UnattrKerNs with HasStepOnly, GPUStart with
+// HasGPUStart), as the engine writes them.
 type Store struct {
 	keys []instKey
 	*storeTables
@@ -69,6 +70,7 @@ const (
 	flagQueue    // HasQueue
 	flagStepOnly // HasStepOnly
 	flagRank     // HasRank
+	flagGPUStart // HasGPUStart
 )
 
 // thrKey is an interned (pid, tid, thread name).
@@ -215,7 +217,7 @@ func appendMetrics(b []byte, k *instKey, x *Instance) []byte {
 			mask |= 1 << uint(j)
 		}
 	}
-	k.flags &^= flagQueue | flagStepOnly
+	k.flags &^= flagQueue | flagStepOnly | flagGPUStart
 	b = binary.AppendUvarint(b, mask)
 	if x.HasQueue {
 		k.flags |= flagQueue
@@ -225,6 +227,10 @@ func appendMetrics(b []byte, k *instKey, x *Instance) []byte {
 		k.flags |= flagStepOnly
 		b = binary.AppendVarint(b, x.PhaseGapNs)
 		b = binary.AppendVarint(b, x.UnattrKerNs)
+	}
+	if x.HasGPUStart {
+		k.flags |= flagGPUStart
+		b = binary.AppendVarint(b, x.GPUStart-k.start)
 	}
 	for mask != 0 {
 		j := bits.TrailingZeros64(mask)
@@ -259,6 +265,13 @@ func (s *Store) decodeMetrics(k *instKey, m *[MaxMetrics]int64, x *Instance) {
 			b = b[n:]
 			if x != nil {
 				x.HasStepOnly, x.PhaseGapNs, x.UnattrKerNs = true, gap, unattr
+			}
+		}
+		if k.flags&flagGPUStart != 0 {
+			d, n := binary.Varint(b)
+			b = b[n:]
+			if x != nil {
+				x.HasGPUStart, x.GPUStart = true, k.start+d
 			}
 		}
 		for mask != 0 {
@@ -383,6 +396,10 @@ func (s *Store) Metric(i int, m Metric) int64 {
 		_, n = binary.Varint(b)
 		b = b[n:]
 	}
+	if k.flags&flagGPUStart != 0 {
+		_, n = binary.Varint(b)
+		b = b[n:]
+	}
 	var v int64
 	if mask&(1<<uint(m)) != 0 {
 		for before := mask & (1<<uint(m) - 1); before != 0; before &= before - 1 {
@@ -395,6 +412,18 @@ func (s *Store) Metric(i int, m Metric) int64 {
 		v += wallGuess(k)
 	}
 	return v
+}
+
+// GPUWindow is instance i's GPU window: its first GPU op's start to its
+// last one's end (the vendor's projection); ok false without GPU ops.
+func (s *Store) GPUWindow(i int) (start, end int64, ok bool) {
+	k := &s.keys[i]
+	if k.flags&flagGPUStart == 0 {
+		return 0, 0, false
+	}
+	var x Instance
+	s.decodeMetrics(k, &x.M, &x)
+	return x.GPUStart, x.GPUStart + x.M[Proj], true
 }
 
 // Key fields of instance i, without decoding the rest.

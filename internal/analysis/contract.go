@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion versions the JSON document and the Parquet tables. Bump the
 // minor for added fields, the major for changed or removed ones.
-const SchemaVersion = "2.1"
+const SchemaVersion = "2.2"
 
 // Doc is the JSON contract of `nsysphase analyze --format json`.
 type Doc struct {

@@ -218,15 +218,18 @@ func TestDistributedHardwareTruth(t *testing.T) {
 				t.Fatalf("no %q mean for phase %s", metric, phase)
 				return 0
 			}
+			// Over each phase's GPU window (its own kernels and copies):
+			// over its host range the copies launched in memory_bound ran
+			// while the host was in launch_bound, and the two read alike.
 			mem, launch := *m.Truth.MemoryBound, *m.Truth.LaunchBound
-			if a, b := mean(mem, "DRAM Read"), mean(launch, "DRAM Read"); a <= b {
-				t.Errorf("DRAM read throughput: %s %.1f <= %s %.1f", mem, a, launch, b)
+			if a, b := mean(mem, "DRAM Read"), mean(launch, "DRAM Read"); a < 1.5*b {
+				t.Errorf("DRAM read throughput: %s %.1f, not 1.5× %s's %.1f", mem, a, launch, b)
 			}
 			if v := mean(mem, "Tensor Active"); v > 5 {
 				t.Errorf("%s: tensor activity %.1f%%, want about 0", mem, v)
 			}
-			if a, b := mean(launch, "SMs Active"), mean(mem, "SMs Active"); a >= b {
-				t.Errorf("SMs active: %s %.1f >= %s %.1f", launch, a, mem, b)
+			if a, b := mean(launch, "SMs Active"), mean(mem, "SMs Active"); a > 0.75*b {
+				t.Errorf("SMs active: %s %.1f, more than 0.75× %s's %.1f", launch, a, mem, b)
 			}
 			// The launching Python function where the export links Python
 			// frames to the samples; nsys 2025.3's SQLite export keeps their

@@ -118,7 +118,10 @@ var instanceColumns = sync.OnceValue(func() []instanceColumn {
 	rank := instanceColumn{Column: export.Column{Name: "rank", Type: export.TypeInt64, Nullable: true, Doc: "rank of the instance's process in a distributed job (the ranks section says where the id came from); null when the inputs hold fewer than two ranks (schema 2.1)"},
 		i64: func(x *phases.Instance) int64 { return int64(x.Rank) }, setI64: func(x *phases.Instance, v int64) { x.Rank, x.HasRank = int(v), true },
 		has: func(x *phases.Instance) bool { return x.HasRank }, optional: true}
-	return append(cols, queue, gap, unattr, label, other, rank)
+	gpuStart := instanceColumn{Column: export.Column{Name: "gpu_start_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Nullable: true, Doc: "start of the instance's first GPU op (the vendor's projected start; to gpu_start_ns + proj_ns is the GPU window its GPU metrics average over); null without GPU ops (schema 2.2)"},
+		i64: func(x *phases.Instance) int64 { return x.GPUStart }, setI64: func(x *phases.Instance, v int64) { x.GPUStart, x.HasGPUStart = v, true },
+		has: func(x *phases.Instance) bool { return x.HasGPUStart }, optional: true}
+	return append(cols, queue, gap, unattr, label, other, rank, gpuStart)
 })
 
 // setUnit reads a unit label back (phases.UnitID.String); the file, arm and

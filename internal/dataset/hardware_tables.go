@@ -25,13 +25,13 @@ func hardwareTables(d *analysis.Doc) []*export.Table {
 // GPUMetricsTable is gpu_metrics: per arm, phase and GPU metric, the mean
 // over steps of the step's time-weighted mean, with its CI.
 func GPUMetricsTable(d *analysis.Doc) *export.Table {
-	t := export.NewTable("gpu_metrics", "schema "+analysis.HardwareSchemaVersion+": per arm, phase and GPU metric (nsys profile --gpu-metrics-devices), the mean over kept steps of the metric's time-weighted mean over the step's instances of the phase, on the GPUs the process used; null: no sample of the metric overlapped the phase",
+	t := export.NewTable("gpu_metrics", "schema "+analysis.HardwareSchemaVersion+": per arm, phase and GPU metric (nsys profile --gpu-metrics-devices), the mean over kept steps of the metric's time-weighted mean over the GPU windows of the step's instances of the phase (first to last GPU op of each: phase_instances.gpu_start_ns to + proj_ns), on the GPUs the process used; null: no GPU work of its own, or no sample of the metric overlapped it",
 		export.Column{Name: "arm", Type: export.TypeString, Doc: "arm label, as in phase_instances.arm"},
 		export.Column{Name: "phase", Type: export.TypeString, Doc: "phase name; the step's own name for the whole step"},
 		export.Column{Name: "metric", Type: export.TypeString, Doc: "the metric's name as TARGET_INFO_GPU_METRICS names it, without its unit"},
 		export.Column{Name: "metric_unit", Type: export.TypeString, Doc: "the unit the export gives in brackets (e.g. Throughput %, MHz), except Hz for a clock labelled MHz whose samples can only be Hz (above 100,000); values are as GPU_METRICS stores them"},
 		export.Column{Name: "n", Type: export.TypeInt64, Unit: export.UnitCount, Doc: "kept steps with a value"},
-		export.Column{Name: "mean", Type: export.TypeFloat64, Nullable: true, Doc: "mean over kept steps of the step's time-weighted mean; null: not measured (no sample period overlapped the phase)"},
+		export.Column{Name: "mean", Type: export.TypeFloat64, Nullable: true, Doc: "mean over kept steps of the step's time-weighted mean; null: not measured (no GPU work of its own, or no sample period overlapped it)"},
 		export.Column{Name: "mean_ci_lo", Type: export.TypeFloat64, Nullable: true, Doc: "lower end of the block-bootstrap CI of the mean, as in phase_summary; null: no CI (statistics off, too few units, or not measured)"},
 		export.Column{Name: "mean_ci_hi", Type: export.TypeFloat64, Nullable: true, Doc: "upper end of the CI of the mean; null: no CI (statistics off, too few units, or not measured)"},
 		export.Column{Name: "method", Type: export.TypeString, Doc: "CI method, as in phase_summary; point: no statistics"},
@@ -47,13 +47,13 @@ func GPUMetricsTable(d *analysis.Doc) *export.Table {
 // time-weighted mean of each metric, keyed by its row in phase_instances.
 func GPUMetricInstancesTable(d *analysis.Doc) *export.Table {
 	h := d.Hardware
-	t := export.NewTable("gpu_metric_instances", "schema "+analysis.HardwareSchemaVersion+": per step or phase instance (instance = its row in phase_instances, from 0) and GPU metric, the time-weighted mean over the instance; null: no sample period overlapped it",
+	t := export.NewTable("gpu_metric_instances", "schema "+analysis.HardwareSchemaVersion+": per step or phase instance (instance = its row in phase_instances, from 0) and GPU metric, the time-weighted mean over the instance's GPU window (phase_instances.gpu_start_ns to + proj_ns); null: no GPU ops of its own (the (unannotated) and other-thread rows never), or no sample period overlapped it",
 		export.Column{Name: "instance", Type: export.TypeInt64, Doc: "row of phase_instances, from 0"},
 		export.Column{Name: "phase", Type: export.TypeString, Doc: "the instance's phase, as in phase_instances.phase"},
 		export.Column{Name: "metric", Type: export.TypeString, Doc: "as in gpu_metrics.metric"},
 		export.Column{Name: "metric_unit", Type: export.TypeString, Doc: "as in gpu_metrics.metric_unit"},
-		export.Column{Name: "mean", Type: export.TypeFloat64, Nullable: true, Doc: "time-weighted mean of the metric over the instance; null: no sample period overlapped it"},
-		export.Column{Name: "covered_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "time of the instance covered by sample periods (summed over its process's GPUs)"},
+		export.Column{Name: "mean", Type: export.TypeFloat64, Nullable: true, Doc: "time-weighted mean of the metric over the instance's GPU window; null: no GPU ops, or no sample period overlapped it"},
+		export.Column{Name: "covered_ns", Type: export.TypeInt64, Unit: export.UnitNanoseconds, Doc: "time of the instance's GPU window covered by sample periods (summed over its process's GPUs)"},
 	)
 	g, xs := h.InstanceMeans(), d.Store()
 	if g == nil || xs == nil {

@@ -36,7 +36,7 @@ func hardwareTable(doc *analysis.Doc, wide bool) *export.Table {
 		unit[m.Name] = m.Unit
 	}
 	if wide {
-		t := export.NewTable("hardware", "GPU metrics per phase (time-weighted mean over each step's instances, then mean over steps; — not measured)",
+		t := export.NewTable("hardware", "GPU metrics per phase (time-weighted mean over the GPU windows of each step's instances, then mean over steps; — not measured)",
 			export.Column{Name: "arm", Type: export.TypeString}, export.Column{Name: "phase", Type: export.TypeString},
 			export.Column{Name: "metric", Type: export.TypeString}, export.Column{Name: "unit", Type: export.TypeString},
 			export.Column{Name: "n", Type: export.TypeInt64}, export.Column{Name: "mean", Type: export.TypeString}, export.Column{Name: "95% CI", Type: export.TypeString})
@@ -62,7 +62,7 @@ func hardwareTable(doc *analysis.Doc, wide bool) *export.Table {
 		}
 		cols = append(cols, export.Column{Name: name, Type: export.TypeString})
 	}
-	t := export.NewTable("hardware", "GPU metrics per phase (mean; — not measured; --wide: every metric with CIs)", cols...)
+	t := export.NewTable("hardware", "GPU metrics per phase over its GPU work (mean; — not measured; --wide: every metric with CIs)", cols...)
 	type ap struct{ arm, phase string }
 	var order []ap
 	val := map[ap]map[string]*float64{}
