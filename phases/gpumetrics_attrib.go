@@ -54,17 +54,18 @@ func newMetricAttrib(st *Store, g *GPUMetrics, use []GPUUse) *metricAttrib {
 // instance with GPU ops takes its GPU window (first op start to last op
 // end, the vendor's projection) on its process's GPUs; one without takes
 // none (null: no GPU work of its own) unless the export traced no CUDA
-// (its host range on every GPU with metrics: a sampling-only export). The
-// (unannotated) and other-thread rows span their whole step, whose samples
-// are not theirs: none.
+// (its host range on every GPU with metrics: a sampling-only export). An
+// other thread's row takes the window of that thread's GPU work during
+// the step; the (unannotated) row, the step less its phases, has no
+// window of its own: none.
 func metricWindow(st *Store, i int, used map[int64]uint64) (start, end int64, gpus uint64) {
 	start, end = st.Start(i), st.End(i)
-	if st.Phase(i) == Unannotated || st.OtherThread(i) {
+	if st.Phase(i) == Unannotated {
 		return start, end, 0
 	}
 	if lo, hi, ok := st.GPUWindow(i); ok {
 		start, end = lo, hi
-	} else if st.Null(i)&(1<<uint(GPUOps)) == 0 {
+	} else if st.Null(i)&(1<<uint(GPUOps)) == 0 || st.OtherThread(i) {
 		return start, end, 0
 	}
 	gpus = ^uint64(0)

@@ -137,8 +137,8 @@ func TestGPUMetricMeansEqualSQL(t *testing.T) {
 	stride := max(1, st.Len()/60)
 	spanning := 0
 	for i := 0; i < st.Len(); i += stride {
-		if st.Phase(i) == Unannotated || st.OtherThread(i) {
-			// They span the whole step, whose samples are not theirs.
+		if st.Phase(i) == Unannotated {
+			// The step less its phases: no GPU window of its own.
 			for m := range g.Metrics {
 				if v, ok := g.Mean(i, m); ok {
 					t.Fatalf("instance %d (%s) has a %s mean %v, want none", i, st.Phase(i), g.Metrics[m].Name, v)
@@ -186,7 +186,7 @@ GROUP BY d.metricName`, &sqlitex.ExecOptions{Named: map[string]any{":start": lo,
 		}
 	}
 	if checked < 10 || spanning == 0 {
-		t.Fatalf("only %d instances and %d (unannotated) or other-thread rows checked", checked, spanning)
+		t.Fatalf("only %d instances and %d (unannotated) rows checked", checked, spanning)
 	}
 }
 
@@ -374,4 +374,69 @@ func TestSharedGPUMetricsWarn(t *testing.T) {
 		}
 	}
 	t.Errorf("no shared-GPU warning among %v", res.Warnings)
+}
+
+// TestOtherThreadGPUWindowEqualsSQL: an other thread's row (the autograd
+// thread's backward) takes the GPU window of that thread's work during the
+// step: from the first start to the last end of the GPU ops of its calls
+// that start inside the row, as SQL finds them on gloo_hw_node.
+func TestOtherThreadGPUWindowEqualsSQL(t *testing.T) {
+	var fx fixture.Fixture
+	for _, e := range fixture.Extra(t) {
+		if e.Name == "gloo_hw_node" {
+			fx = e
+		}
+	}
+	if fx.Name == "" {
+		t.Skip("gloo_hw_node not bundled")
+	}
+	src := fx.SQLite(t)
+	f, err := nsys.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := Segment(f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sqlite.OpenConn(src, sqlite.OpenReadOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, g := res.InstanceStore(), res.GPUMetrics
+	checked, windows := 0, 0
+	for i := range st.Len() {
+		if !st.OtherThread(i) {
+			continue
+		}
+		var lo, hi int64
+		var n int
+		err := sqlitex.ExecuteTransient(conn, `WITH o AS (SELECT start, end, correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL
+UNION ALL SELECT start, end, correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL SELECT start, end, correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET)
+SELECT COUNT(*), MIN(o.start), MAX(o.end) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN o ON o.correlationId = r.correlationId
+AND ((o.globalPid >> 24) & 16777215) = :pid WHERE ((r.globalTid >> 24) & 16777215) = :pid AND (r.globalTid & 16777215) = :tid AND r.start >= :s AND r.start < :e`,
+			&sqlitex.ExecOptions{Named: map[string]any{":pid": st.Pid(i), ":tid": st.Tid(i), ":s": st.Start(i), ":e": st.End(i)}, ResultFunc: func(s *sqlite.Stmt) error {
+				n, lo, hi = s.ColumnInt(0), s.ColumnInt64(1), s.ColumnInt64(2)
+				return nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		glo, ghi, ok := st.GPUWindow(i)
+		if ok != (n > 0) || ok && (glo != lo || ghi != hi) {
+			t.Fatalf("%s in step %d: GPU window [%d, %d] (%v), SQL [%d, %d] over %d ops", st.Phase(i), st.Step(i), glo, ghi, ok, lo, hi, n)
+		}
+		if _, has := g.Mean(i, 0); ok && !has {
+			t.Errorf("%s in step %d: a GPU window but no %s mean", st.Phase(i), st.Step(i), g.Metrics[0].Name)
+		}
+		checked++
+		if ok {
+			windows++
+		}
+	}
+	if checked < 10 || windows == 0 {
+		t.Fatalf("only %d other-thread rows, %d with a GPU window", checked, windows)
+	}
 }

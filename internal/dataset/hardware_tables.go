@@ -47,7 +47,7 @@ func GPUMetricsTable(d *analysis.Doc) *export.Table {
 // time-weighted mean of each metric, keyed by its row in phase_instances.
 func GPUMetricInstancesTable(d *analysis.Doc) *export.Table {
 	h := d.Hardware
-	t := export.NewTable("gpu_metric_instances", "schema "+analysis.HardwareSchemaVersion+": per step or phase instance (instance = its row in phase_instances, from 0) and GPU metric, the time-weighted mean over the instance's GPU window (phase_instances.gpu_start_ns to + proj_ns); null: no GPU ops of its own (the (unannotated) and other-thread rows never), or no sample period overlapped it",
+	t := export.NewTable("gpu_metric_instances", "schema "+analysis.HardwareSchemaVersion+": per step or phase instance (instance = its row in phase_instances, from 0) and GPU metric, the time-weighted mean over the instance's GPU window (phase_instances.gpu_start_ns to + proj_ns); null: no GPU ops of its own (the (unannotated) row never has), or no sample period overlapped it",
 		export.Column{Name: "instance", Type: export.TypeInt64, Doc: "row of phase_instances, from 0"},
 		export.Column{Name: "phase", Type: export.TypeString, Doc: "the instance's phase, as in phase_instances.phase"},
 		export.Column{Name: "metric", Type: export.TypeString, Doc: "as in gpu_metrics.metric"},

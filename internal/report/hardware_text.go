@@ -75,8 +75,8 @@ func hardwareTable(doc *analysis.Doc, wide bool) *export.Table {
 		val[k][r.Metric] = r.Mean
 	}
 	for _, k := range order {
-		// A row with no metric measured (the (unannotated) and other-thread
-		// rows take no samples) says nothing; --wide keeps it.
+		// A row with no metric measured (the (unannotated) row, a phase
+		// without GPU work) says nothing; --wide keeps it.
 		if !slices.ContainsFunc(metrics, func(m string) bool { return val[k][m] != nil }) {
 			continue
 		}
