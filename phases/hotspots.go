@@ -10,9 +10,10 @@ import (
 
 // Hotspots are the CPU samples (`nsys profile --sample=cpu`) attributed to
 // phases: a sample belongs to every step and phase instance open on its
-// thread at its timestamp (the (unannotated) and other-thread rows take
-// none). Per phase, functions count self samples (the sample's innermost
-// frame) and inclusive samples (anywhere in its backtrace, once per sample).
+// thread at its timestamp, an other thread's row to that thread's samples
+// during its span (the (unannotated) row takes none). Per phase, functions
+// count self samples (the sample's innermost frame) and inclusive samples
+// (anywhere in its backtrace, once per sample).
 type Hotspots struct {
 	// PeriodNs is the median interval between consecutive samples of one
 	// thread: the time one sample stands for (an estimate: a thread off
@@ -104,11 +105,13 @@ func measureHotspots(f *nsys.File, res *Result) error {
 }
 
 // instancesByThread is each thread's annotated instances per depth, in
-// start order.
+// start order. An other thread's row is on that thread (the autograd
+// thread's samples during the step are its); the (unannotated) row spans
+// its step on the step's thread and takes none.
 func instancesByThread(st *Store) map[[2]int64]threadInstances {
 	byThread := map[[2]int64]threadInstances{}
 	for i := range st.Len() {
-		if st.OtherThread(i) || st.Phase(i) == Unannotated {
+		if st.Phase(i) == Unannotated {
 			continue
 		}
 		k := [2]int64{st.Pid(i), st.Tid(i)}

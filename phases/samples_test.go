@@ -227,7 +227,7 @@ func checkHotspotsSQL(t *testing.T, fx fixture.Fixture, rows int64) {
 	exec(t, conn, `CREATE TABLE inst (pid INTEGER, tid INTEGER, start INTEGER, "end" INTEGER, phase TEXT)`)
 	st := res.InstanceStore()
 	for i := range st.Len() {
-		if !st.OtherThread(i) && st.Phase(i) != Unannotated {
+		if st.Phase(i) != Unannotated {
 			exec(t, conn, `INSERT INTO inst VALUES (?, ?, ?, ?, ?)`, st.Pid(i), st.Tid(i), st.Start(i), st.End(i), st.Phase(i))
 		}
 	}
