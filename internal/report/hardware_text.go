@@ -97,8 +97,12 @@ func hardwareTable(doc *analysis.Doc, wide bool) *export.Table {
 // with the sampling's own limits.
 func hotspotLines(doc *analysis.Doc) []string {
 	h := doc.Hardware
-	if h == nil || len(h.Hotspots) == 0 {
+	if h == nil || h.CPUSamples == 0 {
 		return nil
+	}
+	if len(h.Hotspots) == 0 {
+		return []string{fmt.Sprintf("%d CPU %s, none on a step's or phase's thread while it ran (one every %.2f ms per thread; shorter ranges fall between samples)",
+			h.CPUSamples, plural.Of(h.CPUSamples, "sample", "samples"), float64(h.CPUPeriodNs)/1e6)}
 	}
 	lines := []string{fmt.Sprintf("%d CPU %s, one every %.2f ms per thread (median; an estimate); shares are of the phase's samples",
 		h.CPUSamples, plural.Of(h.CPUSamples, "sample", "samples"), float64(h.CPUPeriodNs)/1e6)}
