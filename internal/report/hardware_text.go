@@ -54,7 +54,9 @@ func hardwareTable(doc *analysis.Doc, wide bool) *export.Table {
 	}
 	cols := []export.Column{{Name: "arm", Type: export.TypeString}, {Name: "phase", Type: export.TypeString}}
 	for _, m := range metrics {
-		name := strings.NewReplacer(" Bandwidth", "", " Throughput", "").Replace(m)
+		// Short headers keep the table within 120 columns; --wide names
+		// each metric in full.
+		name := strings.NewReplacer(" Bandwidth", "", " Throughput", "", "Tensor Active", "Tensor").Replace(m)
 		if u := unit[m]; u == "Throughput %" {
 			name += " %"
 		} else if u != "" {
@@ -80,7 +82,7 @@ func hardwareTable(doc *analysis.Doc, wide bool) *export.Table {
 		if !slices.ContainsFunc(metrics, func(m string) bool { return val[k][m] != nil }) {
 			continue
 		}
-		row := []export.Value{export.Str(k.arm), export.Str(shortName(k.phase, 30))}
+		row := []export.Value{export.Str(k.arm), export.Str(shortName(k.phase, 26))}
 		for _, m := range metrics {
 			s := "—"
 			if v := val[k][m]; v != nil {
