@@ -122,7 +122,7 @@ func TestAbsentGPUMetricIsNullEverywhere(t *testing.T) {
 		t.Fatalf("no hardware table:\n%s", stdout)
 	}
 	rows := strings.Split(stdout[i:], "\n")
-	if len(rows) < 5 || !strings.Contains(rows[1], "Tensor Active %") || !strings.HasSuffix(strings.TrimSpace(rows[3]), "—") {
+	if len(rows) < 5 || !strings.Contains(rows[1], "Tensor %") || !strings.HasSuffix(strings.TrimSpace(rows[3]), "—") {
 		t.Fatalf("text: Tensor Active is not — :\n%s", strings.Join(rows[:min(6, len(rows))], "\n"))
 	}
 	dir := t.TempDir()
