@@ -11,6 +11,8 @@
 #   tp_node           two-way tensor-parallel inference, one export per node, no straggler
 #   hw_node           DDP with the memory_bound and launch_bound phases, recorded with
 #                     GPU metrics and CPU/Python sampling
+#   hw_solo           the same phases with one rank alone on its GPU (no other process
+#                     in the GPU's metrics), GPU metrics at 5 kHz
 #
 # NGPU (default: every GPU nvidia-smi lists, at most 8) sets the world size.
 # ONLY=name,name records a subset. The truth is each run's manifest ("truth").
@@ -91,6 +93,15 @@ if want hw_node; then
     # is recorded with CPU/Python sampling alone (the manifest's nsys args say which).
     node ${PFX}hw_node "${HW[@]}" -- --mode ddp --hw --steps 15 ||
         node ${PFX}hw_node "${HW[@]/--gpu-metrics-devices=all/--gpu-metrics-devices=none}" -- --mode ddp --hw --steps 15
+fi
+if want hw_solo; then
+    # The hardware run with one rank alone on its GPU: GPU metrics are per
+    # GPU, so without another process on it they are the phase's own (the
+    # truth without sharing; 5 kHz for the 1–3 ms GPU windows).
+    SOLO=("${HW[@]/--gpu-metrics-frequency=2000/--gpu-metrics-frequency=5000}")
+    [[ " ${SOLO[*]} " == *" --gpu-metrics-frequency="* ]] || SOLO+=(--gpu-metrics-frequency=5000)
+    TORCHRUN=(torchrun --standalone --nproc-per-node 1)
+    node hw_solo "${SOLO[@]}" -- --backend gloo --mode ddp --hw --steps 10
 fi
 for p in "${pids[@]}"; do wait "$p"; done
 log "done; host=$HOST repo=$REPO"
