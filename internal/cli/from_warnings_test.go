@@ -63,3 +63,33 @@ func TestFromRefusesOneExportTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestFromSaysHardwareIsLeftOut: a dataset with GPU metrics and CPU samples
+// reads back without a hardware section, and a dataset_hardware warning
+// says so rather than leaving it out in silence.
+func TestFromSaysHardwareIsLeftOut(t *testing.T) {
+	var xz string
+	for _, f := range fixture.Extra(t) {
+		if f.Name == "gloo_hw_node" {
+			xz = f.XZ
+		}
+	}
+	if xz == "" {
+		t.Skip("gloo_hw_node not bundled")
+	}
+	dir := filepath.Join(t.TempDir(), "ds")
+	if _, errs, code := run(t, "analyze", "--quiet", "--no-stats", "--out", dir, xz); code != 0 {
+		t.Fatalf("--out: exit %d: %s", code, errs)
+	}
+	from := fullJSON(t, "--no-stats", "--from", dir)
+	if _, ok := from["hardware"]; ok {
+		t.Fatal("--from rebuilt a hardware section: drop the dataset_hardware warning")
+	}
+	ws, _ := from["warnings"].([]any)
+	for _, w := range ws {
+		if m, _ := w.(map[string]any); m["code"] == "dataset_hardware" && strings.Contains(m["message"].(string), "gpu_metrics and host_hotspots") {
+			return
+		}
+	}
+	t.Errorf("no dataset_hardware warning among %v", ws)
+}

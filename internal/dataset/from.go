@@ -42,6 +42,9 @@ type Dataset struct {
 	// SHA-256 (the Parquet metadata's nsysphase.inputs); nil when absent.
 	Inputs  []export.Input
 	context *datasetContext
+	// hardware lists the tables of GPU metrics and CPU samples the dataset
+	// holds, which the reduce does not read back.
+	hardware []string
 }
 
 // Load reads the phase_instances (and provenance) tables of a dataset
@@ -97,6 +100,14 @@ func Load(dir string) (*Dataset, error) {
 	}
 	if err := ds.readTables(more...); err != nil {
 		return nil, err
+	}
+	for _, name := range []string{"gpu_metrics", "host_hotspots"} {
+		for _, p := range []string{name + ".parquet", name} {
+			if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+				ds.hardware = append(ds.hardware, name)
+				break
+			}
+		}
 	}
 	return ds, nil
 }
@@ -351,6 +362,9 @@ func (a *fromAcc) commit(ds *Dataset, frs []*analysis.FileResult, s int) error {
 	}
 	if ds.context == nil {
 		a.warns = append(a.warns, analysis.Warning{Code: WarnDatasetWithoutContext, Message: fmt.Sprintf("%s has no %s metadata (not written by nsysphase analyze --out?): units are ordered by their first step, exclusions and segmentation warnings are unknown, provenance comes from the provenance table", ds.Dir, MetaContext)})
+	}
+	if len(ds.hardware) > 0 {
+		a.warns = append(a.warns, analysis.Warning{Code: WarnDatasetHardware, Message: fmt.Sprintf("%s holds %s, which --from does not read back: the analysis has no hardware section (analyse the exports themselves for GPU metrics and CPU hot spots, or read the tables directly)", ds.Dir, strings.Join(ds.hardware, " and "))})
 	}
 	if a.skipKnown && s != a.skip && a.reapply < 0 {
 		a.warns = append(a.warns, analysis.Warning{Code: WarnSkipStepsDiffer, Message: fmt.Sprintf("%s was written with --skip-steps %d, an earlier dataset with %d: each keeps its own warm-up flags (pass --skip-steps to re-apply one rule)", ds.Dir, s, a.skip)})

@@ -109,6 +109,8 @@ range is one measured value, n = 1), ` + "`few_steps`" + ` (a process holds no m
 read from a dataset written before codes existed).
 
 Merging and commands: ` + "`step_differs`" + `, ` + "`dataset_without_context`" + `,
+` + "`dataset_hardware`" + ` (a dataset holds GPU metrics or CPU samples, which ` + "`--from`" + ` does not
+read back: no hardware section),
 ` + "`skip_steps_differ`" + `, ` + "`no_kept_steps`" + `, ` + "`phases_folded`" + ` (more than 500
 distinct phases: the 500 with the most wall time are kept, the rest are one
 phase ` + "`(other phases)`" + `), ` + "`arms_folded`" + ` (more than 64 arms: the 64
