@@ -12,7 +12,7 @@ import (
 // What capture does to each phase of the region, per arm.
 const (
 	CaptureRemovable = "removable"        // launches GPU work, no blocker: its host time goes
-	CaptureNoLaunch  = "launches_nothing" // no kernel or graph launch: its host work stays
+	CaptureNoLaunch  = "launches_nothing" // no kernel or graph launch, device-to-device copy or memset: its host work stays
 	CaptureBlocked   = "blocked"          // launches GPU work but holds a blocker: stays until it is fixed
 )
 
@@ -31,7 +31,7 @@ const (
 
 // BoundDefinition says exactly what the bounded saving is.
 const BoundDefinition = "removable_ns per kept step = max(0, min(host_ns, step wall_ns − gpu_floor_ns) − replay_ns), 0 in a step without removable host time. " +
-	"host_ns = launch_ns + cpu_other_ns + memcpy_api_ns + other_api_ns of the region's phases that launch GPU work (kernel or graph launches, on their thread or another thread of the process) and hold no capture blocker: " +
+	"host_ns = launch_ns + cpu_other_ns + memcpy_api_ns + other_api_ns of the region's phases that enqueue GPU work a graph records (kernel or graph launches, device-to-device copies, memsets, on their thread or another thread of the process) and hold no capture blocker: " +
 	"kernel launches, Python/framework dispatch, copy and memset enqueues and the other API calls a graph replay no longer makes. " +
 	"gpu_floor_ns = max(step gpu_busy_ns, step wall_ns − gpu_idle_ns − other_process_gpu_ns): the process's own GPU time during the step, which a captured step still waits for. " +
 	"replay_ns = graphs per step (runs of consecutive removable phases) × the host time of one cudaGraphLaunch (the mean of the inputs' own calls, else a 20 µs constant). " +
@@ -75,7 +75,7 @@ type ReplayCost struct {
 type CapturePhase struct {
 	Phase           string   `json:"phase"`
 	Status          string   `json:"status"`            // removable, launches_nothing or blocked
-	LaunchesPerStep float64  `json:"launches_per_step"` // kernel/graph launches on its thread + GPU ops launched by other threads, per kept step
+	LaunchesPerStep float64  `json:"launches_per_step"` // kernel and graph launches, device-to-device copies and memsets on its thread (what capture records) + GPU ops launched by other threads, per kept step
 	HostNs          Estimate `json:"host_ns"`           // launch + cpu_other + memcpy_api + other_api per kept step (0 in a step without the phase)
 	Blockers        []string `json:"blockers"`          // kinds of its blockers in this arm
 }
@@ -178,7 +178,12 @@ func (b *Boundary) classifyCapture(plan *UnitPlan, counted func(string) bool) *c
 		plan.xs.Get(i, &x)
 		c.present[captureKey{x.Arm, x.Phase}] = true
 		if counted(x.Phase) {
-			c.launches[captureKey{x.Arm, x.Phase}] += x.M[phases.Launches] + x.M[phases.OtherThreadOps]
+			// Device-side copies and memsets count as kernels do: capture
+			// records them as graph nodes between static buffers. A copy
+			// from or to the host moves new data each step and stays
+			// outside the graph (the data phase's batch copy).
+			m := &x.M
+			c.launches[captureKey{x.Arm, x.Phase}] += m[phases.Launches] + m[phases.D2DCount] + m[phases.P2PCount] + m[phases.MemsetCount] + m[phases.OtherThreadOps]
 		}
 	}
 	for _, bl := range b.Blockers {

@@ -254,3 +254,43 @@ func TestCaptureBoundPyTorchLoop(t *testing.T) {
 		t.Errorf("one block: removable CI %v (want none), n %d", cb.RemovableNs.MeanCI, cb.RemovableNs.N)
 	}
 }
+
+// TestCaptureBoundDeviceCopies: gloo_hw_node's memory_bound phase only
+// enqueues device-to-device copies (no kernel launch). A graph records
+// those as memcpy nodes, so its host time is removable, not left out as
+// if it enqueued nothing; the data phase's host-to-device batch copy
+// stays outside (TestCaptureBoundPyTorchLoop).
+func TestCaptureBoundDeviceCopies(t *testing.T) {
+	var fx fixture.Fixture
+	for _, f := range fixture.Extra(t) {
+		if f.Name == "gloo_hw_node" {
+			fx = f
+		}
+	}
+	if fx.Name == "" {
+		t.Skip("gloo_hw_node fixture absent")
+	}
+	files, frames := readCalls(t, fx.XZ, 1)
+	b, err := BuildBoundary(files, frames, []string{"memory_bound", "launch_bound"}, testOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]string{}
+	for _, ph := range b.Arms[b.ArmOrder[0]].Bound.Phases {
+		status[ph.Phase] = ph.Status
+	}
+	if status["memory_bound"] != CaptureRemovable || status["launch_bound"] != CaptureRemovable {
+		t.Fatalf("statuses %v, want both removable", status)
+	}
+	// The phase launches no kernel: it is its copies that make it removable.
+	var x phases.Instance
+	st := files[0].Result.InstanceStore()
+	for i := range st.Len() {
+		if st.Phase(i) == "memory_bound" {
+			st.Get(i, &x)
+			if x.M[phases.Launches] != 0 || x.M[phases.D2DCount] == 0 {
+				t.Fatalf("memory_bound at %d: %d launches, %d D2D copies; the test wants copies alone", x.Start, x.M[phases.Launches], x.M[phases.D2DCount])
+			}
+		}
+	}
+}

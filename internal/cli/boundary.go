@@ -31,10 +31,11 @@ outside phase running between two inside ones). Blockers are counted over every 
 arm blocks.
 
 What capture removes per step is bounded (the "bound" of each arm in JSON): the host time (launch,
-cpu_other, memcpy_api, other_api) of the region's phases that launch GPU work (kernels or graphs, on
-their thread or another of the process) and hold no blocker, at most step wall − GPU floor (the
+cpu_other, memcpy_api, other_api) of the region's phases that enqueue GPU work a graph records (kernels,
+graphs, device-to-device copies, memsets, on their thread or another of the process; a host copy
+moves new data each step and stays outside) and hold no blocker, at most step wall − GPU floor (the
 process's GPU time in the step, which a captured step still waits for), less the replay's own
-cudaGraphLaunch (the mean of the inputs' calls, else a 20 µs constant). Phases that launch nothing keep
+cudaGraphLaunch (the mean of the inputs' calls, else a 20 µs constant). Phases that enqueue nothing keep
 their host time; blocked phases are listed with what they would add once fixed. Each part comes with
 block-bootstrap CIs over the kept steps (--skip-steps), the removable time also as a share of step
 wall. saving_ns = launch_ns + cpu_other_ns of every region phase is the estimate before the bound.

@@ -322,7 +322,7 @@ func writeBound(w io.Writer, f Format, arms []string, bounds map[string]*analysi
 	// A phase whose work another thread launches (PyTorch's backward on
 	// its autograd thread) counts those operations too: the column would
 	// otherwise read as the phase's own launch calls.
-	fmt.Fprintf(w, "%slaunches/step below: the phase's kernel and graph launches on its thread, and the GPU operations other threads launched during it\n", bullet)
+	fmt.Fprintf(w, "%slaunches/step below: the phase's kernel and graph launches, device-to-device copies and memsets on its thread (what capture records; host copies stay outside), and the GPU operations other threads launched during it\n", bullet)
 	fmt.Fprintln(w)
 	return writeTable(w, p, f)
 }
