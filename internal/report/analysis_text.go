@@ -218,6 +218,13 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 		}
 		if r := stepRow(doc, a); r != nil {
 			per := r.Steps / max(r.Blocks, 1)
+			// A block holds every rank's steps: say so, or 2 ranks of 19
+			// steps read as blocks of 38.
+			if n := rankCount(doc); n > 1 && per%n == 0 && r.Steps%max(r.Blocks, 1) == 0 {
+				label += fmt.Sprintf(" %d %s × %d %s × %d ranks", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), per/n, plural.Of(per/n, "step", "steps"), n)
+				arms = append(arms, label)
+				continue
+			}
 			label += fmt.Sprintf(" %d %s × %d %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), per, plural.Of(per, "step", "steps"))
 			if r.Steps%max(r.Blocks, 1) != 0 {
 				label = fmt.Sprintf("%s %d blocks, %d %s", a, r.Blocks, r.Steps, plural.Of(r.Steps, "step", "steps"))
@@ -233,7 +240,11 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 			arm = doc.Arms[0]
 		}
 		if r := stepRow(doc, arm); r != nil {
-			armText += fmt.Sprintf(": %d %s, %d %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), r.Steps, plural.Of(r.Steps, "step", "steps"))
+			if n := rankCount(doc); n > 1 && r.Steps%n == 0 {
+				armText += fmt.Sprintf(": %d %s, %d %s × %d ranks", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), r.Steps/n, plural.Of(r.Steps/n, "step", "steps"), n)
+			} else {
+				armText += fmt.Sprintf(": %d %s, %d %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), r.Steps, plural.Of(r.Steps, "step", "steps"))
+			}
 		}
 	}
 	e := doc.Excluded
@@ -580,4 +591,12 @@ func init() {
 	}, Text, Markdown)
 	register(func(w io.Writer, d *analysis.Doc, _ Format, opt Options) error { return writeHTML(w, d, opt) }, HTML)
 	register(tableRenderer(dataset.SummaryTable, true), CSV, Parquet, Arrow)
+}
+
+// rankCount is the number of ranks of the rank view (0 without one).
+func rankCount(doc *analysis.Doc) int {
+	if doc.Ranks == nil {
+		return 0
+	}
+	return len(doc.Ranks.Ranks)
 }
