@@ -110,13 +110,15 @@ func hotspotLines(doc *analysis.Doc) []string {
 		h.CPUSamples, plural.Of(h.CPUSamples, "sample", "samples"), float64(h.CPUPeriodNs)/1e6)}
 	for _, p := range h.Hotspots {
 		var fns []string
-		for _, f := range p.Functions[:min(5, len(p.Functions))] {
+		top := p.Functions[:min(5, len(p.Functions))]
+		names := functionNames(top)
+		for i, f := range top {
 			share := fmt.Sprintf("%.0f%%", 100*f.SelfShare)
 			py := ""
 			if f.Python {
 				py = " (Python)"
 			}
-			fns = append(fns, fmt.Sprintf("%s%s %d self/%d incl (%s)", clip(f.Function, 40), py, f.Self, f.Inclusive, share))
+			fns = append(fns, fmt.Sprintf("%s%s %d self/%d incl (%s)", names[i], py, f.Self, f.Inclusive, share))
 		}
 		lines = append(lines, fmt.Sprintf("%s (%d %s): %s", p.Phase, p.Samples, plural.Of(p.Samples, "sample", "samples"), strings.Join(fns, "; ")))
 	}
@@ -135,4 +137,59 @@ func writeHardware(w io.Writer, doc *analysis.Doc, f Format, opt Options, sectio
 		return list("Host hotspots: top functions per phase by self CPU samples", hotspotLines(doc))
 	}
 	return nil
+}
+
+// functionNames are the listed functions' names, short and distinct: a
+// demangled C++ name without its argument lists, unless that makes two
+// of them one (overloads), then clipped to 40 runes keeping them apart.
+func functionNames(fs []analysis.HotspotFunction) []string {
+	names := make([]string, len(fs))
+	seen := map[string]int{}
+	for i, f := range fs {
+		names[i] = withoutArguments(f.Function)
+		seen[names[i]]++
+	}
+	for i, f := range fs {
+		if seen[names[i]] > 1 {
+			names[i] = f.Function
+		}
+	}
+	short := distinctNames(names, 40)
+	for i := range names {
+		names[i] = short[names[i]]
+	}
+	return names
+}
+
+// withoutArguments drops the argument lists of a demangled C++ name, which
+// make it long and rarely tell two functions apart:
+// "graupel(unsigned long&, …)::{lambda(unsigned long)#3}::operator()(unsigned long) const"
+// becomes "graupel(…)::{lambda(…)#3}::operator()(…) const". Empty lists and
+// unbalanced parentheses stay as they are.
+func withoutArguments(s string) string {
+	if strings.Count(s, "(") != strings.Count(s, ")") {
+		return s
+	}
+	var b strings.Builder
+	depth := 0
+	for i, r := range s {
+		switch {
+		case r == '(':
+			if depth == 0 {
+				b.WriteRune(r)
+				if i+1 < len(s) && s[i+1] != ')' {
+					b.WriteString("…")
+				}
+			}
+			depth++
+		case r == ')':
+			depth--
+			if depth == 0 {
+				b.WriteRune(r)
+			}
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
