@@ -209,17 +209,7 @@ UPDATE NVTX_EVENTS SET text = coalesce(text, (SELECT value FROM StringIds WHERE 
 // ranges, which repeat six times a step at the top of their thread — with
 // the phases the loop opens and each step's own label.
 func TestProfilerStepRealExport(t *testing.T) {
-	fx, ok := func() (fixture.Fixture, bool) {
-		for _, fx := range fixture.Extra(t) {
-			if fx.Name == "profiler_step" {
-				return fx, true
-			}
-		}
-		return fixture.Fixture{}, false
-	}()
-	if !ok {
-		t.Skip("profiler_step fixture absent")
-	}
+	fx := fixture.ExtraNamed(t, "profiler_step")
 	res := segmentPath(t, fx.SQLite(t), Options{})
 	if res.StepName != "ProfilerStep#N" || res.StepChoice.Mode != StepFamily || res.StepChoice.Count != 40 {
 		t.Fatalf("step %q, choice %+v; want the family ProfilerStep#N with 40 instances", res.StepName, res.StepChoice)

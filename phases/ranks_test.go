@@ -147,15 +147,7 @@ func TestRanksNCCLMatchesSQL(t *testing.T) {
 // in the recorded environment (the launcher's), so ranks follow process
 // order by CUDA device.
 func TestRanksDistAllreduce(t *testing.T) {
-	var fx fixture.Fixture
-	for _, x := range fixture.Extra(t) {
-		if x.Name == "dist_allreduce_2gpu" {
-			fx = x
-		}
-	}
-	if fx.XZ == "" {
-		t.Skip("no dist_allreduce_2gpu")
-	}
+	fx := fixture.ExtraNamed(t, "dist_allreduce_2gpu")
 	f, err := nsys.Open(fx.SQLite(t))
 	if err != nil {
 		t.Fatal(err)

@@ -350,15 +350,7 @@ func TestHertzUnits(t *testing.T) {
 // TestSharedGPUMetricsWarn: on gloo_hw_node two ranks share GPU 0, whose
 // metrics are the whole GPU's: a gpu_metrics warning says so.
 func TestSharedGPUMetricsWarn(t *testing.T) {
-	var fx fixture.Fixture
-	for _, e := range fixture.Extra(t) {
-		if e.Name == "gloo_hw_node" {
-			fx = e
-		}
-	}
-	if fx.Name == "" {
-		t.Skip("gloo_hw_node not bundled")
-	}
+	fx := fixture.ExtraNamed(t, "gloo_hw_node")
 	f, err := nsys.Open(fx.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
@@ -381,15 +373,7 @@ func TestSharedGPUMetricsWarn(t *testing.T) {
 // step: from the first start to the last end of the GPU ops of its calls
 // that start inside the row, as SQL finds them on gloo_hw_node.
 func TestOtherThreadGPUWindowEqualsSQL(t *testing.T) {
-	var fx fixture.Fixture
-	for _, e := range fixture.Extra(t) {
-		if e.Name == "gloo_hw_node" {
-			fx = e
-		}
-	}
-	if fx.Name == "" {
-		t.Skip("gloo_hw_node not bundled")
-	}
+	fx := fixture.ExtraNamed(t, "gloo_hw_node")
 	src := fx.SQLite(t)
 	f, err := nsys.Open(src)
 	if err != nil {

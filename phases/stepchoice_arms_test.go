@@ -11,15 +11,7 @@ import (
 // be the step (every step outside the blocks is left out), so it is no
 // candidate and no runner-up; the step repeats inside the blocks.
 func TestStepCandidatesInsideArms(t *testing.T) {
-	var fx fixture.Fixture
-	for _, e := range fixture.Extra(t) {
-		if e.Name == "nvtx_streams" {
-			fx = e
-		}
-	}
-	if fx.Name == "" {
-		t.Skip("nvtx_streams not bundled")
-	}
+	fx := fixture.ExtraNamed(t, "nvtx_streams")
 	res, err := Segment(openFixture(t, fx), Options{})
 	if err != nil {
 		t.Fatal(err)

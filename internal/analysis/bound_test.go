@@ -190,15 +190,7 @@ func TestCapturePredictsGraphArm(t *testing.T) {
 // caps every step. The estimate before the bound (launch + cpu_other of all
 // four phases) exceeds wall − gpu_busy: the impossible saving.
 func TestCaptureBoundPyTorchLoop(t *testing.T) {
-	var fx fixture.Fixture
-	for _, f := range fixture.Extra(t) {
-		if f.Name == "profiler_step" {
-			fx = f
-		}
-	}
-	if fx.Name == "" {
-		t.Skip("profiler_step fixture absent")
-	}
+	fx := fixture.ExtraNamed(t, "profiler_step")
 	files, frames := readCalls(t, fx.XZ, 1)
 	region := []string{"data", "forward", "backward", "optimizer"}
 	b, err := BuildBoundary(files, frames, region, testOptions)
@@ -261,15 +253,7 @@ func TestCaptureBoundPyTorchLoop(t *testing.T) {
 // if it enqueued nothing; the data phase's host-to-device batch copy
 // stays outside (TestCaptureBoundPyTorchLoop).
 func TestCaptureBoundDeviceCopies(t *testing.T) {
-	var fx fixture.Fixture
-	for _, f := range fixture.Extra(t) {
-		if f.Name == "gloo_hw_node" {
-			fx = f
-		}
-	}
-	if fx.Name == "" {
-		t.Skip("gloo_hw_node fixture absent")
-	}
+	fx := fixture.ExtraNamed(t, "gloo_hw_node")
 	files, frames := readCalls(t, fx.XZ, 1)
 	b, err := BuildBoundary(files, frames, []string{"memory_bound", "launch_bound"}, testOptions)
 	if err != nil {

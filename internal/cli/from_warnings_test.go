@@ -68,15 +68,7 @@ func TestFromRefusesOneExportTwice(t *testing.T) {
 // reads back without a hardware section, and a dataset_hardware warning
 // says so rather than leaving it out in silence.
 func TestFromSaysHardwareIsLeftOut(t *testing.T) {
-	var xz string
-	for _, f := range fixture.Extra(t) {
-		if f.Name == "gloo_hw_node" {
-			xz = f.XZ
-		}
-	}
-	if xz == "" {
-		t.Skip("gloo_hw_node not bundled")
-	}
+	xz := fixture.ExtraNamed(t, "gloo_hw_node").XZ
 	dir := filepath.Join(t.TempDir(), "ds")
 	if _, errs, code := run(t, "analyze", "--quiet", "--no-stats", "--out", dir, xz); code != 0 {
 		t.Fatalf("--out: exit %d: %s", code, errs)

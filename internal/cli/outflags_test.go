@@ -103,15 +103,7 @@ func TestRegionPhaseAlias(t *testing.T) {
 // verdict's sentence calls it "the run", never an empty name.
 func TestVerdictUnnamedArm(t *testing.T) {
 	t.Parallel()
-	var fx fixture.Fixture
-	for _, f := range fixture.Extra(t) {
-		if f.Name == "profiler_step" {
-			fx = f
-		}
-	}
-	if fx.XZ == "" {
-		t.Skip("profiler_step not found")
-	}
+	fx := fixture.ExtraNamed(t, "profiler_step")
 	out, errs, code := run(t, "verdict", "--phases", "forward", "--min-gain", "10%", "--resamples", "1999", fx.XZ)
 	if code != 3 || !strings.Contains(out, "of the run's step wall") || !strings.Contains(out, "(no arm ranges: arm all, 39 steps") ||
 		strings.Contains(out, " 's ") || strings.Contains(out, "(arm ,") {
