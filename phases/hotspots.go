@@ -41,6 +41,18 @@ type FunctionSamples struct {
 	Inclusive int64  `json:"inclusive_samples"`
 }
 
+// BySelf orders functions by self samples, then inclusive samples (most
+// first), then name and module.
+func BySelf(a, b FunctionSamples) int {
+	return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(b.Inclusive, a.Inclusive), strings.Compare(a.Function, b.Function), strings.Compare(a.Module, b.Module))
+}
+
+// ByInclusive orders functions by inclusive samples, then self samples
+// (most first), then name and module.
+func ByInclusive(a, b FunctionSamples) int {
+	return cmp.Or(cmp.Compare(b.Inclusive, a.Inclusive), cmp.Compare(b.Self, a.Self), strings.Compare(a.Function, b.Function), strings.Compare(a.Module, b.Module))
+}
+
 // MinPhaseSamples is the fewest CPU samples a phase needs for its
 // functions' ranking to mean something; fewer are reported with a warning.
 const MinPhaseSamples = 20
@@ -92,9 +104,7 @@ func measureHotspots(f *nsys.File, res *Result) error {
 			}
 			ps.Functions = append(ps.Functions, FunctionSamples{Function: strs.Name(k.sym), Module: mod, Python: strings.HasSuffix(mod, ".py"), Self: self[p][k], Inclusive: n})
 		}
-		slices.SortFunc(ps.Functions, func(a, b FunctionSamples) int {
-			return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(b.Inclusive, a.Inclusive), strings.Compare(a.Function, b.Function), strings.Compare(a.Module, b.Module))
-		})
+		slices.SortFunc(ps.Functions, BySelf)
 		h.Phases = append(h.Phases, ps)
 	}
 	res.Hotspots = h

@@ -1,10 +1,8 @@
 package analysis
 
 import (
-	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/nsysphase/nsysphase/phases"
 	"github.com/nsysphase/nsysphase/stats"
@@ -291,26 +289,23 @@ func (d *Doc) hotspotPhases(files []*FileResult) []HotspotPhase {
 // or among the n with the most inclusive samples, ordered by self then
 // inclusive samples, then name and module.
 func topHotspots(fs []HotspotFunction, n int) []HotspotFunction {
-	byName := func(a, b HotspotFunction) int {
-		return cmp.Or(strings.Compare(a.Function, b.Function), strings.Compare(a.Module, b.Module))
-	}
-	bySelf := func(a, b HotspotFunction) int {
-		return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(b.Inclusive, a.Inclusive), byName(a, b))
-	}
-	if len(fs) <= n {
-		slices.SortFunc(fs, bySelf)
-		return fs
-	}
-	slices.SortFunc(fs, func(a, b HotspotFunction) int {
-		return cmp.Or(cmp.Compare(b.Inclusive, a.Inclusive), cmp.Compare(b.Self, a.Self), byName(a, b))
-	})
-	keep := slices.Clone(fs[:n])
-	slices.SortFunc(fs, bySelf)
-	for _, f := range fs[:n] {
-		if !slices.ContainsFunc(keep, func(k HotspotFunction) bool { return byName(k, f) == 0 }) {
-			keep = append(keep, f)
+	bySelf := func(a, b HotspotFunction) int { return phases.BySelf(a.FunctionSamples, b.FunctionSamples) }
+	if len(fs) > n {
+		type key struct{ fn, mod string }
+		slices.SortFunc(fs, func(a, b HotspotFunction) int { return phases.ByInclusive(a.FunctionSamples, b.FunctionSamples) })
+		topIncl := map[key]bool{}
+		for _, f := range fs[:n] {
+			topIncl[key{f.Function, f.Module}] = true
 		}
+		slices.SortFunc(fs, bySelf)
+		keep := fs[:n:n]
+		for _, f := range fs[n:] {
+			if topIncl[key{f.Function, f.Module}] {
+				keep = append(keep, f)
+			}
+		}
+		return keep
 	}
-	slices.SortFunc(keep, bySelf)
-	return keep
+	slices.SortFunc(fs, bySelf)
+	return fs
 }
