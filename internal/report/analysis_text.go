@@ -217,17 +217,10 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 			label += " (baseline)"
 		}
 		if r := stepRow(doc, a); r != nil {
-			per := r.Steps / max(r.Blocks, 1)
-			// A block holds every rank's steps: say so, or 2 ranks of 19
-			// steps read as blocks of 38.
-			if n := rankCount(doc); n > 1 && per%n == 0 && r.Steps%max(r.Blocks, 1) == 0 {
-				label += fmt.Sprintf(" %d %s × %d %s × %d ranks", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), per/n, plural.Of(per/n, "step", "steps"), n)
-				arms = append(arms, label)
-				continue
-			}
-			label += fmt.Sprintf(" %d %s × %d %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), per, plural.Of(per, "step", "steps"))
 			if r.Steps%max(r.Blocks, 1) != 0 {
 				label = fmt.Sprintf("%s %d blocks, %d %s", a, r.Blocks, r.Steps, plural.Of(r.Steps, "step", "steps"))
+			} else {
+				label += fmt.Sprintf(" %d %s × %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), stepsOfRanks(r.Steps/max(r.Blocks, 1), rankCount(doc)))
 			}
 		}
 		arms = append(arms, label)
@@ -240,11 +233,7 @@ func contextLines(doc *analysis.Doc, opt Options) []string {
 			arm = doc.Arms[0]
 		}
 		if r := stepRow(doc, arm); r != nil {
-			if n := rankCount(doc); n > 1 && r.Steps%n == 0 {
-				armText += fmt.Sprintf(": %d %s, %d %s × %d ranks", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), r.Steps/n, plural.Of(r.Steps/n, "step", "steps"), n)
-			} else {
-				armText += fmt.Sprintf(": %d %s, %d %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), r.Steps, plural.Of(r.Steps, "step", "steps"))
-			}
+			armText += fmt.Sprintf(": %d %s, %s", r.Blocks, plural.Of(r.Blocks, "block", "blocks"), stepsOfRanks(r.Steps, rankCount(doc)))
 		}
 	}
 	e := doc.Excluded
@@ -591,6 +580,16 @@ func init() {
 	}, Text, Markdown)
 	register(func(w io.Writer, d *analysis.Doc, _ Format, opt Options) error { return writeHTML(w, d, opt) }, HTML)
 	register(tableRenderer(dataset.SummaryTable, true), CSV, Parquet, Arrow)
+}
+
+// stepsOfRanks says how many steps there are: "19 steps × 2 ranks" where
+// the rows pool ranks ranks' steps (2 ranks of 19 steps would read as 38),
+// else "38 steps".
+func stepsOfRanks(steps, ranks int) string {
+	if ranks > 1 && steps%ranks == 0 {
+		return fmt.Sprintf("%d %s × %d ranks", steps/ranks, plural.Of(steps/ranks, "step", "steps"), ranks)
+	}
+	return fmt.Sprintf("%d %s", steps, plural.Of(steps, "step", "steps"))
 }
 
 // rankCount is the number of ranks of the rank view (0 without one).
